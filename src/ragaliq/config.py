@@ -1,0 +1,216 @@
+"""``ragaliq.yaml``: the one place where a gate is configured.
+
+The file is parsed with ``yaml.safe_load`` and validated into :class:`GateConfig`. Unknown keys are
+rejected with the nearest valid key suggested, and every problem is reported as
+``ragaliq.yaml: evaluators.faithfulness.threshold: must be between 0 and 1 (got 1.7)``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from ragaliq._validation import field_problems
+from ragaliq.errors import ConfigError
+from ragaliq.models import Verdict
+
+__all__ = [
+    "DEFAULT_CLAUDE_MODEL",
+    "DEFAULT_CONFIG_FILE",
+    "EvaluatorsConfig",
+    "FaithfulnessConfig",
+    "GateConfig",
+    "GatePolicy",
+    "HallucinationConfig",
+    "JudgeConfig",
+    "ModelPrice",
+    "RelevanceConfig",
+    "config_json_schema",
+    "load_config",
+    "parse_config",
+]
+
+DEFAULT_CONFIG_FILE = "ragaliq.yaml"
+DEFAULT_CLAUDE_MODEL = "claude-sonnet-5-5"
+
+
+def _unit_interval(value: float) -> float:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"must be between 0 and 1 (got {value:g})")
+    return value
+
+
+def _weight(value: float) -> float:
+    if not -1.0 <= value <= 1.0:
+        raise ValueError(f"must be between -1 and 1 (got {value:g})")
+    return value
+
+
+Fraction = Annotated[float, AfterValidator(_unit_interval)]
+Weight = Annotated[float, AfterValidator(_weight)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelPrice(_Section):
+    """USD per million tokens for one model."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float | None = Field(default=None, ge=0)
+    """Defaults to a tenth of ``input``."""
+    cache_write: float | None = Field(default=None, ge=0)
+    """Defaults to 1.25 times ``input``."""
+
+
+class JudgeConfig(_Section):
+    """Which judge decides the verdicts, and how it may spend."""
+
+    provider: Literal["auto", "claude", "offline"] = "auto"
+    """``auto`` uses Claude when an API key is set and the offline judge otherwise."""
+    model: str = DEFAULT_CLAUDE_MODEL
+    """The Claude model; ignored by the offline judge."""
+    api_key: SecretStr | None = None
+    """Prefer the ``ANTHROPIC_API_KEY`` environment variable to a key in a committed file."""
+    base_url: str | None = None
+    """An Anthropic-compatible endpoint; ``ANTHROPIC_BASE_URL`` is honoured too."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    """Seconds before one request to the judge is abandoned (and retried)."""
+    max_retries: int = Field(default=4, ge=0, le=10)
+    """Retries of a failed request (429, 5xx, timeouts) with exponential backoff."""
+    concurrency: int = Field(default=8, ge=1, le=64)
+    """Judge requests in flight at once."""
+    max_tokens: int = Field(default=4096, ge=256, le=64000)
+    """Output token limit of one judge reply."""
+    claims_per_call: int = Field(default=25, ge=1, le=200)
+    """Claims verified in one request; longer responses are verified in batches."""
+    cache: bool = True
+    """Keep validated judge results in a local SQLite file, so unchanged cases cost nothing."""
+    cache_path: str = ".ragaliq/cache.sqlite"
+    """Relative to the config file."""
+    budget_usd: float | None = Field(default=None, gt=0)
+    """Stop scheduling new cases before the spend would pass this."""
+    pricing: dict[str, ModelPrice] = Field(default_factory=dict)
+    """Overrides of the built-in price table, by model name."""
+
+
+class _EvaluatorSection(_Section):
+    enabled: bool = True
+    threshold: Fraction | None = None
+    """Minimum mean score; each evaluator has its own default."""
+    max_drop: Fraction | None = None
+    """Largest drop from the baseline tolerated; defaults to ``gate.max_drop``."""
+
+
+class FaithfulnessConfig(_EvaluatorSection):
+    """Faithfulness: the mean weight of the claims' verdicts."""
+
+    preset: Literal["standard", "axion", "strict"] = "standard"
+    """Verdict weights: standard S=1 P=0.5 N=0 C=0; axion C=-1; strict N=-1 C=-1."""
+    verdict_scores: dict[Verdict, Weight] = Field(default_factory=dict)
+    """Overrides of single verdict weights, each between -1 and 1."""
+
+
+class HallucinationConfig(_EvaluatorSection):
+    """Hallucination: the share of claims the context backs."""
+
+    min_confidence: Fraction | None = None
+    """Count a SUPPORTED claim as hallucinated when the judge's confidence is below this."""
+
+
+class RelevanceConfig(_EvaluatorSection):
+    """Relevance: how well the response answers the query."""
+
+
+class EvaluatorsConfig(_Section):
+    """The evaluators of the suite; each one is on unless ``enabled: false``."""
+
+    faithfulness: FaithfulnessConfig = Field(default_factory=FaithfulnessConfig)
+    hallucination: HallucinationConfig = Field(default_factory=HallucinationConfig)
+    relevance: RelevanceConfig = Field(default_factory=RelevanceConfig)
+
+
+class GatePolicy(_Section):
+    """When the gate fails."""
+
+    max_drop: Fraction = 0.05
+    """Largest drop of an evaluator's score from the baseline before the gate fails."""
+    fail_on_new_hallucinations: bool = False
+    """Fail the gate when any claim is newly hallucinated, whatever the scores."""
+    on_error: Literal["fail", "ignore"] = "fail"
+    """Whether cases the judge could not judge fail the gate."""
+    on_missing_key: Literal["skip", "offline", "fail"] = "skip"
+    """In the action, what a PR run without an API key does (fork PRs get no secrets)."""
+
+
+class GateConfig(_Section):
+    """The whole ``ragaliq.yaml``."""
+
+    dataset: str | None = None
+    """The RAG outputs to judge (JSONL, JSON or YAML), relative to the config file."""
+    baseline: str = ".ragaliq/baseline.json"
+    """Where the baseline lives on the base branch, relative to the repository root."""
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    evaluators: EvaluatorsConfig = Field(default_factory=EvaluatorsConfig)
+    gate: GatePolicy = Field(default_factory=GatePolicy)
+
+    def resolve(self, path: str, *, base: Path) -> Path:
+        """A path from the config, made absolute against the config file's folder."""
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else base / candidate
+
+
+def load_config(path: Path) -> GateConfig:
+    """Read and validate a config file.
+
+    Raises:
+        ConfigError: the file is missing, is not YAML, or does not validate; the message lists
+            every problem as ``file: field.path: problem``.
+    """
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(
+            f"{name}: not found; create it (see the README's config reference) "
+            "or pass --config with the right path"
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{name}: not UTF-8 text; re-save it as UTF-8") from exc
+    except OSError as exc:
+        raise ConfigError(f"{name}: cannot be read ({exc.strerror})") from exc
+    return parse_config(text, name=name)
+
+
+def parse_config(text: str, *, name: str = DEFAULT_CONFIG_FILE) -> GateConfig:
+    """Validate config text; ``name`` is used in messages."""
+    try:
+        data: Any = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}" if mark is not None else name
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{where}: invalid YAML: {problem}") from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{name}: must be a mapping of settings (got {type(data).__name__})")
+    try:
+        return GateConfig.model_validate(data)
+    except ValidationError as exc:
+        lines = [f"{name}: {p.path}: {p.message}" for p in field_problems(exc, GateConfig)]
+        raise ConfigError("\n".join(lines)) from exc
+
+
+def config_json_schema() -> str:
+    """The JSON Schema of ``ragaliq.yaml``, for editor completion."""
+    schema = GateConfig.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "ragaliq.yaml"
+    return json.dumps(schema, indent=2)

@@ -1,0 +1,263 @@
+"""Loading the RAG outputs to judge, with every problem reported as ``file:line: field: problem``.
+
+A dataset is JSONL (one case per line), or JSON or YAML holding a list of cases or a mapping with
+a ``cases`` list. The whole file is checked before anything is judged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ragaliq._validation import describe_value, field_problems
+from ragaliq.errors import DatasetError
+from ragaliq.models import TestCase
+
+__all__ = ["MAX_FIELD_CHARS", "MAX_PROBLEMS", "load_dataset", "parse_dataset"]
+
+MAX_FIELD_CHARS = {"id": 200, "query": 20_000, "response": 100_000, "context": 500_000}
+"""Size limits per field, in characters; ``context`` counts all chunks together."""
+MAX_PROBLEMS = 20
+"""Problems listed before the rest are summarised as a count."""
+
+
+class _CaseRecord(BaseModel):
+    """The on-disk shape of a case, stricter about types than the in-memory model."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    id: str = Field(min_length=1)
+    query: str
+    context: list[str] | str
+    response: str
+    expected_answer: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("query", "response", "expected_answer", mode="before")
+    @classmethod
+    def _strict_text(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"must be a string (got {describe_value(value)})")
+        return value
+
+    @field_validator("context", mode="before")
+    @classmethod
+    def _chunks(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value
+        if not isinstance(value, list):
+            raise ValueError(f"must be a string or a list of strings (got {describe_value(value)})")
+        for i, chunk in enumerate(value):
+            if not isinstance(chunk, str):
+                raise ValueError(f"chunk {i} must be a string (got {describe_value(chunk)})")
+        return value
+
+    def to_case(self) -> TestCase:
+        chunks = (self.context,) if isinstance(self.context, str) else tuple(self.context)
+        return TestCase(
+            id=self.id,
+            query=self.query,
+            context=chunks,
+            response=self.response,
+            expected_answer=self.expected_answer,
+            tags=tuple(self.tags),
+            metadata=self.metadata,
+        )
+
+
+def load_dataset(path: Path) -> list[TestCase]:
+    """Read and validate a dataset file.
+
+    Raises:
+        DatasetError: the file is missing, is not UTF-8, cannot be parsed, is empty, or has
+            invalid cases; the message lists every problem found, one per line.
+    """
+    name = str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise DatasetError(
+            f"{name}: not found; pass --dataset or set 'dataset' in the config"
+        ) from exc
+    except OSError as exc:
+        raise DatasetError(f"{name}: cannot be read ({exc.strerror})") from exc
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise DatasetError(
+            f"{name}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            "re-save the file as UTF-8"
+        ) from exc
+    return parse_dataset(text, name=name, suffix=path.suffix.lower())
+
+
+def parse_dataset(text: str, *, name: str, suffix: str = ".jsonl") -> list[TestCase]:
+    """Validate dataset text; ``suffix`` picks the format and ``name`` is used in messages."""
+    if suffix in {".yaml", ".yml"}:
+        records = _yaml_records(text, name)
+    elif suffix == ".json":
+        records = _json_records(text, name)
+    else:
+        records = _jsonl_records(text, name)
+    if not records:
+        raise DatasetError(
+            f"{name}: the dataset has no cases; add one case per line as "
+            '{"id": ..., "query": ..., "context": [...], "response": ...}'
+        )
+    return _validate(records, name)
+
+
+def _jsonl_records(text: str, name: str) -> list[tuple[int, Any]]:
+    records: list[tuple[int, Any]] = []
+    problems: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            problems.append(f"{name}:{number}: invalid JSON: {exc.msg} (column {exc.colno})")
+    _raise_if(problems)
+    return records
+
+
+def _json_records(text: str, name: str) -> list[tuple[int, Any]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{name}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+    items = _cases_of(data, name)
+    lines = _json_item_lines(text)
+    if len(lines) != len(items):
+        lines = [1] * len(items)
+    return list(zip(lines, items, strict=True))
+
+
+def _yaml_records(text: str, name: str) -> list[tuple[int, Any]]:
+    try:
+        data = yaml.safe_load(text)
+        node = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}" if mark is not None else name
+        raise DatasetError(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from exc
+    items = _cases_of(data, name)
+    seq = node
+    if isinstance(node, yaml.MappingNode):
+        seq = next((v for k, v in node.value if k.value == "cases"), None)
+    if isinstance(seq, yaml.SequenceNode) and len(seq.value) == len(items):
+        lines = [child.start_mark.line + 1 for child in seq.value]
+    else:
+        lines = [1] * len(items)
+    return list(zip(lines, items, strict=True))
+
+
+def _cases_of(data: Any, name: str) -> list[Any]:
+    if data is None:
+        return []
+    if isinstance(data, dict):
+        if "cases" not in data:
+            raise DatasetError(f"{name}: expected a top-level 'cases' list (or a list of cases)")
+        data = data["cases"]
+    if not isinstance(data, list):
+        raise DatasetError(f"{name}: cases: must be a list (got {describe_value(data)})")
+    return data
+
+
+def _json_item_lines(text: str) -> list[int]:
+    """Line numbers of the cases in a JSON document, found by walking its top level."""
+    decoder = json.JSONDecoder()
+    pos = _skip_ws(text, 0)
+
+    def walk_array(start: int) -> list[int]:
+        lines: list[int] = []
+        i = _skip_ws(text, start + 1)
+        while i < len(text) and text[i] != "]":
+            lines.append(text.count("\n", 0, i) + 1)
+            _, i = decoder.raw_decode(text, i)
+            i = _skip_ws(text, i)
+            if i < len(text) and text[i] == ",":
+                i = _skip_ws(text, i + 1)
+        return lines
+
+    if pos < len(text) and text[pos] == "[":
+        return walk_array(pos)
+    if pos < len(text) and text[pos] == "{":
+        i = _skip_ws(text, pos + 1)
+        while i < len(text) and text[i] != "}":
+            key, i = decoder.raw_decode(text, i)
+            i = _skip_ws(text, _skip_ws(text, i) + 1)  # past the colon
+            if key == "cases" and text[i] == "[":
+                return walk_array(i)
+            _, i = decoder.raw_decode(text, i)
+            i = _skip_ws(text, i)
+            if i < len(text) and text[i] == ",":
+                i = _skip_ws(text, i + 1)
+    return []
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def _validate(records: list[tuple[int, Any]], name: str) -> list[TestCase]:
+    cases: list[TestCase] = []
+    problems: list[str] = []
+    first_seen: dict[str, int] = {}
+    for line, item in records:
+        where = f"{name}:{line}"
+        if not isinstance(item, dict):
+            problems.append(f"{where}: a case must be an object (got {describe_value(item)})")
+            continue
+        try:
+            record = _CaseRecord.model_validate(item)
+        except ValidationError as exc:
+            problems.extend(
+                f"{where}: {p.path}: {p.message}" for p in field_problems(exc, _CaseRecord)
+            )
+            continue
+        problems.extend(f"{where}: {msg}" for msg in _size_problems(record))
+        if record.id in first_seen:
+            problems.append(
+                f"{where}: id: duplicate id '{record.id}' "
+                f"(first used on line {first_seen[record.id]}); ids must be unique and stable"
+            )
+            continue
+        first_seen[record.id] = line
+        cases.append(record.to_case())
+    _raise_if(problems)
+    return cases
+
+
+def _size_problems(record: _CaseRecord) -> list[str]:
+    sizes = {
+        "id": len(record.id),
+        "query": len(record.query),
+        "response": len(record.response),
+        "context": len(record.context)
+        if isinstance(record.context, str)
+        else sum(len(chunk) for chunk in record.context),
+    }
+    return [
+        f"{field}: {size:,} characters is over the limit of {MAX_FIELD_CHARS[field]:,}; "
+        "shorten it or split the case"
+        for field, size in sizes.items()
+        if size > MAX_FIELD_CHARS[field]
+    ]
+
+
+def _raise_if(problems: list[str]) -> None:
+    if not problems:
+        return
+    shown = problems[:MAX_PROBLEMS]
+    if len(problems) > MAX_PROBLEMS:
+        shown.append(f"... and {len(problems) - MAX_PROBLEMS} more problems")
+    raise DatasetError("\n".join(shown))

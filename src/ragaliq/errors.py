@@ -1,0 +1,71 @@
+"""The exception tree of RagaliQ Gate.
+
+Every error the user can cause or meet is one of these; the CLI and the action turn them into a
+single message and an exit code, and nothing else is shown without ``--debug``::
+
+    RagaliqError
+    ├── ConfigError              ragaliq.yaml is missing, unreadable or invalid
+    ├── DatasetError             the dataset file is missing, unreadable or invalid
+    ├── JudgeError               one judge operation failed (the case becomes an ``error`` result)
+    │   ├── JudgeResponseError   the judge answered, but not with a valid verdict for every claim
+    │   └── JudgeUnavailableError  the judge cannot be used at all (bad key, API down): stop the run
+    ├── BudgetExceededError      the next case would take the spend past ``budget_usd``
+    ├── BaselineError            the baseline file is missing, corrupt or incompatible
+    ├── TemplateError            a comment or summary template failed to render
+    └── PublishError             GitHub refused or failed to take the comment
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BaselineError",
+    "BudgetExceededError",
+    "ConfigError",
+    "DatasetError",
+    "JudgeError",
+    "JudgeResponseError",
+    "JudgeUnavailableError",
+    "PublishError",
+    "RagaliqError",
+    "TemplateError",
+]
+
+
+class RagaliqError(Exception):
+    """Root of every error RagaliQ Gate raises on purpose."""
+
+
+class ConfigError(RagaliqError):
+    """The configuration file is missing, unreadable or invalid."""
+
+
+class DatasetError(RagaliqError):
+    """The dataset file is missing, unreadable or invalid."""
+
+
+class JudgeError(RagaliqError):
+    """A judge operation failed; the case it belongs to is recorded as an error."""
+
+
+class JudgeResponseError(JudgeError):
+    """The judge replied, but the reply could not be turned into a valid result."""
+
+
+class JudgeUnavailableError(JudgeError):
+    """The judge cannot be used at all, so the run stops instead of failing every case."""
+
+
+class BudgetExceededError(RagaliqError):
+    """Judging more cases would take the spend past the configured budget."""
+
+
+class BaselineError(RagaliqError):
+    """The baseline file is missing, corrupt or from an incompatible version."""
+
+
+class TemplateError(RagaliqError):
+    """A Jinja template could not be loaded or rendered."""
+
+
+class PublishError(RagaliqError):
+    """The PR comment could not be published."""

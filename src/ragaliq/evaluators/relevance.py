@@ -1,0 +1,24 @@
+"""Relevance: how well the response answers the query, as the judge rates it."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ragaliq.evaluators.base import CaseJudgement, Evaluator
+from ragaliq.models import EvaluationResult
+
+__all__ = ["RelevanceEvaluator"]
+
+
+class RelevanceEvaluator(Evaluator):
+    """The judge's 0..1 relevance score, with its reasoning."""
+
+    name: ClassVar[str] = "relevance"
+    version: ClassVar[str] = "1"
+    default_threshold: ClassVar[float] = 0.7
+    needs_relevance: ClassVar[bool] = True
+
+    def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
+        if judgement.relevance is None:
+            return self.error("The judge gave no relevance rating for this case.")
+        return self.result(judgement.relevance.score, judgement.relevance.reasoning)

@@ -1,0 +1,197 @@
+"""Text handling for the offline judge: sentences, content words and numbers.
+
+Deliberately small and dependency-free: a regex sentence splitter that knows abbreviations,
+decimals and bullet lists, a light suffix stemmer, and a number normaliser.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = [
+    "NEGATIONS",
+    "STOPWORDS",
+    "content_words",
+    "is_negated",
+    "numbers",
+    "split_sentences",
+    "stem",
+]
+
+ABBREVIATIONS = frozenset(
+    """
+    mr mrs ms dr prof sr jr st mt vs etc e.g i.e eg ie inc ltd co corp no nos fig figs approx
+    dept est jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k u.n a.m p.m ph.d vol vols
+    cf al op ed min max avg gen col lt sgt capt rev hon gov sen rep ave blvd rd
+    """.split()
+)
+
+STOPWORDS = frozenset(
+    """
+    a an the and or but if then else of to in on at by for with from into onto about as is are was
+    were be been being am do does did doing have has had having this that these those it its it's
+    they them their theirs he him his she her hers we us our ours you your yours i me my mine
+    which who whom whose what when where why how there here so such than too very can could will
+    would shall should may might must also just only any all each every some many much more most
+    other another same own both either neither nor not no yes up down out over under again further
+    once while during before after above below between through because until against among per via
+    said says say according based following follows include includes including one's s t
+    """.split()
+)
+
+NEGATIONS = frozenset(
+    "not no never none nobody nothing neither nor cannot can't won't don't doesn't didn't isn't "
+    "aren't wasn't weren't hasn't haven't hadn't shouldn't wouldn't couldn't without".split()
+)
+
+NUMBER_WORDS = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+    "thirteen": "13", "fourteen": "14", "fifteen": "15", "sixteen": "16", "seventeen": "17",
+    "eighteen": "18", "nineteen": "19", "twenty": "20", "thirty": "30", "forty": "40",
+    "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90",
+    "hundred": "100", "thousand": "1000", "million": "1000000", "billion": "1000000000",
+    "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "half": "0.5",
+    "once": "1", "twice": "2", "dozen": "12",
+}  # fmt: skip
+
+_BULLET = re.compile(r"^\s*(?:[-*\u2022\u2023\u25e6\u2043]|\d{1,3}[.)]|[a-z]\))\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\$?\d+(?:,\d{3})*(?:\.\d+)?(?:st|nd|rd|th)?%?(?![\w])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split text into sentences; each bullet item and each paragraph line stands alone."""
+    sentences: list[str] = []
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            sentences.extend(_split_paragraph(" ".join(paragraph)))
+            paragraph.clear()
+
+    for raw_line in text.splitlines():
+        line = raw_line.strip()
+        if not line:
+            flush()
+            continue
+        bullet = _BULLET.match(line)
+        if bullet or line.startswith("#"):
+            flush()
+            item = line[bullet.end() :] if bullet else line.lstrip("#").strip()
+            sentences.extend(_split_paragraph(item))
+        else:
+            paragraph.append(line)
+    flush()
+    return [s for s in (s.strip() for s in sentences) if s]
+
+
+def _split_paragraph(text: str) -> list[str]:
+    parts: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        candidate = text[start : match.start()].rstrip()
+        if _ends_with_abbreviation(candidate):
+            continue
+        following = text[match.end() : match.end() + 1]
+        if following and following.islower():
+            continue  # "approx. five" or "e.g. the": no new sentence starts lower case
+        parts.append(candidate)
+        start = match.end()
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def _ends_with_abbreviation(text: str) -> bool:
+    last = text.rsplit(maxsplit=1)[-1] if text.strip() else ""
+    token = last.lower().rstrip(".!?\"')").lstrip("(\"'")
+    if not token:
+        return False
+    if token in ABBREVIATIONS:
+        return True
+    # single initials such as "J." in "J. R. R. Tolkien"
+    return len(token) == 1 and token.isalpha() and last.endswith(".")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light, fast suffix stemmer: enough to match ``refunds``, ``refunded`` and ``refund``."""
+    w = word.lower().replace("\u2019", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    if len(w) <= 3:
+        return w
+    for suffix, replacement, min_len in (
+        ("ational", "ate", 8),
+        ("ization", "ize", 8),
+        ("iveness", "ive", 8),
+        ("fulness", "ful", 8),
+        ("ousness", "ous", 8),
+        ("ements", "", 8),
+        ("ement", "", 7),
+        ("ments", "", 7),
+        ("ment", "", 6),
+        ("ies", "y", 5),
+        ("sses", "ss", 5),
+        ("ingly", "", 7),
+        ("edly", "", 6),
+        ("ing", "", 6),
+        ("ed", "", 5),
+        ("ly", "", 5),
+        ("es", "", 5),
+        ("s", "", 4),
+    ):
+        if w.endswith(suffix) and len(w) >= min_len and not w.endswith("ss"):
+            w = w[: len(w) - len(suffix)] + replacement
+            break
+    if len(w) > 4 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def content_words(text: str) -> list[str]:
+    """Stemmed words that carry meaning (no stopwords), numbers normalised, in order."""
+    out: list[str] = []
+    for token in _WORD.findall(text):
+        lower = token.lower()
+        if lower in STOPWORDS or lower in NEGATIONS:
+            continue
+        if lower in NUMBER_WORDS:
+            out.append(NUMBER_WORDS[lower])
+        elif token[0].isdigit():
+            out.append(_normalise_number(token))
+        else:
+            out.append(stem(lower))
+    return out
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers a text states, normalised (``1,000`` → ``1000``, ``3.50`` → ``3.5``)."""
+    found = {_normalise_number(m.group(0)) for m in _NUMBER.finditer(text)}
+    for token in _WORD.findall(text):
+        lower = token.lower()
+        if lower in NUMBER_WORDS and lower not in {"one", "first", "once", "second", "half"}:
+            found.add(NUMBER_WORDS[lower])
+    return found
+
+
+def _normalise_number(token: str) -> str:
+    value = token.strip("$+%").lower()
+    for suffix in ("st", "nd", "rd", "th"):
+        if value.endswith(suffix):
+            value = value[: -len(suffix)]
+    value = value.replace(",", "")
+    whole, _, fraction = value.partition(".")
+    whole = whole.lstrip("0") or "0"
+    fraction = fraction.rstrip("0")
+    return f"{whole}.{fraction}" if fraction else whole
+
+
+def is_negated(text: str) -> bool:
+    """Whether a sentence contains a negation word."""
+    return (
+        any(token.lower().replace("\u2019", "'") in NEGATIONS for token in _WORD.findall(text))
+        or "n't" in text.lower()
+    )

@@ -1,0 +1,74 @@
+"""The ``Judge`` protocol: the three questions every judge answers about a case."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from ragaliq.errors import JudgeResponseError
+from ragaliq.models import (
+    ClaimsResult,
+    ClaimVerdict,
+    JudgeInfo,
+    RelevanceResult,
+    TestCase,
+    Verdict,
+    VerificationResult,
+)
+
+__all__ = ["Judge", "check_verdict_count", "no_context_verdicts"]
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Something that extracts claims, verifies them against a context and rates relevance.
+
+    Implementations raise :class:`~ragaliq.errors.JudgeError` when they cannot give a valid
+    answer; they never guess one.
+    """
+
+    @property
+    def info(self) -> JudgeInfo:
+        """Provider, model and prompt version: the provenance recorded in reports."""
+        ...
+
+    async def extract_claims(self, case: TestCase) -> ClaimsResult:
+        """The atomic factual claims the response makes."""
+        ...
+
+    async def verify_claims(self, case: TestCase, claims: Sequence[str]) -> VerificationResult:
+        """One verdict per claim against the case's context, all claims at once, in order."""
+        ...
+
+    async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
+        """How well the response answers the query, from 0 to 1."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections and files."""
+        ...
+
+
+def no_context_verdicts(claims: Sequence[str]) -> VerificationResult:
+    """Verdicts for a case without context: nothing can back any claim, and no judge is asked."""
+    return VerificationResult(
+        verdicts=tuple(
+            ClaimVerdict(
+                text=claim,
+                verdict=Verdict.NOT_ENOUGH_INFO,
+                reason="The case has no retrieved context, so nothing can support the claim.",
+                confidence=1.0,
+                flags=("empty_context",),
+            )
+            for claim in claims
+        )
+    )
+
+
+def check_verdict_count(claims: Sequence[str], result: VerificationResult) -> VerificationResult:
+    """Refuse a verification that does not give exactly one verdict per claim."""
+    if len(result.verdicts) != len(claims):
+        raise JudgeResponseError(
+            f"the judge returned {len(result.verdicts)} verdicts for {len(claims)} claims"
+        )
+    return result

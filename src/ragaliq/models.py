@@ -1,0 +1,237 @@
+"""The data that flows through a run: test cases, claims, verdicts, results and the run report.
+
+Every model here crosses a boundary (a file, the judge, the report), so each one is a pydantic model
+that validates on the way in and serialises to plain JSON on the way out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "CaseResult",
+    "ClaimVerdict",
+    "ClaimsResult",
+    "EvaluationResult",
+    "EvaluatorInfo",
+    "EvaluatorSummary",
+    "JudgeInfo",
+    "JudgeResult",
+    "RelevanceResult",
+    "RunReport",
+    "RunSummary",
+    "Status",
+    "TestCase",
+    "Usage",
+    "Verdict",
+    "VerificationResult",
+]
+
+SCHEMA_VERSION = 1
+"""Version of the report and baseline JSON layout; bumped on any incompatible change."""
+
+Status = Literal["ok", "error", "skipped"]
+
+
+class Verdict(StrEnum):
+    """How far the context backs a claim."""
+
+    SUPPORTED = "SUPPORTED"
+    PARTIALLY_SUPPORTED = "PARTIALLY_SUPPORTED"
+    NOT_ENOUGH_INFO = "NOT_ENOUGH_INFO"
+    CONTRADICTED = "CONTRADICTED"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TestCase(_Frozen):
+    """One RAG output to judge: what was asked, what was retrieved and what was answered."""
+
+    __test__ = False  # not a pytest test class
+
+    id: str
+    """Unique and stable across runs; the comparison with the baseline matches cases by it."""
+    query: str
+    """The user's question."""
+    context: tuple[str, ...]
+    """The retrieved chunks the response should be grounded in."""
+    response: str
+    """The RAG system's answer."""
+    expected_answer: str | None = None
+    """A reference answer, kept for reports."""
+    tags: tuple[str, ...] = ()
+    """Free labels for filtering."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Anything else the pipeline wants to keep with the case."""
+
+    @property
+    def input_hash(self) -> str:
+        """A sha256 over the parts the judges read; equal hashes mean an unchanged case."""
+        parts = [self.query, list(self.context), self.response]
+        payload = json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+    @property
+    def has_context(self) -> bool:
+        """Whether any chunk of the context has text in it."""
+        return any(chunk.strip() for chunk in self.context)
+
+
+class Usage(BaseModel):
+    """Judge calls, tokens and money spent; summed over a run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int = 0
+    """Requests sent to a judge's backend (cache hits are not calls)."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    """Input tokens served from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the provider's prompt cache."""
+    cache_hits: int = 0
+    """Operations answered by the local judge cache without a call."""
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            calls=self.calls + other.calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cache_hits=self.cache_hits + other.cache_hits,
+            cost_usd=round(self.cost_usd + other.cost_usd, 8),
+        )
+
+
+class ClaimVerdict(_Frozen):
+    """The judge's verdict on one claim of a response."""
+
+    text: str
+    """The claim, one self-contained fact."""
+    verdict: Verdict
+    evidence: str | None = None
+    """A quote from the context that the verdict rests on."""
+    reason: str = ""
+    """One sentence on why."""
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    flags: tuple[str, ...] = ()
+    """Markers such as ``unverified_evidence`` (a quote not found in the context)."""
+
+
+class JudgeResult(BaseModel):
+    """What every judge operation returns besides its payload: what it cost."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    usage: Usage = Field(default_factory=Usage)
+
+
+class ClaimsResult(JudgeResult):
+    """The claims extracted from a response."""
+
+    claims: tuple[str, ...]
+
+
+class VerificationResult(JudgeResult):
+    """One verdict per claim, in the claims' order."""
+
+    verdicts: tuple[ClaimVerdict, ...]
+
+
+class RelevanceResult(JudgeResult):
+    """How well a response answers its query."""
+
+    score: float = Field(ge=0.0, le=1.0)
+    reasoning: str = ""
+
+
+class EvaluationResult(_Frozen):
+    """One evaluator's result on one case."""
+
+    evaluator: str
+    score: float | None
+    """None when the case could not be judged; an error is never a score."""
+    passed: bool | None
+    """Whether the score reaches the evaluator's threshold; None without a score."""
+    status: Status = "ok"
+    reasoning: str = ""
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class CaseResult(_Frozen):
+    """Everything the run learned about one case."""
+
+    id: str
+    input_hash: str
+    status: Status
+    query: str = ""
+    """The query, kept so that reports and comments can show it without the dataset."""
+    claims: tuple[ClaimVerdict, ...] = ()
+    results: dict[str, EvaluationResult] = Field(default_factory=dict)
+    error: str | None = None
+    """Why the case could not be judged, when it could not."""
+
+
+class JudgeInfo(_Frozen):
+    """Which judge produced a report; part of a baseline's provenance."""
+
+    provider: str
+    model: str
+    prompt_version: str
+    heuristic: bool = False
+    """True for the offline judge, whose verdicts come from word overlap, not from a model."""
+
+
+class EvaluatorInfo(_Frozen):
+    """An evaluator as configured for a run."""
+
+    threshold: float
+    version: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class EvaluatorSummary(_Frozen):
+    """An evaluator's result over the whole run."""
+
+    score: float | None
+    """Mean over the cases it could judge; None when it judged none."""
+    pass_rate: float | None
+    """Share of judged cases whose own score reached the threshold."""
+    passed: bool
+    threshold: float
+    judged: int = 0
+    errors: int = 0
+
+
+class RunSummary(_Frozen):
+    """Counts and per-evaluator results of a run."""
+
+    cases: int
+    errors: int
+    evaluators: dict[str, EvaluatorSummary]
+
+
+class RunReport(_Frozen):
+    """The result of ``ragaliq run``: the input of the comparison and of every rendering."""
+
+    schema_version: int = SCHEMA_VERSION
+    judge: JudgeInfo
+    evaluators: dict[str, EvaluatorInfo]
+    summary: RunSummary
+    usage: Usage
+    cases: tuple[CaseResult, ...]
+    notices: tuple[str, ...] = ()
+    """Things the user should know about the run, e.g. that a heuristic judge was used."""
+    stopped_early: str | None = None
+    """Why the run stopped before judging every case (budget, unusable judge); None otherwise."""

@@ -1,0 +1,54 @@
+"""The compact table ``ragaliq run`` prints."""
+
+from __future__ import annotations
+
+from ragaliq.models import RunReport, Usage
+
+__all__ = ["format_run_table", "format_usage"]
+
+
+def _num(value: float | None, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def format_usage(usage: Usage) -> str:
+    """``12 judge calls · 3,400 tokens in / 800 out · $0.0123 · 5 cache hits``."""
+    parts = [
+        f"{usage.calls:,} judge calls",
+        f"{usage.input_tokens:,} tokens in / {usage.output_tokens:,} out",
+    ]
+    if usage.cache_read_tokens or usage.cache_write_tokens:
+        parts.append(
+            f"prompt cache {usage.cache_read_tokens:,} read / {usage.cache_write_tokens:,} written"
+        )
+    parts += [f"${usage.cost_usd:.4f}", f"{usage.cache_hits:,} cache hits"]
+    return " · ".join(parts)
+
+
+def format_run_table(report: RunReport) -> str:
+    """Evaluator, score, threshold, pass rate and status, one row each, with a header line."""
+    judge = report.judge
+    kind = "heuristic, not a model" if judge.heuristic else f"prompt {judge.prompt_version}"
+    lines = [
+        f"{report.summary.cases} cases · {report.summary.errors} errors · "
+        f"judge: {judge.provider}/{judge.model} ({kind})",
+        "",
+        f"{'evaluator':<15} {'score':>6} {'threshold':>10} {'pass rate':>10}  status",
+    ]
+    for name, summary in report.summary.evaluators.items():
+        status = "error" if summary.score is None else "pass" if summary.passed else "FAIL"
+        if summary.errors:
+            status += f" ({summary.errors} errors)"
+        lines.append(
+            f"{name:<15} {_num(summary.score):>6} {summary.threshold:>10.2f} "
+            f"{_num(summary.pass_rate, '.0%'):>10}  {status}"
+        )
+    lines += ["", f"usage: {format_usage(report.usage)}"]
+    errored = [c for c in report.cases if c.status == "error"]
+    for case in errored[:5]:
+        lines.append(f"error in case {case.id}: {case.error}")
+    if len(errored) > 5:
+        lines.append(f"... and {len(errored) - 5} more case errors (see the report)")
+    if report.stopped_early:
+        lines.append(f"stopped early: {report.stopped_early}")
+    return "\n".join(lines)

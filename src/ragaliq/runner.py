@@ -1,0 +1,277 @@
+"""Running a suite: every case judged once, evaluators scored from the shared answers.
+
+Per case the judge extracts claims once and verifies them once (faithfulness and hallucination
+both read those verdicts) while relevance is rated alongside. Judge requests in flight are bounded
+by a semaphore; cases are pulled by a fixed pool of workers, so a suite of any size holds only a
+few cases in memory at once. A case the judge fails on becomes an ``error`` result and the run
+goes on; a judge that cannot be used at all stops the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from ragaliq.errors import JudgeError, JudgeUnavailableError
+from ragaliq.evaluators.base import CaseJudgement, Evaluator
+from ragaliq.judges.base import Judge, check_verdict_count, no_context_verdicts
+from ragaliq.models import (
+    CaseResult,
+    ClaimVerdict,
+    EvaluationResult,
+    EvaluatorSummary,
+    RelevanceResult,
+    RunReport,
+    RunSummary,
+    TestCase,
+    Usage,
+)
+
+__all__ = ["Progress", "RunSettings", "run_suite", "summarise"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Progress:
+    """Where a run stands, reported after each case."""
+
+    done: int
+    total: int
+    errors: int
+    usage: Usage
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSettings:
+    """How a run may use the judge."""
+
+    concurrency: int = 8
+    """Judge requests in flight at once."""
+    budget_usd: float | None = None
+    """Stop starting new cases when the next one would probably take the spend past this."""
+    on_progress: Callable[[Progress], None] | None = None
+
+
+@dataclass(kw_only=True)
+class _Outcome:
+    verdicts: tuple[ClaimVerdict, ...] | None = None
+    relevance: RelevanceResult | None = None
+    claims_error: str | None = None
+    relevance_error: str | None = None
+    usage: Usage
+
+
+class _Run:
+    def __init__(
+        self,
+        cases: Sequence[TestCase],
+        judge: Judge,
+        evaluators: Sequence[Evaluator],
+        settings: RunSettings,
+    ) -> None:
+        self.cases = cases
+        self.judge = judge
+        self.evaluators = evaluators
+        self.settings = settings
+        self.slots = asyncio.Semaphore(settings.concurrency)
+        self.needs_claims = any(e.needs_claims for e in evaluators)
+        self.needs_relevance = any(e.needs_relevance for e in evaluators)
+        self.results: dict[int, CaseResult] = {}
+        self.usage = Usage()
+        self.errors = 0
+        self.in_flight = 0
+        self.judged = 0
+        self.stopped_early: str | None = None
+        self.next_index = 0
+
+    async def call(self, operation: Awaitable[T]) -> T:
+        async with self.slots:
+            return await operation
+
+    def over_budget(self) -> bool:
+        budget = self.settings.budget_usd
+        if budget is None or self.judged == 0:
+            return False
+        per_case = self.usage.cost_usd / self.judged
+        return self.usage.cost_usd + per_case * (self.in_flight + 1) > budget
+
+    async def worker(self) -> None:
+        while self.stopped_early is None and self.next_index < len(self.cases):
+            if self.over_budget():
+                self.stopped_early = (
+                    f"budget_usd {self.settings.budget_usd:g} reached: spent "
+                    f"${self.usage.cost_usd:.4f} on {self.judged} cases; the next case would "
+                    "pass the budget"
+                )
+                return
+            index = self.next_index
+            self.next_index += 1
+            self.in_flight += 1
+            try:
+                result, usage = await self.judge_case(self.cases[index])
+            finally:
+                self.in_flight -= 1
+            self.results[index] = result
+            self.usage += usage
+            self.judged += 1
+            self.errors += result.status == "error"
+            if self.settings.on_progress is not None:
+                self.settings.on_progress(
+                    Progress(
+                        done=len(self.results),
+                        total=len(self.cases),
+                        errors=self.errors,
+                        usage=self.usage,
+                    )
+                )
+
+    async def judge_case(self, case: TestCase) -> tuple[CaseResult, Usage]:
+        outcome = _Outcome(usage=Usage())
+        try:
+            async with asyncio.TaskGroup() as group:
+                if self.needs_claims:
+                    group.create_task(self.claims_pass(case, outcome))
+                if self.needs_relevance:
+                    group.create_task(self.relevance_pass(case, outcome))
+        except* JudgeUnavailableError as group_error:
+            raise _first_leaf(group_error) from None
+        judgement = CaseJudgement(case=case, verdicts=outcome.verdicts, relevance=outcome.relevance)
+        results: dict[str, EvaluationResult] = {}
+        for evaluator in self.evaluators:
+            failure = (outcome.claims_error if evaluator.needs_claims else None) or (
+                outcome.relevance_error if evaluator.needs_relevance else None
+            )
+            results[evaluator.name] = (
+                evaluator.error(failure) if failure else evaluator.evaluate(judgement)
+            )
+        errors = [e for e in (outcome.claims_error, outcome.relevance_error) if e]
+        return (
+            CaseResult(
+                id=case.id,
+                input_hash=case.input_hash,
+                status="error" if errors else "ok",
+                query=case.query,
+                claims=outcome.verdicts or (),
+                results=results,
+                error="; ".join(errors) or None,
+            ),
+            outcome.usage,
+        )
+
+    async def claims_pass(self, case: TestCase, outcome: _Outcome) -> None:
+        try:
+            extraction = await self.call(self.judge.extract_claims(case))
+            outcome.usage += extraction.usage
+            claims = extraction.claims
+            if not claims:
+                outcome.verdicts = ()
+                return
+            if not case.has_context:
+                outcome.verdicts = no_context_verdicts(claims).verdicts
+                return
+            verification = await self.call(self.judge.verify_claims(case, claims))
+            outcome.usage += verification.usage
+            outcome.verdicts = check_verdict_count(claims, verification).verdicts
+        except JudgeUnavailableError:
+            raise
+        except JudgeError as exc:
+            outcome.claims_error = f"claims: {exc}"
+        except Exception as exc:  # a bug in one case must not lose the rest of the run
+            outcome.claims_error = f"claims: unexpected {type(exc).__name__}: {exc}"
+
+    async def relevance_pass(self, case: TestCase, outcome: _Outcome) -> None:
+        try:
+            relevance = await self.call(self.judge.evaluate_relevance(case))
+            outcome.usage += relevance.usage
+            outcome.relevance = relevance
+        except JudgeUnavailableError:
+            raise
+        except JudgeError as exc:
+            outcome.relevance_error = f"relevance: {exc}"
+        except Exception as exc:  # a bug in one case must not lose the rest of the run
+            outcome.relevance_error = f"relevance: unexpected {type(exc).__name__}: {exc}"
+
+
+async def run_suite(
+    cases: Sequence[TestCase],
+    *,
+    judge: Judge,
+    evaluators: Sequence[Evaluator],
+    settings: RunSettings | None = None,
+    notices: Sequence[str] = (),
+) -> RunReport:
+    """Judge every case and build the run report.
+
+    Raises:
+        JudgeUnavailableError: the judge cannot be used at all; nothing more is scheduled.
+    """
+    run = _Run(cases, judge, evaluators, settings or RunSettings())
+    workers = min(len(cases), run.settings.concurrency * 2) or 1
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(workers):
+                group.create_task(run.worker())
+    except* JudgeUnavailableError as group_error:
+        raise _first_leaf(group_error) from None
+    case_results = [run.results[i] for i in sorted(run.results)]
+    case_results += [
+        CaseResult(
+            id=case.id,
+            input_hash=case.input_hash,
+            status="skipped",
+            query=case.query,
+            error=run.stopped_early,
+        )
+        for i, case in enumerate(cases)
+        if i not in run.results
+    ]
+    infos = {e.name: e.info() for e in evaluators}
+    all_notices = list(notices)
+    if judge.info.heuristic:
+        all_notices.append(
+            "Judged by the offline heuristic judge (word and number overlap, not a model); "
+            "set ANTHROPIC_API_KEY to judge with Claude."
+        )
+    return RunReport(
+        judge=judge.info,
+        evaluators=infos,
+        summary=summarise(case_results, evaluators),
+        usage=run.usage,
+        cases=tuple(case_results),
+        notices=tuple(all_notices),
+        stopped_early=run.stopped_early,
+    )
+
+
+def _first_leaf(group: BaseExceptionGroup[JudgeUnavailableError]) -> JudgeUnavailableError:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def summarise(cases: Sequence[CaseResult], evaluators: Sequence[Evaluator]) -> RunSummary:
+    """Per-evaluator means over the cases each one could judge; errors are left out."""
+    summaries: dict[str, EvaluatorSummary] = {}
+    for evaluator in evaluators:
+        results = [c.results[evaluator.name] for c in cases if evaluator.name in c.results]
+        scored = [r for r in results if r.status == "ok" and r.score is not None]
+        errors = sum(r.status == "error" for r in results)
+        total = sum(r.score for r in scored if r.score is not None)
+        score = round(total / len(scored), 6) if scored else None
+        summaries[evaluator.name] = EvaluatorSummary(
+            score=score,
+            pass_rate=round(sum(bool(r.passed) for r in scored) / len(scored), 6)
+            if scored
+            else None,
+            passed=score is not None and score >= evaluator.threshold,
+            threshold=evaluator.threshold,
+            judged=len(scored),
+            errors=errors,
+        )
+    return RunSummary(
+        cases=len(cases),
+        errors=sum(c.status == "error" for c in cases),
+        evaluators=summaries,
+    )

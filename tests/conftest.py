@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragaliq.config import GateConfig
+from ragaliq.models import ClaimVerdict, TestCase, Verdict
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-live", action="store_true", help="run tests that call the real Anthropic API"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    run_live = config.getoption("--run-live") and os.environ.get("ANTHROPIC_API_KEY")
+    skip = pytest.mark.skip(reason="live test: needs --run-live and ANTHROPIC_API_KEY")
+    for item in items:
+        if "live" in item.keywords and not run_live:
+            item.add_marker(skip)
+
+
+def make_case(**overrides: Any) -> TestCase:
+    values: dict[str, Any] = {
+        "id": "case-1",
+        "query": "How long is the refund window?",
+        "context": ("Refunds are available within 14 days of purchase.",),
+        "response": "Refunds are available within 14 days of purchase.",
+    }
+    values.update(overrides)
+    return TestCase(**values)
+
+
+def make_verdict(verdict: Verdict = Verdict.SUPPORTED, **overrides: Any) -> ClaimVerdict:
+    values: dict[str, Any] = {"text": "a claim", "verdict": verdict, "confidence": 0.9}
+    values.update(overrides)
+    return ClaimVerdict(**values)
+
+
+def make_config(**overrides: Any) -> GateConfig:
+    return GateConfig.model_validate(overrides)
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def no_api_key(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    yield

@@ -1,0 +1,864 @@
+"""A stateful fake of the GitHub REST API served over real HTTP on 127.0.0.1.
+
+The fake runs a stdlib :class:`http.server.ThreadingHTTPServer` in a daemon thread on an
+ephemeral port, so the real PyGithub client (or a subprocess given ``GITHUB_API_URL``) can be
+driven end to end::
+
+    with FakeGitHub() as fake:
+        fake.add_pull("octo/repo", 7)
+        gh = Github(base_url=fake.base_url, auth=Auth.Token(fake.token), retry=None,
+                    seconds_between_requests=0, seconds_between_writes=0)
+        ...
+
+Supported endpoints (all under ``prefix``, e.g. ``/api/v3`` to mimic GHES):
+
+* ``GET /user`` and ``GET /users/{login}``
+* ``GET /repos/{owner}/{repo}`` (every well-formed repository exists)
+* ``GET /repos/{owner}/{repo}/pulls/{number}`` and ``GET /repos/{owner}/{repo}/issues/{number}``
+* ``GET|POST /repos/{owner}/{repo}/issues/{number}/comments`` (GET paginated with ``Link``)
+* ``GET|PATCH|DELETE /repos/{owner}/{repo}/issues/comments/{id}``
+* ``GET /repos/{owner}/{repo}/contents/{path}?ref=...`` (files registered per ref)
+
+Anything else answers 404 ``{"message": "Not Found", ...}`` like GitHub.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+import hashlib
+import json
+import math
+import re
+import sys
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+
+__all__ = [
+    "DEFAULT_BASE_SHA",
+    "DEFAULT_HEAD_SHA",
+    "DOCS_URL",
+    "HTML_BASE",
+    "Comment",
+    "FakeGitHub",
+    "RecordedRequest",
+]
+
+DEFAULT_HEAD_SHA = "a" * 40
+DEFAULT_BASE_SHA = "b" * 40
+HTML_BASE = "https://github.example"
+DOCS_URL = "https://docs.github.com/rest"
+_RAW_BASE = "https://raw.github.example"
+_EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+_DEFAULT_PER_PAGE = 30
+_MAX_PER_PAGE = 100
+_FIRST_COMMENT_ID = 1000
+_KNOWN_USER_IDS = {"github-actions[bot]": 41898282}
+
+_SEG = r"[^/]+"
+_REPO = rf"/repos/(?P<owner>{_SEG})/(?P<name>{_SEG})"
+
+_DEFAULT_FAILURE_MESSAGES = {
+    401: "Bad credentials",
+    403: "Resource not accessible by integration",
+    404: "Not Found",
+    422: "Validation Failed",
+}
+
+
+@dataclass(kw_only=True)
+class Comment:
+    """An issue/PR conversation comment as stored by the fake."""
+
+    id: int
+    body: str
+    user_login: str
+    created_at: str
+    updated_at: str
+
+
+@dataclass(kw_only=True)
+class RecordedRequest:
+    """One request received by the fake (recorded before auth checks and failure injection).
+
+    ``path`` is the percent-decoded path with the server prefix stripped (e.g.
+    ``/repos/o/r/issues/1/comments``); ``raw_path`` is the request target exactly as sent
+    (prefix and query included). Header names are lower-cased. ``body`` is the decoded JSON
+    body, the raw text if it is not JSON, or ``None`` when empty.
+    """
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: Any
+    raw_path: str = ""
+
+
+@dataclass(kw_only=True)
+class _Pull:
+    repo: str
+    number: int
+    head_sha: str
+    base_sha: str
+    head_ref: str
+    base_ref: str
+    head_repo: str
+    title: str
+    user: str
+    created_at: str
+
+
+@dataclass(kw_only=True)
+class _Failure:
+    method: str
+    pattern: re.Pattern[str]
+    status: int
+    remaining: int
+    body: dict[str, Any] | None
+    headers: dict[str, str]
+
+
+@dataclass(kw_only=True)
+class _File:
+    content: bytes
+    sha: str
+
+
+@dataclass
+class _Response:
+    status: int
+    payload: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class _HttpError(Exception):
+    def __init__(self, status_code: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status_code
+        self.payload: dict[str, Any] = {"message": message, "documentation_url": DOCS_URL, **extra}
+
+
+def _not_found() -> _HttpError:
+    return _HttpError(404, "Not Found")
+
+
+def _repo_key(repo: str) -> str:
+    return repo.lower()
+
+
+def _blob_sha(content: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(content) + content, usedforsecurity=False).hexdigest()
+
+
+def _user_type(login: str) -> str:
+    return "Bot" if login.endswith("[bot]") else "User"
+
+
+def _user_id(login: str) -> int:
+    return _KNOWN_USER_IDS.get(login, 10_000 + zlib.crc32(login.encode()) % 90_000_000)
+
+
+_Handler = Callable[["_Context"], _Response]
+
+
+@dataclass(kw_only=True)
+class _Context:
+    method: str
+    path: str
+    raw_path: str
+    query: dict[str, list[str]]
+    body: Any
+    params: dict[str, str]
+
+    @property
+    def repo(self) -> str:
+        return f"{self.params['owner']}/{self.params['name']}"
+
+    def int_param(self, name: str) -> int:
+        return int(self.params[name])
+
+    def first(self, name: str) -> str | None:
+        values = self.query.get(name)
+        return values[0] if values else None
+
+    def body_text(self, name: str = "body") -> str:
+        if not isinstance(self.body, dict):
+            raise _HttpError(400, "Problems parsing JSON")
+        value = self.body.get(name)
+        if not isinstance(value, str):
+            raise _HttpError(
+                422,
+                'Invalid request.\n\nNo subschema in "anyOf" matched.',
+                status="422",
+            )
+        return value
+
+
+class FakeGitHub:
+    """Stateful in-process fake of the parts of the GitHub REST API the action uses."""
+
+    def __init__(
+        self,
+        *,
+        token: str = "ghs_test",
+        login: str = "github-actions[bot]",
+        prefix: str = "",
+        user_type: str | None = None,
+    ) -> None:
+        """Configure the fake; call :meth:`start` (or use ``with``) to serve it."""
+        if prefix and not prefix.startswith("/"):
+            prefix = "/" + prefix
+        self.token = token
+        self.login = login
+        self.user_type = user_type or _user_type(login)
+        self.prefix = prefix.rstrip("/")
+        self.requests: list[RecordedRequest] = []
+        self.errors: list[BaseException] = []
+        self._lock = threading.RLock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._origin: str | None = None
+        self._clock = 0
+        self._request_counter = 0
+        self._next_comment_id = _FIRST_COMMENT_ID
+        self._repo_names: dict[str, str] = {}
+        self._pulls: dict[tuple[str, int], _Pull] = {}
+        self._issues: set[tuple[str, int]] = set()
+        self._comments: dict[int, tuple[str, int, Comment]] = {}
+        self._files: dict[tuple[str, str, str], _File] = {}
+        self._failures: list[_Failure] = []
+        self._routes: list[tuple[str, re.Pattern[str], _Handler]] = [
+            ("GET", re.compile(r"/user"), self._get_user),
+            ("GET", re.compile(rf"/users/(?P<login>{_SEG})"), self._get_named_user),
+            ("GET", re.compile(_REPO), self._get_repo),
+            ("GET", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)"), self._get_pull),
+            ("GET", re.compile(rf"{_REPO}/issues/(?P<number>\d+)"), self._get_issue),
+            ("GET", re.compile(rf"{_REPO}/issues/(?P<number>\d+)/comments"), self._list_comments),
+            ("POST", re.compile(rf"{_REPO}/issues/(?P<number>\d+)/comments"), self._create_comment),
+            ("GET", re.compile(rf"{_REPO}/issues/comments/(?P<id>\d+)"), self._get_comment),
+            ("PATCH", re.compile(rf"{_REPO}/issues/comments/(?P<id>\d+)"), self._edit_comment),
+            ("DELETE", re.compile(rf"{_REPO}/issues/comments/(?P<id>\d+)"), self._delete_comment),
+            ("GET", re.compile(rf"{_REPO}/contents(?:/(?P<path>.*))?"), self._get_contents),
+        ]
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> FakeGitHub:
+        """Bind an ephemeral port on 127.0.0.1 and serve in a daemon thread."""
+        if self._server is not None:
+            return self
+        server = _Server(("127.0.0.1", 0), _RequestHandler)
+        server.fake = self
+        host, port = server.server_address[:2]
+        self._origin = f"http://{host!s}:{port}"
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"FakeGitHub:{port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Shut the server down and close its socket (idempotent)."""
+        server, thread = self._server, self._thread
+        self._server = None
+        self._thread = None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+
+    def __enter__(self) -> FakeGitHub:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def origin(self) -> str:
+        """``http://127.0.0.1:PORT`` (no prefix); only valid once started."""
+        if self._origin is None or self._server is None:
+            raise RuntimeError("FakeGitHub is not running; call start() first")
+        return self._origin
+
+    @property
+    def base_url(self) -> str:
+        """The API root to give PyGithub / ``GITHUB_API_URL``: origin + prefix."""
+        return self.origin + self.prefix
+
+    def env(self) -> dict[str, str]:
+        """Environment variables pointing a subprocess at this fake."""
+        return {"GITHUB_API_URL": self.base_url, "GITHUB_TOKEN": self.token}
+
+    # ------------------------------------------------------------------ seeding / inspection
+
+    def add_repo(self, repo: str) -> None:
+        """Record the display spelling of ``owner/name`` (every repository exists anyway)."""
+        with self._lock:
+            self._repo_names.setdefault(_repo_key(repo), repo)
+
+    def add_pull(
+        self,
+        repo: str,
+        number: int,
+        *,
+        head_sha: str = DEFAULT_HEAD_SHA,
+        base_sha: str = DEFAULT_BASE_SHA,
+        base_ref: str = "main",
+        head_repo: str | None = None,
+        head_ref: str = "feature",
+        title: str = "Test pull request",
+        user: str = "someone",
+    ) -> None:
+        """Register (or replace) an open pull request; it is also issue ``number``."""
+        with self._lock:
+            self.add_repo(repo)
+            key = (_repo_key(repo), number)
+            self._issues.add(key)
+            self._pulls[key] = _Pull(
+                repo=repo,
+                number=number,
+                head_sha=head_sha,
+                base_sha=base_sha,
+                head_ref=head_ref,
+                base_ref=base_ref,
+                head_repo=head_repo or repo,
+                title=title,
+                user=user,
+                created_at=self._tick(),
+            )
+
+    def add_comment(self, repo: str, number: int, body: str, *, user: str = "someone") -> Comment:
+        """Seed a comment on issue/PR ``number`` (registering the issue if needed)."""
+        with self._lock:
+            self.add_repo(repo)
+            self._issues.add((_repo_key(repo), number))
+            return dataclasses.replace(self._store_comment(repo, number, body, user))
+
+    def comments(self, repo: str, number: int) -> list[Comment]:
+        """Snapshot (copies) of the comments on ``repo#number`` in creation order."""
+        with self._lock:
+            return [dataclasses.replace(c) for c in self._comments_of(_repo_key(repo), number)]
+
+    def add_file(self, repo: str, path: str, content: bytes | str, *, ref: str) -> None:
+        """Serve ``content`` at ``GET /repos/{repo}/contents/{path}?ref={ref}``."""
+        data = content.encode() if isinstance(content, str) else bytes(content)
+        with self._lock:
+            self.add_repo(repo)
+            self._files[(_repo_key(repo), ref, path.strip("/"))] = _File(
+                content=data, sha=_blob_sha(data)
+            )
+
+    def fail(
+        self,
+        method: str,
+        path_regex: str,
+        status: int,
+        *,
+        times: int = 1,
+        body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """Answer the next ``times`` matching requests with ``status``.
+
+        ``method`` is case-insensitive (``"*"`` matches any); ``path_regex`` is searched
+        (``re.search``) in the prefix-stripped, percent-decoded path. Rules are consumed in the
+        order they were added; failures apply after the token check and before routing.
+        """
+        if times < 1:
+            raise ValueError("times must be >= 1")
+        with self._lock:
+            self._failures.append(
+                _Failure(
+                    method=method.upper(),
+                    pattern=re.compile(path_regex),
+                    status=status,
+                    remaining=times,
+                    body=body,
+                    headers=dict(headers or {}),
+                )
+            )
+
+    def requests_matching(
+        self, method: str | None = None, path_regex: str | None = None
+    ) -> list[RecordedRequest]:
+        """Recorded requests filtered by method and ``re.search`` on the stripped path."""
+        with self._lock:
+            snapshot = list(self.requests)
+        return [
+            r
+            for r in snapshot
+            if (method is None or r.method == method.upper())
+            and (path_regex is None or re.search(path_regex, r.path))
+        ]
+
+    # ------------------------------------------------------------------ request handling
+
+    def _handle(
+        self, method: str, raw_path: str, headers: dict[str, str], raw_body: bytes
+    ) -> _Response:
+        split = urlsplit(raw_path)
+        path = unquote(split.path)
+        if self.prefix and (path == self.prefix or path.startswith(self.prefix + "/")):
+            path = path[len(self.prefix) :] or "/"
+        elif self.prefix:
+            path = "\0" + path  # outside the prefix: never routable
+        if len(path) > 1:
+            path = path.rstrip("/")
+        query = parse_qs(split.query, keep_blank_values=True)
+        body = _decode_body(raw_body)
+        with self._lock:
+            self.requests.append(
+                RecordedRequest(
+                    method=method,
+                    path=path.lstrip("\0"),
+                    query=query,
+                    headers=headers,
+                    body=body,
+                    raw_path=raw_path,
+                )
+            )
+        if not self._authorized(headers.get("authorization", "")):
+            return _Response(401, {"message": "Bad credentials", "documentation_url": DOCS_URL})
+        injected = self._take_failure(method, path)
+        if injected is not None:
+            return injected
+        for route_method, pattern, handler in self._routes:
+            match = pattern.fullmatch(path)
+            if match is None or route_method != method:
+                continue
+            params = {k: v for k, v in match.groupdict().items() if v is not None}
+            ctx = _Context(
+                method=method, path=path, raw_path=raw_path, query=query, body=body, params=params
+            )
+            try:
+                with self._lock:
+                    return handler(ctx)
+            except _HttpError as exc:
+                return _Response(exc.status, exc.payload)
+        return _Response(404, _not_found().payload)
+
+    def _authorized(self, value: str) -> bool:
+        scheme, _, credential = value.strip().partition(" ")
+        return scheme.lower() in {"token", "bearer"} and credential.strip() == self.token
+
+    def _take_failure(self, method: str, path: str) -> _Response | None:
+        with self._lock:
+            for failure in self._failures:
+                if failure.method not in {"*", method} or not failure.pattern.search(path):
+                    continue
+                failure.remaining -= 1
+                if failure.remaining <= 0:
+                    self._failures.remove(failure)
+                payload = failure.body
+                if payload is None:
+                    message = _DEFAULT_FAILURE_MESSAGES.get(failure.status)
+                    if message is None:
+                        try:
+                            message = HTTPStatus(failure.status).phrase
+                        except ValueError:
+                            message = "Error"
+                    payload = {"message": message, "documentation_url": DOCS_URL}
+                return _Response(failure.status, payload, dict(failure.headers))
+        return None
+
+    def _next_request_id(self) -> str:
+        with self._lock:
+            self._request_counter += 1
+            return f"FAKE:{self._request_counter:04X}:{self._request_counter * 7919:06X}"
+
+    def _record_error(self, exc: BaseException) -> None:
+        with self._lock:
+            self.errors.append(exc)
+
+    # ------------------------------------------------------------------ state helpers
+
+    def _tick(self) -> str:
+        self._clock += 1
+        return (_EPOCH + timedelta(seconds=self._clock)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def _display(self, repo: str) -> str:
+        return self._repo_names.get(_repo_key(repo), repo)
+
+    def _store_comment(self, repo: str, number: int, body: str, user: str) -> Comment:
+        now = self._tick()
+        comment = Comment(
+            id=self._next_comment_id, body=body, user_login=user, created_at=now, updated_at=now
+        )
+        self._next_comment_id += 1
+        self._comments[comment.id] = (_repo_key(repo), number, comment)
+        return comment
+
+    def _comments_of(self, key: str, number: int) -> list[Comment]:
+        found = [c for k, n, c in self._comments.values() if k == key and n == number]
+        return sorted(found, key=lambda c: c.id)
+
+    def _find_comment(self, ctx: _Context) -> tuple[int, Comment]:
+        entry = self._comments.get(ctx.int_param("id"))
+        if entry is None or entry[0] != _repo_key(ctx.repo):
+            raise _not_found()
+        return entry[1], entry[2]
+
+    def _require_issue(self, ctx: _Context) -> int:
+        number = ctx.int_param("number")
+        if (_repo_key(ctx.repo), number) not in self._issues:
+            raise _not_found()
+        return number
+
+    # ------------------------------------------------------------------ JSON builders
+
+    def _api(self, path: str) -> str:
+        return f"{self.base_url}{path}"
+
+    def _user_json(self, login: str, user_type: str | None = None) -> dict[str, Any]:
+        user_id = _user_id(login)
+        return {
+            "login": login,
+            "id": user_id,
+            "node_id": f"U_fake{user_id}",
+            "type": user_type or _user_type(login),
+            "site_admin": False,
+            "url": self._api(f"/users/{login}"),
+            "html_url": f"{HTML_BASE}/{login}",
+            "avatar_url": f"{HTML_BASE}/avatars/{user_id}",
+        }
+
+    def _repo_json(self, repo: str) -> dict[str, Any]:
+        repo = self._display(repo)
+        owner, name = repo.split("/", 1)
+        repo_id = 100_000 + zlib.crc32(_repo_key(repo).encode()) % 900_000_000
+        return {
+            "id": repo_id,
+            "node_id": f"R_fake{repo_id}",
+            "name": name,
+            "full_name": repo,
+            "owner": self._user_json(owner, "Organization"),
+            "private": False,
+            "fork": False,
+            "archived": False,
+            "visibility": "public",
+            "default_branch": "main",
+            "url": self._api(f"/repos/{repo}"),
+            "html_url": f"{HTML_BASE}/{repo}",
+            "clone_url": f"{HTML_BASE}/{repo}.git",
+        }
+
+    def _comment_json(self, repo: str, number: int, comment: Comment) -> dict[str, Any]:
+        repo = self._display(repo)
+        is_self = comment.user_login == self.login
+        return {
+            "id": comment.id,
+            "node_id": f"IC_fake{comment.id}",
+            "url": self._api(f"/repos/{repo}/issues/comments/{comment.id}"),
+            "html_url": f"{HTML_BASE}/{repo}/pull/{number}#issuecomment-{comment.id}",
+            "issue_url": self._api(f"/repos/{repo}/issues/{number}"),
+            "body": comment.body,
+            "user": self._user_json(comment.user_login, self.user_type if is_self else None),
+            "created_at": comment.created_at,
+            "updated_at": comment.updated_at,
+            "author_association": "NONE",
+            "performed_via_github_app": None,
+        }
+
+    def _branch_json(self, repo: str, ref: str, sha: str) -> dict[str, Any]:
+        owner = repo.split("/", 1)[0]
+        return {
+            "label": f"{owner}:{ref}",
+            "ref": ref,
+            "sha": sha,
+            "user": self._user_json(owner, "Organization"),
+            "repo": self._repo_json(repo),
+        }
+
+    def _pull_json(self, pull: _Pull) -> dict[str, Any]:
+        repo = self._display(pull.repo)
+        api = self._api(f"/repos/{repo}")
+        count = len(self._comments_of(_repo_key(repo), pull.number))
+        return {
+            "id": 500_000 + pull.number,
+            "node_id": f"PR_fake{pull.number}",
+            "number": pull.number,
+            "state": "open",
+            "locked": False,
+            "draft": False,
+            "merged": False,
+            "title": pull.title,
+            "body": None,
+            "user": self._user_json(pull.user),
+            "url": f"{api}/pulls/{pull.number}",
+            "html_url": f"{HTML_BASE}/{repo}/pull/{pull.number}",
+            "issue_url": f"{api}/issues/{pull.number}",
+            "comments_url": f"{api}/issues/{pull.number}/comments",
+            "diff_url": f"{HTML_BASE}/{repo}/pull/{pull.number}.diff",
+            "patch_url": f"{HTML_BASE}/{repo}/pull/{pull.number}.patch",
+            "head": self._branch_json(pull.head_repo, pull.head_ref, pull.head_sha),
+            "base": self._branch_json(repo, pull.base_ref, pull.base_sha),
+            "comments": count,
+            "created_at": pull.created_at,
+            "updated_at": pull.created_at,
+        }
+
+    def _issue_json(self, repo: str, number: int) -> dict[str, Any]:
+        repo = self._display(repo)
+        api = self._api(f"/repos/{repo}")
+        pull = self._pulls.get((_repo_key(repo), number))
+        created = pull.created_at if pull else (_EPOCH.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        data: dict[str, Any] = {
+            "id": 700_000 + number,
+            "node_id": f"I_fake{number}",
+            "number": number,
+            "state": "open",
+            "locked": False,
+            "title": pull.title if pull else f"Issue {number}",
+            "body": None,
+            "user": self._user_json(pull.user if pull else "someone"),
+            "labels": [],
+            "assignees": [],
+            "url": f"{api}/issues/{number}",
+            "html_url": f"{HTML_BASE}/{repo}/{'pull' if pull else 'issues'}/{number}",
+            "comments_url": f"{api}/issues/{number}/comments",
+            "repository_url": api,
+            "comments": len(self._comments_of(_repo_key(repo), number)),
+            "created_at": created,
+            "updated_at": created,
+        }
+        if pull is not None:
+            data["pull_request"] = {
+                "url": f"{api}/pulls/{number}",
+                "html_url": f"{HTML_BASE}/{repo}/pull/{number}",
+            }
+        return data
+
+    def _content_json(self, repo: str, ref: str, path: str, file: _File | None) -> dict[str, Any]:
+        repo = self._display(repo)
+        api = self._api(f"/repos/{repo}")
+        kind = "file" if file is not None else "dir"
+        sha = file.sha if file is not None else _blob_sha(f"tree:{path}".encode())
+        self_url = f"{api}/contents/{path}?{urlencode({'ref': ref})}"
+        git_url = f"{api}/git/{'blobs' if file is not None else 'trees'}/{sha}"
+        html_url = f"{HTML_BASE}/{repo}/{'blob' if file is not None else 'tree'}/{ref}/{path}"
+        data: dict[str, Any] = {
+            "type": kind,
+            "name": path.rsplit("/", 1)[-1],
+            "path": path,
+            "sha": sha,
+            "size": len(file.content) if file is not None else 0,
+            "url": self_url,
+            "git_url": git_url,
+            "html_url": html_url,
+            "download_url": f"{_RAW_BASE}/{repo}/{ref}/{path}" if file is not None else None,
+            "_links": {"self": self_url, "git": git_url, "html": html_url},
+        }
+        if file is not None:
+            data["encoding"] = "base64"
+            data["content"] = base64.encodebytes(file.content).decode("ascii")
+        return data
+
+    # ------------------------------------------------------------------ route handlers
+
+    def _get_user(self, ctx: _Context) -> _Response:
+        return _Response(200, self._user_json(self.login, self.user_type))
+
+    def _get_named_user(self, ctx: _Context) -> _Response:
+        login = ctx.params["login"]
+        user_type = self.user_type if login == self.login else None
+        return _Response(200, self._user_json(login, user_type))
+
+    def _get_repo(self, ctx: _Context) -> _Response:
+        return _Response(200, self._repo_json(ctx.repo))
+
+    def _get_pull(self, ctx: _Context) -> _Response:
+        pull = self._pulls.get((_repo_key(ctx.repo), ctx.int_param("number")))
+        if pull is None:
+            raise _not_found()
+        return _Response(200, self._pull_json(pull))
+
+    def _get_issue(self, ctx: _Context) -> _Response:
+        number = self._require_issue(ctx)
+        return _Response(200, self._issue_json(ctx.repo, number))
+
+    def _list_comments(self, ctx: _Context) -> _Response:
+        number = self._require_issue(ctx)
+        items = self._comments_of(_repo_key(ctx.repo), number)
+        since = ctx.first("since")
+        if since:
+            items = [c for c in items if c.updated_at >= since]
+        per_page = _parse_int(ctx.first("per_page"), _DEFAULT_PER_PAGE)
+        per_page = _DEFAULT_PER_PAGE if per_page < 1 else min(per_page, _MAX_PER_PAGE)
+        page = max(1, _parse_int(ctx.first("page"), 1))
+        chunk = items[(page - 1) * per_page : page * per_page]
+        headers: dict[str, str] = {}
+        link = self._link_header(ctx, page, per_page, len(items))
+        if link:
+            headers["link"] = link
+        payload = [self._comment_json(ctx.repo, number, c) for c in chunk]
+        return _Response(200, payload, headers)
+
+    def _link_header(self, ctx: _Context, page: int, per_page: int, total: int) -> str:
+        last = max(1, math.ceil(total / per_page))
+        if last == 1 and page == 1:
+            return ""
+        split = urlsplit(ctx.raw_path)
+        extra = [
+            (k, v)
+            for k, values in parse_qs(split.query, keep_blank_values=True).items()
+            if k not in {"page", "per_page"}
+            for v in values
+        ]
+        base = f"{self.origin}{split.path}"
+
+        def url(target: int) -> str:
+            return f"{base}?{urlencode([*extra, ('per_page', per_page), ('page', target)])}"
+
+        rels: list[tuple[str, int]] = []
+        if page > 1:
+            rels.append(("prev", min(page - 1, last)))
+        if page < last:
+            rels += [("next", page + 1), ("last", last)]
+        if page > 1:
+            rels.append(("first", 1))
+        return ", ".join(f'<{url(target)}>; rel="{rel}"' for rel, target in rels)
+
+    def _create_comment(self, ctx: _Context) -> _Response:
+        number = self._require_issue(ctx)
+        text = ctx.body_text()
+        comment = self._store_comment(ctx.repo, number, text, self.login)
+        data = self._comment_json(ctx.repo, number, comment)
+        return _Response(201, data, {"location": data["url"]})
+
+    def _get_comment(self, ctx: _Context) -> _Response:
+        number, comment = self._find_comment(ctx)
+        return _Response(200, self._comment_json(ctx.repo, number, comment))
+
+    def _edit_comment(self, ctx: _Context) -> _Response:
+        number, comment = self._find_comment(ctx)
+        comment.body = ctx.body_text()
+        comment.updated_at = self._tick()
+        return _Response(200, self._comment_json(ctx.repo, number, comment))
+
+    def _delete_comment(self, ctx: _Context) -> _Response:
+        _, comment = self._find_comment(ctx)
+        del self._comments[comment.id]
+        return _Response(204)
+
+    def _get_contents(self, ctx: _Context) -> _Response:
+        key = _repo_key(ctx.repo)
+        ref = ctx.first("ref") or "main"
+        path = ctx.params.get("path", "").strip("/")
+        file = self._files.get((key, ref, path))
+        if file is not None:
+            return _Response(200, self._content_json(ctx.repo, ref, path, file))
+        prefix = f"{path}/" if path else ""
+        children: dict[str, _File | None] = {}
+        for repo_key, file_ref, file_path in sorted(self._files):
+            if repo_key != key or file_ref != ref or not file_path.startswith(prefix):
+                continue
+            head, sep, _ = file_path[len(prefix) :].partition("/")
+            child = prefix + head
+            children[child] = None if sep else self._files[(repo_key, file_ref, file_path)]
+        if not children:
+            raise _not_found()
+        listing = [self._content_json(ctx.repo, ref, p, f) for p, f in children.items()]
+        for entry in listing:
+            entry.pop("content", None)
+            entry.pop("encoding", None)
+        return _Response(200, listing)
+
+
+def _decode_body(raw: bytes) -> Any:
+    if not raw:
+        return None
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _parse_int(value: str | None, default: int) -> int:
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        return default
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    fake: FakeGitHub
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Record unexpected errors on ``fake.errors``; stay silent on client disconnects."""
+        exc = sys.exc_info()[1]
+        if exc is not None and not isinstance(exc, ConnectionError | TimeoutError):
+            self.fake._record_error(exc)
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.0"
+    server_version = "FakeGitHub/1.0"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the default stderr access log."""
+
+    def _dispatch(self) -> None:
+        fake = self.server.fake
+        length = _parse_int(self.headers.get("content-length"), 0)
+        raw_body = self.rfile.read(length) if length > 0 else b""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        try:
+            response = fake._handle(self.command, self.path, headers, raw_body)
+        except Exception as exc:
+            fake._record_error(exc)
+            message = f"FakeGitHub internal error: {exc!r}"
+            response = _Response(500, {"message": message, "documentation_url": DOCS_URL})
+        self._send(fake, response)
+
+    def _send(self, fake: FakeGitHub, response: _Response) -> None:
+        body = b""
+        if response.status != 204:
+            body = json.dumps(response.payload).encode("utf-8")
+        headers = {
+            "content-type": "application/json; charset=utf-8",
+            "content-length": str(len(body)),
+            "x-ratelimit-limit": "5000",
+            "x-ratelimit-remaining": "4999",
+            "x-ratelimit-used": "1",
+            "x-ratelimit-reset": str(int(time.time()) + 3600),
+            "x-ratelimit-resource": "core",
+            "x-github-request-id": fake._next_request_id(),
+            "x-github-media-type": "github.v3; format=json",
+        }
+        headers.update({k.lower(): v for k, v in response.headers.items()})
+        self.send_response(response.status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if body and self.command != "HEAD":
+            with contextlib.suppress(OSError):
+                self.wfile.write(body)
+
+    do_GET = _dispatch
+    do_POST = _dispatch
+    do_PATCH = _dispatch
+    do_PUT = _dispatch
+    do_DELETE = _dispatch

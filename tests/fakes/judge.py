@@ -1,0 +1,78 @@
+"""A scripted in-memory judge that records its calls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ragaliq.errors import JudgeError
+from ragaliq.models import (
+    ClaimsResult,
+    ClaimVerdict,
+    JudgeInfo,
+    RelevanceResult,
+    TestCase,
+    Usage,
+    Verdict,
+    VerificationResult,
+)
+
+
+@dataclass
+class FakeJudge:
+    """Claims, verdicts and relevance scripted per case id; anything unscripted is a default.
+
+    ``claims[id]``: the claims extracted; ``verdicts[id]``: one Verdict per claim;
+    ``relevance[id]``: a score; ``fail[id]``: an exception raised by every operation on the case.
+    """
+
+    claims: dict[str, list[str]] = field(default_factory=dict)
+    verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
+    relevance: dict[str, float] = field(default_factory=dict)
+    fail: dict[str, Exception] = field(default_factory=dict)
+    usage_per_call: Usage = field(default_factory=lambda: Usage(calls=1, input_tokens=100))
+    on_call: Callable[[str, TestCase], None] | None = None
+    calls: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def info(self) -> JudgeInfo:
+        return JudgeInfo(provider="fake", model="fake-1", prompt_version="p1")
+
+    def _record(self, op: str, case: TestCase) -> None:
+        self.calls.append((op, case.id))
+        if self.on_call is not None:
+            self.on_call(op, case)
+        if case.id in self.fail:
+            raise self.fail[case.id]
+
+    def count(self, op: str) -> int:
+        return sum(1 for name, _ in self.calls if name == op)
+
+    async def extract_claims(self, case: TestCase) -> ClaimsResult:
+        self._record("extract", case)
+        claims = self.claims.get(case.id, [case.response])
+        return ClaimsResult(claims=tuple(claims), usage=self.usage_per_call)
+
+    async def verify_claims(self, case: TestCase, claims: Sequence[str]) -> VerificationResult:
+        self._record("verify", case)
+        scripted = self.verdicts.get(case.id, [Verdict.SUPPORTED] * len(claims))
+        return VerificationResult(
+            verdicts=tuple(
+                ClaimVerdict(text=c, verdict=v, evidence=None, reason="scripted", confidence=0.9)
+                for c, v in zip(claims, scripted, strict=False)
+            ),
+            usage=self.usage_per_call,
+        )
+
+    async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
+        self._record("relevance", case)
+        return RelevanceResult(
+            score=self.relevance.get(case.id, 1.0), reasoning="scripted", usage=self.usage_per_call
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+
+def failing(message: str = "scripted failure") -> JudgeError:
+    return JudgeError(message)

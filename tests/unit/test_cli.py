@@ -1,0 +1,170 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ragaliq.cli import cli
+from tests.conftest import write_jsonl
+
+CONTEXT = ["Annual plans can be refunded within 14 days of purchase."]
+
+
+def setup(tmp_path: Path, rows, config: str = "") -> Path:
+    write_jsonl(tmp_path / "data.jsonl", rows)
+    path = tmp_path / "ragaliq.yaml"
+    path.write_text("dataset: data.jsonl\njudge: {provider: offline}\n" + config, encoding="utf-8")
+    return path
+
+
+def faithful(i: int = 0) -> dict:
+    return {
+        "id": f"ok-{i}",
+        "query": "Can annual plans be refunded?",
+        "context": CONTEXT,
+        "response": "Annual plans can be refunded within 14 days of purchase.",
+    }
+
+
+def hallucinated(i: int = 0) -> dict:
+    return {
+        **faithful(i),
+        "id": f"bad-{i}",
+        "response": "Annual plans can be refunded within 60 days of purchase.",
+    }
+
+
+@pytest.fixture
+def runner(no_api_key):
+    return CliRunner()
+
+
+def test_run_passes_prints_the_table_and_writes_the_report(runner, tmp_path):
+    config = setup(tmp_path, [faithful(i) for i in range(3)])
+    out = tmp_path / "report.json"
+    result = runner.invoke(cli, ["run", "--config", str(config), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    for column in ("evaluator", "score", "threshold", "pass rate", "status"):
+        assert column in result.output
+    assert "faithfulness" in result.output
+    assert "heuristic" in result.output
+    report = json.loads(out.read_text())
+    assert report["schema_version"] == 1
+    assert report["judge"]["provider"] == "offline"
+    assert set(report["summary"]["evaluators"]) == {"faithfulness", "hallucination", "relevance"}
+    assert report["summary"]["evaluators"]["faithfulness"]["score"] == 1.0
+    assert set(report["usage"]) >= {"calls", "input_tokens", "cache_hits", "cost_usd"}
+    case = report["cases"][0]
+    assert set(case) >= {"id", "input_hash", "status", "claims", "results"}
+    assert set(case["claims"][0]) >= {"text", "verdict", "evidence", "reason", "confidence"}
+
+
+def test_run_exits_1_when_an_evaluator_is_below_its_threshold(runner, tmp_path):
+    config = setup(tmp_path, [faithful(), hallucinated()])
+    result = runner.invoke(cli, ["run", "--config", str(config)])
+    assert result.exit_code == 1, result.output
+    assert "FAIL" in result.output
+
+
+def test_per_evaluator_threshold_decides(runner, tmp_path):
+    lenient = "evaluators:\n  faithfulness: {threshold: 0.5}\n  hallucination: {threshold: 0.5}\n"
+    config = setup(tmp_path, [faithful(), hallucinated()], lenient)
+    result = runner.invoke(cli, ["run", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+
+
+def test_run_exits_2_on_a_bad_config_with_one_line_and_no_traceback(runner, tmp_path):
+    config = setup(tmp_path, [faithful()], "evaluators:\n  faithfulness: {threshold: 1.7}\n")
+    result = runner.invoke(cli, ["run", "--config", str(config)])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"error: {config}: evaluators.faithfulness.threshold: must be between 0 and 1 (got 1.7)"
+    )
+    assert "Traceback" not in result.output
+
+
+def test_debug_shows_the_traceback(runner, tmp_path):
+    config = setup(tmp_path, [faithful()], "evaluators:\n  faithfulness: {threshold: 1.7}\n")
+    result = runner.invoke(cli, ["--debug", "run", "--config", str(config)])
+    assert result.exit_code == 2
+    assert "Traceback" in result.stderr
+
+
+def test_run_exits_2_on_a_bad_dataset(runner, tmp_path):
+    config = setup(tmp_path, [{"id": "x", "query": "q", "context": []}])
+    result = runner.invoke(cli, ["run", "--config", str(config)])
+    assert result.exit_code == 2
+    assert "data.jsonl:1: response: missing required field" in result.stderr
+
+
+def test_run_exits_2_when_nothing_could_be_judged(runner, tmp_path, monkeypatch):
+    from ragaliq.errors import JudgeError
+    from ragaliq.judges.offline import OfflineJudge
+
+    async def broken(self, case, claims):
+        raise JudgeError("verification failed")
+
+    async def broken_relevance(self, case):
+        raise JudgeError("relevance failed")
+
+    monkeypatch.setattr(OfflineJudge, "verify_claims", broken)
+    monkeypatch.setattr(OfflineJudge, "evaluate_relevance", broken_relevance)
+    config = setup(tmp_path, [faithful(0), faithful(1)])
+    result = runner.invoke(cli, ["run", "--config", str(config)])
+    assert result.exit_code == 2
+    assert "no case could be judged" in result.stderr
+
+
+def test_errors_fail_the_run_unless_ignored(runner, tmp_path, monkeypatch):
+    from ragaliq.errors import JudgeError
+    from ragaliq.judges.offline import OfflineJudge
+
+    original = OfflineJudge.verify_claims
+
+    async def flaky(self, case, claims):
+        if case.id == "ok-1":
+            raise JudgeError("no verdict")
+        return await original(self, case, claims)
+
+    monkeypatch.setattr(OfflineJudge, "verify_claims", flaky)
+    rows = [faithful(0), faithful(1), faithful(2)]
+    assert runner.invoke(cli, ["run", "--config", str(setup(tmp_path, rows))]).exit_code == 1
+    ignore = setup(tmp_path, rows, "gate: {on_error: ignore}\n")
+    assert runner.invoke(cli, ["run", "--config", str(ignore)]).exit_code == 0
+
+
+def test_dataset_option_overrides_the_config(runner, tmp_path):
+    config = setup(tmp_path, [hallucinated()])
+    other = write_jsonl(tmp_path / "other.jsonl", [faithful()])
+    result = runner.invoke(cli, ["run", "--config", str(config), "--dataset", str(other)])
+    assert result.exit_code == 0, result.output
+
+
+def test_validate_checks_without_judging(runner, tmp_path):
+    config = setup(tmp_path, [faithful(0), faithful(1)])
+    result = runner.invoke(cli, ["validate", "--config", str(config)])
+    assert result.exit_code == 0
+    assert "ok (2 cases)" in result.output
+
+
+def test_validate_reports_dataset_errors(runner, tmp_path):
+    config = setup(tmp_path, [faithful(0), faithful(0)])
+    result = runner.invoke(cli, ["validate", "--config", str(config)])
+    assert result.exit_code == 2
+    assert "duplicate id 'ok-0'" in result.stderr
+
+
+def test_missing_dataset_setting(runner, tmp_path):
+    path = tmp_path / "ragaliq.yaml"
+    path.write_text("judge: {provider: offline}\n", encoding="utf-8")
+    result = runner.invoke(cli, ["run", "--config", str(path)])
+    assert result.exit_code == 2
+    assert "no dataset given" in result.stderr
+
+
+def test_schema_prints_json_schema(runner):
+    result = runner.invoke(cli, ["schema"])
+    assert result.exit_code == 0
+    assert json.loads(result.output)["title"] == "ragaliq.yaml"

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragaliq.config import GateConfig, config_json_schema, load_config, parse_config
+from ragaliq.errors import ConfigError
+from ragaliq.models import Verdict
+
+
+def error_of(text: str) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, name="ragaliq.yaml")
+    return str(info.value)
+
+
+def test_threshold_out_of_range_reads_like_the_spec():
+    message = error_of("evaluators:\n  faithfulness:\n    threshold: 1.7\n")
+    assert message == (
+        "ragaliq.yaml: evaluators.faithfulness.threshold: must be between 0 and 1 (got 1.7)"
+    )
+
+
+def test_unknown_key_suggests_the_nearest_valid_one():
+    message = error_of("evaluators:\n  hallucination:\n    treshold: 0.8\n")
+    assert message == (
+        "ragaliq.yaml: evaluators.hallucination.treshold: unknown key 'treshold'; "
+        "did you mean 'threshold'?"
+    )
+
+
+def test_unknown_top_level_key_suggests_too():
+    assert "did you mean 'evaluators'?" in error_of("evaluator:\n  relevance: {}\n")
+
+
+def test_unknown_key_far_from_any_lists_the_valid_ones():
+    message = error_of("judge:\n  colour: blue\n")
+    assert "unknown key 'colour'; valid keys are" in message
+    assert "provider" in message
+
+
+def test_wrong_type_names_the_type_and_value():
+    message = error_of("judge:\n  concurrency: many\n")
+    assert message == "ragaliq.yaml: judge.concurrency: must be a whole number (got string 'many')"
+
+
+def test_bad_choice_lists_the_choices():
+    message = error_of("evaluators:\n  faithfulness:\n    preset: lenient\n")
+    assert (
+        "evaluators.faithfulness.preset: must be one of 'standard', 'axion' or 'strict'" in message
+    )
+    assert "(got string 'lenient')" in message
+
+
+def test_bad_verdict_name_in_verdict_scores():
+    message = error_of("evaluators:\n  faithfulness:\n    verdict_scores:\n      MAYBE: 0.5\n")
+    assert "evaluators.faithfulness.verdict_scores.MAYBE" in message
+    assert "SUPPORTED" in message
+
+
+def test_verdict_weight_range():
+    message = error_of(
+        "evaluators:\n  faithfulness:\n    verdict_scores:\n      CONTRADICTED: -2\n"
+    )
+    assert message.endswith("must be between -1 and 1 (got -2)")
+
+
+def test_concurrency_bounds():
+    assert error_of("judge:\n  concurrency: 0\n").endswith(
+        "judge.concurrency: must be >= 1 (got 0)"
+    )
+
+
+def test_invalid_yaml_gives_the_line():
+    message = error_of("judge:\n  provider: [unclosed\n")
+    assert message.startswith("ragaliq.yaml:")
+    assert "invalid YAML" in message
+
+
+def test_top_level_must_be_a_mapping():
+    assert "must be a mapping" in error_of("- a\n- b\n")
+
+
+def test_several_problems_are_all_reported():
+    message = error_of("judge:\n  concurrency: 0\nevaluators:\n  relevance:\n    threshold: -1\n")
+    assert len(message.splitlines()) == 2
+
+
+def test_missing_file_says_how_to_fix(tmp_path: Path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "ragaliq.yaml")
+
+
+def test_empty_file_means_all_defaults():
+    config = parse_config("")
+    assert config.judge.provider == "auto"
+    assert config.evaluators.faithfulness.threshold is None
+    assert config.gate.on_error == "fail"
+
+
+def test_valid_config_round_trip():
+    config = parse_config(
+        "dataset: out.jsonl\n"
+        "evaluators:\n"
+        "  faithfulness: {threshold: 0.9, preset: axion, verdict_scores: {NOT_ENOUGH_INFO: 0.2}}\n"
+        "  relevance: {enabled: false}\n"
+    )
+    assert config.dataset == "out.jsonl"
+    assert config.evaluators.faithfulness.verdict_scores == {Verdict.NOT_ENOUGH_INFO: 0.2}
+    assert config.evaluators.relevance.enabled is False
+
+
+def test_api_key_never_shows_in_repr():
+    config = parse_config("judge:\n  api_key: sk-ant-secret-value\n")
+    assert "sk-ant-secret-value" not in repr(config)
+    assert "sk-ant-secret-value" not in config.model_dump_json()
+
+
+def test_json_schema_is_valid_json_and_complete():
+    schema = json.loads(config_json_schema())
+    assert schema["title"] == "ragaliq.yaml"
+    assert set(schema["properties"]) == set(GateConfig.model_fields)
+    assert schema["additionalProperties"] is False

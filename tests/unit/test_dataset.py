@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragaliq.dataset import MAX_FIELD_CHARS, load_dataset
+from ragaliq.errors import DatasetError
+from tests.conftest import write_jsonl
+
+GOOD = {"id": "a", "query": "q?", "context": ["c1", "c2"], "response": "r."}
+
+
+def problems(path: Path) -> str:
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    return str(info.value)
+
+
+def test_jsonl_loads_cases(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [GOOD, {**GOOD, "id": "b", "tags": ["x"]}])
+    cases = load_dataset(path)
+    assert [c.id for c in cases] == ["a", "b"]
+    assert cases[0].context == ("c1", "c2")
+    assert cases[1].tags == ("x",)
+
+
+def test_a_string_context_is_one_chunk(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{**GOOD, "context": "one chunk. two sentences."}])
+    assert load_dataset(path)[0].context == ("one chunk. two sentences.",)
+
+
+def test_blank_lines_are_skipped_and_numbers_stay_true(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n\n" + json.dumps({"id": "b"}) + "\n", encoding="utf-8")
+    message = problems(path)
+    assert message.startswith(f"{path}:3: query: missing required field")
+
+
+def test_missing_field(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{"id": "a", "query": "q", "context": []}])
+    assert problems(path) == f"{path}:1: response: missing required field"
+
+
+def test_wrong_type(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [GOOD, {**GOOD, "id": "b", "response": 42}])
+    assert problems(path) == f"{path}:2: response: must be a string (got number 42)"
+
+
+def test_wrong_context_type(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{**GOOD, "context": {"a": 1}}])
+    assert "context: must be a string or a list of strings (got mapping)" in problems(path)
+
+
+def test_wrong_chunk_type(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{**GOOD, "context": ["ok", 3]}])
+    assert "context: chunk 1 must be a string (got number 3)" in problems(path)
+
+
+def test_duplicate_ids(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [GOOD, {**GOOD, "id": "b"}, GOOD])
+    message = problems(path)
+    assert message.startswith(f"{path}:3: id: duplicate id 'a' (first used on line 1)")
+
+
+def test_empty_dataset(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text("\n\n", encoding="utf-8")
+    assert "the dataset has no cases" in problems(path)
+
+
+def test_non_utf8(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(json.dumps(GOOD).encode() + b"\n" + b'{"id": "caf\xe9"}\n')
+    message = problems(path)
+    assert message.startswith(f"{path}:2: not UTF-8 text (byte 0xe9")
+    assert "re-save the file as UTF-8" in message
+
+
+def test_invalid_json_line(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n{not json\n", encoding="utf-8")
+    assert problems(path).startswith(f"{path}:2: invalid JSON")
+
+
+def test_oversized_field(tmp_path):
+    big = "x" * (MAX_FIELD_CHARS["response"] + 1)
+    path = write_jsonl(tmp_path / "d.jsonl", [{**GOOD, "response": big}])
+    assert problems(path) == (
+        f"{path}:1: response: 100,001 characters is over the limit of 100,000; "
+        "shorten it or split the case"
+    )
+
+
+def test_unknown_field_suggests(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{**GOOD, "contexts": ["x"]}])
+    assert "contexts: unknown key 'contexts'; did you mean 'context'?" in problems(path)
+
+
+def test_a_case_must_be_an_object(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('["a", "b"]\n', encoding="utf-8")
+    assert "a case must be an object (got list)" in problems(path)
+
+
+def test_every_problem_is_reported_before_anything_is_judged(tmp_path):
+    rows = [{"id": "a"}, {**GOOD, "id": "b", "query": 1}, GOOD, GOOD]
+    message = problems(write_jsonl(tmp_path / "d.jsonl", rows))
+    assert ":1:" in message
+    assert ":2:" in message
+    assert ":4: id: duplicate" in message
+
+
+def test_missing_file(tmp_path):
+    assert "not found" in problems(tmp_path / "nope.jsonl")
+
+
+def test_json_with_cases_list_and_line_numbers(tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(
+        '{\n  "version": 1,\n  "cases": [\n    {"id": "a", "query": "q", "context": [], '
+        '"response": "r"},\n    {"id": "b", "query": "q", "context": []}\n  ]\n}\n',
+        encoding="utf-8",
+    )
+    assert problems(path) == f"{path}:5: response: missing required field"
+
+
+def test_json_list(tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps([GOOD, {**GOOD, "id": "b"}], indent=2), encoding="utf-8")
+    assert [c.id for c in load_dataset(path)] == ["a", "b"]
+
+
+def test_yaml_with_line_numbers(tmp_path):
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "cases:\n"
+        "  - id: a\n    query: q\n    context: c\n    response: r\n"
+        "  - id: b\n    query: q\n    context: [x]\n    response: 7\n",
+        encoding="utf-8",
+    )
+    assert problems(path) == f"{path}:6: response: must be a string (got number 7)"
+
+
+def test_integer_ids_are_accepted_as_strings(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{**GOOD, "id": 7}])
+    assert load_dataset(path)[0].id == "7"
+
+
+def test_input_hash_is_stable_and_content_sensitive(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [GOOD, {**GOOD, "id": "b", "response": "other."}])
+    a, b = load_dataset(path)
+    assert a.input_hash == load_dataset(path)[0].input_hash
+    assert a.input_hash != b.input_hash

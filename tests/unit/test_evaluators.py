@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+import pytest
+
+from ragaliq.config import EvaluatorsConfig
+from ragaliq.evaluators import (
+    EVALUATORS,
+    PRESETS,
+    CaseJudgement,
+    FaithfulnessEvaluator,
+    HallucinationEvaluator,
+    RelevanceEvaluator,
+    build_evaluators,
+)
+from ragaliq.models import RelevanceResult, Verdict
+from tests.conftest import make_case, make_verdict
+
+S, P, N, C = (
+    Verdict.SUPPORTED,
+    Verdict.PARTIALLY_SUPPORTED,
+    Verdict.NOT_ENOUGH_INFO,
+    Verdict.CONTRADICTED,
+)
+
+
+def judged(*verdicts: Verdict, confidence: float = 0.9) -> CaseJudgement:
+    return CaseJudgement(
+        case=make_case(),
+        verdicts=tuple(
+            make_verdict(v, text=f"claim {i}", confidence=confidence)
+            for i, v in enumerate(verdicts)
+        ),
+    )
+
+
+# The seed acceptance table of DESIGN.md §4, for both claim-based evaluators.
+@pytest.mark.parametrize("evaluator", [FaithfulnessEvaluator(), HallucinationEvaluator()])
+@pytest.mark.parametrize(
+    ("verdicts", "expected"),
+    [
+        ((S, S, S, S), 1.0),
+        ((S, S, N, N), 0.5),
+        ((N, C, N), 0.0),
+    ],
+    ids=["all-supported", "half-supported", "none-supported"],
+)
+def test_acceptance_table(evaluator, verdicts, expected):
+    result = evaluator.evaluate(judged(*verdicts))
+    assert result.status == "ok"
+    assert result.score == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("evaluator", [FaithfulnessEvaluator(), HallucinationEvaluator()])
+def test_no_claims_is_vacuously_one_with_a_note(evaluator):
+    result = evaluator.evaluate(judged())
+    assert result.score == 1.0
+    assert result.passed is True
+    assert result.details["note"] == "no_claims"
+
+
+@pytest.mark.parametrize(
+    ("preset", "verdicts", "expected"),
+    [
+        ("standard", (S, P, N, C), (1 + 0.5) / 4),
+        ("axion", (S, P, N, C), (1 + 0.5 + 0 - 1) / 4),
+        ("strict", (S, P, N, C), 0.0),  # (1 + 0.5 - 1 - 1) / 4 < 0, clamped
+        ("strict", (S, S, S, N), 0.5),
+        ("axion", (C, C), 0.0),
+    ],
+)
+def test_faithfulness_presets(preset, verdicts, expected):
+    result = FaithfulnessEvaluator(preset=preset).evaluate(judged(*verdicts))
+    assert result.score == pytest.approx(expected)
+
+
+def test_presets_match_the_design():
+    assert PRESETS["standard"] == {S: 1.0, P: 0.5, N: 0.0, C: 0.0}
+    assert PRESETS["axion"] == {S: 1.0, P: 0.5, N: 0.0, C: -1.0}
+    assert PRESETS["strict"] == {S: 1.0, P: 0.5, N: -1.0, C: -1.0}
+
+
+def test_verdict_scores_override_single_weights():
+    evaluator = FaithfulnessEvaluator(preset="standard", verdict_scores={P: 0.8, N: 0.25})
+    result = evaluator.evaluate(judged(P, N))
+    assert result.score == pytest.approx((0.8 + 0.25) / 2)
+    assert evaluator.options["verdict_scores"]["SUPPORTED"] == 1.0
+    assert evaluator.options["verdict_scores"]["PARTIALLY_SUPPORTED"] == 0.8
+
+
+def test_unknown_preset_is_refused():
+    with pytest.raises(ValueError, match="preset"):
+        FaithfulnessEvaluator(preset="lenient")
+
+
+def test_hallucination_lists_the_hallucinated_claims():
+    result = HallucinationEvaluator().evaluate(judged(S, C, S, N, P))
+    listed = result.details["hallucinated_claims"]
+    assert [c["index"] for c in listed] == [1, 3, 4]
+    assert [c["verdict"] for c in listed] == [
+        "CONTRADICTED",
+        "NOT_ENOUGH_INFO",
+        "PARTIALLY_SUPPORTED",
+    ]
+    assert listed[0]["text"] == "claim 1"
+    assert result.score == pytest.approx(2 / 5)
+    assert "3 of 5" in result.reasoning
+
+
+def test_min_confidence_turns_weak_support_into_hallucination():
+    weak = judged(S, S, confidence=0.4)
+    assert HallucinationEvaluator().evaluate(weak).score == 1.0
+    strict = HallucinationEvaluator(min_confidence=0.6).evaluate(weak)
+    assert strict.score == 0.0
+    assert len(strict.details["hallucinated_claims"]) == 2
+
+
+def test_relevance_takes_the_judges_score():
+    judgement = CaseJudgement(
+        case=make_case(), relevance=RelevanceResult(score=0.65, reasoning="partly")
+    )
+    result = RelevanceEvaluator(threshold=0.7).evaluate(judgement)
+    assert result.score == 0.65
+    assert result.passed is False
+    assert result.reasoning == "partly"
+
+
+def test_relevance_without_a_rating_is_an_error_not_a_score():
+    result = RelevanceEvaluator().evaluate(CaseJudgement(case=make_case()))
+    assert result.status == "error"
+    assert result.score is None
+
+
+def test_each_evaluator_keeps_its_own_default_threshold():
+    suite = {e.name: e for e in build_evaluators(EvaluatorsConfig())}
+    assert suite["faithfulness"].threshold == 0.7
+    assert suite["hallucination"].threshold == 0.8
+    assert suite["relevance"].threshold == 0.7
+
+
+def test_thresholds_are_per_evaluator():
+    config = EvaluatorsConfig.model_validate({"hallucination": {"threshold": 0.95}})
+    suite = {e.name: e for e in build_evaluators(config)}
+    assert suite["hallucination"].threshold == 0.95
+    assert suite["faithfulness"].threshold == 0.7  # untouched by another evaluator's setting
+
+
+def test_disabled_evaluators_are_left_out():
+    config = EvaluatorsConfig.model_validate({"relevance": {"enabled": False}})
+    assert [e.name for e in build_evaluators(config)] == ["faithfulness", "hallucination"]
+
+
+def test_registry_knows_every_evaluator_by_name():
+    assert set(EVALUATORS) == {"faithfulness", "hallucination", "relevance"}
+
+
+def test_passed_compares_with_the_threshold():
+    evaluator = FaithfulnessEvaluator(threshold=0.5)
+    assert evaluator.evaluate(judged(S, N)).passed is True
+    assert evaluator.evaluate(judged(S, N, N)).passed is False

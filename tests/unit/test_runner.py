@@ -1,0 +1,176 @@
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from ragaliq.errors import JudgeError, JudgeUnavailableError
+from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.models import Usage, Verdict
+from ragaliq.runner import RunSettings, run_suite
+from tests.conftest import make_case
+from tests.fakes.judge import FakeJudge
+
+S, N = Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO
+
+
+def suite():
+    return [FaithfulnessEvaluator(), HallucinationEvaluator(), RelevanceEvaluator()]
+
+
+async def test_claims_are_extracted_and_verified_once_per_case():
+    cases = [make_case(id=f"c{i}") for i in range(5)]
+    judge = FakeJudge()
+    report = await run_suite(cases, judge=judge, evaluators=suite())
+    assert judge.count("extract") == 5
+    assert judge.count("verify") == 5
+    assert judge.count("relevance") == 5
+    assert report.summary.cases == 5
+    assert all(
+        set(c.results) == {"faithfulness", "hallucination", "relevance"} for c in report.cases
+    )
+
+
+async def test_empty_context_means_not_enough_info_without_a_verify_call():
+    case = make_case(context=("", "   "))
+    judge = FakeJudge(claims={"case-1": ["one", "two"]})
+    report = await run_suite([case], judge=judge, evaluators=suite())
+    assert judge.count("verify") == 0
+    verdicts = [c.verdict for c in report.cases[0].claims]
+    assert verdicts == [N, N]
+    assert report.cases[0].results["faithfulness"].score == 0.0
+
+
+async def test_no_claims_skips_verification():
+    judge = FakeJudge(claims={"case-1": []})
+    report = await run_suite([make_case()], judge=judge, evaluators=suite())
+    assert judge.count("verify") == 0
+    assert report.cases[0].results["faithfulness"].details["note"] == "no_claims"
+
+
+async def test_a_failing_case_is_an_error_result_and_the_run_goes_on():
+    cases = [make_case(id="good"), make_case(id="bad"), make_case(id="also-good")]
+    judge = FakeJudge(
+        fail={"bad": JudgeError("the judge replied twice without a verdict for claim 2")},
+        verdicts={"good": [S], "also-good": [N]},
+    )
+    report = await run_suite(cases, judge=judge, evaluators=suite())
+    bad = next(c for c in report.cases if c.id == "bad")
+    assert bad.status == "error"
+    assert "claim 2" in (bad.error or "")
+    for result in bad.results.values():
+        assert result.status == "error"
+        assert result.score is None
+        assert result.passed is None
+    faith = report.summary.evaluators["faithfulness"]
+    # the error is excluded from the mean: (1.0 + 0.0) / 2, not (1.0 + 0.0 + 0) / 3
+    assert faith.score == pytest.approx(0.5)
+    assert faith.judged == 2
+    assert faith.errors == 1
+    assert report.summary.errors == 1
+
+
+async def test_an_unexpected_exception_in_one_case_is_recorded_not_raised():
+    judge = FakeJudge(fail={"boom": KeyError("oops")})
+    report = await run_suite(
+        [make_case(id="boom"), make_case(id="fine")], judge=judge, evaluators=suite()
+    )
+    boom = next(c for c in report.cases if c.id == "boom")
+    assert boom.status == "error"
+    assert "KeyError" in (boom.error or "")
+    assert next(c for c in report.cases if c.id == "fine").status == "ok"
+
+
+async def test_relevance_survives_a_claims_failure_in_the_same_case():
+    class ClaimsFail(FakeJudge):
+        async def extract_claims(self, case):
+            raise JudgeError("extraction failed")
+
+    report = await run_suite([make_case()], judge=ClaimsFail(), evaluators=suite())
+    results = report.cases[0].results
+    assert results["faithfulness"].status == "error"
+    assert results["relevance"].status == "ok"
+    assert report.cases[0].status == "error"
+
+
+async def test_an_unusable_judge_stops_the_run():
+    judge = FakeJudge(fail={f"c{i}": JudgeUnavailableError("bad key") for i in range(50)})
+    with pytest.raises(JudgeUnavailableError, match="bad key"):
+        await run_suite(
+            [make_case(id=f"c{i}") for i in range(50)],
+            judge=judge,
+            evaluators=suite(),
+            settings=RunSettings(concurrency=2),
+        )
+    assert len(judge.calls) < 50 * 3
+
+
+async def test_usage_is_summed_over_every_call():
+    judge = FakeJudge(
+        usage_per_call=Usage(calls=1, input_tokens=10, output_tokens=2, cost_usd=0.01)
+    )
+    report = await run_suite(
+        [make_case(id=f"c{i}") for i in range(4)], judge=judge, evaluators=suite()
+    )
+    assert report.usage.calls == 12
+    assert report.usage.input_tokens == 120
+    assert report.usage.output_tokens == 24
+    assert report.usage.cost_usd == pytest.approx(0.12)
+
+
+async def test_only_what_the_evaluators_need_is_asked():
+    judge = FakeJudge()
+    await run_suite([make_case()], judge=judge, evaluators=[RelevanceEvaluator()])
+    assert [op for op, _ in judge.calls] == ["relevance"]
+
+
+async def test_concurrency_is_bounded():
+    in_flight = 0
+    peak = 0
+
+    class Slow(FakeJudge):
+        async def evaluate_relevance(self, case):
+            nonlocal in_flight, peak
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(0.001)
+            in_flight -= 1
+            return await super().evaluate_relevance(case)
+
+    await run_suite(
+        [make_case(id=f"c{i}") for i in range(30)],
+        judge=Slow(),
+        evaluators=[RelevanceEvaluator()],
+        settings=RunSettings(concurrency=3),
+    )
+    assert 1 <= peak <= 3
+
+
+async def test_cases_keep_their_dataset_order():
+    judge = FakeJudge()
+    ids = [f"c{i}" for i in range(20)]
+    report = await run_suite([make_case(id=i) for i in ids], judge=judge, evaluators=suite())
+    assert [c.id for c in report.cases] == ids
+
+
+async def test_budget_stops_scheduling_new_cases():
+    judge = FakeJudge(usage_per_call=Usage(calls=1, cost_usd=0.01))
+    report = await run_suite(
+        [make_case(id=f"c{i}") for i in range(20)],
+        judge=judge,
+        evaluators=suite(),
+        settings=RunSettings(concurrency=1, budget_usd=0.1),
+    )
+    assert report.stopped_early is not None
+    assert report.usage.cost_usd <= 0.1 + 1e-9
+    skipped = [c for c in report.cases if c.status == "skipped"]
+    assert skipped
+    assert len(report.cases) == 20
+
+
+async def test_heuristic_judges_are_named_in_the_notices():
+    from ragaliq.judges import OfflineJudge
+
+    report = await run_suite([make_case()], judge=OfflineJudge(), evaluators=suite())
+    assert report.judge.heuristic is True
+    assert any("heuristic" in n for n in report.notices)
