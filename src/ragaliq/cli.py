@@ -64,7 +64,7 @@ def load_inputs(config_path: Path, dataset: Path | None) -> Inputs:
 
 def judge_inputs(inputs: Inputs, *, env: dict[str, str]) -> RunReport:
     """Judge the inputs' cases with the configured judge and evaluators."""
-    choice = build_judge(inputs.config.judge, env=env)
+    choice = build_judge(inputs.config.judge, env=env, base_dir=inputs.config_dir)
     evaluators = build_evaluators(inputs.config.evaluators)
     settings = RunSettings(
         concurrency=inputs.config.judge.concurrency, budget_usd=inputs.config.judge.budget_usd
@@ -72,7 +72,7 @@ def judge_inputs(inputs: Inputs, *, env: dict[str, str]) -> RunReport:
 
     async def go() -> RunReport:
         try:
-            return await run_suite(
+            report = await run_suite(
                 inputs.cases,
                 judge=choice.judge,
                 evaluators=evaluators,
@@ -81,6 +81,9 @@ def judge_inputs(inputs: Inputs, *, env: dict[str, str]) -> RunReport:
             )
         finally:
             await choice.judge.aclose()
+        return report.model_copy(
+            update={"notices": (*report.notices, *choice.all_notices()[len(choice.notices) :])}
+        )
 
     return asyncio.run(go())
 

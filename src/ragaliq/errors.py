@@ -17,6 +17,11 @@ single message and an exit code, and nothing else is shown without ``--debug``::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragaliq.models import Usage
+
 __all__ = [
     "BaselineError",
     "BudgetExceededError",
@@ -44,7 +49,14 @@ class DatasetError(RagaliqError):
 
 
 class JudgeError(RagaliqError):
-    """A judge operation failed; the case it belongs to is recorded as an error."""
+    """A judge operation failed; the case it belongs to is recorded as an error.
+
+    ``usage`` carries what the failed attempts cost, so that the run's totals stay true.
+    """
+
+    def __init__(self, message: str, *, usage: Usage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 class JudgeResponseError(JudgeError):

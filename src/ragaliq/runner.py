@@ -178,6 +178,7 @@ class _Run:
         except JudgeUnavailableError:
             raise
         except JudgeError as exc:
+            outcome.usage += exc.usage or Usage()
             outcome.claims_error = f"claims: {exc}"
         except Exception as exc:  # a bug in one case must not lose the rest of the run
             outcome.claims_error = f"claims: unexpected {type(exc).__name__}: {exc}"
@@ -190,6 +191,7 @@ class _Run:
         except JudgeUnavailableError:
             raise
         except JudgeError as exc:
+            outcome.usage += exc.usage or Usage()
             outcome.relevance_error = f"relevance: {exc}"
         except Exception as exc:  # a bug in one case must not lose the rest of the run
             outcome.relevance_error = f"relevance: unexpected {type(exc).__name__}: {exc}"
@@ -229,19 +231,13 @@ async def run_suite(
         if i not in run.results
     ]
     infos = {e.name: e.info() for e in evaluators}
-    all_notices = list(notices)
-    if judge.info.heuristic:
-        all_notices.append(
-            "Judged by the offline heuristic judge (word and number overlap, not a model); "
-            "set ANTHROPIC_API_KEY to judge with Claude."
-        )
     return RunReport(
         judge=judge.info,
         evaluators=infos,
         summary=summarise(case_results, evaluators),
         usage=run.usage,
         cases=tuple(case_results),
-        notices=tuple(all_notices),
+        notices=tuple(notices),
         stopped_early=run.stopped_early,
     )
 

@@ -168,9 +168,11 @@ async def test_budget_stops_scheduling_new_cases():
     assert len(report.cases) == 20
 
 
-async def test_heuristic_judges_are_named_in_the_notices():
-    from ragaliq.judges import OfflineJudge
+def test_heuristic_judges_are_named_in_the_notices(tmp_path):
+    from ragaliq.config import JudgeConfig
+    from ragaliq.judges import build_judge
 
-    report = await run_suite([make_case()], judge=OfflineJudge(), evaluators=suite())
-    assert report.judge.heuristic is True
-    assert any("heuristic" in n for n in report.notices)
+    for provider, env in (("offline", {"ANTHROPIC_API_KEY": "k"}), ("auto", {})):
+        choice = build_judge(JudgeConfig(provider=provider), env=env, base_dir=tmp_path)
+        assert choice.judge.info.heuristic is True
+        assert any("heuristic" in n for n in choice.notices)

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError
 from ragaliq.judges.base import Judge
+from ragaliq.judges.cache import CachedJudge
+from ragaliq.judges.claude import ClaudeJudge
 from ragaliq.judges.offline import OfflineJudge
 
-__all__ = ["JudgeChoice", "api_key_from", "build_judge"]
+__all__ = ["API_KEY_ENV", "BASE_URL_ENV", "JudgeChoice", "api_key_from", "build_judge"]
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+OFFLINE_NOTICE = (
+    "Judged by the offline heuristic judge (word and number overlap, not a model); "
+    f"set {API_KEY_ENV} to judge with Claude."
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,6 +29,12 @@ class JudgeChoice:
 
     judge: Judge
     notices: tuple[str, ...] = ()
+    cache: CachedJudge | None = None
+    """The cache layer, when there is one; its warnings belong in the report."""
+
+    def all_notices(self) -> tuple[str, ...]:
+        """The choice's notices plus anything the cache ran into."""
+        return self.notices + tuple(self.cache.warnings if self.cache else ())
 
 
 def api_key_from(config: JudgeConfig, env: Mapping[str, str]) -> str | None:
@@ -30,20 +44,28 @@ def api_key_from(config: JudgeConfig, env: Mapping[str, str]) -> str | None:
     return env.get(API_KEY_ENV, "").strip() or None
 
 
-def build_judge(config: JudgeConfig, *, env: Mapping[str, str]) -> JudgeChoice:
-    """The configured judge; ``auto`` falls back to the offline judge without a key."""
+def build_judge(config: JudgeConfig, *, env: Mapping[str, str], base_dir: Path) -> JudgeChoice:
+    """The configured judge; ``auto`` falls back to the offline judge without a key.
+
+    Raises:
+        ConfigError: ``provider: claude`` without an API key.
+    """
     key = api_key_from(config, env)
     if config.provider == "offline":
-        return JudgeChoice(judge=OfflineJudge())
-    if config.provider == "auto" and key is None:
+        return JudgeChoice(judge=OfflineJudge(), notices=(OFFLINE_NOTICE,))
+    if key is None:
+        if config.provider == "claude":
+            raise ConfigError(
+                f"judge.provider: claude needs an API key; set {API_KEY_ENV} "
+                "(or judge.api_key), or use provider: offline"
+            )
         return JudgeChoice(
             judge=OfflineJudge(),
-            notices=(
-                f"No {API_KEY_ENV} set: using the offline heuristic judge. Set the key to judge "
-                "with Claude.",
-            ),
+            notices=(f"No {API_KEY_ENV} set. {OFFLINE_NOTICE}",),
         )
-    raise ConfigError(
-        f"judge.provider: '{config.provider}' needs the Claude judge, which this build lacks; "
-        "set judge.provider: offline"
-    )
+    base_url = config.base_url or env.get(BASE_URL_ENV) or None
+    claude = ClaudeJudge(config, api_key=key, base_url=base_url)
+    if not config.cache:
+        return JudgeChoice(judge=claude)
+    cached = CachedJudge(claude, base_dir / config.cache_path)
+    return JudgeChoice(judge=cached, cache=cached)

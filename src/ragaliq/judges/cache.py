@@ -1,0 +1,158 @@
+"""A content-addressed cache of judge results in one SQLite file.
+
+The key is the sha256 of the judge's provider, model and prompt version, the operation and its
+canonical input, so an unchanged case costs no call on the next run and any change to the prompt,
+the model or the case misses. Only validated results are stored. A corrupt or locked file is
+reported as a warning and the run goes on without the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ragaliq.judges.base import Judge
+from ragaliq.models import (
+    ClaimsResult,
+    JudgeInfo,
+    JudgeResult,
+    RelevanceResult,
+    TestCase,
+    Usage,
+    VerificationResult,
+)
+
+__all__ = ["CACHE_FORMAT", "CachedJudge"]
+
+CACHE_FORMAT = 1
+"""Part of every key: bumped when the stored layout changes, so old entries are never misread."""
+
+R = TypeVar("R", bound=JudgeResult)
+
+
+class CachedJudge:
+    """Wraps any judge; answers repeated questions from ``path`` without calling it."""
+
+    def __init__(self, inner: Judge, path: Path) -> None:
+        self.inner = inner
+        self.path = path
+        self.warnings: list[str] = []
+        self._pending: dict[str, asyncio.Future[str]] = {}
+        self._db = self._open()
+
+    @property
+    def info(self) -> JudgeInfo:
+        return self.inner.info
+
+    async def extract_claims(self, case: TestCase) -> ClaimsResult:
+        key = self._key("extract_claims", {"query": case.query, "response": case.response})
+        return await self._cached(key, ClaimsResult, lambda: self.inner.extract_claims(case))
+
+    async def verify_claims(self, case: TestCase, claims: Sequence[str]) -> VerificationResult:
+        key = self._key("verify_claims", {"context": list(case.context), "claims": list(claims)})
+        return await self._cached(
+            key, VerificationResult, lambda: self.inner.verify_claims(case, claims)
+        )
+
+    async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
+        key = self._key("evaluate_relevance", {"query": case.query, "response": case.response})
+        return await self._cached(key, RelevanceResult, lambda: self.inner.evaluate_relevance(case))
+
+    async def aclose(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        await self.inner.aclose()
+
+    def _key(self, operation: str, payload: dict[str, Any]) -> str:
+        info = self.inner.info
+        material = [
+            CACHE_FORMAT,
+            info.provider,
+            info.model,
+            info.prompt_version,
+            operation,
+            payload,
+        ]
+        canonical = json.dumps(material, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    async def _cached(self, key: str, kind: type[R], compute: Callable[[], Awaitable[R]]) -> R:
+        stored = self._get(key)
+        if stored is None and key in self._pending:
+            stored = await asyncio.shield(self._pending[key])  # same question already in flight
+        if stored is not None:
+            hit = kind.model_validate_json(stored)
+            return hit.model_copy(update={"usage": Usage(cache_hits=1)})
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._pending[key] = future
+        try:
+            result = await compute()
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved here, so an unawaited failure is not logged
+            raise
+        finally:
+            self._pending.pop(key, None)
+        value = result.model_dump_json()
+        future.set_result(value)
+        self._put(key, value)
+        return result
+
+    def _open(self) -> sqlite3.Connection | None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=2.0, isolation_level=None)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS results ("
+                    "key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+                )
+                db.execute("SELECT count(*) FROM results").fetchone()
+            except BaseException:
+                db.close()
+                raise
+            return db
+        except (sqlite3.Error, OSError) as exc:
+            self._warn(exc)
+            return None
+
+    def _get(self, key: str) -> str | None:
+        if self._db is None:
+            return None
+        try:
+            row = self._db.execute("SELECT value FROM results WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            self._disable(exc)
+            return None
+        return None if row is None else str(row[0])
+
+    def _put(self, key: str, value: str) -> None:
+        if self._db is None:
+            return
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO results (key, value, created) VALUES (?, ?, ?)",
+                (key, value, time.time()),
+            )
+        except sqlite3.Error as exc:
+            self._disable(exc)
+
+    def _disable(self, exc: Exception) -> None:
+        self._warn(exc)
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _warn(self, exc: Exception) -> None:
+        self.warnings.append(
+            f"judge cache {self.path} is unusable ({exc}); continuing without it. "
+            "Delete the file to start a fresh cache."
+        )
