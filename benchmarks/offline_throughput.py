@@ -61,7 +61,16 @@ def main() -> None:
         config.write_text("dataset: cases.jsonl\njudge: {provider: offline}\n", encoding="utf-8")
         start = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-m", "ragaliq", "run", "--config", str(config), "-o", f"{tmp}/r.json"],
+            [
+                sys.executable,
+                "-m",
+                "ragaliq",
+                "run",
+                "--config",
+                str(config),
+                "-o",
+                f"{tmp}/r.json",
+            ],
             capture_output=True,
             text=True,
             check=False,

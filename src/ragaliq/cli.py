@@ -154,7 +154,9 @@ def run(config_path: Path, dataset: Path | None, output: Path | None) -> None:
         write_atomic(output, report.model_dump_json(indent=2) + "\n")
         click.echo(f"report written to {output}")
     code = run_exit_code(report, inputs.config.gate)
-    if code is ExitCode.UNJUDGED and not report.stopped_early:
+    if report.stopped_early:
+        click.echo(f"error: the run stopped early: {report.stopped_early}", err=True)
+    elif code is ExitCode.UNJUDGED:
         click.echo("error: no case could be judged; see the case errors above", err=True)
     sys.exit(code)
 

@@ -86,20 +86,29 @@ class _Run:
         self.judged = 0
         self.stopped_early: str | None = None
         self.next_index = 0
+        self.max_case_cost = 0.0
+        self.first_case_done = asyncio.Event()
 
-    async def call(self, operation: Awaitable[T]) -> T:
+    async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
         async with self.slots:
-            return await operation
+            return await operation()
 
     def over_budget(self) -> bool:
+        """Whether one more case could take the spend past the budget.
+
+        Each case in flight and the next one are assumed to cost as much as the dearest case so
+        far; until a first case has finished, there is nothing to go on, so it runs alone.
+        """
         budget = self.settings.budget_usd
         if budget is None or self.judged == 0:
             return False
-        per_case = self.usage.cost_usd / self.judged
-        return self.usage.cost_usd + per_case * (self.in_flight + 1) > budget
+        return self.usage.cost_usd + self.max_case_cost * (self.in_flight + 1) > budget
 
     async def worker(self) -> None:
         while self.stopped_early is None and self.next_index < len(self.cases):
+            if self.settings.budget_usd is not None and self.judged == 0 and self.in_flight:
+                await self.first_case_done.wait()
+                continue
             if self.over_budget():
                 self.stopped_early = (
                     f"budget_usd {self.settings.budget_usd:g} reached: spent "
@@ -116,7 +125,9 @@ class _Run:
                 self.in_flight -= 1
             self.results[index] = result
             self.usage += usage
+            self.max_case_cost = max(self.max_case_cost, usage.cost_usd)
             self.judged += 1
+            self.first_case_done.set()
             self.errors += result.status == "error"
             if self.settings.on_progress is not None:
                 self.settings.on_progress(
@@ -163,7 +174,7 @@ class _Run:
 
     async def claims_pass(self, case: TestCase, outcome: _Outcome) -> None:
         try:
-            extraction = await self.call(self.judge.extract_claims(case))
+            extraction = await self.call(lambda: self.judge.extract_claims(case))
             outcome.usage += extraction.usage
             claims = extraction.claims
             if not claims:
@@ -172,7 +183,7 @@ class _Run:
             if not case.has_context:
                 outcome.verdicts = no_context_verdicts(claims).verdicts
                 return
-            verification = await self.call(self.judge.verify_claims(case, claims))
+            verification = await self.call(lambda: self.judge.verify_claims(case, claims))
             outcome.usage += verification.usage
             outcome.verdicts = check_verdict_count(claims, verification).verdicts
         except JudgeUnavailableError:
@@ -185,7 +196,7 @@ class _Run:
 
     async def relevance_pass(self, case: TestCase, outcome: _Outcome) -> None:
         try:
-            relevance = await self.call(self.judge.evaluate_relevance(case))
+            relevance = await self.call(lambda: self.judge.evaluate_relevance(case))
             outcome.usage += relevance.usage
             outcome.relevance = relevance
         except JudgeUnavailableError:

@@ -39,9 +39,10 @@ R = TypeVar("R", bound=JudgeResult)
 class CachedJudge:
     """Wraps any judge; answers repeated questions from ``path`` without calling it."""
 
-    def __init__(self, inner: Judge, path: Path) -> None:
+    def __init__(self, inner: Judge, path: Path, *, lock_timeout_s: float = 2.0) -> None:
         self.inner = inner
         self.path = path
+        self.lock_timeout_s = lock_timeout_s
         self.warnings: list[str] = []
         self._pending: dict[str, asyncio.Future[str]] = {}
         self._db = self._open()
@@ -108,7 +109,7 @@ class CachedJudge:
     def _open(self) -> sqlite3.Connection | None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=2.0, isolation_level=None)
+            db = sqlite3.connect(self.path, timeout=self.lock_timeout_s, isolation_level=None)
             try:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute(

@@ -162,6 +162,7 @@ class ClaudeJudge:
         self._rng = rng or random.Random()
         self._failures_in_row = 0
         self._paused_until = 0.0
+        self._unusable: JudgeUnavailableError | None = None
         self._info = JudgeInfo(
             provider="anthropic", model=config.model, prompt_version=PROMPT_VERSION
         )
@@ -276,7 +277,7 @@ class ClaudeJudge:
         check: Callable[[M], None] | None = None,
     ) -> tuple[M, Usage]:
         system = [_text(f"{self.prompts.system}\n\n{task}")]
-        schema = anthropic.transform_schema(reply_model)
+        schema = _schema(reply_model)
         usage = Usage()
         max_tokens = self.config.max_tokens
         problem = ""
@@ -327,8 +328,24 @@ class ClaudeJudge:
         *,
         usage_sink: Usage,
     ) -> Message:
+        try:
+            return await self._send_with_retries(system, content, schema, max_tokens, usage_sink)
+        except JudgeUnavailableError as exc:
+            self._unusable = self._unusable or exc
+            raise
+
+    async def _send_with_retries(
+        self,
+        system: list[dict[str, Any]],
+        content: list[dict[str, Any]],
+        schema: dict[str, Any],
+        max_tokens: int,
+        usage_sink: Usage,
+    ) -> Message:
         attempt = 0
         while True:
+            if self._unusable is not None:
+                raise JudgeUnavailableError(str(self._unusable))
             await self._wait_for_pause()
             try:
                 params: dict[str, Any] = {
@@ -345,8 +362,6 @@ class ClaudeJudge:
                 self._raise_if_fatal(exc, usage_sink)
                 failure: Exception = exc
                 retry_after = _retry_after(exc.response.headers)
-                if exc.status_code == 429 and retry_after is not None:
-                    self._paused_until = max(self._paused_until, time.monotonic() + retry_after)
             except anthropic.APIConnectionError as exc:
                 failure, retry_after = exc, None
             if attempt >= self.config.max_retries:
@@ -362,7 +377,12 @@ class ClaudeJudge:
                     f"the Anthropic API failed after {self.config.max_retries} retries: {detail}",
                     usage=usage_sink,
                 ) from failure
-            await self._sleep(self._backoff(attempt, retry_after))
+            if isinstance(failure, anthropic.RateLimitError) and retry_after is not None:
+                # pause every request, not only this one; the wait happens at the loop's top
+                until = time.monotonic() + min(retry_after, MAX_RETRY_AFTER_S)
+                self._paused_until = max(self._paused_until, until)
+            else:
+                await self._sleep(self._backoff(attempt, retry_after))
             attempt += 1
 
     def _raise_if_fatal(self, exc: anthropic.APIStatusError, usage: Usage) -> None:
@@ -399,6 +419,11 @@ class ClaudeJudge:
         remaining = self._paused_until - time.monotonic()
         if remaining > 0:
             await self._sleep(remaining)
+
+
+@functools.cache
+def _schema(reply_model: type[BaseModel]) -> dict[str, Any]:
+    return anthropic.transform_schema(reply_model)
 
 
 def _text(text: str) -> dict[str, Any]:

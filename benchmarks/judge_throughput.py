@@ -1,0 +1,126 @@
+"""Claude judge throughput against the local fake Messages API with injected latency.
+
+Usage: python benchmarks/judge_throughput.py [--cases 500] [--latency 0.4] [--concurrency 8]
+
+Runs all three evaluators over synthetic cases of about six claims each, through the real
+`anthropic` SDK and the judge cache, twice: cold (empty cache) and warm (same dataset). Prints
+judge calls and tokens per case, and the cold run's wall time against the ideal
+`calls x latency / concurrency`. The last line is machine-readable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.claude_sim import claude_like
+
+from ragaliq.config import JudgeConfig
+from ragaliq.evaluators import (
+    FaithfulnessEvaluator,
+    HallucinationEvaluator,
+    RelevanceEvaluator,
+)
+from ragaliq.judges.cache import CachedJudge
+from ragaliq.judges.claude import ClaudeJudge
+from ragaliq.models import RunReport, TestCase
+from ragaliq.runner import RunSettings, run_suite
+
+PLANS = ["Free", "Personal", "Team", "Business", "Enterprise"]
+
+
+def make_cases(n: int) -> list[TestCase]:
+    cases = []
+    for i in range(n):
+        plan = PLANS[i % len(PLANS)]
+        storage, price, seats, days = 5 * (i % 7 + 1), 4 + i % 20, 3 + i % 50, 7 + i % 30
+        context = (
+            f"The {plan} plan of account {i} includes {storage} GB of storage per user. "
+            f"It costs ${price} per user per month, billed annually. "
+            f"Up to {seats} members can join one workspace on the {plan} plan.",
+            f"Deleted files stay recoverable for {days} days on the {plan} plan. "
+            "Support answers by email within one business day. "
+            "Single sign-on is available on Business and Enterprise plans.",
+        )
+        response = (
+            f"The {plan} plan includes {storage} GB of storage per user. "
+            f"It costs ${price} per user per month, billed annually. "
+            f"Up to {seats} members can join one workspace. "
+            f"Deleted files stay recoverable for {days + (i % 3 == 0) * 10} days. "
+            "Support answers by email within one business day. "
+            "Phone support is included at no extra cost."
+        )
+        cases.append(
+            TestCase(
+                id=f"case-{i:05d}",
+                query=f"What does the {plan} plan include for account {i}?",
+                context=context,
+                response=response,
+            )
+        )
+    return cases
+
+
+async def run_once(
+    cases: list[TestCase], base_url: str, cache: Path, concurrency: int
+) -> tuple[RunReport, float]:
+    config = JudgeConfig(model="claude-sonnet-5-5", concurrency=concurrency, max_retries=4)
+    judge = CachedJudge(ClaudeJudge(config, api_key="sk-bench", base_url=base_url), cache)
+    start = time.perf_counter()
+    try:
+        report = await run_suite(
+            cases,
+            judge=judge,
+            evaluators=[FaithfulnessEvaluator(), HallucinationEvaluator(), RelevanceEvaluator()],
+            settings=RunSettings(concurrency=concurrency),
+        )
+    finally:
+        await judge.aclose()
+    return report, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", type=int, default=500)
+    parser.add_argument("--latency", type=float, default=0.4)
+    parser.add_argument("--concurrency", type=int, default=8)
+    args = parser.parse_args()
+    cases = make_cases(args.cases)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeAnthropic(claude_like(), latency=args.latency) as fake,
+    ):
+        cache = Path(tmp) / "cache.sqlite"
+        cold, cold_wall = asyncio.run(run_once(cases, fake.base_url, cache, args.concurrency))
+        warm, warm_wall = asyncio.run(run_once(cases, fake.base_url, cache, args.concurrency))
+        peak = fake.peak_in_flight
+    n = len(cases)
+    claims = sum(len(c.claims) for c in cold.cases)
+    ideal = cold.usage.calls * args.latency / args.concurrency
+    print(f"cases={n} claims_per_case={claims / n:.2f} errors={cold.summary.errors}")
+    print(f"latency_s={args.latency} concurrency={args.concurrency} peak_in_flight={peak}")
+    print(
+        f"cold: calls={cold.usage.calls} input_tokens={cold.usage.input_tokens} "
+        f"output_tokens={cold.usage.output_tokens} cost_usd={cold.usage.cost_usd:.4f} "
+        f"wall_s={cold_wall:.2f} ideal_s={ideal:.2f}"
+    )
+    print(
+        f"warm: calls={warm.usage.calls} cache_hits={warm.usage.cache_hits} wall_s={warm_wall:.2f}"
+    )
+    print(
+        f"calls_per_case_cold={cold.usage.calls / n:.2f} "
+        f"calls_per_case_warm={warm.usage.calls / n:.2f} "
+        f"wall_over_ideal={cold_wall / ideal:.3f} "
+        f"input_tokens_per_case={cold.usage.input_tokens // n}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+from __future__ import annotations
+
+import sqlite3
+
+from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.judges.cache import CachedJudge
+from ragaliq.runner import run_suite
+from tests.conftest import make_case
+
+CONTEXT = ("Annual plans can be refunded within 14 days of purchase.",)
+
+
+def suite():
+    return [FaithfulnessEvaluator(), HallucinationEvaluator(), RelevanceEvaluator()]
+
+
+def cases(n=5, **overrides):
+    return [
+        make_case(
+            id=f"c{i}",
+            context=CONTEXT,
+            response=f"Annual plans can be refunded within 14 days. Case {i} is special.",
+            **overrides,
+        )
+        for i in range(n)
+    ]
+
+
+async def test_an_unchanged_dataset_costs_zero_calls_on_the_second_run(
+    make_judge, fake_anthropic, tmp_path
+):
+    path = tmp_path / "cache.sqlite"
+    cold = CachedJudge(make_judge(), path)
+    first = await run_suite(cases(), judge=cold, evaluators=suite())
+    await cold.aclose()
+    assert first.usage.calls == 15
+    assert first.usage.cache_hits == 0
+
+    warm = CachedJudge(make_judge(), path)
+    second = await run_suite(cases(), judge=warm, evaluators=suite())
+    await warm.aclose()
+    assert fake_anthropic.count() == 15  # nothing new reached the API
+    assert second.usage.calls == 0
+    assert second.usage.input_tokens == 0
+    assert second.usage.cost_usd == 0
+    assert second.usage.cache_hits == 15
+    assert [c.claims for c in second.cases] == [c.claims for c in first.cases]
+    assert second.summary == first.summary
+
+
+async def test_a_changed_case_misses_only_its_own_entries(make_judge, fake_anthropic, tmp_path):
+    path = tmp_path / "cache.sqlite"
+    judge = CachedJudge(make_judge(), path)
+    await run_suite(cases(3), judge=judge, evaluators=suite())
+    changed = cases(3)
+    changed[1] = make_case(id="c1", context=CONTEXT, response="Refunds take 30 days.")
+    report = await run_suite(changed, judge=judge, evaluators=suite())
+    await judge.aclose()
+    assert report.usage.calls == 3
+    assert report.usage.cache_hits == 6
+
+
+async def test_a_corrupt_cache_file_is_a_warning_and_the_run_goes_on(
+    make_judge, fake_anthropic, tmp_path
+):
+    path = tmp_path / "cache.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    judge = CachedJudge(make_judge(), path)
+    report = await run_suite(cases(2), judge=judge, evaluators=suite())
+    await judge.aclose()
+    assert report.summary.errors == 0
+    assert report.usage.calls == 6
+    assert len(judge.warnings) == 1
+    assert "unusable" in judge.warnings[0]
+    assert "Delete the file" in judge.warnings[0]
+
+
+async def test_a_locked_cache_is_a_warning_and_the_run_goes_on(
+    make_judge, fake_anthropic, tmp_path
+):
+    path = tmp_path / "cache.sqlite"
+    first = CachedJudge(make_judge(), path)
+    await first.aclose()
+    locker = sqlite3.connect(path, isolation_level=None)
+    locker.execute("PRAGMA locking_mode=EXCLUSIVE")
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        judge = CachedJudge(make_judge(), path, lock_timeout_s=0.05)
+        report = await run_suite(cases(1), judge=judge, evaluators=suite())
+        await judge.aclose()
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    assert report.summary.errors == 0
+    assert report.usage.calls == 3
+    assert judge.warnings and "locked" in judge.warnings[0]
+
+
+async def test_identical_questions_in_flight_are_asked_once(make_judge, fake_anthropic, tmp_path):
+    judge = CachedJudge(make_judge(), tmp_path / "cache.sqlite")
+    fake_anthropic.latency = 0.05
+    same = [
+        make_case(id=f"dup{i}", context=CONTEXT, response="Annual plans refund.") for i in range(4)
+    ]
+    report = await run_suite(same, judge=judge, evaluators=suite())
+    await judge.aclose()
+    assert fake_anthropic.count() == 3
+    assert report.usage.cache_hits == 9
+
+
+async def test_the_key_covers_model_and_prompt_version(make_judge, fake_anthropic, tmp_path):
+    path = tmp_path / "cache.sqlite"
+    a = CachedJudge(make_judge(), path)
+    await run_suite(cases(1), judge=a, evaluators=suite())
+    await a.aclose()
+    b = CachedJudge(make_judge(model="claude-haiku-4-5"), path)
+    report = await run_suite(cases(1), judge=b, evaluators=suite())
+    await b.aclose()
+    assert report.usage.calls == 3
+    assert report.usage.cache_hits == 0
