@@ -1,0 +1,365 @@
+"""Comparing a head run with the baseline: the gate decision and the claim diff.
+
+An evaluator passes when its head score reaches its threshold and has not dropped more than
+``max_drop`` below the baseline. A claim is *newly hallucinated* when it is hallucinated in the
+head run and no hallucinated claim of the same case in the baseline matches it, first by
+normalised text and then by a fuzzy match, so that a re-worded claim is not reported as new.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from difflib import SequenceMatcher
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragaliq.baseline import Baseline, Provenance
+from ragaliq.config import GateConfig
+from ragaliq.judges._text import content_words
+from ragaliq.models import SCHEMA_VERSION, CaseResult, ClaimVerdict, JudgeInfo, RunReport, Usage
+
+__all__ = [
+    "CaseError",
+    "ClaimChange",
+    "EvaluatorDecision",
+    "GateDecision",
+    "GateRules",
+    "RegressedCase",
+    "compare",
+    "hallucinated_claims",
+    "same_claim",
+]
+
+FUZZY_RATIO = 0.85
+"""Character similarity at which two claims are the same claim re-worded."""
+FUZZY_JACCARD = 0.75
+"""Content-word overlap at which two claims are the same claim re-worded."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GateRules(_Model):
+    """What the gate enforces, taken from the head config."""
+
+    max_drop: dict[str, float] = Field(default_factory=dict)
+    """Per evaluator; evaluators not listed use ``default_max_drop``."""
+    default_max_drop: float = 0.05
+    fail_on_new_hallucinations: bool = False
+    on_error: Literal["fail", "ignore"] = "fail"
+
+    @classmethod
+    def from_config(cls, config: GateConfig) -> GateRules:
+        """The rules of a config file."""
+        sections = {
+            "faithfulness": config.evaluators.faithfulness,
+            "hallucination": config.evaluators.hallucination,
+            "relevance": config.evaluators.relevance,
+        }
+        return cls(
+            max_drop={n: s.max_drop for n, s in sections.items() if s.max_drop is not None},
+            default_max_drop=config.gate.max_drop,
+            fail_on_new_hallucinations=config.gate.fail_on_new_hallucinations,
+            on_error=config.gate.on_error,
+        )
+
+    def drop_for(self, evaluator: str) -> float:
+        """The largest drop from the baseline tolerated for one evaluator."""
+        return self.max_drop.get(evaluator, self.default_max_drop)
+
+
+EvaluatorStatus = Literal["pass", "below_threshold", "regressed", "no_score"]
+
+
+class EvaluatorDecision(_Model):
+    """One evaluator's head score against its threshold and the baseline."""
+
+    head: float | None
+    baseline: float | None
+    delta: float | None
+    threshold: float
+    max_drop: float
+    status: EvaluatorStatus
+    passed: bool
+    errors: int = 0
+
+
+class ClaimChange(_Model):
+    """A claim that became, or stopped being, hallucinated."""
+
+    case_id: str
+    query: str
+    claim: str
+    verdict: str
+    evidence: str | None = None
+    reason: str = ""
+    confidence: float = 1.0
+
+
+class RegressedCase(_Model):
+    """A case whose score for one evaluator dropped by more than the tolerance."""
+
+    case_id: str
+    query: str
+    evaluator: str
+    baseline: float
+    head: float | None
+    """None when the case now fails to judge."""
+
+
+class CaseError(_Model):
+    """A case the judge could not judge in the head run."""
+
+    case_id: str
+    query: str
+    error: str
+
+
+class GateDecision(_Model):
+    """Everything the comment, the summary, the outputs and the exit code are made from."""
+
+    schema_version: int = SCHEMA_VERSION
+    passed: bool
+    failures: tuple[str, ...]
+    """Why the gate failed, one line each; empty when it passed."""
+    first_run: bool
+    """No baseline yet: thresholds only."""
+    comparable: bool
+    """Whether the baseline's provenance equals the head's, so regressions count."""
+    evaluators: dict[str, EvaluatorDecision]
+    new_hallucinations: tuple[ClaimChange, ...] = ()
+    fixed_hallucinations: tuple[ClaimChange, ...] = ()
+    regressed_cases: tuple[RegressedCase, ...] = ()
+    errors: tuple[CaseError, ...] = ()
+    added_cases: tuple[str, ...] = ()
+    removed_cases: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
+    cases: int
+    usage: Usage
+    judge: JudgeInfo
+    baseline_provenance: Provenance | None = None
+    baseline_commit: str | None = None
+
+    @property
+    def scores(self) -> dict[str, float | None]:
+        """Head score per evaluator."""
+        return {name: e.head for name, e in self.evaluators.items()}
+
+
+def _normalise(text: str) -> str:
+    return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
+
+
+def same_claim(a: str, b: str) -> bool:
+    """Whether two claims say the same thing: equal when normalised, or a close re-wording."""
+    na, nb = _normalise(a), _normalise(b)
+    if na == nb:
+        return True
+    wa, wb = set(content_words(a)), set(content_words(b))
+    if wa and wb and len(wa & wb) / len(wa | wb) >= FUZZY_JACCARD:
+        return True
+    return SequenceMatcher(None, na, nb, autojunk=False).ratio() >= FUZZY_RATIO
+
+
+def hallucinated_claims(case: CaseResult) -> list[ClaimVerdict]:
+    """The claims the hallucination evaluator counted, or every claim not SUPPORTED."""
+    result = case.results.get("hallucination")
+    listed = result.details.get("hallucinated_claims") if result is not None else None
+    if isinstance(listed, list):
+        indices = {item["index"] for item in listed if isinstance(item, dict)}
+        return [c for i, c in enumerate(case.claims) if i in indices]
+    return [c for c in case.claims if c.verdict.value != "SUPPORTED"]
+
+
+def _change(case: CaseResult, claim: ClaimVerdict) -> ClaimChange:
+    return ClaimChange(
+        case_id=case.id,
+        query=case.query,
+        claim=claim.text,
+        verdict=claim.verdict.value,
+        evidence=claim.evidence,
+        reason=claim.reason,
+        confidence=claim.confidence,
+    )
+
+
+def _unmatched(claims: Iterable[ClaimVerdict], others: list[ClaimVerdict]) -> list[ClaimVerdict]:
+    return [c for c in claims if not any(same_claim(c.text, o.text) for o in others)]
+
+
+def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> GateDecision:
+    """The gate decision for a head run against the baseline (or thresholds only, without one)."""
+    notices: list[str] = list(head.notices)
+    comparable = baseline is not None
+    if baseline is None:
+        notices.append(
+            "No baseline yet: only thresholds apply. Record one on the main branch "
+            "(the action's mode: update-baseline, or `ragaliq baseline update`)."
+        )
+    else:
+        differences = baseline.provenance.differences(Provenance.of(head))
+        if differences:
+            comparable = False
+            notices.append(
+                "The baseline was judged differently (" + "; ".join(differences) + "), so "
+                "score drops are shown but do not fail the gate; thresholds still apply. "
+                "Update the baseline on main to compare like with like."
+            )
+    base_cases = {c.id: c for c in baseline.report.cases} if baseline else {}
+    head_cases = {c.id: c for c in head.cases}
+
+    evaluators = _decide_evaluators(head, baseline, rules, comparable, notices)
+    new, fixed, regressed = [], [], []
+    for case in head.cases if baseline is not None else ():
+        before = base_cases.get(case.id)
+        if case.status != "ok":
+            continue
+        now = hallucinated_claims(case)
+        if before is None or before.status != "ok":
+            new += [_change(case, c) for c in now]
+            continue
+        was = hallucinated_claims(before)
+        new += [_change(case, c) for c in _unmatched(now, was)]
+        fixed += [_change(before, c) for c in _unmatched(was, now)]
+    if baseline is not None:
+        regressed = _regressed_cases(head_cases, base_cases, rules, list(evaluators))
+
+    errors = [
+        CaseError(case_id=c.id, query=c.query, error=c.error or "unknown error")
+        for c in head.cases
+        if c.status == "error"
+    ]
+    added = tuple(sorted(set(head_cases) - set(base_cases))) if baseline else ()
+    removed = tuple(sorted(set(base_cases) - set(head_cases))) if baseline else ()
+    if added:
+        notices.append(f"{len(added)} cases are new since the baseline: {_few(added)}.")
+    if removed:
+        notices.append(f"{len(removed)} baseline cases are gone: {_few(removed)}.")
+
+    failures = [_failure_line(name, e) for name, e in evaluators.items() if not e.passed]
+    if errors and rules.on_error == "fail":
+        failures.append(f"{len(errors)} cases could not be judged (gate.on_error: fail)")
+    if head.stopped_early:
+        failures.append(f"the run stopped early: {head.stopped_early}")
+    if new and rules.fail_on_new_hallucinations:
+        failures.append(
+            f"{len(new)} newly hallucinated claims (gate.fail_on_new_hallucinations: true)"
+        )
+    return GateDecision(
+        passed=not failures,
+        failures=tuple(failures),
+        first_run=baseline is None,
+        comparable=comparable,
+        evaluators=evaluators,
+        new_hallucinations=tuple(new),
+        fixed_hallucinations=tuple(fixed),
+        regressed_cases=tuple(regressed),
+        errors=tuple(errors),
+        added_cases=added,
+        removed_cases=removed,
+        notices=tuple(notices),
+        cases=head.summary.cases,
+        usage=head.usage,
+        judge=head.judge,
+        baseline_provenance=baseline.provenance if baseline else None,
+        baseline_commit=baseline.commit if baseline else None,
+    )
+
+
+def _decide_evaluators(
+    head: RunReport,
+    baseline: Baseline | None,
+    rules: GateRules,
+    comparable: bool,
+    notices: list[str],
+) -> dict[str, EvaluatorDecision]:
+    decisions: dict[str, EvaluatorDecision] = {}
+    edited: list[str] = []
+    for name, summary in head.summary.evaluators.items():
+        threshold = summary.threshold
+        base_score: float | None = None
+        if baseline is not None:
+            recorded = baseline.thresholds.get(name)
+            if recorded is not None and recorded != threshold:
+                edited.append(f"{name} {recorded:g} → {threshold:g}")
+                threshold = max(threshold, recorded)  # a PR cannot lower its own bar
+            base_summary = baseline.report.summary.evaluators.get(name)
+            base_score = base_summary.score if base_summary else None
+        max_drop = rules.drop_for(name)
+        head_score = summary.score
+        delta = None if head_score is None or base_score is None else head_score - base_score
+        if head_score is None:
+            status: EvaluatorStatus = "no_score"
+        elif head_score < threshold:
+            status = "below_threshold"
+        elif comparable and delta is not None and delta < -max_drop - 1e-9:
+            status = "regressed"
+        else:
+            status = "pass"
+        decisions[name] = EvaluatorDecision(
+            head=head_score,
+            baseline=base_score,
+            delta=None if delta is None else round(delta, 6),
+            threshold=threshold,
+            max_drop=max_drop,
+            status=status,
+            passed=status == "pass",
+            errors=summary.errors,
+        )
+    if edited:
+        notices.append(
+            "This PR changes thresholds (" + "; ".join(edited) + "); until it is merged and "
+            "the baseline updated, the stricter of the two applies."
+        )
+    return decisions
+
+
+def _regressed_cases(
+    head_cases: dict[str, CaseResult],
+    base_cases: dict[str, CaseResult],
+    rules: GateRules,
+    evaluators: list[str],
+) -> list[RegressedCase]:
+    out: list[tuple[float, RegressedCase]] = []
+    for case_id, case in head_cases.items():
+        before = base_cases.get(case_id)
+        if before is None or before.status != "ok":
+            continue
+        for name in evaluators:
+            old = before.results.get(name)
+            new = case.results.get(name)
+            if old is None or old.score is None or new is None:
+                continue
+            drop = old.score - (new.score if new.score is not None else 0.0)
+            if new.score is None or drop > rules.drop_for(name) + 1e-9:
+                regressed = RegressedCase(
+                    case_id=case_id,
+                    query=case.query,
+                    evaluator=name,
+                    baseline=old.score,
+                    head=new.score,
+                )
+                out.append((drop, regressed))
+    out.sort(key=lambda item: (-item[0], item[1].case_id, item[1].evaluator))
+    return [r for _, r in out]
+
+
+def _failure_line(name: str, decision: EvaluatorDecision) -> str:
+    if decision.status == "no_score":
+        return f"{name}: no case could be scored"
+    head = decision.head if decision.head is not None else 0.0
+    if decision.status == "below_threshold":
+        return f"{name}: {head:.3f} is below the threshold {decision.threshold:.2f}"
+    base = decision.baseline if decision.baseline is not None else 0.0
+    return (
+        f"{name}: {head:.3f} dropped {base - head:.3f} from the baseline {base:.3f} "
+        f"(max_drop {decision.max_drop:g})"
+    )
+
+
+def _few(ids: tuple[str, ...], limit: int = 5) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")

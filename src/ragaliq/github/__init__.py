@@ -1,0 +1,1 @@
+"""GitHub integration: the action's settings, workflow commands and the PR comment."""
