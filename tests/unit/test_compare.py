@@ -1,0 +1,227 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragaliq.baseline import (
+    Baseline,
+    Provenance,
+    load_baseline,
+    parse_baseline,
+    record_baseline,
+    save_baseline,
+)
+from ragaliq.compare import GateRules, compare, same_claim
+from ragaliq.errors import BaselineError
+from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.models import Verdict
+from ragaliq.runner import run_suite
+from tests.conftest import make_case
+from tests.fakes.judge import FakeJudge
+
+S, N, C = Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO, Verdict.CONTRADICTED
+CLAIMS = ["Refunds take 14 days.", "The Business plan includes 2 TB.", "Support is 24/7."]
+
+
+def suite(**thresholds):
+    return [
+        FaithfulnessEvaluator(threshold=thresholds.get("faithfulness")),
+        HallucinationEvaluator(threshold=thresholds.get("hallucination")),
+        RelevanceEvaluator(threshold=thresholds.get("relevance")),
+    ]
+
+
+async def report_of(verdicts: dict[str, list[Verdict]], claims=None, evaluators=None, **judge_kw):
+    judge = FakeJudge(
+        claims={cid: list(claims or CLAIMS) for cid in verdicts},
+        verdicts=verdicts,
+        **judge_kw,
+    )
+    cases = [make_case(id=cid, query=f"question {cid}?") for cid in verdicts]
+    return await run_suite(cases, judge=judge, evaluators=evaluators or suite(hallucination=0.5))
+
+
+async def test_first_run_applies_thresholds_only_and_says_so():
+    head = await report_of({"a": [S, S, N], "b": [S, S, S]})
+    decision = compare(head, None, rules=GateRules())
+    assert decision.first_run is True
+    assert decision.passed is True
+    assert decision.new_hallucinations == ()
+    assert any("No baseline yet" in n for n in decision.notices)
+    assert decision.evaluators["faithfulness"].baseline is None
+
+
+async def test_new_and_fixed_hallucinations_are_found_per_case():
+    base = record_baseline(await report_of({"a": [S, S, N], "b": [S, S, S]}))
+    head = await report_of({"a": [S, S, S], "b": [S, C, S]})
+    decision = compare(head, base, rules=GateRules())
+    assert [(c.case_id, c.claim, c.verdict) for c in decision.new_hallucinations] == [
+        ("b", "The Business plan includes 2 TB.", "CONTRADICTED")
+    ]
+    assert decision.new_hallucinations[0].query == "question b?"
+    assert [(c.case_id, c.claim) for c in decision.fixed_hallucinations] == [
+        ("a", "Support is 24/7.")
+    ]
+
+
+async def test_a_reworded_hallucination_is_not_new():
+    base = record_baseline(await report_of({"a": [S, S, N]}))
+    reworded = ["Refunds take 14 days.", "The Business plan includes 2 TB.", "Support is 24/7!"]
+    head = await report_of({"a": [S, S, N]}, claims=reworded)
+    decision = compare(head, base, rules=GateRules())
+    assert decision.new_hallucinations == ()
+    assert decision.fixed_hallucinations == ()
+
+
+def test_same_claim_matching():
+    assert same_claim("Refunds take 14 days.", "refunds take 14 days")
+    assert same_claim(
+        "The Business plan includes phone support.",
+        "Phone support is included in the Business plan.",
+    )
+    assert not same_claim("Refunds take 14 days.", "The Business plan includes 2 TB.")
+
+
+async def test_a_hallucination_in_a_new_case_is_new():
+    base = record_baseline(await report_of({"a": [S, S, S]}))
+    head = await report_of({"a": [S, S, S], "z": [S, N, S]})
+    decision = compare(head, base, rules=GateRules())
+    assert [c.case_id for c in decision.new_hallucinations] == ["z"]
+    assert decision.added_cases == ("z",)
+    assert any("new since the baseline" in n for n in decision.notices)
+
+
+async def test_removed_cases_are_a_notice():
+    base = record_baseline(await report_of({"a": [S, S, S], "gone": [S, S, S]}))
+    head = await report_of({"a": [S, S, S]})
+    decision = compare(head, base, rules=GateRules())
+    assert decision.removed_cases == ("gone",)
+    assert any("gone" in n for n in decision.notices)
+
+
+async def test_a_drop_past_max_drop_fails_even_above_the_threshold():
+    base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(4)}))
+    head = await report_of({"c0": [S, S, N], "c1": [S, S, S], "c2": [S, S, S], "c3": [S, S, S]})
+    decision = compare(head, base, rules=GateRules(default_max_drop=0.05))
+    faith = decision.evaluators["faithfulness"]
+    assert faith.head == pytest.approx(1 - 1 / 12)
+    assert faith.head >= faith.threshold
+    assert faith.status == "regressed"
+    assert decision.passed is False
+    assert any("dropped" in f for f in decision.failures)
+    assert [(r.case_id, r.evaluator) for r in decision.regressed_cases][:1] == [("c0", "faithfulness")]
+    tolerant = compare(head, base, rules=GateRules(default_max_drop=0.1))
+    assert tolerant.passed is True
+
+
+async def test_per_evaluator_max_drop():
+    base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(4)}))
+    head = await report_of({"c0": [S, S, N], "c1": [S, S, S], "c2": [S, S, S], "c3": [S, S, S]})
+    rules = GateRules(default_max_drop=0.0, max_drop={"faithfulness": 0.2, "hallucination": 0.2})
+    assert compare(head, base, rules=rules).passed is True
+
+
+async def test_below_threshold_fails():
+    head = await report_of({"a": [N, N, S]}, evaluators=suite())
+    decision = compare(head, None, rules=GateRules())
+    assert decision.passed is False
+    assert decision.evaluators["faithfulness"].status == "below_threshold"
+    assert "below the threshold 0.70" in decision.failures[0]
+
+
+async def test_different_provenance_turns_regressions_into_a_notice():
+    base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(4)}))
+    changed = base.model_copy(
+        update={"provenance": base.provenance.model_copy(update={"judge_model": "other-model"})}
+    )
+    head = await report_of({"c0": [S, S, N], "c1": [S, S, S], "c2": [S, S, S], "c3": [S, S, S]})
+    decision = compare(head, changed, rules=GateRules())
+    assert decision.comparable is False
+    assert decision.passed is True
+    assert decision.evaluators["faithfulness"].delta is not None
+    assert any("judge model: other-model → fake-1" in n for n in decision.notices)
+
+
+async def test_a_pr_cannot_lower_its_own_threshold():
+    base = record_baseline(await report_of({"a": [S, S, N]}, evaluators=suite(faithfulness=0.7)))
+    head = await report_of({"a": [S, N, N]}, evaluators=suite(faithfulness=0.3))
+    decision = compare(head, base, rules=GateRules(default_max_drop=1.0))
+    assert decision.evaluators["faithfulness"].threshold == 0.7
+    assert decision.passed is False
+    assert any("changes thresholds (faithfulness 0.7 → 0.3)" in n for n in decision.notices)
+
+
+async def test_errors_fail_the_gate_unless_ignored():
+    from ragaliq.errors import JudgeError
+
+    head = await report_of({"a": [S, S, S], "b": [S, S, S]}, fail={"b": JudgeError("no verdict")})
+    decision = compare(head, None, rules=GateRules())
+    assert [e.case_id for e in decision.errors] == ["b"]
+    assert decision.passed is False
+    assert compare(head, None, rules=GateRules(on_error="ignore")).passed is True
+
+
+async def test_fail_on_new_hallucinations():
+    base = record_baseline(await report_of({"a": [S, S, S], "b": [S, S, S]}))
+    head = await report_of({"a": [S, S, N], "b": [S, S, S]})
+    lenient = GateRules(default_max_drop=1.0)
+    assert compare(head, base, rules=lenient).passed is True
+    strict = GateRules(default_max_drop=1.0, fail_on_new_hallucinations=True)
+    decision = compare(head, base, rules=strict)
+    assert decision.passed is False
+    assert "1 newly hallucinated claims" in decision.failures[-1]
+
+
+async def test_min_confidence_is_respected_through_the_hallucination_details():
+    judge_claims = {"a": [S, S, S]}
+    head = await report_of(judge_claims, evaluators=[HallucinationEvaluator(min_confidence=0.95)])
+    base = record_baseline(await report_of(judge_claims, evaluators=[HallucinationEvaluator()]))
+    decision = compare(head, base, rules=GateRules(default_max_drop=1.0))
+    assert len(decision.new_hallucinations) == 3  # confidence 0.9 < 0.95
+
+
+async def test_baseline_round_trip_and_refusals(tmp_path):
+    report = await report_of({"a": [S, S, S]})
+    baseline = record_baseline(report, commit="abc123")
+    path = tmp_path / "sub" / "baseline.json"
+    save_baseline(baseline, path)
+    loaded = load_baseline(path)
+    assert loaded == baseline
+    assert loaded.thresholds == {"faithfulness": 0.7, "hallucination": 0.5, "relevance": 0.7}
+    assert loaded.provenance == Provenance.of(report)
+    assert [p.name for p in path.parent.iterdir()] == ["baseline.json"]  # no temp file left
+    assert load_baseline(tmp_path / "missing.json") is None
+
+
+async def test_a_run_with_errors_is_refused_as_baseline_unless_allowed():
+    from ragaliq.errors import JudgeError
+
+    report = await report_of({"a": [S, S, S], "b": [S]}, fail={"b": JudgeError("x")})
+    with pytest.raises(BaselineError, match="--allow-errors"):
+        record_baseline(report)
+    assert record_baseline(report, allow_errors=True).report.summary.errors == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"hello": 1}', "not a RagaliQ baseline"),
+        ('{"schema_version": 99}', "schema_version 99 is not the supported 1"),
+        ('{"schema_version": 1, "report": {}}', "corrupt baseline"),
+    ],
+)
+def test_bad_baselines_say_how_to_regenerate(text, phrase):
+    with pytest.raises(BaselineError) as info:
+        parse_baseline(text, source="b.json")
+    assert phrase in str(info.value)
+    assert "ragaliq baseline update" in str(info.value)
+
+
+async def test_decision_serialises():
+    base = record_baseline(await report_of({"a": [S, S, N]}))
+    decision = compare(await report_of({"a": [S, C, N]}), base, rules=GateRules())
+    data = json.loads(decision.model_dump_json())
+    assert data["new_hallucinations"][0]["verdict"] == "CONTRADICTED"
+    assert Baseline.model_validate_json(base.model_dump_json()) == base
