@@ -1,4 +1,4 @@
-"""The ``ragaliq`` command line: thin commands over the library's glue functions.
+"""The ``ragaliq`` command line: thin commands over the glue in :mod:`ragaliq.pipeline`.
 
 Errors of the :class:`~ragaliq.errors.RagaliqError` tree become one line on stderr and exit
 code 2; ``--debug`` shows the traceback as well.
@@ -6,86 +6,39 @@ code 2; ``--debug`` shows the traceback as well.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import click
+from pydantic import ValidationError
 
 from ragaliq import __version__
 from ragaliq._files import write_atomic
+from ragaliq.baseline import (
+    DEFAULT_BASELINE_PATH,
+    load_baseline,
+    record_baseline,
+    save_baseline,
+)
+from ragaliq.compare import GateDecision, GateRules, compare
 from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_json_schema, load_config
-from ragaliq.dataset import load_dataset
-from ragaliq.errors import ConfigError, RagaliqError
+from ragaliq.errors import BaselineError, ConfigError, RagaliqError
 from ragaliq.evaluators import build_evaluators
-from ragaliq.judges import build_judge
-from ragaliq.models import RunReport, TestCase
+from ragaliq.models import RunReport
 from ragaliq.outcome import ExitCode, run_exit_code
-from ragaliq.report import format_run_table
-from ragaliq.runner import RunSettings, run_suite
+from ragaliq.pipeline import gate_exit_code, judge_inputs, load_inputs, run_gate
+from ragaliq.report import format_decision, format_run_table
+from ragaliq.report.markdown import render_comment, render_summary
 
-__all__ = ["main"]
+__all__ = ["cli", "main"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Inputs:
-    """A validated config and dataset, ready to judge."""
-
-    config: GateConfig
-    config_dir: Path
-    dataset_path: Path
-    cases: list[TestCase]
-
-
-def load_inputs(config_path: Path, dataset: Path | None) -> Inputs:
-    """Load and validate the config and the dataset it names (or ``dataset``)."""
-    config = load_config(config_path)
-    config_dir = config_path.resolve().parent
-    if dataset is None:
-        if config.dataset is None:
-            raise ConfigError(
-                f"{config_path}: dataset: no dataset given; set 'dataset' in the config "
-                "or pass --dataset"
-            )
-        dataset = config.resolve(config.dataset, base=config_dir)
-    return Inputs(
-        config=config, config_dir=config_dir, dataset_path=dataset, cases=load_dataset(dataset)
-    )
-
-
-def judge_inputs(inputs: Inputs, *, env: dict[str, str]) -> RunReport:
-    """Judge the inputs' cases with the configured judge and evaluators."""
-    choice = build_judge(inputs.config.judge, env=env, base_dir=inputs.config_dir)
-    evaluators = build_evaluators(inputs.config.evaluators)
-    settings = RunSettings(
-        concurrency=inputs.config.judge.concurrency, budget_usd=inputs.config.judge.budget_usd
-    )
-
-    async def go() -> RunReport:
-        try:
-            report = await run_suite(
-                inputs.cases,
-                judge=choice.judge,
-                evaluators=evaluators,
-                settings=settings,
-                notices=choice.notices,
-            )
-        finally:
-            await choice.judge.aclose()
-        return report.model_copy(
-            update={"notices": (*report.notices, *choice.all_notices()[len(choice.notices) :])}
-        )
-
-    return asyncio.run(go())
 
 
 def _edge(func: Callable[P, R]) -> Callable[P, R]:
@@ -105,6 +58,25 @@ def _edge(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def _read_model(path: Path, kind: type[Any], what: str) -> Any:
+    try:
+        return kind.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: not found; pass the {what} written by ragaliq") from exc
+    except (OSError, UnicodeDecodeError, ValidationError) as exc:
+        raise ConfigError(f"{path}: not a valid {what} ({str(exc).splitlines()[0]})") from exc
+
+
+def _write(path: Path | None, text: str, label: str) -> None:
+    if path is not None:
+        write_atomic(path, text if text.endswith("\n") else text + "\n")
+        click.echo(f"{label} written to {path}")
+
+
+def _config_or_default(path: Path) -> GateConfig:
+    return load_config(path) if path.exists() else GateConfig()
+
+
 config_option = click.option(
     "--config",
     "config_path",
@@ -119,6 +91,14 @@ dataset_option = click.option(
     default=None,
     help="The RAG outputs to judge (JSONL, JSON or YAML); overrides 'dataset' in the config.",
 )
+output_option = click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write the run report (JSON) here.",
+)
+FilePath = click.Path(path_type=Path, dir_okay=False)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -131,13 +111,7 @@ def cli(debug: bool) -> None:
 @cli.command()
 @config_option
 @dataset_option
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Write the run report (JSON) here.",
-)
+@output_option
 @_edge
 def run(config_path: Path, dataset: Path | None, output: Path | None) -> None:
     """Judge a dataset, print a score table and write the report.
@@ -146,19 +120,25 @@ def run(config_path: Path, dataset: Path | None, output: Path | None) -> None:
     failed to judge), 2 when nothing could be judged.
     """
     inputs = load_inputs(config_path, dataset)
-    report = judge_inputs(inputs, env=dict(os.environ))
+    report = judge_inputs(inputs, env=os.environ)
+    _print_report(report)
+    _write(output, report.model_dump_json(indent=2), "report")
+    code = run_exit_code(report, inputs.config.gate)
+    _explain_unjudged(report, code)
+    sys.exit(code)
+
+
+def _print_report(report: RunReport) -> None:
     for notice in report.notices:
         click.echo(f"notice: {notice}", err=True)
     click.echo(format_run_table(report))
-    if output is not None:
-        write_atomic(output, report.model_dump_json(indent=2) + "\n")
-        click.echo(f"report written to {output}")
-    code = run_exit_code(report, inputs.config.gate)
+
+
+def _explain_unjudged(report: RunReport, code: ExitCode) -> None:
     if report.stopped_early:
         click.echo(f"error: the run stopped early: {report.stopped_early}", err=True)
     elif code is ExitCode.UNJUDGED:
         click.echo("error: no case could be judged; see the case errors above", err=True)
-    sys.exit(code)
 
 
 @cli.command()
@@ -179,6 +159,169 @@ def validate(config_path: Path, dataset: Path | None) -> None:
 def schema() -> None:
     """Print the JSON Schema of ragaliq.yaml (for editor completion)."""
     click.echo(config_json_schema())
+
+
+@cli.group()
+def baseline() -> None:
+    """Record the baseline the gate compares pull requests with."""
+
+
+@baseline.command("update")
+@click.option("--report", "report_path", type=FilePath, required=True, help="A run report.")
+@click.option(
+    "-o",
+    "--output",
+    type=FilePath,
+    default=None,
+    help="Where to write the baseline [default: the config's 'baseline', else "
+    f"{DEFAULT_BASELINE_PATH}].",
+)
+@config_option
+@click.option("--allow-errors", is_flag=True, help="Record a run that has case errors.")
+@click.option("--commit", default=None, help="The commit the report was produced on.")
+@_edge
+def baseline_update(
+    report_path: Path,
+    output: Path | None,
+    config_path: Path,
+    allow_errors: bool,
+    commit: str | None,
+) -> None:
+    """Record a run report as the baseline (written atomically)."""
+    report: RunReport = _read_model(report_path, RunReport, "run report")
+    if output is None:
+        if config_path.exists():
+            config = load_config(config_path)
+            output = config.resolve(config.baseline, base=config_path.resolve().parent)
+        else:
+            output = Path(DEFAULT_BASELINE_PATH)
+    recorded = record_baseline(report, allow_errors=allow_errors, commit=commit)
+    save_baseline(recorded, output)
+    click.echo(
+        f"baseline written to {output} ({report.summary.cases} cases, judge "
+        f"{report.judge.provider}/{report.judge.model})"
+    )
+
+
+@cli.command("compare")
+@click.option("--baseline", "baseline_path", type=FilePath, required=True)
+@click.option("--report", "report_path", type=FilePath, required=True)
+@click.option("-o", "--output", type=FilePath, default=None, help="Write the decision (JSON).")
+@config_option
+@_edge
+def compare_command(
+    baseline_path: Path, report_path: Path, output: Path | None, config_path: Path
+) -> None:
+    """Compare a run report with a baseline; exit 1 when the gate fails."""
+    report: RunReport = _read_model(report_path, RunReport, "run report")
+    recorded = load_baseline(baseline_path)
+    if recorded is None:
+        raise BaselineError(f"{baseline_path}: not found")
+    rules = GateRules.from_config(_config_or_default(config_path))
+    decision = compare(report, recorded, rules=rules)
+    click.echo(format_decision(decision))
+    _write(output, decision.model_dump_json(indent=2), "decision")
+    sys.exit(gate_exit_code(report, decision))
+
+
+@cli.command()
+@click.option("--decision", "decision_path", type=FilePath, required=True)
+@click.option("--report", "report_path", type=FilePath, default=None, help="Needed for --summary.")
+@click.option("--summary", "as_summary", is_flag=True, help="Render the job summary instead.")
+@click.option("--template", type=FilePath, default=None, help="Your own Jinja template.")
+@click.option("--comment-id", default="default", show_default=True)
+@click.option("-o", "--output", type=FilePath, default=None, help="Write here, not to stdout.")
+@_edge
+def render(
+    decision_path: Path,
+    report_path: Path | None,
+    as_summary: bool,
+    template: Path | None,
+    comment_id: str,
+    output: Path | None,
+) -> None:
+    """Render the PR comment (or the job summary) from a decision."""
+    decision: GateDecision = _read_model(decision_path, GateDecision, "gate decision")
+    if as_summary:
+        if report_path is None:
+            raise ConfigError("--summary needs --report")
+        report: RunReport = _read_model(report_path, RunReport, "run report")
+        text = render_summary(decision, report=report, template=template)
+    else:
+        text = render_comment(decision, comment_id=_comment_id(comment_id), template=template)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        _write(output, text, "rendered Markdown")
+
+
+def _comment_id(value: str) -> str:
+    from ragaliq.report.marker import comment_marker
+
+    try:
+        comment_marker(value)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    return value
+
+
+@cli.command()
+@config_option
+@dataset_option
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=FilePath,
+    default=None,
+    help="The baseline [default: the config's 'baseline'].",
+)
+@output_option
+@click.option("--decision-out", type=FilePath, default=None, help="Write the decision (JSON).")
+@click.option(
+    "--comment-out",
+    type=FilePath,
+    default=Path(".ragaliq/comment.md"),
+    show_default=True,
+    help="Write the PR comment (Markdown).",
+)
+@click.option("--summary-out", type=FilePath, default=None, help="Write the job summary.")
+@click.option("--comment-id", default="default", show_default=True)
+@_edge
+def gate(
+    config_path: Path,
+    dataset: Path | None,
+    baseline_path: Path | None,
+    output: Path | None,
+    decision_out: Path | None,
+    comment_out: Path | None,
+    summary_out: Path | None,
+    comment_id: str,
+) -> None:
+    """Judge, compare with the baseline and render the comment: the gate, run locally.
+
+    Exit code 0 when the gate passes, 1 when it fails, 2 when nothing could be judged.
+    """
+    inputs = load_inputs(config_path, dataset)
+    recorded = load_baseline(baseline_path or inputs.baseline_path)
+    report = judge_inputs(inputs, env=os.environ)
+    outcome = run_gate(inputs, report=report, baseline=recorded, comment_id=_comment_id(comment_id))
+    _print_report(report)
+    click.echo("")
+    click.echo(format_decision(outcome.decision))
+    _write(output, report.model_dump_json(indent=2), "report")
+    _write(decision_out, outcome.decision.model_dump_json(indent=2), "decision")
+    _write(comment_out, outcome.comment, "comment")
+    _write(summary_out, outcome.summary, "summary")
+    _explain_unjudged(report, outcome.exit_code)
+    sys.exit(outcome.exit_code)
+
+
+@cli.command()
+def action() -> None:
+    """Run as the GitHub Action (reads INPUT_* and GITHUB_* from the environment)."""
+    from ragaliq.action import main as action_main
+
+    sys.exit(action_main())
 
 
 def main(argv: list[str] | None = None) -> Any:

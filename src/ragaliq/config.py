@@ -29,6 +29,7 @@ __all__ = [
     "JudgeConfig",
     "ModelPrice",
     "RelevanceConfig",
+    "TemplatesConfig",
     "config_json_schema",
     "load_config",
     "parse_config",
@@ -149,16 +150,26 @@ class GatePolicy(_Section):
     """In the action, what a PR run without an API key does (fork PRs get no secrets)."""
 
 
+class TemplatesConfig(_Section):
+    """Your own Jinja templates; each may ``{% extends "comment.md.j2" %}`` and override blocks."""
+
+    comment: str | None = None
+    """The PR comment template, relative to the config file."""
+    summary: str | None = None
+    """The job summary template, relative to the config file."""
+
+
 class GateConfig(_Section):
     """The whole ``ragaliq.yaml``."""
 
     dataset: str | None = None
     """The RAG outputs to judge (JSONL, JSON or YAML), relative to the config file."""
     baseline: str = ".ragaliq/baseline.json"
-    """Where the baseline lives on the base branch, relative to the repository root."""
+    """The baseline file, relative to the config file; the action reads it at the PR's base."""
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     evaluators: EvaluatorsConfig = Field(default_factory=EvaluatorsConfig)
     gate: GatePolicy = Field(default_factory=GatePolicy)
+    templates: TemplatesConfig = Field(default_factory=TemplatesConfig)
 
     def resolve(self, path: str, *, base: Path) -> Path:
         """A path from the config, made absolute against the config file's folder."""

@@ -110,7 +110,9 @@ async def test_a_drop_past_max_drop_fails_even_above_the_threshold():
     assert faith.status == "regressed"
     assert decision.passed is False
     assert any("dropped" in f for f in decision.failures)
-    assert [(r.case_id, r.evaluator) for r in decision.regressed_cases][:1] == [("c0", "faithfulness")]
+    assert [(r.case_id, r.evaluator) for r in decision.regressed_cases][:1] == [
+        ("c0", "faithfulness")
+    ]
     tolerant = compare(head, base, rules=GateRules(default_max_drop=0.1))
     assert tolerant.passed is True
 

@@ -1,7 +1,7 @@
-"""Rendering reports for people: the terminal table, and the Markdown comment and summary."""
+"""Rendering for people: the terminal tables, and the Markdown comment and summary."""
 
 from __future__ import annotations
 
-from ragaliq.report.console import format_run_table
+from ragaliq.report.console import format_decision, format_run_table, format_usage
 
-__all__ = ["format_run_table"]
+__all__ = ["format_decision", "format_run_table", "format_usage"]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ragaliq.compare import GateDecision
 from ragaliq.models import RunReport, Usage
 
-__all__ = ["format_run_table", "format_usage"]
+__all__ = ["format_decision", "format_run_table", "format_usage"]
 
 
 def _num(value: float | None, spec: str = ".3f") -> str:
@@ -51,4 +52,31 @@ def format_run_table(report: RunReport) -> str:
         lines.append(f"... and {len(errored) - 5} more case errors (see the report)")
     if report.stopped_early:
         lines.append(f"stopped early: {report.stopped_early}")
+    return "\n".join(lines)
+
+
+def format_decision(decision: GateDecision) -> str:
+    """The gate's verdict for a terminal: headline, evaluators against the baseline, reasons."""
+    headline = "gate: PASSED" if decision.passed else "gate: FAILED"
+    lines = [headline, ""]
+    lines.append(
+        f"{'evaluator':<15} {'baseline':>8} {'head':>7} {'delta':>8} {'threshold':>10}  status"
+    )
+    for name, e in decision.evaluators.items():
+        delta = "-" if e.delta is None else f"{e.delta:+.3f}"
+        lines.append(
+            f"{name:<15} {_num(e.baseline):>8} {_num(e.head):>7} {delta:>8} "
+            f"{e.threshold:>10.2f}  {e.status.replace('_', ' ')}"
+        )
+    lines.append("")
+    lines.append(
+        f"{len(decision.new_hallucinations)} newly hallucinated claims, "
+        f"{len(decision.fixed_hallucinations)} fixed, "
+        f"{len(decision.regressed_cases)} regressed case scores, {len(decision.errors)} errors"
+    )
+    for change in decision.new_hallucinations[:10]:
+        lines.append(f"  new in {change.case_id}: {change.claim} [{change.verdict}]")
+    if len(decision.new_hallucinations) > 10:
+        lines.append(f"  ... and {len(decision.new_hallucinations) - 10} more")
+    lines += [f"failed: {failure}" for failure in decision.failures]
     return "\n".join(lines)

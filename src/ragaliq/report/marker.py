@@ -16,7 +16,5 @@ def comment_marker(comment_id: str = "default") -> str:
         ValueError: the id has characters other than letters, digits, ``.``, ``_`` and ``-``.
     """
     if not COMMENT_ID_PATTERN.match(comment_id):
-        raise ValueError(
-            f"comment-id {comment_id!r} must be 1-64 letters, digits, '.', '_' or '-'"
-        )
+        raise ValueError(f"comment-id {comment_id!r} must be 1-64 letters, digits, '.', '_' or '-'")
     return f"<!-- ragaliq:comment id={comment_id} -->"
