@@ -27,7 +27,7 @@ from ragaliq.outcome import ExitCode
 from ragaliq.pipeline import Inputs, judge_inputs, load_inputs, run_gate
 from ragaliq.report.markdown import render_summary
 from ragaliq.report.marker import comment_marker
-from ragaliq.runner import Progress
+from ragaliq.report.progress import ProgressPrinter
 
 __all__ = ["MAX_ANNOTATIONS", "REPORT_PATH", "action", "main"]
 
@@ -107,7 +107,10 @@ def action(
 
     recorded, notices = _read_baseline(settings, baseline_path, read_base_file, workflow)
     report = judge_inputs(
-        inputs, env=judge_env, judge_config=judge_config, on_progress=_progress_logger(workflow)
+        inputs,
+        env=judge_env,
+        judge_config=judge_config,
+        on_progress=ProgressPrinter(workflow.stream, live=False),
     )
     outcome = run_gate(
         inputs,
@@ -230,7 +233,7 @@ def _update_baseline(
             "mode update-baseline needs the judge the gate uses: set the anthropic-api-key "
             "input (or judge.provider: offline in the config)"
         )
-    report = judge_inputs(inputs, env=env, on_progress=_progress_logger(workflow))
+    report = judge_inputs(inputs, env=env, on_progress=ProgressPrinter(workflow.stream, live=False))
     recorded = record_baseline(report, commit=settings.sha or None)
     save_baseline(recorded, baseline_path)
     report_file = settings.workspace / REPORT_PATH
@@ -325,18 +328,3 @@ def _checked_comment_id(value: str) -> str:
     except ValueError as exc:
         raise ConfigError(f"input {exc}") from exc
     return value
-
-
-def _progress_logger(workflow: Workflow) -> Callable[[Progress], None]:
-    step = {"next": 0.0}
-
-    def log(progress: Progress) -> None:
-        share = progress.done / progress.total
-        if share >= step["next"] or progress.done == progress.total:
-            workflow.log(
-                f"judged {progress.done}/{progress.total} cases, {progress.errors} errors, "
-                f"${progress.usage.cost_usd:.2f} so far"
-            )
-            step["next"] = share + 0.1
-
-    return log

@@ -6,6 +6,7 @@ code 2; ``--debug`` shows the traceback as well.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import sys
@@ -29,11 +30,15 @@ from ragaliq.compare import GateDecision, GateRules, compare
 from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_json_schema, load_config
 from ragaliq.errors import BaselineError, ConfigError, RagaliqError
 from ragaliq.evaluators import build_evaluators
-from ragaliq.models import RunReport
+from ragaliq.judges.factory import describe_judge
+from ragaliq.models import RunReport, Usage
 from ragaliq.outcome import ExitCode, run_exit_code
-from ragaliq.pipeline import gate_exit_code, judge_inputs, load_inputs, run_gate
+from ragaliq.pipeline import Inputs, gate_exit_code, judge_inputs, load_inputs, run_gate
 from ragaliq.report import format_decision, format_run_table
 from ragaliq.report.markdown import render_comment, render_summary
+from ragaliq.report.progress import ProgressPrinter
+from ragaliq.runner import summarise
+from ragaliq.shards import Shard, merge_reports, parse_shard, shard_cases
 
 __all__ = ["cli", "main"]
 
@@ -108,19 +113,37 @@ def cli(debug: bool) -> None:
     """RagaliQ Gate: judge RAG outputs and gate pull requests on their quality."""
 
 
+def _shard_option(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Shard | None:
+    return None if value is None else parse_shard(value)
+
+
 @cli.command()
 @config_option
 @dataset_option
 @output_option
+@click.option(
+    "--shard",
+    default=None,
+    callback=_shard_option,
+    help="Judge only shard K of N (e.g. 2/8), a stable partition by case id.",
+)
 @_edge
-def run(config_path: Path, dataset: Path | None, output: Path | None) -> None:
+def run(config_path: Path, dataset: Path | None, output: Path | None, shard: Shard | None) -> None:
     """Judge a dataset, print a score table and write the report.
 
     Exit code 0 when every evaluator reaches its threshold, 1 when one does not (or cases
     failed to judge), 2 when nothing could be judged.
     """
     inputs = load_inputs(config_path, dataset)
-    report = judge_inputs(inputs, env=os.environ)
+    if shard is not None:
+        inputs = dataclasses.replace(inputs, cases=shard_cases(inputs.cases, shard))
+        if not inputs.cases:
+            click.echo(f"shard {shard}: no cases fall in this shard; nothing to judge")
+            _write(output, _empty_report(inputs).model_dump_json(indent=2), "report")
+            sys.exit(ExitCode.PASSED)
+    report = judge_inputs(inputs, env=os.environ, on_progress=_progress())
+    if shard is not None:
+        report = report.model_copy(update={"shard": str(shard)})
     _print_report(report)
     _write(output, report.model_dump_json(indent=2), "report")
     code = run_exit_code(report, inputs.config.gate)
@@ -128,10 +151,25 @@ def run(config_path: Path, dataset: Path | None, output: Path | None) -> None:
     sys.exit(code)
 
 
+def _progress() -> ProgressPrinter:
+    return ProgressPrinter(sys.stderr, live=sys.stderr.isatty() and not os.environ.get("CI"))
+
+
 def _print_report(report: RunReport) -> None:
     for notice in report.notices:
         click.echo(f"notice: {notice}", err=True)
     click.echo(format_run_table(report))
+
+
+def _empty_report(inputs: Inputs) -> RunReport:
+    infos = {e.name: e.info() for e in build_evaluators(inputs.config.evaluators)}
+    return RunReport(
+        judge=describe_judge(inputs.config.judge, env=os.environ),
+        evaluators=infos,
+        summary=summarise([], infos),
+        usage=Usage(),
+        cases=(),
+    )
 
 
 def _explain_unjudged(report: RunReport, code: ExitCode) -> None:
@@ -303,7 +341,7 @@ def gate(
     """
     inputs = load_inputs(config_path, dataset)
     recorded = load_baseline(baseline_path or inputs.baseline_path)
-    report = judge_inputs(inputs, env=os.environ)
+    report = judge_inputs(inputs, env=os.environ, on_progress=_progress())
     outcome = run_gate(inputs, report=report, baseline=recorded, comment_id=_comment_id(comment_id))
     _print_report(report)
     click.echo("")
@@ -314,6 +352,18 @@ def gate(
     _write(summary_out, outcome.summary, "summary")
     _explain_unjudged(report, outcome.exit_code)
     sys.exit(outcome.exit_code)
+
+
+@cli.command()
+@click.argument("reports", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("-o", "--output", type=FilePath, required=True, help="Write the merged report.")
+@_edge
+def merge(reports: tuple[Path, ...], output: Path) -> None:
+    """Join shard reports (from `ragaliq run --shard K/N`) into one report."""
+    loaded: list[RunReport] = [_read_model(p, RunReport, "run report") for p in reports]
+    merged = merge_reports(loaded, names=[str(p) for p in reports])
+    click.echo(format_run_table(merged))
+    _write(output, merged.model_dump_json(indent=2), "merged report")
 
 
 @cli.command()

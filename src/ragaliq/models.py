@@ -235,3 +235,5 @@ class RunReport(_Frozen):
     """Things the user should know about the run, e.g. that a heuristic judge was used."""
     stopped_early: str | None = None
     """Why the run stopped before judging every case (budget, unusable judge); None otherwise."""
+    shard: str | None = None
+    """``K/N`` when the run judged one shard of the dataset; None for a whole run."""

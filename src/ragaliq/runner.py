@@ -10,7 +10,7 @@ goes on; a judge that cannot be used at all stops the run.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -21,6 +21,7 @@ from ragaliq.models import (
     CaseResult,
     ClaimVerdict,
     EvaluationResult,
+    EvaluatorInfo,
     EvaluatorSummary,
     RelevanceResult,
     RunReport,
@@ -245,7 +246,7 @@ async def run_suite(
     return RunReport(
         judge=judge.info,
         evaluators=infos,
-        summary=summarise(case_results, evaluators),
+        summary=summarise(case_results, infos),
         usage=run.usage,
         cases=tuple(case_results),
         notices=tuple(notices),
@@ -258,22 +259,22 @@ def _first_leaf(group: BaseExceptionGroup[JudgeUnavailableError]) -> JudgeUnavai
     return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-def summarise(cases: Sequence[CaseResult], evaluators: Sequence[Evaluator]) -> RunSummary:
+def summarise(cases: Sequence[CaseResult], evaluators: Mapping[str, EvaluatorInfo]) -> RunSummary:
     """Per-evaluator means over the cases each one could judge; errors are left out."""
     summaries: dict[str, EvaluatorSummary] = {}
-    for evaluator in evaluators:
-        results = [c.results[evaluator.name] for c in cases if evaluator.name in c.results]
+    for name, info in evaluators.items():
+        results = [c.results[name] for c in cases if name in c.results]
         scored = [r for r in results if r.status == "ok" and r.score is not None]
         errors = sum(r.status == "error" for r in results)
         total = sum(r.score for r in scored if r.score is not None)
         score = round(total / len(scored), 6) if scored else None
-        summaries[evaluator.name] = EvaluatorSummary(
+        summaries[name] = EvaluatorSummary(
             score=score,
             pass_rate=round(sum(bool(r.passed) for r in scored) / len(scored), 6)
             if scored
             else None,
-            passed=score is not None and score >= evaluator.threshold,
-            threshold=evaluator.threshold,
+            passed=score is not None and score >= info.threshold,
+            threshold=info.threshold,
             judged=len(scored),
             errors=errors,
         )

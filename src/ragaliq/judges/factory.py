@@ -10,10 +10,18 @@ from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError
 from ragaliq.judges.base import Judge
 from ragaliq.judges.cache import CachedJudge
-from ragaliq.judges.claude import ClaudeJudge
+from ragaliq.judges.claude import PROMPT_VERSION, ClaudeJudge
 from ragaliq.judges.offline import OfflineJudge
+from ragaliq.models import JudgeInfo
 
-__all__ = ["API_KEY_ENV", "BASE_URL_ENV", "JudgeChoice", "api_key_from", "build_judge"]
+__all__ = [
+    "API_KEY_ENV",
+    "BASE_URL_ENV",
+    "JudgeChoice",
+    "api_key_from",
+    "build_judge",
+    "describe_judge",
+]
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
@@ -42,6 +50,15 @@ def api_key_from(config: JudgeConfig, env: Mapping[str, str]) -> str | None:
     if config.api_key is not None and config.api_key.get_secret_value().strip():
         return config.api_key.get_secret_value().strip()
     return env.get(API_KEY_ENV, "").strip() or None
+
+
+def describe_judge(config: JudgeConfig, *, env: Mapping[str, str]) -> JudgeInfo:
+    """The provenance the configured judge would record, without building any client."""
+    if config.provider == "offline" or (
+        config.provider == "auto" and api_key_from(config, env) is None
+    ):
+        return OfflineJudge().info
+    return JudgeInfo(provider="anthropic", model=config.model, prompt_version=PROMPT_VERSION)
 
 
 def build_judge(config: JudgeConfig, *, env: Mapping[str, str], base_dir: Path) -> JudgeChoice:

@@ -26,7 +26,7 @@ from types import TracebackType
 from typing import Any
 
 import jinja2
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ragaliq.compare import ClaimChange, GateDecision
 from ragaliq.errors import TemplateError
@@ -69,9 +69,9 @@ _ENTITIES = {
 _SPECIAL = re.compile("[" + re.escape("".join(_ENTITIES)) + "]")
 _BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _LINE_BREAKS = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]+")
-_PINGS = re.compile(r"@(?=\w)|#(?=\d)")
+_AUTOLINKS = re.compile(r"@(?=\w)|#(?=\d)|(?i:\b(?:https?|ftp|mailto|xmpp)(?=:)|\bwww(?=\.))")
 _ZERO_WIDTH_SPACE = "\u200b"
-_BLOCK_MARKER = re.compile(r"^(?:[#+=-]|(\d{1,9})[.)])")
+_BLOCK_MARKER = re.compile(r"^(?:[#+-]|\d{1,9}[.)](?=\s|$))")
 _MISSING = "\N{EN DASH}"
 _MINUS = "\N{MINUS SIGN}"
 _URL = re.compile(r"^https?://[^\s<>()\[\]\"'`]+$")
@@ -91,8 +91,8 @@ def escape_markdown(text: object) -> str:
     - ``\ ` * _ [ ] | ~ $`` become entities, so no emphasis, code, link, table cell, strikethrough
       or math starts; ``# + - =`` and ``1.`` / ``1)`` are escaped at the start, where they would
       begin a heading or a list;
-    - a zero-width space follows ``@`` before a word character, and ``#`` before a digit, so
-      GitHub neither pings users nor links issues.
+    - a zero-width space follows ``@`` before a word character, ``#`` before a digit, a URL
+      scheme and ``www.``, so GitHub pings no one, links no issue and makes no untrusted link.
 
     Args:
         text: Anything; ``None`` is the empty string, everything else goes through ``str``.
@@ -104,7 +104,7 @@ def escape_markdown(text: object) -> str:
         return ""
     value = _BIDI_CONTROLS.sub("", str(text))
     value = _LINE_BREAKS.sub(" ", value).strip()
-    value = _PINGS.sub(lambda m: m.group(0) + _ZERO_WIDTH_SPACE, value)
+    value = _AUTOLINKS.sub(lambda m: m.group(0) + _ZERO_WIDTH_SPACE, value)
     value = _SPECIAL.sub(lambda m: _ENTITIES[m.group(0)], value)
     start = _BLOCK_MARKER.match(value)
     if start is None:
@@ -216,7 +216,7 @@ def _templates_root() -> Traversable:
     return Path(__file__).resolve().parents[3] / "templates"
 
 
-def _environment(template: Path | None) -> tuple[SandboxedEnvironment, str | None]:
+def _environment(template: Path | None) -> tuple[ImmutableSandboxedEnvironment, str | None]:
     loaders: list[jinja2.BaseLoader] = []
     user_name = None
     if template is not None:
@@ -230,7 +230,7 @@ def _environment(template: Path | None) -> tuple[SandboxedEnvironment, str | Non
     loaders.append(_ResourceLoader(_templates_root()))
     if template is not None:
         loaders.append(jinja2.FileSystemLoader(template.parent))
-    env = SandboxedEnvironment(
+    env = ImmutableSandboxedEnvironment(
         loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,
         autoescape=False,

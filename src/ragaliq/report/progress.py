@@ -1,0 +1,67 @@
+"""Progress while a run judges: a live bar on a terminal, plain periodic lines on CI logs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+from ragaliq.runner import Progress
+
+__all__ = ["ProgressPrinter"]
+
+BAR_WIDTH = 28
+
+
+class ProgressPrinter:
+    """Prints :class:`~ragaliq.runner.Progress` updates.
+
+    With ``live`` (an interactive terminal) one line is redrawn in place; otherwise a plain line
+    such as ``judged 120/500 cases, 3 errors, $0.42 so far`` is printed at every tenth of the run
+    and at least every ``every_s`` seconds, which reads well in CI logs.
+    """
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        live: bool,
+        every_s: float = 15.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stream = stream
+        self.live = live
+        self.every_s = every_s
+        self.clock = clock
+        self._next_share = 0.1
+        self._last = clock()
+
+    def __call__(self, progress: Progress) -> None:
+        if progress.total == 0:
+            return
+        if self.live:
+            self._draw(progress)
+            return
+        share = progress.done / progress.total
+        now = self.clock()
+        finished = progress.done == progress.total
+        if finished or share >= self._next_share or now - self._last >= self.every_s:
+            self.stream.write(
+                f"judged {progress.done}/{progress.total} cases, {progress.errors} errors, "
+                f"${progress.usage.cost_usd:.2f} so far\n"
+            )
+            self.stream.flush()
+            self._last = now
+            while self._next_share <= share:
+                self._next_share += 0.1
+
+    def _draw(self, progress: Progress) -> None:
+        filled = round(BAR_WIDTH * progress.done / progress.total)
+        bar = "█" * filled + "░" * (BAR_WIDTH - filled)
+        line = (
+            f"\r{bar} {progress.done}/{progress.total} cases · {progress.errors} errors · "
+            f"{progress.usage.calls} calls · ${progress.usage.cost_usd:.2f}"
+        )
+        end = "\n" if progress.done == progress.total else ""
+        self.stream.write(line + end)
+        self.stream.flush()

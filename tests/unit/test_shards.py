@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ragaliq.cli import cli
+from ragaliq.errors import ConfigError
+from ragaliq.models import RunReport, Usage
+from ragaliq.report.progress import ProgressPrinter
+from ragaliq.runner import Progress
+from ragaliq.shards import merge_reports, parse_shard, shard_index
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "ragaliq.yaml"
+
+
+def test_parse_shard():
+    assert tuple(parse_shard("2/8")) == (2, 8)
+    assert str(parse_shard(" 1 / 4 ")) == "1/4"
+    for bad in ("0/4", "5/4", "x", "1-4", "/4"):
+        with pytest.raises(ConfigError, match="--shard"):
+            parse_shard(bad)
+
+
+def test_the_partition_is_stable_and_covers_every_case():
+    ids = [f"case-{i}" for i in range(400)]
+    shards = [shard_index(i, 4) for i in ids]
+    assert set(shards) == {1, 2, 3, 4}
+    assert all(50 < shards.count(k) < 150 for k in range(1, 5))
+    assert shards == [shard_index(i, 4) for i in ids]  # no randomness between runs
+
+
+def run_cli(*args: str) -> None:
+    result = CliRunner().invoke(cli, list(args), env={"ANTHROPIC_API_KEY": ""})
+    assert result.exit_code in (0, 1), result.output
+
+
+def test_four_shards_merged_equal_one_unsharded_run(tmp_path):
+    whole = tmp_path / "whole.json"
+    run_cli("run", "--config", str(QUICKSTART), "-o", str(whole))
+    parts = []
+    for k in range(1, 5):
+        part = tmp_path / f"shard-{k}.json"
+        run_cli("run", "--config", str(QUICKSTART), "--shard", f"{k}/4", "-o", str(part))
+        parts.append(part)
+        assert RunReport.model_validate_json(part.read_text()).shard == f"{k}/4"
+    merged = tmp_path / "merged.json"
+    run_cli("merge", *map(str, parts), "-o", str(merged))
+    a = RunReport.model_validate_json(whole.read_text())
+    b = RunReport.model_validate_json(merged.read_text())
+    assert b.summary == a.summary
+    assert b.usage == a.usage
+    assert b.judge == a.judge
+    assert b.evaluators == a.evaluators
+    assert list(b.cases) == sorted(a.cases, key=lambda c: c.id)
+    assert sum(len(RunReport.model_validate_json(p.read_text()).cases) for p in parts) == len(
+        a.cases
+    )
+
+
+def report(tmp_path: Path) -> RunReport:
+    path = tmp_path / "r.json"
+    run_cli("run", "--config", str(QUICKSTART), "-o", str(path))
+    return RunReport.model_validate_json(path.read_text())
+
+
+def test_merge_refuses_overlapping_ids(tmp_path):
+    r = report(tmp_path)
+    with pytest.raises(ConfigError, match="is in both a.json and b.json"):
+        merge_reports([r, r], names=["a.json", "b.json"])
+
+
+def test_merge_refuses_mixed_provenance(tmp_path):
+    r = report(tmp_path)
+    half = len(r.cases) // 2
+    a = r.model_copy(update={"cases": r.cases[:half]})
+    other_judge = r.judge.model_copy(update={"model": "claude-x", "provider": "anthropic"})
+    b = r.model_copy(update={"cases": r.cases[half:], "judge": other_judge})
+    with pytest.raises(ConfigError, match="shards must share one judge"):
+        merge_reports([a, b])
+    c = r.model_copy(
+        update={
+            "cases": r.cases[half:],
+            "evaluators": {
+                n: e.model_copy(update={"threshold": 0.1}) for n, e in r.evaluators.items()
+            },
+        }
+    )
+    with pytest.raises(ConfigError, match="other evaluator settings"):
+        merge_reports([a, c])
+
+
+def test_merge_cli_refuses_with_exit_2(tmp_path):
+    path = tmp_path / "r.json"
+    run_cli("run", "--config", str(QUICKSTART), "-o", str(path))
+    result = CliRunner().invoke(cli, ["merge", str(path), str(path), "-o", str(tmp_path / "m")])
+    assert result.exit_code == 2
+    assert "merge each shard once" in result.stderr
+
+
+def progress(done: int, total: int = 10, errors: int = 0) -> Progress:
+    return Progress(done=done, total=total, errors=errors, usage=Usage(cost_usd=0.42))
+
+
+def test_progress_on_ci_prints_plain_periodic_lines():
+    out = io.StringIO()
+    clock = iter([0.0] + [1.0] * 200)
+    printer = ProgressPrinter(out, live=False, every_s=100, clock=lambda: next(clock))
+    for done in range(1, 101):
+        printer(progress(done, total=100, errors=3))
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "judged 10/100 cases, 3 errors, $0.42 so far"
+    assert lines[-1] == "judged 100/100 cases, 3 errors, $0.42 so far"
+    assert len(lines) == 10
+    assert "\r" not in out.getvalue()
+
+
+def test_progress_prints_on_time_too():
+    out = io.StringIO()
+    times = iter([0.0, 1.0, 20.0, 21.0, 50.0])
+    printer = ProgressPrinter(out, live=False, every_s=15, clock=lambda: next(times))
+    for done in (1, 2, 3, 4):
+        printer(progress(done, total=1000))
+    assert len(out.getvalue().splitlines()) == 2  # at 20 s and at 50 s, not in between
+
+
+def test_progress_on_a_terminal_redraws_one_line():
+    out = io.StringIO()
+    printer = ProgressPrinter(out, live=True)
+    for done in range(1, 11):
+        printer(progress(done))
+    text = out.getvalue()
+    assert text.count("\r") == 10
+    assert text.endswith("10/10 cases · 0 errors · 0 calls · $0.42\n")
+    assert json.dumps(text)  # printable
