@@ -50,6 +50,8 @@ class GateRules(_Model):
     default_max_drop: float = 0.05
     fail_on_new_hallucinations: bool = False
     on_error: Literal["fail", "ignore"] = "fail"
+    count_unstable: bool = False
+    """Whether claims flagged ``unstable`` (repeats disagreed) can be newly hallucinated."""
 
     @classmethod
     def from_config(cls, config: GateConfig) -> GateRules:
@@ -64,6 +66,7 @@ class GateRules(_Model):
             default_max_drop=config.gate.max_drop,
             fail_on_new_hallucinations=config.gate.fail_on_new_hallucinations,
             on_error=config.gate.on_error,
+            count_unstable=config.gate.count_unstable,
         )
 
     def drop_for(self, evaluator: str) -> float:
@@ -97,6 +100,8 @@ class ClaimChange(_Model):
     evidence: str | None = None
     reason: str = ""
     confidence: float = 1.0
+    agreement: float | None = None
+    """With ``judge.repeat``: the share of repetitions that gave the verdict."""
 
 
 class RegressedCase(_Model):
@@ -132,6 +137,8 @@ class GateDecision(_Model):
     evaluators: dict[str, EvaluatorDecision]
     new_hallucinations: tuple[ClaimChange, ...] = ()
     fixed_hallucinations: tuple[ClaimChange, ...] = ()
+    unstable_claims: tuple[ClaimChange, ...] = ()
+    """Hallucinated claims whose repeated verdicts disagreed; not new unless counted."""
     regressed_cases: tuple[RegressedCase, ...] = ()
     errors: tuple[CaseError, ...] = ()
     added_cases: tuple[str, ...] = ()
@@ -183,6 +190,7 @@ def _change(case: CaseResult, claim: ClaimVerdict) -> ClaimChange:
         evidence=claim.evidence,
         reason=claim.reason,
         confidence=claim.confidence,
+        agreement=claim.agreement,
     )
 
 
@@ -224,6 +232,13 @@ def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> 
         was = hallucinated_claims(before)
         new += [_change(case, c) for c in _unmatched(now, was)]
         fixed += [_change(before, c) for c in _unmatched(was, now)]
+    unstable = [c for c in new if _is_unstable(head_cases[c.case_id], c.claim)]
+    if unstable and not rules.count_unstable:
+        new = [c for c in new if c not in unstable]
+        notices.append(
+            f"{len(unstable)} hallucinated claims are unstable (the judge's repeated verdicts "
+            "disagreed), so they are listed apart and not counted as new."
+        )
     if baseline is not None:
         regressed = _regressed_cases(head_cases, base_cases, rules, list(evaluators))
 
@@ -256,6 +271,7 @@ def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> 
         evaluators=evaluators,
         new_hallucinations=tuple(new),
         fixed_hallucinations=tuple(fixed),
+        unstable_claims=tuple(unstable),
         regressed_cases=tuple(regressed),
         errors=tuple(errors),
         added_cases=added,
@@ -315,6 +331,10 @@ def _decide_evaluators(
             "the baseline updated, the stricter of the two applies."
         )
     return decisions
+
+
+def _is_unstable(case: CaseResult, claim: str) -> bool:
+    return any(c.text == claim and "unstable" in c.flags for c in case.claims)
 
 
 def _regressed_cases(

@@ -91,6 +91,8 @@ class JudgeConfig(_Section):
     """Output token limit of one judge reply."""
     claims_per_call: int = Field(default=25, ge=1, le=200)
     """Claims verified in one request; longer responses are verified in batches."""
+    repeat: int = Field(default=1, ge=1, le=9)
+    """Verify each case's claims this many times and keep the majority verdict per claim."""
     cache: bool = True
     """Keep validated judge results in a local SQLite file, so unchanged cases cost nothing."""
     cache_path: str = ".ragaliq/cache.sqlite"
@@ -146,6 +148,8 @@ class GatePolicy(_Section):
     """Fail the gate when any claim is newly hallucinated, whatever the scores."""
     on_error: Literal["fail", "ignore"] = "fail"
     """Whether cases the judge could not judge fail the gate."""
+    count_unstable: bool = False
+    """Count claims whose repeated verdicts disagree (``judge.repeat``) as newly hallucinated."""
     on_missing_key: Literal["skip", "offline", "fail"] = "skip"
     """In the action, what a PR run without an API key does (fork PRs get no secrets)."""
 

@@ -126,7 +126,9 @@ class ClaimVerdict(_Frozen):
     """One sentence on why."""
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     flags: tuple[str, ...] = ()
-    """Markers such as ``unverified_evidence`` (a quote not found in the context)."""
+    """Markers such as ``unverified_evidence`` (a quote not found in the context) or ``unstable``."""
+    agreement: float | None = None
+    """With ``judge.repeat``: the share of repetitions that gave this verdict."""
 
 
 class JudgeResult(BaseModel):

@@ -74,7 +74,10 @@ def judge_inputs(
     choice = build_judge(config, env=env, base_dir=inputs.config_dir)
     evaluators = build_evaluators(inputs.config.evaluators)
     settings = RunSettings(
-        concurrency=config.concurrency, budget_usd=config.budget_usd, on_progress=on_progress
+        concurrency=config.concurrency,
+        budget_usd=config.budget_usd,
+        on_progress=on_progress,
+        repeat=config.repeat,
     )
 
     async def go() -> RunReport:

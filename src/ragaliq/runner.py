@@ -10,6 +10,7 @@ goes on; a judge that cannot be used at all stops the run.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -28,11 +29,30 @@ from ragaliq.models import (
     RunSummary,
     TestCase,
     Usage,
+    Verdict,
+    VerificationResult,
 )
 
-__all__ = ["Progress", "RunSettings", "run_suite", "summarise"]
+__all__ = [
+    "UNSTABLE_BELOW",
+    "Progress",
+    "RunSettings",
+    "majority_verdicts",
+    "run_suite",
+    "summarise",
+]
 
 T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
+
+UNSTABLE_BELOW = 2 / 3
+"""Agreement under which a repeated verdict is ``unstable``."""
+_SEVERITY = (
+    Verdict.CONTRADICTED,
+    Verdict.NOT_ENOUGH_INFO,
+    Verdict.PARTIALLY_SUPPORTED,
+    Verdict.SUPPORTED,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +74,8 @@ class RunSettings:
     budget_usd: float | None = None
     """Stop starting new cases when the next one would probably take the spend past this."""
     on_progress: Callable[[Progress], None] | None = None
+    repeat: int = 1
+    """Verifications per case; with more than one, each claim gets the majority verdict."""
 
 
 @dataclass(kw_only=True)
@@ -184,9 +206,7 @@ class _Run:
             if not case.has_context:
                 outcome.verdicts = no_context_verdicts(claims).verdicts
                 return
-            verification = await self.call(lambda: self.judge.verify_claims(case, claims))
-            outcome.usage += verification.usage
-            outcome.verdicts = check_verdict_count(claims, verification).verdicts
+            outcome.verdicts = await self.verify(case, claims, outcome)
         except JudgeUnavailableError:
             raise
         except JudgeError as exc:
@@ -194,6 +214,30 @@ class _Run:
             outcome.claims_error = f"claims: {exc}"
         except Exception as exc:  # a bug in one case must not lose the rest of the run
             outcome.claims_error = f"claims: unexpected {type(exc).__name__}: {exc}"
+
+    async def verify(
+        self, case: TestCase, claims: Sequence[str], outcome: _Outcome
+    ) -> tuple[ClaimVerdict, ...]:
+        """Verify once, or ``repeat`` times at once and keep the majority verdict per claim."""
+        results: list[VerificationResult] = []
+
+        async def one(sample: int) -> None:
+            result = await self.call(lambda: self.judge.verify_claims(case, claims, sample=sample))
+            results.append(check_verdict_count(claims, result))
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for sample in range(self.settings.repeat):
+                    group.create_task(one(sample))
+        except* JudgeError as group_error:
+            for result in results:
+                outcome.usage += result.usage
+            raise _first_leaf(group_error) from None
+        for result in results:
+            outcome.usage += result.usage
+        if len(results) == 1:
+            return results[0].verdicts
+        return majority_verdicts(results, unstable_below=UNSTABLE_BELOW)
 
     async def relevance_pass(self, case: TestCase, outcome: _Outcome) -> None:
         try:
@@ -254,7 +298,38 @@ async def run_suite(
     )
 
 
-def _first_leaf(group: BaseExceptionGroup[JudgeUnavailableError]) -> JudgeUnavailableError:
+def majority_verdicts(
+    results: Sequence[VerificationResult], *, unstable_below: float
+) -> tuple[ClaimVerdict, ...]:
+    """Per claim, the verdict most repetitions gave, with its agreement.
+
+    A tie goes to the verdict that backs the claim least, so doubt never passes as support; a
+    claim whose agreement is below ``unstable_below`` is flagged ``unstable``.
+    """
+    merged: list[ClaimVerdict] = []
+    for votes in zip(*(r.verdicts for r in results), strict=True):
+        counts = Counter(v.verdict for v in votes)
+        top = max(counts.values())
+        tied = [v for v in _SEVERITY if counts.get(v) == top]
+        winner = tied[0]
+        chosen = [v for v in votes if v.verdict is winner]
+        agreement = round(top / len(votes), 6)
+        flags = tuple(dict.fromkeys(f for v in chosen for f in v.flags))
+        if agreement < unstable_below:
+            flags = (*flags, "unstable")
+        merged.append(
+            chosen[0].model_copy(
+                update={
+                    "confidence": round(sum(v.confidence for v in chosen) / len(chosen), 6),
+                    "agreement": agreement,
+                    "flags": flags,
+                }
+            )
+        )
+    return tuple(merged)
+
+
+def _first_leaf(group: BaseExceptionGroup[E]) -> E:
     first = group.exceptions[0]
     return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 

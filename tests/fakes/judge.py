@@ -53,7 +53,9 @@ class FakeJudge:
         claims = self.claims.get(case.id, [case.response])
         return ClaimsResult(claims=tuple(claims), usage=self.usage_per_call)
 
-    async def verify_claims(self, case: TestCase, claims: Sequence[str]) -> VerificationResult:
+    async def verify_claims(
+        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
+    ) -> VerificationResult:
         self._record("verify", case)
         scripted = self.verdicts.get(case.id, [Verdict.SUPPORTED] * len(claims))
         return VerificationResult(

@@ -36,8 +36,14 @@ class Judge(Protocol):
         """The atomic factual claims the response makes."""
         ...
 
-    async def verify_claims(self, case: TestCase, claims: Sequence[str]) -> VerificationResult:
-        """One verdict per claim against the case's context, all claims at once, in order."""
+    async def verify_claims(
+        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
+    ) -> VerificationResult:
+        """One verdict per claim against the case's context, all claims at once, in order.
+
+        ``sample`` numbers repeated verifications of the same claims (``judge.repeat``), so that a
+        cache keeps each repetition apart; a judge may otherwise ignore it.
+        """
         ...
 
     async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:

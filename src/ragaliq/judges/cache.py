@@ -55,10 +55,15 @@ class CachedJudge:
         key = self._key("extract_claims", {"query": case.query, "response": case.response})
         return await self._cached(key, ClaimsResult, lambda: self.inner.extract_claims(case))
 
-    async def verify_claims(self, case: TestCase, claims: Sequence[str]) -> VerificationResult:
-        key = self._key("verify_claims", {"context": list(case.context), "claims": list(claims)})
+    async def verify_claims(
+        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
+    ) -> VerificationResult:
+        payload: dict[str, Any] = {"context": list(case.context), "claims": list(claims)}
+        if sample:
+            payload["sample"] = sample
+        key = self._key("verify_claims", payload)
         return await self._cached(
-            key, VerificationResult, lambda: self.inner.verify_claims(case, claims)
+            key, VerificationResult, lambda: self.inner.verify_claims(case, claims, sample=sample)
         )
 
     async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:

@@ -190,7 +190,9 @@ class ClaudeJudge:
         claims = tuple(c.strip() for c in reply.claims if c.strip())
         return ClaimsResult(claims=claims, usage=usage)
 
-    async def verify_claims(self, case: TestCase, claims: Sequence[str]) -> VerificationResult:
+    async def verify_claims(
+        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
+    ) -> VerificationResult:
         context_block = _text(
             "<context>\n"
             + "\n".join(
