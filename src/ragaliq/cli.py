@@ -6,6 +6,7 @@ code 2; ``--debug`` shows the traceback as well.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import os
@@ -34,7 +35,8 @@ from ragaliq.judges.factory import describe_judge
 from ragaliq.models import RunReport, Usage
 from ragaliq.outcome import ExitCode, run_exit_code
 from ragaliq.pipeline import Inputs, gate_exit_code, judge_inputs, load_inputs, run_gate
-from ragaliq.report import format_decision, format_run_table
+from ragaliq.preflight import preflight
+from ragaliq.report import format_decision, format_preflight, format_run_table
 from ragaliq.report.markdown import render_comment, render_summary
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.runner import summarise
@@ -127,8 +129,19 @@ def _shard_option(_ctx: click.Context, _param: click.Parameter, value: str | Non
     callback=_shard_option,
     help="Judge only shard K of N (e.g. 2/8), a stable partition by case id.",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the cases, expected cache hits, judge calls, tokens and USD; call no judge.",
+)
 @_edge
-def run(config_path: Path, dataset: Path | None, output: Path | None, shard: Shard | None) -> None:
+def run(
+    config_path: Path,
+    dataset: Path | None,
+    output: Path | None,
+    shard: Shard | None,
+    dry_run: bool,
+) -> None:
     """Judge a dataset, print a score table and write the report.
 
     Exit code 0 when every evaluator reaches its threshold, 1 when one does not (or cases
@@ -141,6 +154,18 @@ def run(config_path: Path, dataset: Path | None, output: Path | None, shard: Sha
             click.echo(f"shard {shard}: no cases fall in this shard; nothing to judge")
             _write(output, _empty_report(inputs).model_dump_json(indent=2), "report")
             sys.exit(ExitCode.PASSED)
+    if dry_run:
+        plan = asyncio.run(
+            preflight(
+                inputs.cases,
+                config=inputs.config.judge,
+                env=os.environ,
+                base_dir=inputs.config_dir,
+                evaluators=build_evaluators(inputs.config.evaluators),
+            )
+        )
+        click.echo(format_preflight(plan))
+        sys.exit(ExitCode.PASSED)
     report = judge_inputs(inputs, env=os.environ, on_progress=_progress())
     if shard is not None:
         report = report.model_copy(update={"shard": str(shard)})

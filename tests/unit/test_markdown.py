@@ -3,8 +3,12 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
+import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import cmarkgfm
 import pytest
@@ -48,6 +52,8 @@ from tests.conftest import REPO_ROOT
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 ZWSP = "\u200b"
+DASH = "\N{EN DASH}"
+MINUS = "\N{MINUS SIGN}"
 DETAILS_URL = "https://github.com/northwind/assistant/actions/runs/4242"
 HOSTILE = (
     "<script>alert(1)</script> </details> | a | b | `tick` @octocat <!-- x --> first line\n"
@@ -72,8 +78,8 @@ def provenance() -> Provenance:
     )
 
 
-def change(case_id: str, query: str, claim: str, **overrides) -> ClaimChange:
-    values = {
+def change(case_id: str, query: str, claim: str, **overrides: Any) -> ClaimChange:
+    values: dict[str, Any] = {
         "case_id": case_id,
         "query": query,
         "claim": claim,
@@ -91,8 +97,8 @@ RESTORE_Q = "How do I restore a folder I deleted by mistake?"
 API_Q = "What are the rate limits for the Northwind Cloud API?"
 
 
-def realistic_decision(**overrides) -> GateDecision:
-    values = {
+def realistic_decision(**overrides: Any) -> GateDecision:
+    values: dict[str, Any] = {
         "passed": False,
         "failures": (
             "hallucination: 0.742 is below the threshold 0.75",
@@ -345,7 +351,7 @@ def assert_snapshot(name: str, text: str) -> None:
 
 def to_html(text: str) -> str:
     # Unsafe keeps raw HTML, as GitHub does before sanitising, so that any leak would show.
-    return cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
+    return str(cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE))
 
 
 ALLOWED_TAGS = {
@@ -362,7 +368,7 @@ class Structure(HTMLParser):
         self.stack: list[str] = []
         self.tags: list[str] = []
         self.comments: list[str] = []
-        self.tables: list[dict] = []
+        self.tables: list[dict[str, Any]] = []
         self.cell: list[str] | None = None
         self.row: list[str] | None = None
         self.in_head = False
@@ -490,10 +496,16 @@ def test_comment_starts_with_the_marker_and_renders_to_balanced_html():
     assert headers(parsed) == [SCORES_HEADER, REGRESSED_HEADER]
     scores = parsed.tables[0]["rows"]
     assert [row[0] for row in scores] == ["faithfulness", "hallucination", "relevance"]
-    assert scores[0][1:5] == ["0.883", "0.812", "−0.071", "0.700"]
+    assert scores[0][1:5] == ["0.883", "0.812", f"{MINUS}0.071", "0.700"]
     assert scores[1][5] == "❌ below threshold (1 error)"
     assert scores[2][3] == "+0.013"
-    assert parsed.tables[1]["rows"][1] == ["api-rate-limits", "faithfulness", "1.000", "error", "–"]
+    assert parsed.tables[1]["rows"][1] == [
+        "api-rate-limits",
+        "faithfulness",
+        "1.000",
+        "error",
+        DASH,
+    ]
 
 
 def test_comment_groups_new_claims_per_case_with_query_verdict_and_evidence():
@@ -532,7 +544,7 @@ def test_passed_first_run_shows_thresholds_only():
     parsed = assert_well_formed(text, marker=comment_marker())
     assert "### ✅ RagaliQ Gate passed" in text
     assert "only the thresholds apply" in text
-    assert parsed.tables[0]["rows"] == [["faithfulness", "–", "0.900", "–", "0.700", "✅ pass"]]
+    assert parsed.tables[0]["rows"] == [["faithfulness", DASH, "0.900", DASH, "0.700", "✅ pass"]]
     assert "Baseline: none yet" in text
     assert "Newly hallucinated" not in text
 
@@ -564,7 +576,13 @@ def test_summary_has_the_tables_and_every_case():
         "mobile-offline-files",
     ]
     assert rows[0] == ["api-rate-limits", "⚠️ error", "error", "error", "error"]
-    assert rows[1] == ["billing-refund-window", "❌ below threshold", "0.500 ❌", "0.500 ❌", "1.000"]
+    assert rows[1] == [
+        "billing-refund-window",
+        "❌ below threshold",
+        "0.500 ❌",
+        "0.500 ❌",
+        "1.000",
+    ]
     assert rows[3] == ["sso-okta-scim", "✅ pass", "1.000", "1.000", "0.875"]
     assert "1 case added since the baseline" in visible("".join(parsed.summaries))
 
@@ -591,6 +609,7 @@ def test_quickstart_with_a_seeded_regression_renders_every_new_claim():
         }
     )
     decision = compare(head, baseline, rules=GateRules(fail_on_new_hallucinations=True))
+    assert decision.new_hallucinations
     comment = render_comment(decision, details_url=DETAILS_URL)
     parsed = assert_well_formed(comment, marker=comment_marker())
     assert headers(parsed)[0] == SCORES_HEADER
@@ -628,8 +647,8 @@ def test_hostile_text_cannot_break_out(render):
 
 def test_hostile_text_makes_no_links_headings_or_strikethrough():
     parsed = assert_well_formed(render_comment(hostile_decision()), marker=comment_marker())
-    assert not {"del", "em", "h1", "h2", "img", "script", "ol"} & set(parsed.tags)
-    assert "[link](https://x.test)" in "".join(parsed.text)
+    assert not {"a", "del", "em", "h1", "h2", "img", "script", "ol"} & set(parsed.tags)
+    assert "[link](https://x.test)" in visible("".join(parsed.text))
 
 
 # --- escape_markdown -----------------------------------------------------------------------
@@ -645,15 +664,18 @@ def test_hostile_text_makes_no_links_headings_or_strikethrough():
         ("| a | b |", "&#124; a &#124; b &#124;"),
         ("`code`", "&#96;code&#96;"),
         ("*em* _em_", "&#42;em&#42; &#95;em&#95;"),
-        ("[link](https://x.test)", "&#91;link&#93;(https://x.test)"),
+        ("[link](https://x.test)", f"&#91;link&#93;(https{ZWSP}://x.test)"),
         ("![img](x.png)", "!&#91;img&#93;(x.png)"),
+        ("see https://x.test/a_b", f"see https{ZWSP}://x.test/a&#95;b"),
+        ("www.x.test and mailto:a@b.test", f"www{ZWSP}.x.test and mailto{ZWSP}:a@{ZWSP}b.test"),
         ("~~gone~~", "&#126;&#126;gone&#126;&#126;"),
         ("$x^2$", "&#36;x^2&#36;"),
         ("back\\slash", "back&#92;slash"),
         ("# heading", "&#35; heading"),
         ("- item", "&#45; item"),
         ("+ item", "&#43; item"),
-        ("= setext", "&#61; setext"),
+        ("= setext", "= setext"),
+        ("0.5 and 2024. 3.14", "0.5 and 2024. 3.14"),
         ("1. ordered", "1&#46; ordered"),
         ("12) ordered", "12&#41; ordered"),
         ("> quote", "&gt; quote"),
@@ -663,7 +685,7 @@ def test_hostile_text_makes_no_links_headings_or_strikethrough():
         ("a @ b", "a @ b"),
         ("fixes #12", f"fixes #{ZWSP}12"),
         ("C# and #hash", "C# and #hash"),
-        ("one\ntwo\r\nthree\n\n- four", "one two three &#45; four"),
+        ("one\ntwo\r\nthree\n\n- four", "one two three - four"),
         ("tab\there\x00nul\u2028sep", "tab here nul sep"),
         ("    indented code", "indented code"),
         ("abc\u202edcba", "abcdcba"),
@@ -699,44 +721,44 @@ HAZARDS = [
 
 @pytest.mark.parametrize("raw", HAZARDS)
 @pytest.mark.parametrize(
-    "wrap",
+    ("wrap", "before", "after"),
     [
-        "- {}\n",
-        "| h |\n|---|\n| {} |\n",
-        "<details>\n<summary>{}</summary>\n\nbody\n\n</details>\n",
-        "Para {} end\n",
+        ("- {}\n", "", ""),
+        ("| h |\n|---|\n| {} |\n", "h ", ""),
+        ("<details>\n<summary>{}</summary>\n\nbody\n\n</details>\n", "", " body"),
+        ("Before {} after\n", "Before ", " after"),
     ],
     ids=["list-item", "table-cell", "html-summary", "paragraph"],
 )
-def test_escaped_text_reads_back_as_itself(raw, wrap):
+def test_escaped_text_reads_back_as_itself(raw, wrap, before, after):
     parsed = Structure()
     parsed.feed(to_html(wrap.format(escape_markdown(raw))))
-    shown = visible("".join(parsed.text).replace("Para ", "").replace(" end", ""))
-    shown = shown.removeprefix("h ").removesuffix(" body")
-    assert shown == visible(raw)
-    assert set(parsed.tags) <= {"a", "details", "li", "p", "summary", "ul"} | TABLE_TAGS
+    shown = visible("".join(parsed.text))
+    assert shown.startswith(before) and shown.endswith(after)
+    assert shown[len(before) : len(shown) - len(after)] == visible(raw)
+    assert set(parsed.tags) <= {"details", "li", "p", "summary", "ul"} | TABLE_TAGS
     assert not parsed.comments
 
 
 # --- filters -------------------------------------------------------------------------------
 
 
-def render_string(source: str, **context) -> str:
+def render_string(source: str, **context: object) -> str:
     env, _ = markdown._environment(None)
-    return env.from_string(source).render(context)
+    return str(env.from_string(source).render(context))
 
 
 @pytest.mark.parametrize(
     ("source", "value", "expected"),
     [
         ("{{ v | score }}", 0.87654, "0.877"),
-        ("{{ v | score }}", None, "–"),
+        ("{{ v | score }}", None, DASH),
         ("{{ v | delta }}", 0.0123, "+0.012"),
-        ("{{ v | delta }}", -0.05, "−0.050"),
+        ("{{ v | delta }}", -0.05, f"{MINUS}0.050"),
         ("{{ v | delta }}", -0.0001, "±0.000"),
-        ("{{ v | delta }}", None, "–"),
+        ("{{ v | delta }}", None, DASH),
         ("{{ v | pct }}", 0.875, "87.5%"),
-        ("{{ v | pct }}", None, "–"),
+        ("{{ v | pct }}", None, DASH),
         ("{{ v | usd }}", 1234.5, "$1,234.5000"),
         ("{{ v | shorten(10) }}", "abcdefghijklmnop", "abcdefghi…"),
         ("{{ v | shorten(10) }}", "short", "short"),
@@ -798,11 +820,23 @@ def test_cuts_step_by_step_and_says_so():
     decision = many_claims_decision(60)
     full = render_comment(decision)
     assert "evidence:" in full
-    text = render_comment(decision, limit=len(full) // 2)
-    assert len(text) <= len(full) // 2
-    assert_well_formed(text, marker=comment_marker())
-    assert "evidence:" not in text
-    assert "more newly hallucinated claims in the job summary." in text
+    assert full.count("- **contradicted**:") == 60
+    half = render_comment(decision, limit=len(full) // 2)
+    assert len(half) <= len(full) // 2
+    assert_well_formed(half, marker=comment_marker())
+    assert "evidence:" not in half
+    assert half.count("- **contradicted**:") == 60
+    third = render_comment(decision, limit=len(full) // 3)
+    assert len(third) <= len(full) // 3
+    assert_well_formed(third, marker=comment_marker())
+    shown = third.count("- **contradicted**:")
+    assert 0 < shown < 60
+    assert f"… and {60 - shown} more newly hallucinated claims in the job summary." in third
+    tiny = render_comment(decision, limit=3000)
+    assert_well_formed(tiny, marker=comment_marker())
+    assert "1 more fixed claim in the job summary" in tiny
+    assert "2 more regressed case scores in the job summary" in tiny
+    assert "1 more case error in the job summary" in tiny
 
 
 def test_a_limit_below_the_shortest_rendering_is_a_template_error():
@@ -866,7 +900,7 @@ def test_standalone_user_template_gets_the_marker_and_the_filters(tmp_path):
     text = render_comment(hostile_decision(), template=template)
     lines = text.splitlines()
     assert lines[0] == comment_marker()
-    assert lines[1] == "* &lt;script&gt;alert(1)&lt;/…"
+    assert lines[1] == "* &lt;script&gt;alert(1)&lt;/s…"
 
 
 def test_user_summary_template_extends_ours(tmp_path):
@@ -917,3 +951,22 @@ def test_our_templates_are_found_by_name():
     assert (root / "summary.md.j2").is_file()
     loader = markdown._ResourceLoader(root)
     assert loader.list_templates() == ["comment.md.j2", "summary.md.j2"]
+
+
+def test_an_installed_package_uses_its_own_templates(tmp_path):
+    shutil.copytree(REPO_ROOT / "src" / "ragaliq", tmp_path / "ragaliq")
+    shutil.copytree(REPO_ROOT / "templates", tmp_path / "ragaliq" / "templates")
+    (tmp_path / "ragaliq" / "templates" / "comment.md.j2").write_text("packaged\n")
+    script = (
+        "from ragaliq.report import markdown; from tests.unit.test_markdown import "
+        "first_run_decision; print(markdown._templates_root()); "
+        "print(markdown.render_comment(first_run_decision()), end='')"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO_ROOT)])}
+    run = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    root, marker, body = run.stdout.splitlines()
+    assert Path(root) == tmp_path / "ragaliq" / "templates"
+    assert marker == comment_marker()
+    assert body == "packaged"

@@ -52,23 +52,44 @@ class CachedJudge:
         return self.inner.info
 
     async def extract_claims(self, case: TestCase) -> ClaimsResult:
-        key = self._key("extract_claims", {"query": case.query, "response": case.response})
+        key = self.key_for("extract_claims", case)
         return await self._cached(key, ClaimsResult, lambda: self.inner.extract_claims(case))
 
     async def verify_claims(
         self, case: TestCase, claims: Sequence[str], *, sample: int = 0
     ) -> VerificationResult:
-        payload: dict[str, Any] = {"context": list(case.context), "claims": list(claims)}
-        if sample:
-            payload["sample"] = sample
-        key = self._key("verify_claims", payload)
+        key = self.key_for("verify_claims", case, claims, sample=sample)
         return await self._cached(
             key, VerificationResult, lambda: self.inner.verify_claims(case, claims, sample=sample)
         )
 
     async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
-        key = self._key("evaluate_relevance", {"query": case.query, "response": case.response})
+        key = self.key_for("evaluate_relevance", case)
         return await self._cached(key, RelevanceResult, lambda: self.inner.evaluate_relevance(case))
+
+    def peek_claims(self, case: TestCase) -> tuple[str, ...] | None:
+        """The cached claims of a case, if extraction is cached; nothing is called."""
+        stored = self._get(self.key_for("extract_claims", case))
+        return None if stored is None else ClaimsResult.model_validate_json(stored).claims
+
+    def contains(
+        self, operation: str, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+    ) -> bool:
+        """Whether an operation's result is cached; nothing is called."""
+        return self._get(self.key_for(operation, case, claims, sample=sample)) is not None
+
+    def key_for(
+        self, operation: str, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+    ) -> str:
+        """The cache key of one operation on one case."""
+        payload: dict[str, Any]
+        if operation == "verify_claims":
+            payload = {"context": list(case.context), "claims": list(claims)}
+            if sample:
+                payload["sample"] = sample
+        else:
+            payload = {"query": case.query, "response": case.response}
+        return self._key(operation, payload)
 
     async def aclose(self) -> None:
         if self._db is not None:

@@ -178,14 +178,8 @@ class ClaudeJudge:
     # -- operations -----------------------------------------------------------------------
 
     async def extract_claims(self, case: TestCase) -> ClaimsResult:
-        content = [
-            _text(
-                f"<query>{_escape(case.query)}</query>\n<response>{_escape(case.response)}"
-                "</response>\n\nExtract the claims of the response."
-            )
-        ]
         reply, usage = await self._ask(
-            "extract claims", self.prompts.extract, content, ExtractReply
+            "extract claims", self.prompts.extract, self._extract_content(case), ExtractReply
         )
         claims = tuple(c.strip() for c in reply.claims if c.strip())
         return ClaimsResult(claims=claims, usage=usage)
@@ -193,34 +187,15 @@ class ClaudeJudge:
     async def verify_claims(
         self, case: TestCase, claims: Sequence[str], *, sample: int = 0
     ) -> VerificationResult:
-        context_block = _text(
-            "<context>\n"
-            + "\n".join(
-                f'<chunk id="{i + 1}">{_escape(chunk)}</chunk>'
-                for i, chunk in enumerate(case.context)
-            )
-            + "\n</context>"
-        )
-        prefix_chars = (
-            len(self.prompts.system) + len(self.prompts.verify) + len(context_block["text"])
-        )
-        if prefix_chars // CHARS_PER_TOKEN >= self._min_cache_tokens:
-            context_block["cache_control"] = {"type": "ephemeral"}
-        size = self.config.claims_per_call
+        context_block = self._context_block(case)
         verdicts: list[ClaimVerdict] = []
         usage = Usage()
-        for start in range(0, len(claims), size):
-            batch = list(claims[start : start + size])
-            listing = "\n".join(f"{i}. {_escape(claim)}" for i, claim in enumerate(batch))
-            content = [
-                context_block,
-                _text(f"<claims>\n{listing}\n</claims>\n\nVerify each claim against the context."),
-            ]
+        for batch in self._batches(claims):
             try:
                 reply, batch_usage = await self._ask(
                     "verify claims",
                     self.prompts.verify,
-                    content,
+                    [context_block, self._claims_block(batch)],
                     VerifyReply,
                     check=functools.partial(_check_indices, count=len(batch)),
                 )
@@ -236,16 +211,85 @@ class ClaudeJudge:
         return check_verdict_count(claims, result)
 
     async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
-        content = [
+        reply, usage = await self._ask(
+            "rate relevance", self.prompts.relevance, self._relevance_content(case), RelevanceReply
+        )
+        return RelevanceResult(score=reply.score, reasoning=reply.reasoning, usage=usage)
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def _extract_content(self, case: TestCase) -> list[dict[str, Any]]:
+        return [
+            _text(
+                f"<query>{_escape(case.query)}</query>\n<response>{_escape(case.response)}"
+                "</response>\n\nExtract the claims of the response."
+            )
+        ]
+
+    def _relevance_content(self, case: TestCase) -> list[dict[str, Any]]:
+        return [
             _text(
                 f"<query>{_escape(case.query)}</query>\n<response>{_escape(case.response)}"
                 "</response>\n\nRate how well the response answers the query."
             )
         ]
-        reply, usage = await self._ask(
-            "rate relevance", self.prompts.relevance, content, RelevanceReply
+
+    def _context_block(self, case: TestCase) -> dict[str, Any]:
+        """The context, marked for Anthropic's prompt cache when the prefix is long enough."""
+        block = _text(
+            "<context>\n"
+            + "\n".join(
+                f'<chunk id="{i + 1}">{_escape(chunk)}</chunk>'
+                for i, chunk in enumerate(case.context)
+            )
+            + "\n</context>"
         )
-        return RelevanceResult(score=reply.score, reasoning=reply.reasoning, usage=usage)
+        prefix_chars = len(self.prompts.system) + len(self.prompts.verify) + len(block["text"])
+        if prefix_chars // CHARS_PER_TOKEN >= self._min_cache_tokens:
+            block["cache_control"] = {"type": "ephemeral"}
+        return block
+
+    def _claims_block(self, batch: Sequence[str]) -> dict[str, Any]:
+        listing = "\n".join(f"{i}. {_escape(claim)}" for i, claim in enumerate(batch))
+        return _text(f"<claims>\n{listing}\n</claims>\n\nVerify each claim against the context.")
+
+    def _batches(self, claims: Sequence[str]) -> list[list[str]]:
+        size = self.config.claims_per_call
+        return [list(claims[start : start + size]) for start in range(0, len(claims), size)]
+
+    def estimate(self, operation: str, case: TestCase, claims: Sequence[str] = ()) -> Usage:
+        """What one operation would cost, from the prompt's size; nothing is sent.
+
+        Token counts are estimated at four characters a token; output sizes from typical replies.
+        """
+        system = len(self.prompts.system) + 2
+        if operation == "extract_claims":
+            task, content = self.prompts.extract, self._extract_content(case)
+            outputs = [len(case.response) // CHARS_PER_TOKEN + 20]
+        elif operation == "evaluate_relevance":
+            task, content = self.prompts.relevance, self._relevance_content(case)
+            outputs = [60]
+        else:
+            task = self.prompts.verify
+            context = self._context_block(case)
+            content = [context]
+            outputs = []
+            for batch in self._batches(claims):
+                content.append(self._claims_block(batch))
+                outputs.append(70 * len(batch) + 10)
+        prompt_chars = system + len(task)
+        calls = max(1, len(outputs))
+        if operation == "verify_claims":
+            prompt_chars += len(content[0]["text"])
+            prompt_chars = prompt_chars * calls + sum(len(b["text"]) for b in content[1:])
+        else:
+            prompt_chars += sum(len(b["text"]) for b in content)
+        usage = Usage(
+            calls=calls,
+            input_tokens=prompt_chars // CHARS_PER_TOKEN,
+            output_tokens=sum(outputs),
+        )
+        return usage.model_copy(update={"cost_usd": cost_usd(usage, self.price)})
 
     # -- one validated answer -------------------------------------------------------------
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
-from ragaliq.report.console import format_decision, format_run_table, format_usage
+from ragaliq.report.console import (
+    format_decision,
+    format_preflight,
+    format_run_table,
+    format_usage,
+)
 
-__all__ = ["format_decision", "format_run_table", "format_usage"]
+__all__ = ["format_decision", "format_preflight", "format_run_table", "format_usage"]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ragaliq.compare import GateDecision
 from ragaliq.models import RunReport, Usage
+from ragaliq.preflight import Preflight
 
-__all__ = ["format_decision", "format_run_table", "format_usage"]
+__all__ = ["format_decision", "format_preflight", "format_run_table", "format_usage"]
 
 
 def _num(value: float | None, spec: str = ".3f") -> str:
@@ -79,4 +80,32 @@ def format_decision(decision: GateDecision) -> str:
     if len(decision.new_hallucinations) > 10:
         lines.append(f"  ... and {len(decision.new_hallucinations) - 10} more")
     lines += [f"failed: {failure}" for failure in decision.failures]
+    return "\n".join(lines)
+
+
+def format_preflight(plan: Preflight, *, shown: int = 20) -> str:
+    """The pre-flight estimate: per case, then totals; says that nothing was sent."""
+    usage = plan.usage
+    judge = plan.judge
+    lines = [
+        f"pre-flight: {len(plan.cases)} cases · judge {judge.provider}/{judge.model}",
+        "",
+        f"{'case':<32} {'operations':>10} {'cached':>7} {'calls':>6}",
+    ]
+    for case in plan.cases[:shown]:
+        lines.append(
+            f"{case.case_id[:32]:<32} {case.operations:>10} {case.cache_hits:>7} {case.calls:>6}"
+        )
+    if len(plan.cases) > shown:
+        lines.append(f"... and {len(plan.cases) - shown} more cases")
+    operations = sum(c.operations for c in plan.cases)
+    lines += [
+        "",
+        f"operations: {operations:,} · expected cache hits: {usage.cache_hits:,} · "
+        f"judge calls: {usage.calls:,}",
+        f"estimated tokens: {usage.input_tokens:,} in / {usage.output_tokens:,} out · "
+        f"estimated cost: ${usage.cost_usd:.4f}",
+        "no judge was called",
+    ]
+    lines += [f"notice: {n}" for n in plan.notices]
     return "\n".join(lines)

@@ -89,7 +89,7 @@ def escape_markdown(text: object) -> str:
     - line breaks and other control characters become spaces, and bidi overrides are dropped;
     - ``&``, ``<`` and ``>`` become entities, so no HTML, comment or ``</details>`` survives;
     - ``\ ` * _ [ ] | ~ $`` become entities, so no emphasis, code, link, table cell, strikethrough
-      or math starts; ``# + - =`` and ``1.`` / ``1)`` are escaped at the start, where they would
+      or math starts; ``# + -`` and ``1.`` / ``1)`` are escaped at the start, where they would
       begin a heading or a list;
     - a zero-width space follows ``@`` before a word character, ``#`` before a digit, a URL
       scheme and ``www.``, so GitHub pings no one, links no issue and makes no untrusted link.
