@@ -103,7 +103,7 @@ def test_run_exits_2_when_nothing_could_be_judged(runner, tmp_path, monkeypatch)
     from ragaliq.errors import JudgeError
     from ragaliq.judges.offline import OfflineJudge
 
-    async def broken(self, case, claims):
+    async def broken(self, case, claims, **_):
         raise JudgeError("verification failed")
 
     async def broken_relevance(self, case):
@@ -123,10 +123,10 @@ def test_errors_fail_the_run_unless_ignored(runner, tmp_path, monkeypatch):
 
     original = OfflineJudge.verify_claims
 
-    async def flaky(self, case, claims):
+    async def flaky(self, case, claims, **kwargs):
         if case.id == "ok-1":
             raise JudgeError("no verdict")
-        return await original(self, case, claims)
+        return await original(self, case, claims, **kwargs)
 
     monkeypatch.setattr(OfflineJudge, "verify_claims", flaky)
     rows = [faithful(0), faithful(1), faithful(2)]
