@@ -131,3 +131,24 @@ def test_provider_claude_without_a_key_is_a_config_error(tmp_path, fake_anthropi
     )
     assert result.exit_code == 2
     assert "judge.provider: claude needs an API key" in result.stderr
+
+
+def test_dry_run_calls_no_judge_and_counts_expected_cache_hits(tmp_path, env, fake_anthropic):
+    config = project(tmp_path, n=5)
+    cold = invoke(config, env, "--dry-run")
+    assert cold.exit_code == 0, cold.output
+    assert fake_anthropic.requests == []
+    assert "pre-flight: 5 cases · judge anthropic/claude-sonnet-5-5" in cold.output
+    assert "expected cache hits: 0 · judge calls: 15" in cold.output
+    assert "no judge was called" in cold.output
+    estimated = int(cold.output.split("estimated tokens: ")[1].split(" in")[0].replace(",", ""))
+
+    out = tmp_path / "report.json"
+    assert invoke(config, env, "-o", str(out)).exit_code == 0
+    actual = json.loads(out.read_text())["usage"]["input_tokens"]
+    assert actual / 2 <= estimated <= actual * 2  # an estimate, within a factor of two
+
+    warm = invoke(config, env, "--dry-run")
+    assert "expected cache hits: 15 · judge calls: 0" in warm.output
+    assert "estimated cost: $0.0000" in warm.output
+    assert fake_anthropic.count() == 15

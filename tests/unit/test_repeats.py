@@ -115,3 +115,28 @@ async def test_repeated_verifications_are_cached_apart(tmp_path):
     assert sorted(inner.samples) == [0, 1, 2]  # three distinct calls, none served twice
     assert second.usage.cache_hits == 4
     assert first.cases[0].claims == second.cases[0].claims
+
+
+async def test_unstable_claims_are_listed_in_the_comment():
+    from ragaliq.report.markdown import render_comment
+
+    claims = {"a": ["stable fact", "shaky fact"]}
+    evaluators = [HallucinationEvaluator()]
+    base = record_baseline(
+        await run_suite(
+            [make_case(id="a")],
+            judge=FakeJudge(claims=claims, verdicts={"a": [S, S]}),
+            evaluators=evaluators,
+        )
+    )
+    head = await run_suite(
+        [make_case(id="a")],
+        judge=NoisyJudge({0: [S, N], 1: [S, S]}, claims=claims),
+        evaluators=evaluators,
+        settings=RunSettings(repeat=2),
+    )
+    body = render_comment(compare(head, base, rules=GateRules(default_max_drop=1.0)))
+    assert "1 unstable claim" in body
+    assert "shaky fact" in body
+    assert "agreement 50.0%" in body
+    assert body.count("<details>") == body.count("</details>")
