@@ -392,6 +392,42 @@ def merge(reports: tuple[Path, ...], output: Path) -> None:
 
 
 @cli.command()
+@click.option("--body", "body_path", type=FilePath, required=True, help="The rendered comment.")
+@click.option("--pr", "pr_number", type=click.IntRange(min=1), required=True)
+@click.option(
+    "--repository",
+    envvar="GITHUB_REPOSITORY",
+    required=True,
+    help="owner/name [$GITHUB_REPOSITORY].",
+)
+@click.option("--comment-id", default="default", show_default=True)
+@click.option(
+    "--api-url", envvar="GITHUB_API_URL", default="https://api.github.com", show_default=True
+)
+@_edge
+def publish(
+    body_path: Path, pr_number: int, repository: str, comment_id: str, api_url: str
+) -> None:
+    """Create or update the PR comment from a rendered body (token in $GITHUB_TOKEN).
+
+    For the two-workflow pattern on fork PRs: a `workflow_run` job that never checks out PR code
+    posts the comment the `pull_request` job rendered.
+    """
+    from ragaliq.github.publisher import GitHubPublisher
+    from ragaliq.report.marker import comment_marker
+
+    token = os.environ.get("GITHUB_TOKEN", "")
+    if not token:
+        raise ConfigError("publish: set GITHUB_TOKEN to a token that may write PR comments")
+    body = body_path.read_text(encoding="utf-8")
+    with GitHubPublisher(
+        token=token, repository=repository, pr_number=pr_number, api_url=api_url
+    ) as publisher:
+        result = publisher.upsert(body=body, marker=comment_marker(_comment_id(comment_id)))
+    click.echo(f"comment {result.action}: {result.url}")
+
+
+@cli.command()
 def action() -> None:
     """Run as the GitHub Action (reads INPUT_* and GITHUB_* from the environment)."""
     from ragaliq.action import main as action_main
