@@ -27,10 +27,12 @@ from ragaliq.baseline import (
     record_baseline,
     save_baseline,
 )
+from ragaliq.calibrate import Calibration, calibrate, format_calibration, load_labels
 from ragaliq.compare import GateDecision, GateRules, compare
 from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_json_schema, load_config
 from ragaliq.errors import BaselineError, ConfigError, RagaliqError
 from ragaliq.evaluators import build_evaluators
+from ragaliq.judges import build_judge
 from ragaliq.judges.factory import describe_judge
 from ragaliq.models import RunReport, Usage
 from ragaliq.outcome import ExitCode, run_exit_code
@@ -40,6 +42,7 @@ from ragaliq.report import format_decision, format_preflight, format_run_table
 from ragaliq.report.markdown import render_comment, render_summary
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.runner import summarise
+from ragaliq.scaffold import write_scaffold
 from ragaliq.shards import Shard, merge_reports, parse_shard, shard_cases
 
 __all__ = ["cli", "main"]
@@ -425,6 +428,77 @@ def publish(
     ) as publisher:
         result = publisher.upsert(body=body, marker=comment_marker(_comment_id(comment_id)))
     click.echo(f"comment {result.action}: {result.url}")
+
+
+@cli.command()
+@click.option(
+    "--dir",
+    "root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("."),
+    show_default=True,
+    help="The repository root to write the files in.",
+)
+@click.option("--force", is_flag=True, help="Overwrite files that already exist.")
+@_edge
+def init(root: Path, force: bool) -> None:
+    """Write a starter ragaliq.yaml, an example rag_outputs.jsonl and the PR workflow."""
+    for path in write_scaffold(root, force=force):
+        click.echo(f"wrote {path}")
+    click.echo(
+        "next: check them with `ragaliq validate`, make your pipeline write rag_outputs.jsonl, "
+        "and pin the action's commit SHA in .github/workflows/ragaliq.yml"
+    )
+
+
+@cli.command("calibrate")
+@click.option("--labels", "labels_path", type=FilePath, required=True, help="Labelled claims.")
+@config_option
+@click.option(
+    "-o", "--output", type=FilePath, default=None, help="Write the metrics and every verdict."
+)
+@click.option(
+    "--min-kappa",
+    type=click.FloatRange(-1.0, 1.0),
+    default=None,
+    help="Exit 1 when the hallucinated-or-not kappa is below this.",
+)
+@_edge
+def calibrate_command(
+    labels_path: Path, config_path: Path, output: Path | None, min_kappa: float | None
+) -> None:
+    """Measure how far the configured judge agrees with labelled claims."""
+    config = _config_or_default(config_path)
+    labels = load_labels(labels_path)
+    choice = build_judge(config.judge, env=os.environ, base_dir=config_path.resolve().parent)
+
+    async def go() -> Calibration:
+        try:
+            return await calibrate(
+                labels,
+                judge=choice.judge,
+                concurrency=config.judge.concurrency,
+                min_confidence=config.evaluators.hallucination.min_confidence,
+                budget_usd=config.judge.budget_usd,
+            )
+        finally:
+            await choice.judge.aclose()
+
+    result = asyncio.run(go())
+    for notice in choice.all_notices():
+        click.echo(f"notice: {notice}", err=True)
+    click.echo(format_calibration(result))
+    _write(output, result.to_json(), "calibration")
+    if result.n == 0:
+        click.echo("error: no labelled claim could be judged; see the errors above", err=True)
+        sys.exit(ExitCode.UNJUDGED)
+    if min_kappa is not None and not result.binary.kappa >= min_kappa:
+        click.echo(
+            f"error: hallucinated-or-not kappa {result.binary.kappa:.3f} is below "
+            f"--min-kappa {min_kappa:g}",
+            err=True,
+        )
+        sys.exit(ExitCode.FAILED)
 
 
 @cli.command()

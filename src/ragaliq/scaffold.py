@@ -1,0 +1,252 @@
+"""``ragaliq init``: the three files a repository needs to start gating on RAG quality.
+
+* ``ragaliq.yaml``: the config, every section with its main keys at their defaults and the optional
+  ones commented out;
+* ``rag_outputs.jsonl``: a one-case example dataset in the format the gate reads;
+* ``.github/workflows/ragaliq.yml``: the pull request workflow, with least-privilege permissions,
+  pinned actions and the judge cache.
+
+Nothing is overwritten unless asked: :func:`write_scaffold` refuses when any of the files exists.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from string import Template
+
+from ragaliq._files import write_atomic
+from ragaliq.config import DEFAULT_CLAUDE_MODEL, DEFAULT_CONFIG_FILE
+from ragaliq.errors import ConfigError
+from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+
+__all__ = [
+    "ACTION_REF",
+    "DATASET_FILE",
+    "WORKFLOW_FILE",
+    "ScaffoldFile",
+    "scaffold_files",
+    "write_scaffold",
+]
+
+DATASET_FILE = "rag_outputs.jsonl"
+WORKFLOW_FILE = ".github/workflows/ragaliq.yml"
+ACTION_REF = "ragaliq/ragaliq-gate@<full-sha> # v1"
+"""The action as the workflow uses it: a placeholder until a release's commit SHA is known."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScaffoldFile:
+    """One file ``ragaliq init`` writes, and its text."""
+
+    path: Path
+    text: str
+
+
+_CONFIG = Template("""\
+# RagaliQ Gate config, written by `ragaliq init`. The keys below are at their default values;
+# the commented-out ones are optional settings, off by default. Every key is optional.
+#
+# Check this file and the dataset with `ragaliq validate`. For completion and checking in your
+# editor, write the JSON Schema with `ragaliq schema > ragaliq.schema.json` and point your editor's
+# YAML support at that file.
+
+# The RAG outputs to judge, relative to this file: JSONL with one case per line (id, query,
+# context, response). The example case shows the format; in CI the workflow's first step should
+# write this file from your RAG pipeline.
+dataset: $dataset
+
+# The baseline pull requests are compared with, relative to this file. It is recorded on your
+# default branch; the action reads it at each pull request's base commit.
+baseline: .ragaliq/baseline.json
+
+judge:
+  # The judge that decides the verdicts. With auto, that is Claude when ANTHROPIC_API_KEY is set
+  # and the offline heuristic judge (word overlap, no API) otherwise; claude or offline force one.
+  provider: auto
+  model: $model  # the Claude model; the offline judge ignores it
+  # Keep the API key in the ANTHROPIC_API_KEY environment variable (a repository secret in CI),
+  # never in this file.
+  # base_url: https://llm-gateway.example.com  # an Anthropic-compatible endpoint
+  timeout_s: 120  # seconds before a request is abandoned and retried
+  max_retries: 4  # retries of rate limits, server errors and timeouts, with backoff
+  concurrency: 8  # requests in flight at once
+  max_tokens: 4096  # output token limit of one reply
+  claims_per_call: 25  # claims verified in one request
+  cache: true  # keep judge results in a local SQLite file; unchanged cases cost nothing
+  cache_path: .ragaliq/cache.sqlite  # relative to this file; the workflow caches it
+  # budget_usd: 5.0  # stop scheduling cases before the spend would pass this (default: no limit)
+  # pricing:  # overrides of the built-in price table, in US dollars per million tokens
+  #   my-model: {input: 3.0, output: 15.0}
+
+evaluators:
+  faithfulness:  # the mean weight of the claims' verdicts
+    enabled: true
+    threshold: $faithfulness  # the lowest mean score that passes
+    preset: standard  # verdict weights; standard, axion (CONTRADICTED -1) or strict
+    # max_drop: 0.05  # the largest drop from the baseline tolerated (default: gate.max_drop)
+    # verdict_scores: {PARTIALLY_SUPPORTED: 0.25}  # overrides of single verdict weights
+  hallucination:  # the share of claims the context backs
+    enabled: true
+    threshold: $hallucination
+    # min_confidence: 0.7  # count a SUPPORTED claim as hallucinated below this confidence
+  relevance:  # how well each response answers its query
+    enabled: true
+    threshold: $relevance
+
+gate:
+  max_drop: 0.05  # the largest drop of a score from the baseline before the gate fails
+  fail_on_new_hallucinations: false  # fail on any newly hallucinated claim, whatever the scores
+  on_error: fail  # or ignore; whether cases the judge could not judge fail the gate
+  # What a pull request run without an API key does (pull requests from forks get no secrets):
+  # skip the gate, judge with the offline heuristic judge (offline), or fail.
+  on_missing_key: skip
+
+# Your own Jinja templates for the PR comment and the job summary, relative to this file; each may
+# extend the built-in one ({% extends "comment.md.j2" %}) and override its blocks.
+# templates:
+#   comment: .github/ragaliq/comment.md.j2
+#   summary: .github/ragaliq/summary.md.j2
+""")
+
+_EXAMPLE_CASE = {
+    "id": "password-reset",
+    "query": "How do I reset my password?",
+    "context": [
+        "Resetting your password. On the sign-in page, click Forgot password and enter the email "
+        "address of your account. We email you a reset link that expires after 30 minutes.",
+        "Passwords must be at least 12 characters long and cannot reuse any of your last "
+        "5 passwords. Administrators can require a password change every 90 days.",
+    ],
+    "response": "On the sign-in page, click Forgot password and enter the email address of your "
+    "account. We email you a reset link that expires after 30 minutes. Passwords must be at least "
+    "12 characters long and cannot reuse any of your last 5 passwords.",
+    "tags": ["example"],
+}
+
+_WORKFLOW = Template("""\
+# RagaliQ Gate on pull requests, written by `ragaliq init`. Before the first run:
+#   1. Replace the "Generate RAG outputs" step with the command that runs your RAG pipeline over
+#      your evaluation questions and writes $dataset (one JSON object per line: id, query,
+#      context, response). As written, the step judges the committed example file.
+#   2. Pin the action to the full commit SHA of the release you use (`git ls-remote` the tag),
+#      keeping the tag in the comment so that Dependabot can update both.
+#   3. Store your Anthropic API key as the repository secret ANTHROPIC_API_KEY. Without it, the
+#      gate does what `gate.on_missing_key` in $config says (by default, it skips).
+#   4. Record a baseline on your default branch (see ragaliq-baseline.yml in the RagaliQ Gate
+#      repository's examples/workflows); until there is one, only the thresholds apply.
+name: ragaliq
+
+on:
+  pull_request:
+
+permissions: {}
+
+concurrency:
+  group: ragaliq-$${{ github.event.pull_request.number }}
+  cancel-in-progress: true
+
+jobs:
+  gate:
+    name: RAG quality gate
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    permissions:
+      contents: read # check out the code
+      pull-requests: write # create or update the gate's comment
+    steps:
+      - uses: actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0
+        with:
+          persist-credentials: false
+          # The whole history, so the gate reads the baseline at the pull request's base commit
+          # with git. (With a shallow checkout it asks the GitHub API for that file instead.)
+          fetch-depth: 0
+
+      # Replace with your pipeline: set up its language and dependencies, then write one line per
+      # evaluation question to $dataset, e.g.
+      #   run: python scripts/generate_rag_outputs.py > $dataset
+      - name: Generate RAG outputs
+        run: echo "Judging the committed $dataset; replace this step with your RAG pipeline."
+
+      # Judge verdicts are cached by prompt, so unchanged cases cost no API calls. When the dataset
+      # changed, the newest cache whose key starts with the restore-keys prefix is used.
+      - name: Restore the judge cache
+        id: cache
+        uses: actions/cache/restore@9255dc7a253b0ccc959486e2bca901246202afeb # v5.0.1
+        with:
+          path: .ragaliq/cache.sqlite*
+          key: ragaliq-judge-$${{ runner.os }}-$${{ hashFiles('$dataset', '$config') }}
+          restore-keys: |
+            ragaliq-judge-$${{ runner.os }}-
+
+      - name: RagaliQ Gate
+        id: ragaliq
+        uses: $action
+        with:
+          anthropic-api-key: $${{ secrets.ANTHROPIC_API_KEY }}
+          config: $config
+          comment: upsert
+
+      # Saved even when the gate failed, so that the next push to the pull request only pays for
+      # the cases it changed. (actions/cache alone saves only after a successful job.)
+      - name: Save the judge cache
+        if: $${{ !cancelled() && steps.cache.outputs.cache-hit != 'true' }}
+        uses: actions/cache/save@9255dc7a253b0ccc959486e2bca901246202afeb # v5.0.1
+        with:
+          path: .ragaliq/cache.sqlite*
+          key: $${{ steps.cache.outputs.cache-primary-key }}
+""")
+
+
+def scaffold_files(root: Path) -> list[ScaffoldFile]:
+    """The files ``ragaliq init`` writes under ``root``: config, example dataset and workflow."""
+    config = _CONFIG.substitute(
+        dataset=DATASET_FILE,
+        model=DEFAULT_CLAUDE_MODEL,
+        faithfulness=f"{FaithfulnessEvaluator.default_threshold:g}",
+        hallucination=f"{HallucinationEvaluator.default_threshold:g}",
+        relevance=f"{RelevanceEvaluator.default_threshold:g}",
+    )
+    dataset = json.dumps(_EXAMPLE_CASE, ensure_ascii=False) + "\n"
+    workflow = _WORKFLOW.substitute(
+        dataset=DATASET_FILE, config=DEFAULT_CONFIG_FILE, action=ACTION_REF
+    )
+    return [
+        ScaffoldFile(path=root / DEFAULT_CONFIG_FILE, text=config),
+        ScaffoldFile(path=root / DATASET_FILE, text=dataset),
+        ScaffoldFile(path=root / WORKFLOW_FILE, text=workflow),
+    ]
+
+
+def write_scaffold(root: Path, *, force: bool = False) -> list[Path]:
+    """Write the scaffold files under ``root``, each atomically, and return their paths.
+
+    Raises:
+        ConfigError: a file already exists and ``force`` is false (nothing is written then), a
+            path is taken by a folder, or a file cannot be written.
+    """
+    files = scaffold_files(root)
+    folders = [f.path for f in files if f.path.is_dir()]
+    if folders:
+        raise ConfigError(
+            f"{', '.join(map(str, folders))}: a folder is in the way; move it and run init again"
+        )
+    existing = [f.path for f in files if f.path.exists()]
+    if existing and not force:
+        raise ConfigError(
+            f"{', '.join(map(str, existing))}: already "
+            f"{'exists' if len(existing) == 1 else 'exist'}; nothing was written "
+            "(use --force to overwrite)"
+        )
+    written: list[Path] = []
+    for file in files:
+        try:
+            write_atomic(file.path, file.text)
+        except OSError as exc:
+            raise ConfigError(
+                f"{file.path}: cannot be written ({exc.strerror or exc})"
+                + (f"; already written: {', '.join(map(str, written))}" if written else "")
+            ) from exc
+        written.append(file.path)
+    return written

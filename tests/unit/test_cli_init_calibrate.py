@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from ragaliq.cli import cli
+
+GOLDEN = Path(__file__).resolve().parents[2] / "examples" / "calibration" / "golden.jsonl"
+
+
+def test_init_writes_the_files_and_refuses_to_overwrite(tmp_path):
+    runner = CliRunner()
+    first = runner.invoke(cli, ["init", "--dir", str(tmp_path)])
+    assert first.exit_code == 0, first.output
+    for name in ("ragaliq.yaml", "rag_outputs.jsonl", ".github/workflows/ragaliq.yml"):
+        assert (tmp_path / name).is_file()
+    again = runner.invoke(cli, ["init", "--dir", str(tmp_path)])
+    assert again.exit_code == 2
+    assert "--force" in again.stderr
+    forced = runner.invoke(cli, ["init", "--dir", str(tmp_path), "--force"])
+    assert forced.exit_code == 0
+    validate = runner.invoke(cli, ["validate", "--config", str(tmp_path / "ragaliq.yaml")])
+    assert validate.exit_code == 0, validate.output
+
+
+def test_calibrate_prints_the_metrics_and_writes_json(tmp_path):
+    out = tmp_path / "calibration.json"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "calibrate",
+            "--labels",
+            str(GOLDEN),
+            "--config",
+            str(tmp_path / "none.yaml"),
+            "-o",
+            str(out),
+        ],
+        env={"ANTHROPIC_API_KEY": ""},
+    )
+    assert result.exit_code == 0, result.output
+    assert "Cohen's kappa" in result.output
+    assert "balanced accuracy" in result.output
+    data = json.loads(out.read_text())
+    assert data["n"] + len(data["errors"]) == 96
+    strict = CliRunner().invoke(
+        cli,
+        [
+            "calibrate",
+            "--labels",
+            str(GOLDEN),
+            "--config",
+            str(tmp_path / "none.yaml"),
+            "--min-kappa",
+            "0.99",
+        ],
+        env={"ANTHROPIC_API_KEY": ""},
+    )
+    assert strict.exit_code == 1
+    assert "below --min-kappa 0.99" in strict.stderr

@@ -1,0 +1,235 @@
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from ragaliq.cli import cli
+from ragaliq.config import GateConfig, parse_config
+from ragaliq.dataset import load_dataset
+from ragaliq.errors import ConfigError
+from ragaliq.evaluators import build_evaluators
+from ragaliq.pipeline import load_inputs
+from ragaliq.scaffold import ACTION_REF, ScaffoldFile, scaffold_files, write_scaffold
+
+NAMES = ["ragaliq.yaml", "rag_outputs.jsonl", ".github/workflows/ragaliq.yml"]
+PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
+
+
+def _tool(name: str) -> str | None:
+    """A console script next to this interpreter (the venv), else one on PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.is_file() else shutil.which(name)
+
+
+def _text(root: Path, name: str) -> str:
+    return (root / name).read_text(encoding="utf-8")
+
+
+def _uncomment_options(text: str) -> str:
+    """Turn the commented-out optional settings (`# key: value`) into real ones."""
+    return re.sub(r"(?m)^(\s*)# (?=\s*[a-z_][\w-]*:)", r"\1", text)
+
+
+def test_scaffold_files_are_the_three_files_under_root(tmp_path):
+    files = scaffold_files(tmp_path)
+    assert [f.path for f in files] == [tmp_path / name for name in NAMES]
+    assert all(isinstance(f, ScaffoldFile) and f.text.endswith("\n") for f in files)
+
+
+def test_write_scaffold_writes_every_file(tmp_path):
+    written = write_scaffold(tmp_path)
+    assert written == [tmp_path / name for name in NAMES]
+    for file in scaffold_files(tmp_path):
+        assert file.path.read_text(encoding="utf-8") == file.text
+    assert not [p for p in tmp_path.rglob("*.tmp")], "no temporary files are left behind"
+
+
+def test_write_scaffold_refuses_existing_files_and_writes_nothing(tmp_path):
+    (tmp_path / "ragaliq.yaml").write_text("mine: true\n", encoding="utf-8")
+    workflow = tmp_path / ".github/workflows/ragaliq.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text("name: mine\n", encoding="utf-8")
+
+    with pytest.raises(ConfigError) as info:
+        write_scaffold(tmp_path)
+
+    message = str(info.value)
+    assert str(tmp_path / "ragaliq.yaml") in message
+    assert str(workflow) in message
+    assert "rag_outputs.jsonl" not in message
+    assert "use --force to overwrite" in message
+    assert _text(tmp_path, "ragaliq.yaml") == "mine: true\n"
+    assert workflow.read_text(encoding="utf-8") == "name: mine\n"
+    assert not (tmp_path / "rag_outputs.jsonl").exists()
+
+
+def test_write_scaffold_with_force_overwrites(tmp_path):
+    (tmp_path / "ragaliq.yaml").write_text("mine: true\n", encoding="utf-8")
+    (tmp_path / "rag_outputs.jsonl").write_text("{}\n", encoding="utf-8")
+
+    written = write_scaffold(tmp_path, force=True)
+
+    assert written == [tmp_path / name for name in NAMES]
+    for file in scaffold_files(tmp_path):
+        assert file.path.read_text(encoding="utf-8") == file.text
+
+
+def test_write_scaffold_refuses_a_folder_in_the_way_even_with_force(tmp_path):
+    (tmp_path / "rag_outputs.jsonl").mkdir()
+    with pytest.raises(ConfigError, match="a folder is in the way"):
+        write_scaffold(tmp_path, force=True)
+    assert not (tmp_path / "ragaliq.yaml").exists()
+
+
+# --- ragaliq.yaml ------------------------------------------------------------------------------
+
+
+def test_config_validates_and_shows_the_defaults(tmp_path):
+    write_scaffold(tmp_path)
+    config = parse_config(_text(tmp_path, "ragaliq.yaml"))
+    assert config.dataset == "rag_outputs.jsonl"
+
+    defaults = GateConfig(dataset="rag_outputs.jsonl")
+    # Everything but the evaluators' thresholds, which the file spells out, is left at its default.
+    assert config.model_dump(exclude={"evaluators"}) == defaults.model_dump(exclude={"evaluators"})
+    without_thresholds = {
+        name: {k: v for k, v in section.items() if k != "threshold"}
+        for name, section in config.evaluators.model_dump().items()
+    }
+    assert without_thresholds == {
+        name: {k: v for k, v in section.items() if k != "threshold"}
+        for name, section in defaults.evaluators.model_dump().items()
+    }
+    # ... and each threshold is the evaluator's own default.
+    assert [(e.name, e.threshold) for e in build_evaluators(config.evaluators)] == [
+        (e.name, e.threshold) for e in build_evaluators(defaults.evaluators)
+    ]
+
+
+def test_config_commented_options_are_valid_settings(tmp_path):
+    text = scaffold_files(tmp_path)[0].text
+    enabled = _uncomment_options(text)
+    assert enabled != text
+    config = parse_config(enabled)
+    assert config.judge.budget_usd == 5.0
+    assert config.judge.base_url is not None
+    assert "my-model" in config.judge.pricing
+    assert config.evaluators.hallucination.min_confidence == 0.7
+    assert config.evaluators.faithfulness.max_drop == 0.05
+    assert config.templates.comment is not None
+    assert config.templates.summary is not None
+
+
+def test_config_has_every_section_and_names_the_schema(tmp_path):
+    text = scaffold_files(tmp_path)[0].text
+    data = yaml.safe_load(text)
+    assert set(data) == {"dataset", "baseline", "judge", "evaluators", "gate"}
+    assert set(data["evaluators"]) == {"faithfulness", "hallucination", "relevance"}
+    assert "# templates:" in text
+    assert "ragaliq schema > ragaliq.schema.json" in text
+    assert "api_key:" not in text, "the key belongs in the environment, not in the file"
+
+
+# --- rag_outputs.jsonl ---------------------------------------------------------------------------
+
+
+def test_dataset_loads_and_validates_with_the_config(tmp_path):
+    write_scaffold(tmp_path)
+    cases = load_dataset(tmp_path / "rag_outputs.jsonl")
+    assert len(cases) == 1
+    case = cases[0]
+    assert case.id and case.query and case.response
+    assert case.has_context
+    inputs = load_inputs(tmp_path / "ragaliq.yaml", None)
+    assert inputs.dataset_path == tmp_path / "rag_outputs.jsonl"
+    assert inputs.cases == cases
+
+
+def test_scaffold_passes_validate_and_run_with_the_offline_judge(tmp_path, no_api_key):
+    write_scaffold(tmp_path)
+    runner = CliRunner()
+    config = str(tmp_path / "ragaliq.yaml")
+    validated = runner.invoke(cli, ["validate", "--config", config])
+    assert validated.exit_code == 0, validated.output
+    ran = runner.invoke(cli, ["run", "--config", config])
+    assert ran.exit_code == 0, ran.output
+    assert "offline" in ran.output
+
+
+# --- .github/workflows/ragaliq.yml ---------------------------------------------------------------
+
+
+def _workflow(tmp_path: Path) -> tuple[Path, dict]:
+    write_scaffold(tmp_path)
+    path = tmp_path / ".github/workflows/ragaliq.yml"
+    return path, yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def test_workflow_has_least_privilege_and_pinned_actions(tmp_path):
+    _, workflow = _workflow(tmp_path)
+    assert workflow["permissions"] == {}
+    (job,) = workflow["jobs"].values()
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+    steps = job["steps"]
+    checkout = steps[0]
+    assert checkout["uses"].startswith("actions/checkout@")
+    assert checkout["with"] == {"persist-credentials": False, "fetch-depth": 0}
+    uses = [step["uses"] for step in steps if "uses" in step]
+    gate = [u for u in uses if u.startswith("ragaliq/ragaliq-gate@")]
+    assert gate == [ACTION_REF.split(" #")[0]]
+    assert all(PINNED.match(u) for u in uses if u not in gate), uses
+
+
+def test_workflow_runs_on_pull_requests_with_the_cache_around_the_gate(tmp_path):
+    _, workflow = _workflow(tmp_path)
+    assert "pull_request" in workflow[True]  # PyYAML reads the `on` key as a boolean
+    (job,) = workflow["jobs"].values()
+    names = [step.get("name", step.get("uses")) for step in job["steps"]]
+    assert names[1:] == [
+        "Generate RAG outputs",
+        "Restore the judge cache",
+        "RagaliQ Gate",
+        "Save the judge cache",
+    ]
+    restore, gate, save = job["steps"][2:]
+    assert restore["with"]["path"] == save["with"]["path"] == ".ragaliq/cache.sqlite*"
+    assert "rag_outputs.jsonl" in restore["with"]["key"]
+    assert gate["with"]["anthropic-api-key"] == "${{ secrets.ANTHROPIC_API_KEY }}"
+    assert gate["with"]["config"] == "ragaliq.yaml"
+
+
+def test_workflow_passes_actionlint(tmp_path):
+    actionlint = _tool("actionlint")
+    if actionlint is None:
+        pytest.skip("actionlint is not installed (it comes with the project's `lint` extra)")
+    path, _ = _workflow(tmp_path)
+    # -shellcheck= turns off the shellcheck pass; actionlint cannot resolve the remote `uses:`
+    # of the gate's placeholder ref, and does not try to.
+    result = subprocess.run(
+        [actionlint, "-shellcheck=", "-no-color", str(path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_workflow_matches_githubs_workflow_schema(tmp_path):
+    check_jsonschema = _tool("check-jsonschema")
+    assert check_jsonschema is not None, "check-jsonschema comes with the project's `dev` extra"
+    path, _ = _workflow(tmp_path)
+    result = subprocess.run(
+        [check_jsonschema, "--builtin-schema", "vendor.github-workflows", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
