@@ -25,6 +25,7 @@ from ragaliq.github.settings import ActionSettings
 from ragaliq.judges.factory import API_KEY_ENV, api_key_from
 from ragaliq.outcome import ExitCode
 from ragaliq.pipeline import Inputs, judge_inputs, load_inputs, run_gate
+from ragaliq.report.html import render_html_report
 from ragaliq.report.markdown import render_summary
 from ragaliq.report.marker import comment_marker
 from ragaliq.report.progress import ProgressPrinter
@@ -123,6 +124,12 @@ def action(
     report_file = settings.workspace / REPORT_PATH
     write_atomic(report_file, report.model_dump_json(indent=2) + "\n")
     workflow.write_summary(outcome.summary)
+    html_path = ""
+    if settings.html_report:
+        html_file = settings.workspace / settings.html_report
+        html = render_html_report(report, decision=outcome.decision, cases=inputs.cases)
+        write_atomic(html_file, html)
+        html_path = str(html_file)
     comment_url = _publish(settings, workflow, outcome.comment, open_publisher)
     _set_outputs(
         workflow,
@@ -130,6 +137,7 @@ def action(
         report_path=str(report_file),
         comment_url=comment_url,
         decision=outcome.decision,
+        html_report_path=html_path,
     )
     _annotate(workflow, outcome.decision)
     for notice in outcome.decision.notices:
@@ -287,8 +295,10 @@ def _set_outputs(
     report_path: str,
     comment_url: str,
     decision: GateDecision | None,
+    html_report_path: str = "",
 ) -> None:
     workflow.set_output("passed", "true" if passed else "false")
+    workflow.set_output("html-report-path", html_report_path)
     workflow.set_output("report-path", report_path)
     workflow.set_output("comment-url", comment_url)
     scores = decision.scores if decision is not None else {}

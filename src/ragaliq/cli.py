@@ -30,6 +30,7 @@ from ragaliq.baseline import (
 from ragaliq.calibrate import Calibration, calibrate, format_calibration, load_labels
 from ragaliq.compare import GateDecision, GateRules, compare
 from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_json_schema, load_config
+from ragaliq.dataset import load_dataset
 from ragaliq.errors import BaselineError, ConfigError, RagaliqError
 from ragaliq.evaluators import build_evaluators
 from ragaliq.judges import build_judge
@@ -39,6 +40,7 @@ from ragaliq.outcome import ExitCode, run_exit_code
 from ragaliq.pipeline import Inputs, gate_exit_code, judge_inputs, load_inputs, run_gate
 from ragaliq.preflight import preflight
 from ragaliq.report import format_decision, format_preflight, format_run_table
+from ragaliq.report.html import render_html_report
 from ragaliq.report.markdown import render_comment, render_summary
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.runner import summarise
@@ -351,6 +353,7 @@ def _comment_id(value: str) -> str:
     help="Write the PR comment (Markdown).",
 )
 @click.option("--summary-out", type=FilePath, default=None, help="Write the job summary.")
+@click.option("--html-out", type=FilePath, default=None, help="Write the HTML report.")
 @click.option("--comment-id", default="default", show_default=True)
 @_edge
 def gate(
@@ -361,6 +364,7 @@ def gate(
     decision_out: Path | None,
     comment_out: Path | None,
     summary_out: Path | None,
+    html_out: Path | None,
     comment_id: str,
 ) -> None:
     """Judge, compare with the baseline and render the comment: the gate, run locally.
@@ -378,6 +382,9 @@ def gate(
     _write(decision_out, outcome.decision.model_dump_json(indent=2), "decision")
     _write(comment_out, outcome.comment, "comment")
     _write(summary_out, outcome.summary, "summary")
+    if html_out is not None:
+        html = render_html_report(report, decision=outcome.decision, cases=inputs.cases)
+        _write(html_out, html, "HTML report")
     _explain_unjudged(report, outcome.exit_code)
     sys.exit(outcome.exit_code)
 
@@ -499,6 +506,32 @@ def calibrate_command(
             err=True,
         )
         sys.exit(ExitCode.FAILED)
+
+
+@cli.command("report")
+@click.option("--html", "html_path", type=FilePath, required=True, help="Write the HTML here.")
+@click.option("--report", "report_path", type=FilePath, required=True, help="A run report.")
+@click.option("--decision", "decision_path", type=FilePath, default=None, help="A gate decision.")
+@click.option(
+    "--dataset", type=FilePath, default=None, help="Show responses with their claims highlighted."
+)
+@click.option("--title", default="RagaliQ Gate report", show_default=True)
+@_edge
+def report_command(
+    html_path: Path,
+    report_path: Path,
+    decision_path: Path | None,
+    dataset: Path | None,
+    title: str,
+) -> None:
+    """Write a self-contained HTML report (no network) from a run report."""
+    run_report: RunReport = _read_model(report_path, RunReport, "run report")
+    decision: GateDecision | None = (
+        _read_model(decision_path, GateDecision, "gate decision") if decision_path else None
+    )
+    cases = load_dataset(dataset) if dataset else None
+    html = render_html_report(run_report, decision=decision, cases=cases, title=title)
+    _write(html_path, html, "HTML report")
 
 
 @cli.command()

@@ -194,9 +194,12 @@ def test_the_gate_on_a_pull_request_end_to_end(setup):
     action.github.add_pull(REPO, 7, base_sha=base, head_sha=head)
 
     code, log, outputs, summary = action.run(
-        event=pr_event(7, base, head), event_name="pull_request"
+        event=pr_event(7, base, head), event_name="pull_request", html_report="out/report.html"
     )
     assert code == 1, log
+    html = Path(outputs["html-report-path"])
+    assert html == action.workspace / "out" / "report.html"
+    assert "999 TB" in html.read_text(encoding="utf-8")
     assert outputs["passed"] == "false"
     assert int(outputs["new-hallucinations"]) == 3
     assert set(json.loads(outputs["scores"])) == {"faithfulness", "hallucination", "relevance"}

@@ -24,7 +24,7 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -32,7 +32,6 @@ from typing import Any
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-from markupsafe import Markup
 
 from ragaliq.compare import ClaimChange, EvaluatorStatus, GateDecision, RegressedCase
 from ragaliq.errors import TemplateError
@@ -66,6 +65,7 @@ _VERDICT_HINTS = {
 _FLAG_LABELS = {
     "unverified_evidence": "evidence not found in the context",
     "empty_context": "no context was retrieved",
+    "unstable": "unstable: the judge's repeated verdicts disagreed",
 }
 _STATUS_LABELS: dict[EvaluatorStatus, str] = {
     "pass": "pass",
@@ -123,14 +123,15 @@ def _free(span: Span, taken: Sequence[Span]) -> bool:
 
 
 def _occurrences(haystack: str, needle: str, start: int) -> Iterable[int]:
-    """Where ``needle`` occurs, from ``start`` on and then from the beginning."""
-    for begin, end in ((start, len(haystack)), (0, start + len(needle) - 1)):
-        at = haystack.find(needle, begin, min(end, len(haystack)) if begin == 0 else end)
-        while at != -1:
-            yield at
-            at = haystack.find(needle, at + 1)
-            if begin == 0 and at >= start:
-                break
+    """Where ``needle`` occurs in ``haystack``: from ``start`` on, then before it."""
+    at = haystack.find(needle, start)
+    while at != -1:
+        yield at
+        at = haystack.find(needle, at + 1)
+    at = haystack.find(needle)
+    while at != -1 and at < start:
+        yield at
+        at = haystack.find(needle, at + 1)
 
 
 def _find(
@@ -194,7 +195,7 @@ class _VerdictView:
     label: str
     css: str
     hint: str
-    count: int
+    count: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -215,14 +216,15 @@ class _Segment:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _ScoreView:
+class _CaseScore:
     evaluator: str
     score: float | None
     passed: bool | None
     status: str
     reasoning: str
     threshold: float | None
-    regressed_from: float | None = None
+    baseline: float | None
+    """The baseline's score for this case, when it regressed."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -234,30 +236,40 @@ class _CaseView:
     segments: tuple[_Segment, ...]
     claims: tuple[_ClaimView, ...]
     unlocated: tuple[_ClaimView, ...]
-    scores: tuple[_ScoreView, ...]
-    verdicts: tuple[str, ...]
-    failing: tuple[str, ...]
-    errored: tuple[str, ...]
+    scores: tuple[_CaseScore, ...]
+    mix: tuple[_VerdictView, ...]
+    """Claim count per verdict, for the case's verdict strip; only verdicts present."""
+    verdicts: str
+    failing: str
+    errored: str
     new_count: int
-    regressed: tuple[RegressedCase, ...]
     problem: bool
-    search: str
+    rank: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class _EvaluatorRow:
+    name: str
+    head: float | None
+    baseline: float | None
+    delta: float | None
+    threshold: float
+    max_drop: float | None
+    pass_rate: float | None
+    judged: int
+    errors: int
+    passed: bool
+    status: str
 
 
 @dataclass(frozen=True, kw_only=True)
 class _Bar:
-    evaluator: str
+    row: _EvaluatorRow
     y: float
-    label_y: float
-    score: float | None
+    text_y: float
     width: float
-    threshold: float
     threshold_x: float
-    baseline: float | None
     baseline_x: float | None
-    passed: bool
-    status: str
-    delta: float | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -267,12 +279,12 @@ class _Chart:
     plot_x: int
     plot_width: int
     bar_height: int
+    value_x: int
     top: int
-    bottom: float
-    ticks: tuple[tuple[float, float], ...]
+    axis_y: int
+    ticks: tuple[tuple[str, float], ...]
     bars: tuple[_Bar, ...]
     has_baseline: bool
-    value_x: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -280,7 +292,7 @@ class _NewGroup:
     anchor: str | None
     case_id: str
     query: str
-    claims: tuple[ClaimChange, ...]
+    claims: tuple[tuple[ClaimChange, _VerdictView], ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -292,17 +304,16 @@ class _Page:
     failures: tuple[str, ...]
     usage_line: str
     chart: _Chart
-    evaluators: tuple[_ScoreView, ...]
-    summary_rows: tuple[dict[str, Any], ...]
+    evaluators: tuple[_EvaluatorRow, ...]
     verdicts: tuple[_VerdictView, ...]
-    total_claims: int
+    claim_count: int
     cases: tuple[_CaseView, ...]
     new_groups: tuple[_NewGroup, ...]
-    case_anchors: dict[str, str]
+    anchors: Mapping[str, str]
     notices: tuple[str, ...]
+    notes: tuple[str, ...]
+    """What the page itself wants to say, e.g. that the responses are not shown."""
     has_dataset: bool
-    missing_cases: int
-    evaluator_names: tuple[str, ...] = field(default=())
 
 
 def _verdict_view(verdict: Verdict, count: int = 0) -> _VerdictView:
@@ -321,18 +332,24 @@ def _slug(text: str) -> str:
 
 
 def _anchors(cases: Sequence[CaseResult]) -> dict[str, str]:
-    seen: Counter[str] = Counter()
+    used: set[str] = set()
     anchors: dict[str, str] = {}
     for case in cases:
         if case.id in anchors:
             continue
-        slug = "case-" + _slug(case.id)
-        seen[slug] += 1
-        anchors[case.id] = slug if seen[slug] == 1 else f"{slug}-{seen[slug]}"
+        base = "case-" + _slug(case.id)
+        anchor, n = base, 1
+        while anchor in used:
+            n += 1
+            anchor = f"{base}-{n}"
+        used.add(anchor)
+        anchors[case.id] = anchor
     return anchors
 
 
-def _segments(response: str, claims: Sequence[_ClaimView], spans: Sequence[Span | None]) -> list:  # type: ignore[type-arg]
+def _segments(
+    response: str, claims: Sequence[_ClaimView], spans: Sequence[Span | None]
+) -> tuple[_Segment, ...]:
     placed = sorted(
         ((span, claim) for span, claim in zip(spans, claims, strict=True) if span is not None),
         key=lambda item: item[0],
@@ -346,4 +363,391 @@ def _segments(response: str, claims: Sequence[_ClaimView], spans: Sequence[Span 
         at = end
     if at < len(response):
         out.append(_Segment(text=response[at:]))
-    return out
+    return tuple(out)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Context:
+    """What every case view is built against."""
+
+    report: RunReport
+    dataset: Mapping[str, TestCase] | None
+    new: Mapping[str, set[str]]
+    regressed: Mapping[tuple[str, str], RegressedCase]
+    thresholds: Mapping[str, float]
+
+
+def _response_note(case: CaseResult, dataset_case: TestCase | None, has_dataset: bool) -> str:
+    if not has_dataset:
+        return ""
+    if dataset_case is None:
+        return "This case is not in the dataset given, so its response is not shown."
+    if dataset_case.input_hash != case.input_hash:
+        return (
+            "The dataset's version of this case differs from the one judged (its query, context "
+            "or response changed), so its response is not shown."
+        )
+    return ""
+
+
+def _case_view(case: CaseResult, anchor: str, ctx: _Context) -> _CaseView:
+    dataset_case = ctx.dataset.get(case.id) if ctx.dataset is not None else None
+    note = _response_note(case, dataset_case, ctx.dataset is not None)
+    response = dataset_case.response if dataset_case is not None and not note else None
+    texts = [claim.text for claim in case.claims]
+    spans = locate_claims(response, texts) if response is not None else [None] * len(texts)
+    new_texts = ctx.new.get(case.id, set())
+    views = tuple(
+        _ClaimView(
+            number=i + 1,
+            anchor=f"{anchor}-claim-{i + 1}",
+            claim=claim,
+            verdict=_verdict_view(claim.verdict),
+            located=span is not None,
+            new=claim.text in new_texts,
+            flags=tuple(_FLAG_LABELS.get(flag, flag.replace("_", " ")) for flag in claim.flags),
+        )
+        for i, (claim, span) in enumerate(zip(case.claims, spans, strict=True))
+    )
+    scores = []
+    for name in ctx.report.summary.evaluators:
+        result = case.results.get(name)
+        if result is None:
+            continue
+        regressed = ctx.regressed.get((case.id, name))
+        scores.append(
+            _CaseScore(
+                evaluator=name,
+                score=result.score,
+                passed=result.passed,
+                status=result.status,
+                reasoning=result.reasoning,
+                threshold=ctx.thresholds.get(name),
+                baseline=regressed.baseline if regressed is not None else None,
+            )
+        )
+    counts = Counter(claim.verdict for claim in case.claims)
+    failing = [s.evaluator for s in scores if s.passed is False]
+    errored = [s.evaluator for s in scores if s.status == "error"]
+    new_count = sum(view.new for view in views)
+    unsupported = any(claim.verdict != Verdict.SUPPORTED for claim in case.claims)
+    if case.status == "error" or errored:
+        rank = 0
+    elif new_count:
+        rank = 1
+    elif failing or any(s.baseline is not None for s in scores):
+        rank = 2
+    elif unsupported:
+        rank = 3
+    else:
+        rank = 5 if case.status == "skipped" else 4
+    return _CaseView(
+        anchor=anchor,
+        case=case,
+        dataset_case=dataset_case if not note else None,
+        response_note=note or None,
+        segments=_segments(response, views, spans) if response is not None else (),
+        claims=views,
+        unlocated=tuple(view for view in views if not view.located),
+        scores=tuple(scores),
+        mix=tuple(_verdict_view(v, counts[v]) for v in VERDICT_ORDER if counts[v]),
+        verdicts=" ".join(v.value for v in VERDICT_ORDER if counts[v]),
+        failing=" ".join(failing),
+        errored=" ".join(errored),
+        new_count=new_count,
+        problem=rank < 4,
+        rank=rank,
+    )
+
+
+def _evaluator_rows(report: RunReport, decision: GateDecision | None) -> tuple[_EvaluatorRow, ...]:
+    rows = []
+    for name, summary in report.summary.evaluators.items():
+        gate = decision.evaluators.get(name) if decision is not None else None
+        if gate is not None:
+            rows.append(
+                _EvaluatorRow(
+                    name=name,
+                    head=gate.head,
+                    baseline=gate.baseline,
+                    delta=gate.delta,
+                    threshold=gate.threshold,
+                    max_drop=gate.max_drop,
+                    pass_rate=summary.pass_rate,
+                    judged=summary.judged,
+                    errors=gate.errors,
+                    passed=gate.passed,
+                    status=_STATUS_LABELS.get(gate.status, gate.status),
+                )
+            )
+            continue
+        passed = summary.score is not None and summary.passed
+        rows.append(
+            _EvaluatorRow(
+                name=name,
+                head=summary.score,
+                baseline=None,
+                delta=None,
+                threshold=summary.threshold,
+                max_drop=None,
+                pass_rate=summary.pass_rate,
+                judged=summary.judged,
+                errors=summary.errors,
+                passed=passed,
+                status="no score"
+                if summary.score is None
+                else "pass"
+                if passed
+                else "below threshold",
+            )
+        )
+    return tuple(rows)
+
+
+_CHART_WIDTH = 640
+_CHART_PLOT_X = 132
+_CHART_PLOT_WIDTH = 400
+_CHART_ROW = 44
+_CHART_BAR = 18
+_CHART_TOP = 12
+
+
+def _x(value: float) -> float:
+    return round(_CHART_PLOT_X + max(0.0, min(1.0, value)) * _CHART_PLOT_WIDTH, 2)
+
+
+def _chart(rows: Sequence[_EvaluatorRow]) -> _Chart:
+    bars = []
+    for i, row in enumerate(rows):
+        y = _CHART_TOP + i * _CHART_ROW + (_CHART_ROW - _CHART_BAR) / 2
+        bars.append(
+            _Bar(
+                row=row,
+                y=y,
+                text_y=y + _CHART_BAR / 2 + 5,
+                width=_x(row.head) - _CHART_PLOT_X if row.head is not None else 0.0,
+                threshold_x=_x(row.threshold),
+                baseline_x=_x(row.baseline) if row.baseline is not None else None,
+            )
+        )
+    axis_y = _CHART_TOP + len(rows) * _CHART_ROW
+    return _Chart(
+        width=_CHART_WIDTH,
+        height=axis_y + 24,
+        plot_x=_CHART_PLOT_X,
+        plot_width=_CHART_PLOT_WIDTH,
+        bar_height=_CHART_BAR,
+        value_x=_CHART_PLOT_X + _CHART_PLOT_WIDTH + 12,
+        top=_CHART_TOP,
+        axis_y=axis_y,
+        ticks=tuple((f"{t:g}", _x(t)) for t in (0.0, 0.25, 0.5, 0.75, 1.0)),
+        bars=tuple(bars),
+        has_baseline=any(bar.baseline_x is not None for bar in bars),
+    )
+
+
+def _new_groups(
+    changes: Sequence[ClaimChange], anchors: Mapping[str, str]
+) -> tuple[_NewGroup, ...]:
+    grouped: dict[str, list[ClaimChange]] = {}
+    for change in changes:
+        grouped.setdefault(change.case_id, []).append(change)
+    groups = []
+    for case_id, items in grouped.items():
+        claims = []
+        for change in items:
+            try:
+                verdict = _verdict_view(Verdict(change.verdict))
+            except ValueError:
+                verdict = _VerdictView(value=change.verdict, label=change.verdict, css="", hint="")
+            claims.append((change, verdict))
+        groups.append(
+            _NewGroup(
+                anchor=anchors.get(case_id),
+                case_id=case_id,
+                query=items[0].query,
+                claims=tuple(claims),
+            )
+        )
+    return tuple(groups)
+
+
+def _page(
+    report: RunReport,
+    decision: GateDecision | None,
+    cases: Sequence[TestCase] | None,
+    title: str,
+) -> _Page:
+    anchors = _anchors(report.cases)
+    dataset = None if cases is None else {case.id: case for case in cases}
+    rows = _evaluator_rows(report, decision)
+    new: dict[str, set[str]] = {}
+    regressed: dict[tuple[str, str], RegressedCase] = {}
+    if decision is not None:
+        for change in decision.new_hallucinations:
+            new.setdefault(change.case_id, set()).add(change.claim)
+        regressed = {(r.case_id, r.evaluator): r for r in decision.regressed_cases}
+    ctx = _Context(
+        report=report,
+        dataset=dataset,
+        new=new,
+        regressed=regressed,
+        thresholds={row.name: row.threshold for row in rows},
+    )
+    views = [_case_view(case, anchors.get(case.id, "case"), ctx) for case in report.cases]
+    views.sort(key=lambda view: view.rank)
+    counts = Counter(claim.verdict for case in report.cases for claim in case.claims)
+    if decision is not None:
+        passed, failures = decision.passed, decision.failures
+        notices = decision.notices
+    else:
+        failures = tuple(
+            f"{row.name}: no case could be scored"
+            if row.head is None
+            else f"{row.name}: {row.head:.3f} is below the threshold {row.threshold:.2f}"
+            for row in rows
+            if not row.passed
+        )
+        if report.stopped_early:
+            failures += (f"the run stopped early: {report.stopped_early}",)
+        passed, notices = not failures, report.notices
+    notes = []
+    if dataset is None:
+        notes.append(
+            "Responses are not shown: the run report keeps only each case's query and claims. "
+            "Render the report with the dataset to see every response with its claims "
+            "highlighted."
+        )
+    else:
+        missing = sum(1 for view in views if view.response_note)
+        if missing:
+            notes.append(
+                f"{missing} of {len(views)} cases are missing from the dataset given or differ "
+                "from the judged version, so their responses are not shown."
+            )
+    return _Page(
+        title=title,
+        report=report,
+        decision=decision,
+        passed=passed,
+        failures=tuple(failures),
+        usage_line=format_usage(report.usage),
+        chart=_chart(rows),
+        evaluators=rows,
+        verdicts=tuple(_verdict_view(v, counts[v]) for v in VERDICT_ORDER),
+        claim_count=sum(counts.values()),
+        cases=tuple(views),
+        new_groups=_new_groups(decision.new_hallucinations, anchors) if decision else (),
+        anchors=anchors,
+        notices=tuple(notices),
+        notes=tuple(notes),
+        has_dataset=dataset is not None,
+    )
+
+
+# --- rendering ---------------------------------------------------------------------------------
+
+
+def _score(value: float | None, digits: int = 3) -> str:
+    return "\N{EN DASH}" if value is None else f"{value:.{digits}f}"
+
+
+def _delta(value: float | None) -> str:
+    if value is None:
+        return "\N{EN DASH}"
+    rounded = round(value, 3)
+    if rounded == 0:
+        return "\N{PLUS-MINUS SIGN}0.000"
+    return f"+{rounded:.3f}" if rounded > 0 else f"\N{MINUS SIGN}{-rounded:.3f}"
+
+
+def _pct(value: float | None) -> str:
+    return "\N{EN DASH}" if value is None else f"{value:.0%}"
+
+
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count:,} {word if count == 1 else plural or word + 's'}"
+
+
+def _csp_hash(text: str) -> str:
+    digest = hashlib.sha256(str(text).encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def _options(options: Mapping[str, Any]) -> str:
+    def show(value: Any) -> str:
+        if isinstance(value, Mapping):
+            return "{" + ", ".join(f"{k}: {show(v)}" for k, v in value.items()) + "}"
+        return "none" if value is None else str(value)
+
+    return ", ".join(f"{key}: {show(value)}" for key, value in options.items())
+
+
+_FILTERS: dict[str, Callable[..., str]] = {
+    "score": _score,
+    "delta": _delta,
+    "pct": _pct,
+    "plural": _plural,
+    "csp_hash": _csp_hash,
+    "options": _options,
+}
+
+
+def _templates_root() -> Traversable:
+    packaged = resources.files("ragaliq") / "templates"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[3] / "templates"
+
+
+def _template_source(name: str) -> str | None:
+    node = _templates_root() / name
+    return node.read_text(encoding="utf-8") if node.is_file() else None
+
+
+def _environment() -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
+        loader=jinja2.FunctionLoader(_template_source),
+        undefined=jinja2.StrictUndefined,
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(_FILTERS)
+    return env
+
+
+def render_html_report(
+    report: RunReport,
+    *,
+    decision: GateDecision | None = None,
+    cases: Sequence[TestCase] | None = None,
+    title: str = "RagaliQ Gate report",
+) -> str:
+    """The run as one self-contained HTML page: scores, the gate, and every case claim by claim.
+
+    Args:
+        report: The (head) run to show.
+        decision: The gate decision for ``report``, to show the gate status, the baseline in the
+            chart and the newly hallucinated claims (flagged in the cases too).
+        cases: The dataset the run judged, to show each response with its claims highlighted;
+            matched to the report's cases by id, and used only where the input hash is unchanged.
+        title: The page title and heading.
+
+    Returns:
+        The HTML document, ending with a newline.
+
+    Raises:
+        TemplateError: The built-in template is missing or failed to render.
+    """
+    page = _page(report, decision, cases, title)
+    try:
+        template = _environment().get_template(HTML_TEMPLATE)
+        html = template.render(page=page)
+    except jinja2.TemplateNotFound as exc:
+        raise TemplateError(
+            f"built-in template {HTML_TEMPLATE!r} not found under {_templates_root()}"
+        ) from exc
+    except jinja2.TemplateError as exc:
+        raise TemplateError(f"{HTML_TEMPLATE}: {exc}") from exc
+    return html if html.endswith("\n") else html + "\n"
