@@ -26,11 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ragaliq._validation import describe_value, field_problems
-from ragaliq.dataset import MAX_FIELD_CHARS, MAX_PROBLEMS
-from ragaliq.errors import DatasetError, JudgeError, JudgeUnavailableError
+from ragaliq._validation import describe_value
+from ragaliq.dataset import (
+    MAX_FIELD_CHARS,
+    jsonl_records,
+    raise_problems,
+    read_utf8,
+    validate_records,
+)
+from ragaliq.errors import JudgeError, JudgeUnavailableError
 from ragaliq.judges.base import Judge
 from ragaliq.models import ClaimVerdict, JudgeInfo, TestCase, Usage, Verdict
 
@@ -286,70 +292,28 @@ def load_labels(path: Path) -> list[LabelledClaim]:
         DatasetError: the file is missing, not UTF-8, empty, or has invalid lines; the message
             lists every problem as ``file:line: field: problem``.
     """
-    name = str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise DatasetError(f"{name}: not found; pass the labelled claims with --labels") from exc
-    except OSError as exc:
-        raise DatasetError(f"{name}: cannot be read ({exc.strerror})") from exc
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise DatasetError(
-            f"{name}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
-            "re-save the file as UTF-8"
-        ) from exc
-    return parse_labels(text, name=name)
+    text = read_utf8(path, missing="pass the labelled claims with --labels")
+    return parse_labels(text, name=str(path))
 
 
 def parse_labels(text: str, *, name: str) -> list[LabelledClaim]:
     """Validate labels text (JSONL); ``name`` is used in messages."""
-    claims: list[LabelledClaim] = []
-    problems: list[str] = []
-    first_seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{name}:{number}"
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})")
-            continue
-        if not isinstance(item, dict):
-            problems.append(
-                f"{where}: a labelled claim must be an object (got {describe_value(item)})"
-            )
-            continue
-        try:
-            record = _LabelRecord.model_validate(item)
-        except ValidationError as exc:
-            problems.extend(
-                f"{where}: {p.path}: {p.message}" for p in field_problems(exc, _LabelRecord)
-            )
-            continue
-        problems.extend(f"{where}: {problem}" for problem in _size_problems(record))
-        if record.id in first_seen:
-            problems.append(
-                f"{where}: id: duplicate id '{record.id}' (first used on line "
-                f"{first_seen[record.id]}); ids must be unique"
-            )
-            continue
-        first_seen[record.id] = number
-        claims.append(record.to_claim(number))
-    if not problems and not claims:
-        problems.append(
-            f"{name}: no labelled claims; add one per line as "
-            '{"id": ..., "claim": ..., "context": [...], "label": "SUPPORTED"}'
+    records = jsonl_records(text)
+    if not records:
+        raise_problems(
+            [
+                f"{name}: no labelled claims; add one per line as "
+                '{"id": ..., "claim": ..., "context": [...], "label": "SUPPORTED"}'
+            ]
         )
-    if problems:
-        shown = problems[:MAX_PROBLEMS]
-        if len(problems) > MAX_PROBLEMS:
-            shown.append(f"... and {len(problems) - MAX_PROBLEMS} more problems")
-        raise DatasetError("\n".join(shown))
-    return claims
+    valid = validate_records(
+        records,
+        name=name,
+        model=_LabelRecord,
+        noun="a labelled claim",
+        size_problems=_size_problems,
+    )
+    return [record.to_claim(line) for line, record in valid]
 
 
 def _size_problems(record: _LabelRecord) -> list[str]:

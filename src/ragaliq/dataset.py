@@ -7,8 +7,10 @@ a ``cases`` list. The whole file is checked before anything is judged.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -17,7 +19,19 @@ from ragaliq._validation import describe_value, field_problems
 from ragaliq.errors import DatasetError
 from ragaliq.models import TestCase
 
-__all__ = ["MAX_FIELD_CHARS", "MAX_PROBLEMS", "load_dataset", "parse_dataset"]
+__all__ = [
+    "MAX_FIELD_CHARS",
+    "MAX_PROBLEMS",
+    "InvalidJson",
+    "jsonl_records",
+    "load_dataset",
+    "parse_dataset",
+    "raise_problems",
+    "read_utf8",
+    "validate_records",
+]
+
+R = TypeVar("R", bound=BaseModel)
 
 MAX_FIELD_CHARS = {"id": 200, "query": 20_000, "response": 100_000, "context": 500_000}
 """Size limits per field, in characters; ``context`` counts all chunks together."""
@@ -77,24 +91,32 @@ def load_dataset(path: Path) -> list[TestCase]:
         DatasetError: the file is missing, is not UTF-8, cannot be parsed, is empty, or has
             invalid cases; the message lists every problem found, one per line.
     """
+    text = read_utf8(path, missing="pass --dataset or set 'dataset' in the config")
+    return parse_dataset(text, name=str(path), suffix=path.suffix.lower())
+
+
+def read_utf8(path: Path, *, missing: str) -> str:
+    """A file's text, with a clear error when it is missing, unreadable or not UTF-8.
+
+    Raises:
+        DatasetError: naming the file (and the line of a bad byte); ``missing`` says how to fix
+            a missing file.
+    """
     name = str(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError as exc:
-        raise DatasetError(
-            f"{name}: not found; pass --dataset or set 'dataset' in the config"
-        ) from exc
+        raise DatasetError(f"{name}: not found; {missing}") from exc
     except OSError as exc:
         raise DatasetError(f"{name}: cannot be read ({exc.strerror})") from exc
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise DatasetError(
             f"{name}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
             "re-save the file as UTF-8"
         ) from exc
-    return parse_dataset(text, name=name, suffix=path.suffix.lower())
 
 
 def parse_dataset(text: str, *, name: str, suffix: str = ".jsonl") -> list[TestCase]:
@@ -104,7 +126,7 @@ def parse_dataset(text: str, *, name: str, suffix: str = ".jsonl") -> list[TestC
     elif suffix == ".json":
         records = _json_records(text, name)
     else:
-        records = _jsonl_records(text, name)
+        records = jsonl_records(text)
     if not records:
         raise DatasetError(
             f"{name}: the dataset has no cases; add one case per line as "
@@ -113,17 +135,23 @@ def parse_dataset(text: str, *, name: str, suffix: str = ".jsonl") -> list[TestC
     return _validate(records, name)
 
 
-def _jsonl_records(text: str, name: str) -> list[tuple[int, Any]]:
+@dataclass(frozen=True)
+class InvalidJson:
+    """A JSONL line that did not parse; reported in its place among the other problems."""
+
+    problem: str
+
+
+def jsonl_records(text: str) -> list[tuple[int, Any]]:
+    """Each non-blank line's JSON value (or :class:`InvalidJson`) with its line number."""
     records: list[tuple[int, Any]] = []
-    problems: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             records.append((number, json.loads(line)))
         except json.JSONDecodeError as exc:
-            problems.append(f"{name}:{number}: invalid JSON: {exc.msg} (column {exc.colno})")
-    _raise_if(problems)
+            records.append((number, InvalidJson(f"{exc.msg} (column {exc.colno})")))
     return records
 
 
@@ -209,32 +237,53 @@ def _skip_ws(text: str, i: int) -> int:
 
 
 def _validate(records: list[tuple[int, Any]], name: str) -> list[TestCase]:
-    cases: list[TestCase] = []
+    valid = validate_records(
+        records, name=name, model=_CaseRecord, noun="a case", size_problems=_size_problems
+    )
+    return [record.to_case() for _, record in valid]
+
+
+def validate_records(
+    records: Sequence[tuple[int, Any]],
+    *,
+    name: str,
+    model: type[R],
+    noun: str,
+    size_problems: Callable[[R], list[str]],
+) -> list[tuple[int, R]]:
+    """Validate numbered records against ``model``, which has a unique ``id`` field.
+
+    Raises:
+        DatasetError: every problem found, as ``file:line: field: problem``.
+    """
+    valid: list[tuple[int, R]] = []
     problems: list[str] = []
     first_seen: dict[str, int] = {}
     for line, item in records:
         where = f"{name}:{line}"
+        if isinstance(item, InvalidJson):
+            problems.append(f"{where}: invalid JSON: {item.problem}")
+            continue
         if not isinstance(item, dict):
-            problems.append(f"{where}: a case must be an object (got {describe_value(item)})")
+            problems.append(f"{where}: {noun} must be an object (got {describe_value(item)})")
             continue
         try:
-            record = _CaseRecord.model_validate(item)
+            record = model.model_validate(item)
         except ValidationError as exc:
-            problems.extend(
-                f"{where}: {p.path}: {p.message}" for p in field_problems(exc, _CaseRecord)
-            )
+            problems.extend(f"{where}: {p.path}: {p.message}" for p in field_problems(exc, model))
             continue
-        problems.extend(f"{where}: {msg}" for msg in _size_problems(record))
-        if record.id in first_seen:
+        problems.extend(f"{where}: {msg}" for msg in size_problems(record))
+        record_id = str(getattr(record, "id"))  # noqa: B009 - every record model has an id
+        if record_id in first_seen:
             problems.append(
-                f"{where}: id: duplicate id '{record.id}' "
-                f"(first used on line {first_seen[record.id]}); ids must be unique and stable"
+                f"{where}: id: duplicate id '{record_id}' "
+                f"(first used on line {first_seen[record_id]}); ids must be unique and stable"
             )
             continue
-        first_seen[record.id] = line
-        cases.append(record.to_case())
-    _raise_if(problems)
-    return cases
+        first_seen[record_id] = line
+        valid.append((line, record))
+    raise_problems(problems)
+    return valid
 
 
 def _size_problems(record: _CaseRecord) -> list[str]:
@@ -254,7 +303,8 @@ def _size_problems(record: _CaseRecord) -> list[str]:
     ]
 
 
-def _raise_if(problems: list[str]) -> None:
+def raise_problems(problems: list[str]) -> None:
+    """Raise one DatasetError listing the problems (the first ``MAX_PROBLEMS`` of them)."""
     if not problems:
         return
     shown = problems[:MAX_PROBLEMS]
