@@ -39,6 +39,7 @@ from ragaliq.models import (
     Usage,
 )
 from ragaliq.report import markdown
+from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.markdown import (
     COMMENT_LIMIT,
     SUMMARY_LIMIT,
@@ -946,10 +947,10 @@ def test_bad_arguments():
 
 
 def test_our_templates_are_found_by_name():
-    root = markdown._templates_root()
+    root = templates_root()
     assert (root / "comment.md.j2").is_file()
     assert (root / "summary.md.j2").is_file()
-    loader = markdown._ResourceLoader(root)
+    loader = TemplateLoader(root)
     assert {"comment.md.j2", "summary.md.j2"} <= set(loader.list_templates())
 
 
@@ -959,7 +960,7 @@ def test_an_installed_package_uses_its_own_templates(tmp_path):
     (tmp_path / "ragaliq" / "templates" / "comment.md.j2").write_text("packaged\n")
     script = (
         "from ragaliq.report import markdown; from tests.unit.test_markdown import "
-        "first_run_decision; print(markdown._templates_root()); "
+        "first_run_decision; print(markdown.templates_root()); "
         "print(markdown.render_comment(first_run_decision()), end='')"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO_ROOT)])}

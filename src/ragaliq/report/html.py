@@ -25,9 +25,6 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
-from importlib.resources.abc import Traversable
-from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -36,6 +33,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from ragaliq.compare import ClaimChange, EvaluatorStatus, GateDecision, RegressedCase
 from ragaliq.errors import TemplateError
 from ragaliq.models import CaseResult, ClaimVerdict, RunReport, TestCase, Verdict
+from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.console import format_usage
 
 __all__ = ["HTML_TEMPLATE", "locate_claims", "render_html_report"]
@@ -693,21 +691,9 @@ _FILTERS: dict[str, Callable[..., str]] = {
 }
 
 
-def _templates_root() -> Traversable:
-    packaged = resources.files("ragaliq") / "templates"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[3] / "templates"
-
-
-def _template_source(name: str) -> str | None:
-    node = _templates_root() / name
-    return node.read_text(encoding="utf-8") if node.is_file() else None
-
-
 def _environment() -> ImmutableSandboxedEnvironment:
     env = ImmutableSandboxedEnvironment(
-        loader=jinja2.FunctionLoader(_template_source),
+        loader=TemplateLoader(),
         undefined=jinja2.StrictUndefined,
         autoescape=True,
         trim_blocks=True,
@@ -746,7 +732,7 @@ def render_html_report(
         html = template.render(page=page)
     except jinja2.TemplateNotFound as exc:
         raise TemplateError(
-            f"built-in template {HTML_TEMPLATE!r} not found under {_templates_root()}"
+            f"built-in template {HTML_TEMPLATE!r} not found under {templates_root()}"
         ) from exc
     except jinja2.TemplateError as exc:
         raise TemplateError(f"{HTML_TEMPLATE}: {exc}") from exc

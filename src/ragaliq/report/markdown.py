@@ -19,8 +19,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -31,6 +29,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from ragaliq.compare import ClaimChange, GateDecision
 from ragaliq.errors import TemplateError
 from ragaliq.models import CaseResult, RunReport
+from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.console import format_usage
 from ragaliq.report.marker import comment_marker
 
@@ -189,33 +188,6 @@ FILTERS: dict[str, Callable[..., str | list[CaseGroup]]] = {
 }
 
 
-class _ResourceLoader(jinja2.BaseLoader):
-    """Our templates, read from the package resources (or the source checkout)."""
-
-    def __init__(self, root: Traversable) -> None:
-        self.root = root
-
-    def get_source(
-        self, environment: jinja2.Environment, template: str
-    ) -> tuple[str, str, Callable[[], bool]]:
-        if template not in self.list_templates():
-            raise jinja2.TemplateNotFound(template)
-        node = self.root / template
-        return node.read_text(encoding="utf-8"), str(node), lambda: True
-
-    def list_templates(self) -> list[str]:
-        if not self.root.is_dir():
-            return []
-        return sorted(n.name for n in self.root.iterdir() if n.name.endswith(".j2"))
-
-
-def _templates_root() -> Traversable:
-    packaged = resources.files("ragaliq") / "templates"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[3] / "templates"
-
-
 def _environment(template: Path | None) -> tuple[ImmutableSandboxedEnvironment, str | None]:
     loaders: list[jinja2.BaseLoader] = []
     user_name = None
@@ -227,7 +199,7 @@ def _environment(template: Path | None) -> tuple[ImmutableSandboxedEnvironment, 
         user_name = _USER_PREFIX + str(template)
         found = (source, str(template), lambda: True)
         loaders.append(jinja2.FunctionLoader(lambda name: found if name == user_name else None))
-    loaders.append(_ResourceLoader(_templates_root()))
+    loaders.append(TemplateLoader())
     if template is not None:
         loaders.append(jinja2.FileSystemLoader(template.parent))
     env = ImmutableSandboxedEnvironment(
@@ -274,7 +246,7 @@ def _load(template: Path | None, default: str) -> jinja2.Template:
     except jinja2.TemplateNotFound as exc:
         if exc.name == default:
             raise TemplateError(
-                f"built-in template {default!r} not found under {_templates_root()}"
+                f"built-in template {default!r} not found under {templates_root()}"
             ) from exc
         raise _template_error(exc, str(template)) or exc from exc
     except jinja2.TemplateError as exc:
