@@ -87,7 +87,9 @@ class OfflineJudge:
     async def extract_claims(self, case: TestCase) -> ClaimsResult:
         return ClaimsResult(claims=tuple(extract_sentence_claims(case.response)))
 
-    async def verify_claims(self, case: TestCase, claims: Sequence[str]) -> VerificationResult:
+    async def verify_claims(
+        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
+    ) -> VerificationResult:
         if not case.has_context:
             return no_context_verdicts(claims)
         index = _ContextIndex.build(case.context)
