@@ -73,8 +73,10 @@ class ModelPrice(_Section):
 class JudgeConfig(_Section):
     """Which judge decides the verdicts, and how it may spend."""
 
-    provider: Literal["auto", "claude", "offline"] = "auto"
-    """``auto`` uses Claude when an API key is set and the offline judge otherwise."""
+    provider: Literal["auto", "claude", "offline", "cascade"] = "auto"
+    """``auto`` uses Claude when an API key is set and the offline judge otherwise. ``cascade``
+    (needs a key) lets the offline judge settle the claims it is sure are supported and sends
+    only the rest to Claude, in one call per case; claims and relevance come from Claude."""
     model: str = DEFAULT_CLAUDE_MODEL
     """The Claude model; ignored by the offline judge."""
     api_key: SecretStr | None = None

@@ -126,7 +126,7 @@ class ClaimVerdict(_Frozen):
     """One sentence on why."""
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     flags: tuple[str, ...] = ()
-    """Markers such as ``unverified_evidence`` (a quote not found in the context) or ``unstable``."""
+    """Markers: ``unverified_evidence`` (a quote not in the context), ``unstable``, ..."""
     agreement: float | None = None
     """With ``judge.repeat``: the share of repetitions that gave this verdict."""
 
@@ -192,7 +192,7 @@ class JudgeInfo(_Frozen):
     model: str
     prompt_version: str
     heuristic: bool = False
-    """True for the offline judge, whose verdicts come from word overlap, not from a model."""
+    """True for the offline judge: its verdicts come from grounding rules, not a language model."""
 
 
 class EvaluatorInfo(_Frozen):

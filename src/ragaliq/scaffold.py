@@ -63,7 +63,7 @@ baseline: .ragaliq/baseline.json
 
 judge:
   # The judge that decides the verdicts. With auto, that is Claude when ANTHROPIC_API_KEY is set
-  # and the offline heuristic judge (word overlap, no API) otherwise; claude or offline force one.
+  # and the offline heuristic judge (no API) otherwise; claude or offline force one.
   provider: auto
   model: $model  # the Claude model; the offline judge ignores it
   # Keep the API key in the ANTHROPIC_API_KEY environment variable (a repository secret in CI),

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ragaliq.judges import OfflineJudge
@@ -46,9 +48,16 @@ def test_sentences_keep_initials():
     ]
 
 
-def test_claims_skip_questions_and_list_intros():
+def test_claims_skip_questions_list_intros_and_pleasantries():
     response = "Here is what to do:\n- Refunds take 14 days.\nAnything else?\nThanks!"
-    assert extract_sentence_claims(response) == ["Refunds take 14 days.", "Thanks!"]
+    assert extract_sentence_claims(response) == ["Refunds take 14 days."]
+    chatty = "Sure! Refunds take 14 days. I hope this helps! Let me know if you have questions."
+    assert extract_sentence_claims(chatty) == ["Refunds take 14 days."]
+
+
+def test_a_colon_before_a_capital_ends_a_list_intro():
+    response = "Based on the data, here is an overview:  Finch & Fork is a restaurant."
+    assert extract_sentence_claims(response) == ["Finch & Fork is a restaurant."]
 
 
 def test_numbers_are_normalised():
@@ -95,9 +104,25 @@ async def test_unrelated_claim_is_not_enough_info():
 
 async def test_partial_support():
     v = await verdict_of(
+        "The Business plan includes 2 TB of storage, a dedicated account manager and free "
+        "phone support."
+    )
+    assert v.verdict in (Verdict.PARTIALLY_SUPPORTED, Verdict.NOT_ENOUGH_INFO)
+    assert "account" in v.reason and "phone" in v.reason
+
+
+async def test_a_short_invented_phrase_is_never_confidently_supported():
+    # Calibrated on RAGTruth, where answers paraphrase freely, one added phrase in an otherwise
+    # grounded sentence may pass as SUPPORTED offline, but never confidently: a cascade sends it
+    # on to Claude.
+    judge = OfflineJudge()
+    v = await verdict_of(
         "The Business plan includes 2 TB of storage and a dedicated account manager."
     )
-    assert v.verdict is Verdict.PARTIALLY_SUPPORTED
+    assert not judge.is_confident(v)
+    sure = await verdict_of("The Business plan includes 2 TB of storage.")
+    assert judge.is_confident(sure)
+    assert v.confidence < sure.confidence
 
 
 async def test_four_verdicts_come_with_confidence_in_range():
@@ -139,3 +164,107 @@ async def test_offline_judge_is_deterministic_and_says_it_is_heuristic():
     second = await judge.verify_claims(case, (await judge.extract_claims(case)).claims)
     assert first == second
     assert first.usage.calls == 0
+
+
+async def test_verbatim_support_is_confident_and_quotes_the_sentence():
+    v = await verdict_of("The Business plan costs $12.50 per user per month.")
+    assert v.verdict is Verdict.SUPPORTED
+    assert OfflineJudge().is_confident(v)
+    assert v.evidence is not None and "$12.50 per user per month" in v.evidence
+
+
+@pytest.mark.parametrize(
+    ("claim", "names"),
+    [
+        ("Dr. Ada Byron and Charles Babbage founded the company in 2015.", ["Charles", "Babbage"]),
+        ("Dr. Ada Byron founded the company in 2015 in Porto.", ["Porto"]),
+    ],
+)
+async def test_a_name_the_context_lacks_is_not_supported(claim, names):
+    v = await verdict_of(claim)
+    assert v.verdict is Verdict.PARTIALLY_SUPPORTED
+    assert all(name in v.reason for name in names)
+
+
+async def test_a_date_the_context_lacks_is_not_supported():
+    v = await verdict_of("Northwind Cloud was sold to a rival in 2021.")
+    assert v.verdict is Verdict.NOT_ENOUGH_INFO
+    assert "2021" in v.reason
+
+
+async def test_a_paraphrase_with_the_same_facts_is_supported():
+    v = await verdict_of("Annual plans can be refunded within 14 days after they are purchased.")
+    assert v.verdict is Verdict.SUPPORTED
+
+
+RECORD = json.dumps(
+    {
+        "name": "Finch & Fork",
+        "city": "Santa Barbara",
+        "categories": "Breakfast & Brunch, American (New), Bars",
+        "hours": {
+            "Monday": "17:30-23:0",
+            "Tuesday": "17:0-21:0",
+            "Wednesday": "17:0-21:0",
+            "Thursday": "17:0-21:0",
+            "Friday": "17:0-21:0",
+            "Saturday": "17:0-21:0",
+            "Sunday": "9:0-14:0",
+        },
+        "attributes": {
+            "BusinessParking": {"garage": True, "street": True, "lot": False, "valet": True},
+            "RestaurantsReservations": True,
+            "OutdoorSeating": False,
+            "WiFi": "free",
+            "Music": None,
+            "Ambience": {"classy": True, "casual": False},
+        },
+        "business_stars": 4.0,
+        "review_info": [
+            {
+                "review_stars": 5.0,
+                "review_text": "What a great brunch, the steak and eggs were perfect and the "
+                "mimosas were served just the way I like them.",
+            }
+        ],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict", "in_reason"),
+    [
+        ("Finch & Fork offers free WiFi and accepts reservations.", Verdict.SUPPORTED, ""),
+        ("It does not offer outdoor seating.", Verdict.SUPPORTED, ""),
+        ("Guests can enjoy the outdoor seating.", Verdict.CONTRADICTED, "OutdoorSeating"),
+        ("It has a casual atmosphere.", Verdict.CONTRADICTED, '"casual": false'),
+        ("It offers free delivery.", Verdict.NOT_ENOUGH_INFO, "no field about delivery"),
+        ("Live music plays on weekends.", Verdict.NOT_ENOUGH_INFO, "null field about music"),
+        ("It is open on Sunday from 9 am to 2 pm.", Verdict.SUPPORTED, ""),
+        ("It is open Monday to Saturday from 5 pm to 9 pm.", Verdict.CONTRADICTED, "Monday"),
+        ("The restaurant is open daily from 11am to 10pm.", Verdict.CONTRADICTED, "hours"),
+        ("It has a 4.5-star rating.", Verdict.CONTRADICTED, "4.5"),
+        ("There is no parking lot, but valet parking is available.", Verdict.SUPPORTED, ""),
+    ],
+)
+async def test_claims_about_a_json_record_are_checked_field_by_field(claim, verdict, in_reason):
+    v = await verdict_of(claim, context=(RECORD,))
+    assert v.verdict is verdict, v.reason
+    assert in_reason in v.reason + (v.evidence or "")
+    assert v.reason
+
+
+async def test_a_record_verdict_quotes_the_field():
+    v = await verdict_of("Guests can enjoy the outdoor seating.", context=(RECORD,))
+    assert v.evidence == '"OutdoorSeating": false'
+    assert v.evidence.replace('"', "").replace(":", "") in RECORD.replace('"', "").replace(":", "")
+
+
+def test_the_shipped_model_matches_the_features():
+    from ragaliq.judges._features import FEATURES
+    from ragaliq.judges.offline import load_model
+
+    models = load_model()
+    for model in (models.prose, models.record):
+        assert len(model.weights) == len(FEATURES)
+        assert 0 < model.settle_below < model.threshold < 1

@@ -69,7 +69,7 @@ def report(tmp_path: Path) -> RunReport:
 
 def test_merge_refuses_overlapping_ids(tmp_path):
     r = report(tmp_path)
-    with pytest.raises(ConfigError, match="is in both a.json and b.json"):
+    with pytest.raises(ConfigError, match=r"is in both a\.json and b\.json"):
         merge_reports([r, r], names=["a.json", "b.json"])
 
 
@@ -108,7 +108,7 @@ def progress(done: int, total: int = 10, errors: int = 0) -> Progress:
 def test_progress_on_ci_prints_plain_periodic_lines():
     out = io.StringIO()
     clock = iter([0.0] + [1.0] * 200)
-    printer = ProgressPrinter(out, live=False, every_s=100, clock=lambda: next(clock))
+    printer = ProgressPrinter(out, live=False, every_s=100, quiet_s=0, clock=lambda: next(clock))
     for done in range(1, 101):
         printer(progress(done, total=100, errors=3))
     lines = out.getvalue().splitlines()
@@ -125,6 +125,14 @@ def test_progress_prints_on_time_too():
     for done in (1, 2, 3, 4):
         printer(progress(done, total=1000))
     assert len(out.getvalue().splitlines()) == 2  # at 20 s and at 50 s, not in between
+
+
+def test_a_quick_run_prints_no_progress():
+    out = io.StringIO()
+    printer = ProgressPrinter(out, live=False, clock=lambda: 0.5)
+    for done in range(1, 21):
+        printer(progress(done, total=20))
+    assert out.getvalue() == ""
 
 
 def test_progress_on_a_terminal_redraws_one_line():

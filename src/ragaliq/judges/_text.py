@@ -12,11 +12,16 @@ from functools import lru_cache
 __all__ = [
     "NEGATIONS",
     "STOPWORDS",
+    "content_tokens",
     "content_words",
+    "figures",
     "is_negated",
+    "names",
+    "negated_words",
     "numbers",
     "split_sentences",
     "stem",
+    "tokens",
 ]
 
 ABBREVIATIONS = frozenset(
@@ -57,7 +62,7 @@ NUMBER_WORDS = {
 }  # fmt: skip
 
 _BULLET = re.compile(r"^\s*(?:[-*\u2022\u2023\u25e6\u2043]|\d{1,3}[.)]|[a-z]\))\s+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+|(?<=:)\s+(?=[A-Z])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\$?\d+(?:,\d{3})*(?:\.\d+)?(?:st|nd|rd|th)?%?(?![\w])")
 
@@ -167,6 +172,22 @@ def content_words(text: str) -> list[str]:
     return out
 
 
+def content_tokens(text: str) -> list[tuple[str, str]]:
+    """Like :func:`content_words`, each paired with the word as written (for reasons)."""
+    out: list[tuple[str, str]] = []
+    for token in _WORD.findall(text):
+        lower = token.lower()
+        if lower in STOPWORDS or lower in NEGATIONS:
+            continue
+        if lower in NUMBER_WORDS:
+            out.append((NUMBER_WORDS[lower], token))
+        elif token[0].isdigit():
+            out.append((_normalise_number(token), token))
+        else:
+            out.append((stem(lower), token))
+    return out
+
+
 def numbers(text: str) -> set[str]:
     """The numbers a text states, normalised (``1,000`` → ``1000``, ``3.50`` → ``3.5``)."""
     found = {_normalise_number(m.group(0)) for m in _NUMBER.finditer(text)}
@@ -175,6 +196,11 @@ def numbers(text: str) -> set[str]:
         if lower in NUMBER_WORDS and lower not in {"one", "first", "once", "second", "half"}:
             found.add(NUMBER_WORDS[lower])
     return found
+
+
+def figures(text: str) -> set[str]:
+    """The numbers a text writes in digits, normalised: the ones a reader checks."""
+    return {_normalise_number(m.group(0)) for m in _NUMBER.finditer(text)}
 
 
 def _normalise_number(token: str) -> str:
@@ -195,3 +221,79 @@ def is_negated(text: str) -> bool:
         any(token.lower().replace("\u2019", "'") in NEGATIONS for token in _WORD.findall(text))
         or "n't" in text.lower()
     )
+
+
+_NOT_A_NEGATION = re.compile(
+    r"\b(?:no doubt|no wonder|no matter|not only|not just|no longer|no later|no more than|"
+    r"no less|not until|nothing but)\b",
+    re.IGNORECASE,
+)
+_SKIP_AFTER_CUE = frozenset(
+    "be been being a an the any longer always yet so very too really currently".split()
+)
+
+
+def negated_words(text: str) -> frozenset[str]:
+    """Content words (stemmed) that a negation governs: the next word that carries meaning.
+
+    ``Monthly plans are not refundable`` negates ``refundabl``; ``need not worry`` negates
+    ``worry``. Phrases such as ``not only`` or ``no doubt`` negate nothing.
+    """
+    cleaned = _NOT_A_NEGATION.sub(" ", text)
+    words = [w.lower().replace("\u2019", "'") for w in _WORD.findall(cleaned)]
+    found: set[str] = set()
+    for i, word in enumerate(words):
+        if word not in NEGATIONS and not word.endswith("n't"):
+            continue
+        for follower in words[i + 1 : i + 4]:
+            if follower in _SKIP_AFTER_CUE or follower in STOPWORDS:
+                continue
+            if follower not in NEGATIONS:
+                found.add(stem(follower))
+            break
+    return frozenset(found)
+
+
+def tokens(text: str) -> list[str]:
+    """Every word and number of a text, lower-cased, stopwords kept: for verbatim matching."""
+    return [token.lower().replace("\u2019", "'") for token in _WORD.findall(text)]
+
+
+_NAME_RUN = re.compile(
+    r"(?<![\w'\u2019-])[A-Z][\w'\u2019-]*(?:\s+(?:of|de|la|du|von|van|the|and|&)?\s*"
+    r"[A-Z][\w'\u2019-]*)*"
+)
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\"\u201c(]\s*)$")
+
+
+_COMMON_CAPITALISED = frozenset(
+    """
+    god government fahrenheit celsius english autumn spring summer winter diy tv ok am pm mr mrs
+    ms dr st
+    """.split()
+)
+
+
+def names(text: str) -> list[str]:
+    """Words of capitalised runs that are probably names (``Rand Paul``, ``South China Sea``).
+
+    A capitalised word that only starts the sentence (``However``, ``The``) is not a name; a
+    run of capitalised words is one even at the start. Stopwords inside names are dropped, and a
+    name with hyphens or digits counts by its letter runs (``US-led``: ``us``, ``led``).
+    """
+    found: list[str] = []
+    for match in _NAME_RUN.finditer(text):
+        parts = [p for p in re.split(r"\s+", match.group(0)) if p[:1].isupper()]
+        at_start = bool(_SENTENCE_START.search(text[: match.start()]))
+        if at_start and len(parts) == 1:
+            continue
+        for part in parts:
+            lower = part.lower().replace("\u2019", "'")
+            if lower.endswith("'s"):
+                lower = lower[:-2]
+            if lower in STOPWORDS or lower in NUMBER_WORDS or (part.isupper() and len(part) > 5):
+                continue
+            for piece in re.findall(r"[a-z]{2,}", lower):
+                if piece not in STOPWORDS and piece not in _COMMON_CAPITALISED:
+                    found.append(piece)
+    return found

@@ -1,7 +1,142 @@
+"""The cascade judge: the offline judge settles what it is sure of, Claude judges the rest.
+
+Per case the runner asks for the claims once and for their verification once. The cascade:
+
+- **extracts** with Claude. Claims are then the same atomic, self-contained facts a
+  ``provider: claude`` run gets, so verdicts, the PR comment and the claim diff read the same;
+  extraction reads only the query and the response, so it is the cheap call, while verification
+  carries the whole context and is the one worth saving. Atomic claims are short, which also makes
+  verbatim support (the offline judge's surest case) common.
+- **verifies** every claim with the offline judge first. A claim it rates SUPPORTED with high
+  confidence (the ``offline_confident`` flag: its model puts the claim below the ``settle_below``
+  probability, chosen on the tune part of RAGTruth so that at most 5% of the claims it settles are
+  hallucinated) keeps that verdict and never reaches the API. All other claims go to Claude in
+  one ``verify_claims`` call (batched only past ``judge.claims_per_call``), and the verdicts are
+  merged back in the claims' order. A case whose claims are all settled costs no verification call.
+- **rates relevance** with Claude.
+
+Counters on the judge object (:attr:`CascadeJudge.stats`) say how many claims were settled
+offline and sent on, and how many verification calls were saved; the ``Usage`` of each result is
+Claude's alone, as the offline judge costs nothing.
+"""
+
 from __future__ import annotations
 
-from ragaliq.models import ClaimVerdict, Verdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragaliq.judges.base import Judge, check_verdict_count, no_context_verdicts
+from ragaliq.judges.offline import CONFIDENT, OfflineJudge
+from ragaliq.models import (
+    ClaimsResult,
+    ClaimVerdict,
+    JudgeInfo,
+    RelevanceResult,
+    TestCase,
+    Verdict,
+    VerificationResult,
+)
+
+__all__ = ["SETTLED_OFFLINE", "CascadeJudge", "CascadeStats", "cascade_info", "settles_offline"]
+
+SETTLED_OFFLINE = "settled_offline"
+"""Flag on a verdict the offline judge gave in a cascade run, without asking Claude."""
 
 
 def settles_offline(verdict: ClaimVerdict) -> bool:
-    return verdict.verdict is Verdict.SUPPORTED and verdict.confidence >= 0.9
+    """Whether the cascade keeps an offline verdict: a SUPPORTED the offline judge is sure of."""
+    return verdict.verdict is Verdict.SUPPORTED and CONFIDENT in verdict.flags
+
+
+def cascade_info(claude: JudgeInfo, offline: JudgeInfo) -> JudgeInfo:
+    """The cascade's provenance: Claude's model, and both judges' versions in the prompt version.
+
+    A change to Claude's prompts or to the offline judge (its code or its model file) changes the
+    prompt version, so a baseline judged otherwise is never silently compared with it.
+    """
+    return JudgeInfo(
+        provider="cascade",
+        model=claude.model,
+        prompt_version=f"{claude.prompt_version}+offline-{offline.prompt_version}",
+        heuristic=False,
+    )
+
+
+@dataclass
+class CascadeStats:
+    """What the cascade did so far, summed over the cases it verified."""
+
+    cases: int = 0
+    """Cases verified (with context and at least one claim)."""
+    claims: int = 0
+    settled_offline: int = 0
+    """Claims whose offline SUPPORTED verdict was kept."""
+    sent_to_claude: int = 0
+    verify_calls_saved: int = 0
+    """Cases that needed no verification call at all, because every claim was settled offline."""
+
+    @property
+    def sent_share(self) -> float:
+        """The share of claims Claude verified."""
+        return self.sent_to_claude / self.claims if self.claims else 0.0
+
+
+class CascadeJudge:
+    """The offline judge in front of Claude; implements the ``Judge`` protocol."""
+
+    def __init__(self, offline: OfflineJudge, claude: Judge) -> None:
+        self.offline = offline
+        self.claude = claude
+        self.stats = CascadeStats()
+        self._info = cascade_info(claude.info, offline.info)
+
+    @property
+    def info(self) -> JudgeInfo:
+        return self._info
+
+    async def extract_claims(self, case: TestCase) -> ClaimsResult:
+        return await self.claude.extract_claims(case)
+
+    async def verify_claims(
+        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
+    ) -> VerificationResult:
+        """Offline first; the claims it does not settle go to Claude in one call.
+
+        ``sample`` (``judge.repeat``) is passed on to Claude; the offline verdicts are the same
+        in every repetition, so a settled claim stays settled.
+        """
+        if not case.has_context:
+            return no_context_verdicts(claims)
+        first = await self.offline.verify_claims(case, claims)
+        merged: list[ClaimVerdict | None] = [None] * len(claims)
+        rest: list[int] = []
+        for i, verdict in enumerate(first.verdicts):
+            if settles_offline(verdict):
+                merged[i] = verdict.model_copy(update={"flags": (*verdict.flags, SETTLED_OFFLINE)})
+            else:
+                rest.append(i)
+        self.stats.cases += 1
+        self.stats.claims += len(claims)
+        self.stats.settled_offline += len(claims) - len(rest)
+        self.stats.sent_to_claude += len(rest)
+        second = VerificationResult(verdicts=())
+        if rest:
+            asked = [claims[i] for i in rest]
+            second = check_verdict_count(
+                asked, await self.claude.verify_claims(case, asked, sample=sample)
+            )
+            for i, verdict in zip(rest, second.verdicts, strict=True):
+                merged[i] = verdict
+        else:
+            self.stats.verify_calls_saved += 1
+        verdicts = tuple(v for v in merged if v is not None)
+        return check_verdict_count(
+            claims, VerificationResult(verdicts=verdicts, usage=second.usage)
+        )
+
+    async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
+        return await self.claude.evaluate_relevance(case)
+
+    async def aclose(self) -> None:
+        await self.offline.aclose()
+        await self.claude.aclose()

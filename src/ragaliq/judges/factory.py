@@ -10,6 +10,7 @@ from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError
 from ragaliq.judges.base import Judge
 from ragaliq.judges.cache import CachedJudge
+from ragaliq.judges.cascade import CascadeJudge, cascade_info
 from ragaliq.judges.claude import PROMPT_VERSION, ClaudeJudge
 from ragaliq.judges.offline import OfflineJudge
 from ragaliq.models import JudgeInfo
@@ -26,7 +27,8 @@ __all__ = [
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 OFFLINE_NOTICE = (
-    "Judged by the offline heuristic judge (word and number overlap, not a model); "
+    "Judged by the offline heuristic judge "
+    "(word, number and name grounding, not a language model); "
     f"set {API_KEY_ENV} to judge with Claude."
 )
 
@@ -58,22 +60,27 @@ def describe_judge(config: JudgeConfig, *, env: Mapping[str, str]) -> JudgeInfo:
         config.provider == "auto" and api_key_from(config, env) is None
     ):
         return OfflineJudge().info
-    return JudgeInfo(provider="anthropic", model=config.model, prompt_version=PROMPT_VERSION)
+    claude = JudgeInfo(provider="anthropic", model=config.model, prompt_version=PROMPT_VERSION)
+    if config.provider == "cascade":
+        return cascade_info(claude, OfflineJudge().info)
+    return claude
 
 
 def build_judge(config: JudgeConfig, *, env: Mapping[str, str], base_dir: Path) -> JudgeChoice:
     """The configured judge; ``auto`` falls back to the offline judge without a key.
 
+    ``cascade`` puts the offline judge in front of Claude (the cache, when on, wraps Claude).
+
     Raises:
-        ConfigError: ``provider: claude`` without an API key.
+        ConfigError: ``provider: claude`` or ``cascade`` without an API key.
     """
     key = api_key_from(config, env)
     if config.provider == "offline":
         return JudgeChoice(judge=OfflineJudge(), notices=(OFFLINE_NOTICE,))
     if key is None:
-        if config.provider == "claude":
+        if config.provider in ("claude", "cascade"):
             raise ConfigError(
-                f"judge.provider: claude needs an API key; set {API_KEY_ENV} "
+                f"judge.provider: {config.provider} needs an API key; set {API_KEY_ENV} "
                 "(or judge.api_key), or use provider: offline"
             )
         return JudgeChoice(
@@ -82,7 +89,8 @@ def build_judge(config: JudgeConfig, *, env: Mapping[str, str], base_dir: Path) 
         )
     base_url = config.base_url or env.get(BASE_URL_ENV) or None
     claude = ClaudeJudge(config, api_key=key, base_url=base_url)
-    if not config.cache:
-        return JudgeChoice(judge=claude)
-    cached = CachedJudge(claude, base_dir / config.cache_path)
-    return JudgeChoice(judge=cached, cache=cached)
+    cached = CachedJudge(claude, base_dir / config.cache_path) if config.cache else None
+    inner: Judge = cached or claude
+    if config.provider == "cascade":
+        return JudgeChoice(judge=CascadeJudge(OfflineJudge(), inner), cache=cached)
+    return JudgeChoice(judge=inner, cache=cached)

@@ -30,7 +30,9 @@ def format_usage(usage: Usage) -> str:
 def format_run_table(report: RunReport) -> str:
     """Evaluator, score, threshold, pass rate and status, one row each, with a header line."""
     judge = report.judge
-    kind = "heuristic, not a model" if judge.heuristic else f"prompt {judge.prompt_version}"
+    kind = (
+        "heuristic, not a language model" if judge.heuristic else f"prompt {judge.prompt_version}"
+    )
     lines = [
         f"{report.summary.cases} cases · {report.summary.errors} errors · "
         f"judge: {judge.provider}/{judge.model} ({kind})",

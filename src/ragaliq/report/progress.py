@@ -18,7 +18,8 @@ class ProgressPrinter:
 
     With ``live`` (an interactive terminal) one line is redrawn in place; otherwise a plain line
     such as ``judged 120/500 cases, 3 errors, $0.42 so far`` is printed at every tenth of the run
-    and at least every ``every_s`` seconds, which reads well in CI logs.
+    and at least every ``every_s`` seconds, which reads well in CI logs. A run that finishes
+    within ``quiet_s`` prints no progress at all.
     """
 
     def __init__(
@@ -27,14 +28,17 @@ class ProgressPrinter:
         *,
         live: bool,
         every_s: float = 15.0,
+        quiet_s: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.stream = stream
         self.live = live
         self.every_s = every_s
+        self.quiet_s = quiet_s
         self.clock = clock
         self._next_share = 0.1
-        self._last = clock()
+        self._start = self._last = clock()
+        self._printed = False
 
     def __call__(self, progress: Progress) -> None:
         if progress.total == 0:
@@ -45,7 +49,11 @@ class ProgressPrinter:
         share = progress.done / progress.total
         now = self.clock()
         finished = progress.done == progress.total
-        if finished or share >= self._next_share or now - self._last >= self.every_s:
+        due = (share >= self._next_share and now - self._start >= self.quiet_s) or (
+            now - self._last >= self.every_s
+        )
+        if due or (finished and self._printed):
+            self._printed = True
             self.stream.write(
                 f"judged {progress.done}/{progress.total} cases, {progress.errors} errors, "
                 f"${progress.usage.cost_usd:.2f} so far\n"

@@ -1,0 +1,319 @@
+"""Quality of the offline judge on labelled data: RAGTruth responses and WiCE claims.
+
+Usage::
+
+    python benchmarks/ragtruth.py [--data DIR] [--wice DIR] [--split heldout|tune|all]
+
+Every RAGTruth response is judged the way a run judges a case: the offline judge extracts the
+response's claims (its sentences) and verifies them against the context (the passages for qa, the
+article for summary, the business record as JSON for data2txt; the query is the question where
+there is one), and the response is predicted "hallucinated" when the hallucination evaluator
+finds at least one hallucinated claim. A response is labelled hallucinated when RAGTruth marks
+any span of it.
+
+Held-out part: a source is held out when ``sha256(str(source_id)) mod 5 == 0`` (about a fifth of
+the sources of each task, with all their responses). The offline judge was tuned and its model
+trained on the other part only (``--split tune``); the figures quoted for it are the held-out ones.
+
+Printed per task (qa, summary, data2txt) and overall: precision, recall and F1 of the
+hallucinated class, balanced accuracy and responses per second; then the cascade figures (the
+share of claims the offline judge would send on to Claude and the judge calls saved, from its
+confidence, without a network); then WiCE claim-level accuracy. The last line is:
+
+overall_f1=<x> overall_bacc=<x> qa_bacc=<x> summary_bacc=<x> data2txt_bacc=<x> responses_per_s=<x>
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from ragaliq.evaluators.base import CaseJudgement  # noqa: E402
+from ragaliq.evaluators.hallucination import HallucinationEvaluator  # noqa: E402
+from ragaliq.judges.cascade import settles_offline  # noqa: E402
+from ragaliq.judges.offline import OfflineJudge  # noqa: E402
+from ragaliq.models import ClaimVerdict, TestCase, Verdict  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared/data/ragtruth-dev"
+DEFAULT_WICE = ROOT.parent / "shared/data/wice-dev"
+TASKS = ("qa", "summary", "data2txt")
+HELD_OUT_MODULUS = 5
+Split = Literal["tune", "heldout", "all"]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One labelled RAGTruth response with the case it becomes."""
+
+    task: str
+    source_id: str
+    model: str
+    case: TestCase
+    spans: tuple[tuple[int, int], ...]
+    """Character spans of the response that the annotators marked as hallucinated."""
+
+    @property
+    def hallucinated(self) -> bool:
+        return bool(self.spans)
+
+
+def split_of(source_id: object) -> Literal["tune", "heldout"]:
+    """The fixed part a source belongs to: held out when sha256(source_id) mod 5 == 0."""
+    digest = hashlib.sha256(str(source_id).encode("utf-8")).hexdigest()
+    return "heldout" if int(digest, 16) % HELD_OUT_MODULUS == 0 else "tune"
+
+
+def load_ragtruth(data: Path, split: Split, tasks: Sequence[str] = TASKS) -> list[Item]:
+    """The responses of the chosen part, in file order."""
+    items: list[Item] = []
+    for task in tasks:
+        path = data / f"ragtruth_{task}.jsonl"
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if split != "all" and split_of(row["source_id"]) != split:
+                continue
+            source = row["source"]
+            if task == "qa":
+                query, context = source["question"], (source["passages"],)
+            elif task == "summary":
+                query, context = "", (source,)
+            else:
+                query, context = "", (json.dumps(source, ensure_ascii=False),)
+            for i, response in enumerate(row["responses"]):
+                case = TestCase(
+                    id=f"{task}-{row['source_id']}-{i}",
+                    query=query,
+                    context=context,
+                    response=response["response"],
+                )
+                spans = tuple((int(s["start"]), int(s["end"])) for s in response["labels"])
+                items.append(Item(task, str(row["source_id"]), response["model"], case, spans))
+    return items
+
+
+def claim_spans(response: str, claims: Sequence[str]) -> list[tuple[int, int] | None]:
+    """Where each claim (a sentence of the response) sits in the response, in order."""
+    out: list[tuple[int, int] | None] = []
+    cursor = 0
+    for claim in claims:
+        pattern = r"\s+".join(re.escape(part) for part in claim.split())
+        match = re.compile(pattern).search(response, cursor) or re.compile(pattern).search(response)
+        if match is None:
+            out.append(None)
+            continue
+        out.append((match.start(), match.end()))
+        cursor = match.end()
+    return out
+
+
+def claim_labels(item: Item, claims: Sequence[str]) -> list[bool]:
+    """Whether each claim overlaps a labelled span (a claim that cannot be placed: False)."""
+    labels = []
+    for span in claim_spans(item.case.response, claims):
+        if span is None:
+            labels.append(False)
+            continue
+        start, end = span
+        labels.append(any(s < end and start < e for s, e in item.spans))
+    return labels
+
+
+@dataclass(frozen=True)
+class Judged:
+    item: Item
+    verdicts: tuple[ClaimVerdict, ...]
+    predicted: bool
+
+
+async def judge_all(items: Iterable[Item], judge: OfflineJudge) -> list[Judged]:
+    evaluator = HallucinationEvaluator()
+    out = []
+    for item in items:
+        claims = (await judge.extract_claims(item.case)).claims
+        verdicts = (await judge.verify_claims(item.case, claims)).verdicts if claims else ()
+        result = evaluator.evaluate(CaseJudgement(case=item.case, verdicts=verdicts))
+        predicted = bool(result.details["hallucinated_claims"])
+        out.append(Judged(item, verdicts, predicted))
+    return out
+
+
+@dataclass(frozen=True)
+class Scores:
+    n: int
+    positives: int
+    precision: float
+    recall: float
+    f1: float
+    bacc: float
+
+    @classmethod
+    def of(cls, pairs: Sequence[tuple[bool, bool]]) -> Scores:
+        """Scores from (gold, predicted) pairs; the positive class is "hallucinated"."""
+        tp = sum(g and p for g, p in pairs)
+        fp = sum(not g and p for g, p in pairs)
+        fn = sum(g and not p for g, p in pairs)
+        tn = sum(not g and not p for g, p in pairs)
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        specificity = tn / (tn + fp) if tn + fp else 0.0
+        return cls(len(pairs), tp + fn, precision, recall, f1, (recall + specificity) / 2)
+
+    def row(self, name: str) -> str:
+        return (
+            f"{name:<9} {self.n:>5} {self.positives:>5} {self.precision:>6.3f} {self.recall:>6.3f} "
+            f"{self.f1:>6.3f} {self.bacc:>6.3f}"
+        )
+
+
+def cascade_figures(judged: Sequence[Judged]) -> list[str]:
+    """What the cascade would send to Claude, from the offline verdicts alone (no network).
+
+    The offline judge's claims are the response's sentences here; a cascade run verifies Claude's
+    atomic claims instead, which are shorter and more often verbatim, so these shares are an
+    estimate on the cautious side.
+    """
+    claims = sent = responses_without_calls = 0
+    hallucinated = settled_hallucinated = 0
+    oracle: list[tuple[bool, bool]] = []
+    for j in judged:
+        labels = claim_labels(j.item, [v.text for v in j.verdicts])
+        sent_here = 0
+        flagged = False
+        for verdict, label in zip(j.verdicts, labels, strict=True):
+            claims += 1
+            hallucinated += label
+            if settles_offline(verdict):
+                settled_hallucinated += label
+            else:
+                sent_here += 1
+                flagged = flagged or label  # a Claude that is always right
+        sent += sent_here
+        responses_without_calls += sent_here == 0
+        oracle.append((j.item.hallucinated, flagged))
+    settled = claims - sent
+    n = len(judged)
+    best = Scores.of(oracle)
+    return [
+        f"claims={claims} settled_offline={settled} sent_to_claude={sent} "
+        f"sent_share={sent / max(claims, 1):.3f}",
+        f"hallucinated claims settled offline as SUPPORTED: {settled_hallucinated} of "
+        f"{hallucinated} ({settled_hallucinated / max(hallucinated, 1):.3f}); "
+        f"{settled_hallucinated / max(settled, 1):.3f} of the settled claims",
+        f"verify calls saved: {responses_without_calls} of {n} responses "
+        f"({responses_without_calls / max(n, 1):.3f}); of the claim pass (1 extract + 1 verify "
+        f"per response): {responses_without_calls / max(2 * n, 1):.3f}",
+        f"ceiling if Claude were right on every claim sent on: f1={best.f1:.3f} "
+        f"bacc={best.bacc:.3f}",
+    ]
+
+
+def load_wice(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+WICE_LABEL = {
+    Verdict.SUPPORTED: "supported",
+    Verdict.PARTIALLY_SUPPORTED: "partially_supported",
+    Verdict.NOT_ENOUGH_INFO: "not_supported",
+    Verdict.CONTRADICTED: "not_supported",
+}
+
+
+async def wice_lines(wice: Path, judge: OfflineJudge) -> list[str]:
+    lines = []
+    for subset in ("oracle_chunks", "entailment_retrieval"):
+        path = wice / subset / "claim" / "dev.jsonl"
+        if not path.exists():
+            lines.append(f"wice {subset}: {path} not found")
+            continue
+        confusion: Counter[tuple[str, str]] = Counter()
+        for row in load_wice(path):
+            case = TestCase(id="w", query="", context=tuple(row["evidence"]), response="")
+            verdict = (await judge.verify_claims(case, [row["claim"]])).verdicts[0]
+            confusion[(row["label"], WICE_LABEL[verdict.verdict])] += 1
+        total = sum(confusion.values())
+        correct = sum(c for (g, p), c in confusion.items() if g == p)
+        binary = sum(
+            c for (g, p), c in confusion.items() if (g == "supported") == (p == "supported")
+        )
+        gold_supported = sum(c for (g, _), c in confusion.items() if g == "supported")
+        lines.append(
+            f"wice {subset}: claims={total} accuracy_3way={correct / total:.3f} "
+            f"accuracy_supported_vs_not={binary / total:.3f} "
+            f"(always-partial baseline {confusion_share(confusion, 'partially_supported'):.3f}; "
+            f"supported share {gold_supported / total:.3f})"
+        )
+        labels = ("supported", "partially_supported", "not_supported")
+        lines.append("  gold \\ predicted: " + " ".join(f"{p[:9]:>9}" for p in labels))
+        for g in labels:
+            lines.append(f"  {g:<19}" + " ".join(f"{confusion[(g, p)]:>9}" for p in labels))
+    return lines
+
+
+def confusion_share(confusion: Counter[tuple[str, str]], label: str) -> float:
+    total = sum(confusion.values())
+    return sum(c for (g, _), c in confusion.items() if g == label) / max(total, 1)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="RAGTruth folder")
+    parser.add_argument("--wice", type=Path, default=DEFAULT_WICE, help="WiCE folder")
+    parser.add_argument("--split", choices=("heldout", "tune", "all"), default="heldout")
+    parser.add_argument("--no-wice", action="store_true", help="skip the WiCE claims")
+    args = parser.parse_args(argv)
+
+    items = load_ragtruth(args.data, args.split)
+    judge = OfflineJudge()
+    asyncio.run(judge_all(items[:20], judge))  # warm caches and imports before timing
+    start = time.process_time()
+    judged = asyncio.run(judge_all(items, judge))
+    seconds = time.process_time() - start
+    per_second = len(items) / seconds if seconds > 0 else float("inf")
+
+    print(f"RAGTruth {args.data} split={args.split} (held out: sha256(source_id) mod 5 == 0)")
+    print(f"judge: {judge.info.provider}/{judge.info.model} version {judge.info.prompt_version}")
+    print(f"{'task':<9} {'resp':>5} {'hall':>5} {'prec':>6} {'rec':>6} {'f1':>6} {'bacc':>6}")
+    scores: dict[str, Scores] = {}
+    for task in (*TASKS, "overall"):
+        subset = [j for j in judged if task == "overall" or j.item.task == task]
+        scores[task] = Scores.of([(j.item.hallucinated, j.predicted) for j in subset])
+        print(scores[task].row(task))
+    claims = sum(len(j.verdicts) for j in judged)
+    print(
+        f"responses={len(items)} claims={claims} cpu_s={seconds:.2f} "
+        f"responses_per_s={per_second:.1f} (one core, CPU time of the judging loop)"
+    )
+    verdicts = Counter(v.verdict.value for j in judged for v in j.verdicts)
+    print("verdicts: " + ", ".join(f"{k}={verdicts[k.value]}" for k in Verdict))
+    print("cascade (offline settles confident claims, the rest go to Claude in one call):")
+    for line in cascade_figures(judged):
+        print(f"  {line}")
+    if not args.no_wice:
+        for line in asyncio.run(wice_lines(args.wice, judge)):
+            print(line)
+    print(
+        f"overall_f1={scores['overall'].f1:.3f} overall_bacc={scores['overall'].bacc:.3f} "
+        f"qa_bacc={scores['qa'].bacc:.3f} summary_bacc={scores['summary'].bacc:.3f} "
+        f"data2txt_bacc={scores['data2txt'].bacc:.3f} responses_per_s={per_second:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

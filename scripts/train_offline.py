@@ -1,0 +1,334 @@
+"""Train the offline judge's claim model and write src/ragaliq/judges/offline_model.json.
+
+Usage::
+
+    python scripts/train_offline.py [--data DIR] [--out PATH] [--check]
+
+Reads the tune part of RAGTruth (ragtruth-dev without the held-out sources, whose
+``sha256(source_id) mod 5 == 0``; see benchmarks/ragtruth.py) and nothing else. Each response is
+split into claims exactly as the offline judge splits it; a claim is labelled hallucinated when
+it overlaps a span the annotators marked. The model is an L2-regularised logistic regression over
+the judge's hand-made features (src/ragaliq/judges/_features.py), fitted by Newton's method in
+pure Python, so the same data gives the same file, byte for byte, with no seed to fix.
+
+The decision threshold is chosen on out-of-fold probabilities (5 folds by source, inside the tune
+part): the threshold on the claim probability that maximises the mean balanced accuracy over the
+three tasks plus the overall F1, at the response level ("hallucinated" when any claim is over it).
+The cascade's threshold (``settle_below``) is the highest claim probability below which lie at most
+``SETTLE_MAX_MISSED`` of the hallucinated out-of-fold claims (claims the rules settle are left out).
+
+``--check`` recomputes the model and fails if the shipped file differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from ragtruth import DEFAULT_DATA, TASKS, Scores, claim_labels, load_ragtruth  # noqa: E402
+
+from ragaliq.judges._features import FEATURES, ContextIndex, analyse_claims  # noqa: E402
+from ragaliq.judges.offline import MODEL_PATH, extract_sentence_claims, rule_verdict  # noqa: E402
+
+L2 = 1.0
+"""Ridge penalty on the standardised weights (the bias is not penalised)."""
+NEWTON_STEPS = 30
+FOLDS = 5
+SETTLE_MAX_MISSED = 0.10
+"""The share of the hallucinated claims that the cascade may settle offline as SUPPORTED: at most
+a tenth of what Claude would catch is lost, in exchange for the calls saved."""
+DIGITS = 6
+
+
+REGIMES = ("prose", "record")
+
+
+@dataclass
+class Row:
+    task: str
+    regime: str
+    """``record`` when the context is a JSON record, else ``prose``: each has its own model."""
+    response: int
+    """Index of the response the claim belongs to."""
+    fold: int
+    x: list[float]
+    y: int
+    ruled: bool
+    """Whether the judge's rules settle the claim as not SUPPORTED, whatever the model says."""
+
+
+def build_rows(data: Path) -> tuple[list[Row], list[tuple[str, bool]]]:
+    """Claim rows of the tune part, and (task, hallucinated) per response."""
+    rows: list[Row] = []
+    responses: list[tuple[str, bool]] = []
+    for item in load_ragtruth(data, "tune"):
+        claims = extract_sentence_claims(item.case.response)
+        response = len(responses)
+        responses.append((item.task, item.hallucinated))
+        if not claims:
+            continue
+        index = ContextIndex.build(item.case.context, query=item.case.query)
+        fold = int(hashlib.sha256(f"fold:{item.source_id}".encode()).hexdigest(), 16) % FOLDS
+        regime = "record" if index.records else "prose"
+        for analysis, label in zip(
+            analyse_claims(claims, index), claim_labels(item, claims), strict=True
+        ):
+            ruled = rule_verdict(analysis) is not None
+            rows.append(
+                Row(item.task, regime, response, fold, analysis.features, int(label), ruled)
+            )
+    return rows, responses
+
+
+def standardise(rows: Sequence[Row]) -> tuple[list[float], list[float]]:
+    d = len(FEATURES)
+    n = len(rows)
+    means = [sum(r.x[j] for r in rows) / n for j in range(d)]
+    stds = []
+    for j in range(d):
+        var = sum((r.x[j] - means[j]) ** 2 for r in rows) / n
+        stds.append(math.sqrt(var) if var > 1e-12 else 1.0)
+    return means, stds
+
+
+def _sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1 / (1 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1 + e)
+
+
+def _solve(a: list[list[float]], b: list[float]) -> list[float]:
+    """Gaussian elimination with partial pivoting (a is symmetric positive definite)."""
+    n = len(b)
+    m = [[*row, b[i]] for i, row in enumerate(a)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
+        m[col], m[pivot] = m[pivot], m[col]
+        for r in range(col + 1, n):
+            factor = m[r][col] / m[col][col]
+            if factor:
+                for c in range(col, n + 1):
+                    m[r][c] -= factor * m[col][c]
+    out = [0.0] * n
+    for r in range(n - 1, -1, -1):
+        out[r] = (m[r][n] - sum(m[r][c] * out[c] for c in range(r + 1, n))) / m[r][r]
+    return out
+
+
+def fit(rows: Sequence[Row], means: list[float], stds: list[float]) -> list[float]:
+    """Weights [bias, w1..wd] on standardised features, by Newton's method."""
+    d = len(FEATURES) + 1
+    xs = [[1.0] + [(r.x[j] - means[j]) / stds[j] for j in range(d - 1)] for r in rows]
+    ys = [r.y for r in rows]
+    w = [0.0] * d
+    for _ in range(NEWTON_STEPS):
+        grad = [L2 * w[j] if j else 0.0 for j in range(d)]
+        hess = [[0.0] * d for _ in range(d)]
+        for j in range(1, d):
+            hess[j][j] = L2
+        for x, y in zip(xs, ys, strict=True):
+            p = _sigmoid(sum(wj * xj for wj, xj in zip(w, x, strict=True)))
+            g = p - y
+            h = p * (1 - p)
+            for j in range(d):
+                grad[j] += g * x[j]
+                hx = h * x[j]
+                row = hess[j]
+                for k in range(j, d):
+                    row[k] += hx * x[k]
+        for j in range(d):
+            for k in range(j):
+                hess[j][k] = hess[k][j]
+        step = _solve(hess, grad)
+        w = [wj - sj for wj, sj in zip(w, step, strict=True)]
+        if max(abs(s) for s in step) < 1e-10:
+            break
+    return w
+
+
+def predict(w: list[float], means: list[float], stds: list[float], x: list[float]) -> float:
+    z = w[0] + sum(w[j + 1] * (x[j] - means[j]) / stds[j] for j in range(len(x)))
+    return _sigmoid(z)
+
+
+def response_scores(
+    maxima: dict[str, list[float]],
+    responses: Sequence[tuple[str, bool]],
+    thresholds: dict[str, float],
+) -> dict[str, Scores]:
+    """Response-level scores: a response is flagged when one of its claims reaches the
+    threshold of its regime. ``maxima[regime][i]`` is response i's highest claim probability."""
+    flagged = [
+        any(maxima[regime][i] >= thresholds[regime] for regime in REGIMES)
+        for i in range(len(responses))
+    ]
+    out = {}
+    for task in (*TASKS, "overall"):
+        pairs = [
+            (gold, flagged[i])
+            for i, (name, gold) in enumerate(responses)
+            if task == "overall" or name == task
+        ]
+        out[task] = Scores.of(pairs)
+    return out
+
+
+def objective(scores: dict[str, Scores]) -> float:
+    return sum(scores[t].bacc for t in TASKS) / len(TASKS) + scores["overall"].f1
+
+
+def response_maxima(
+    rows: Sequence[Row], probs: Sequence[float], count: int
+) -> dict[str, list[float]]:
+    maxima = {regime: [-1.0] * count for regime in REGIMES}
+    for row, p in zip(rows, probs, strict=True):
+        p = 2.0 if row.ruled else p  # a ruled claim is flagged at any threshold
+        maxima[row.regime][row.response] = max(maxima[row.regime][row.response], p)
+    return maxima
+
+
+def fit_regime(rows: Sequence[Row]) -> dict[str, object]:
+    means, stds = standardise(rows)
+    w = fit(rows, means, stds)
+    return {"means": means, "stds": stds, "bias": w[0], "weights": w[1:]}
+
+
+def probability(model: dict[str, object], x: list[float]) -> float:
+    w = [model["bias"], *model["weights"]]  # type: ignore[misc]
+    return predict(w, model["means"], model["stds"], x)  # type: ignore[arg-type]
+
+
+def train(data: Path, verbose: bool = True) -> dict[str, object]:
+    rows, responses = build_rows(data)
+    if verbose:
+        for regime in REGIMES:
+            part = [r for r in rows if r.regime == regime]
+            print(
+                f"tune {regime}: {len(part)} claims, {sum(r.y for r in part)} hallucinated "
+                f"({len(responses)} responses in all)"
+            )
+    oof = [0.0] * len(rows)
+    for fold in range(FOLDS):
+        for regime in REGIMES:
+            train_rows = [r for r in rows if r.fold != fold and r.regime == regime]
+            model = fit_regime(train_rows)
+            for i, r in enumerate(rows):
+                if r.fold == fold and r.regime == regime:
+                    oof[i] = probability(model, r.x)
+    maxima = response_maxima(rows, oof, len(responses))
+    grid = [round(0.05 + 0.01 * i, 2) for i in range(86)]
+    best: tuple[float, float, float] | None = None
+    for tp in grid:
+        for tr in grid:
+            score = objective(response_scores(maxima, responses, {"prose": tp, "record": tr}))
+            if best is None or score > best[0] + 1e-12:
+                best = (score, tp, tr)
+    assert best is not None
+    thresholds = {"prose": best[1], "record": best[2]}
+    if verbose:
+        s = response_scores(maxima, responses, thresholds)
+        print(
+            f"chosen thresholds {thresholds} (out-of-fold, tune part): obj={best[0]:.3f} "
+            + " ".join(f"{k}_bacc={v.bacc:.3f}" for k, v in s.items())
+            + f" f1={s['overall'].f1:.3f}"
+        )
+        for task in (*TASKS, "overall"):
+            print("  " + s[task].row(task))
+    out: dict[str, object] = {
+        "about": (
+            "Logistic regressions over the offline judge's claim features (standardised), one "
+            "for prose contexts and one for JSON records, trained by scripts/train_offline.py on "
+            "the tune part of RAGTruth ragtruth-dev (sources with sha256(source_id) mod 5 != 0). "
+            "Output: the probability that a claim is hallucinated; at or above `threshold` the "
+            "claim is not SUPPORTED; below `settle_below` the cascade keeps the SUPPORTED verdict "
+            "without asking Claude."
+        ),
+        "features": list(FEATURES),
+        "models": {},
+    }
+    for regime in REGIMES:
+        part = [
+            (p, r.y) for p, r in zip(oof, rows, strict=True) if r.regime == regime and not r.ruled
+        ]
+        settle = settle_threshold(part, thresholds[regime])
+        model = fit_regime([r for r in rows if r.regime == regime])
+        if verbose:
+            below = [y for p, y in part if p < settle]
+            print(
+                f"{regime}: settle below p={settle}: {len(below)} of {len(part)} unruled claims "
+                f"({len(below) / max(len(part), 1):.3f}), {sum(below)} of them hallucinated "
+                f"(of {sum(y for _, y in part)})"
+            )
+            pairs = zip(FEATURES, model["weights"], strict=True)  # type: ignore[call-overload]
+            for name, weight in sorted(pairs, key=lambda kv: -abs(kv[1])):
+                print(f"    {name:<22} {weight:+.3f}")
+        out["models"][regime] = {  # type: ignore[index]
+            "means": [round(v, DIGITS) for v in model["means"]],  # type: ignore[attr-defined]
+            "stds": [round(v, DIGITS) for v in model["stds"]],  # type: ignore[attr-defined]
+            "bias": round(model["bias"], DIGITS),  # type: ignore[call-overload]
+            "weights": [round(v, DIGITS) for v in model["weights"]],  # type: ignore[attr-defined]
+            "threshold": thresholds[regime],
+            "settle_below": settle,
+            "training": {
+                "claims": sum(r.regime == regime for r in rows),
+                "hallucinated_claims": sum(r.y for r in rows if r.regime == regime),
+            },
+        }
+    out["training"] = {
+        "responses": len(responses),
+        "l2": L2,
+        "folds": FOLDS,
+        "settle_max_missed": SETTLE_MAX_MISSED,
+    }
+    return out
+
+
+def settle_threshold(part: Sequence[tuple[float, int]], threshold: float) -> float:
+    """The highest probability below which lie at most SETTLE_MAX_MISSED of the hallucinated
+    claims (and which is below the decision threshold)."""
+    ranked = sorted(part)
+    budget = SETTLE_MAX_MISSED * sum(y for _, y in ranked)
+    missed = 0
+    settle = 0.0
+    for p, y in ranked:
+        if missed + y > budget or p >= threshold:
+            settle = p
+            break
+        missed += y
+    return round(settle, 4)
+
+
+def render(model: dict[str, object]) -> str:
+    return json.dumps(model, indent=1) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--out", type=Path, default=MODEL_PATH)
+    parser.add_argument("--check", action="store_true", help="fail if the shipped file differs")
+    args = parser.parse_args(argv)
+    text = render(train(args.data, verbose=not args.check))
+    if args.check:
+        shipped = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+        if shipped != text:
+            sys.exit(f"{args.out} differs from what scripts/train_offline.py produces")
+        print(f"{args.out} is reproduced exactly")
+        return
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,415 @@
+"""What the offline judge measures about a claim against its context.
+
+The context is indexed once per case (sentences, content words, numbers, names, word pairs,
+verbatim word triples, and any JSON record); every claim then gets a short vector of hand-made
+features plus the findings behind them (the words, numbers and names the context lacks, the
+record fields it contradicts), so the verdict's reason can say what was found, not just a score.
+
+The features are what RAGTruth teaches about hallucinations in RAG answers: names, numbers and
+dates that do not occur in the context; novel content words concentrated in one run ("... and
+suicide bombings") rather than spread thin, as paraphrase is; a negation the closest context
+sentence lacks; claims about fields a structured record does not have or contradicts; and meta or
+advice sentences ("it is important to consult ...") that add what no passage said.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ragaliq.judges._record import Record, RecordFindings, parse_record
+from ragaliq.judges._text import (
+    content_tokens,
+    content_words,
+    figures,
+    is_negated,
+    names,
+    negated_words,
+    numbers,
+    split_sentences,
+    tokens,
+)
+from ragaliq.judges._text import stem as stem_of
+
+__all__ = ["FEATURES", "Analysis", "ContextIndex", "Sentence", "analyse_claims"]
+
+FEATURES = (
+    "log_words",
+    "novel_share",
+    "novel_log",
+    "near_log",
+    "best_cov",
+    "pair_cov",
+    "cover3",
+    "cooc_share",
+    "bigram_share",
+    "trigram_share",
+    "novel_names",
+    "novel_figures",
+    "negation_flip",
+    "novel_run",
+    "meta",
+    "hedge",
+    "advice",
+    "rec_contradicted",
+    "rec_unknown",
+    "rec_confirmed",
+    "response_novel_share",
+    "position",
+    "first",
+    "figures_found",
+    "names_found",
+)
+"""The feature names, in the order of every vector and of the model's weights."""
+
+PAIR_WINDOW = 3
+"""Two context words at most this far apart form a pair a claim's adjacent words can match."""
+
+_META = re.compile(
+    r"\b(?:passages?|provided|context|article|structured data|json|the text|given information|"
+    r"information given|based on)\b",
+    re.IGNORECASE,
+)
+_HEDGE = re.compile(
+    r"\b(?:may|might|could|likely|possibly|probably|perhaps|seems?|appears?|generally|typically|"
+    r"usually|often|potentially)\b",
+    re.IGNORECASE,
+)
+_ADVICE = re.compile(
+    r"\b(?:important|recommend(?:ed|s)?|should|consult|ensure|make sure|always|note that|"
+    r"overall|additionally|in conclusion|in summary)\b",
+    re.IGNORECASE,
+)
+
+
+GENERIC = frozenset(
+    """
+    however despite although though whereas meanwhile moreover furthermore additionally addition
+    additional overall thus therefore hence instead also still yet even well already including
+    various several numerous particular particularly specific specifically certain currently
+    recently recent latest new way ways thing things lot lots kind type
+    """.split()
+)
+"""Discourse and filler words: a paraphrase adds them freely, so they are never "novel"."""
+ALIASES = (
+    "us usa america american americans united states",
+    "uk britain british england united kingdom",
+    "un united nations",
+    "eu europe european union",
+    "isis isil islamic state daesh levant",
+)
+"""Names that stand for one another: a context that has one of a group knows them all."""
+_ALIAS_GROUPS = tuple(frozenset(group.split()) for group in ALIASES)
+_ALIAS_KEYS = (
+    ("us", "u.s", "usa", "america", "american"),
+    ("uk", "u.k", "britain", "british"),
+    ("un", "u.n"),
+    ("eu", "european"),
+    ("isis", "isil", "daesh"),
+)
+_ACRONYM = re.compile(r"\b(?:[A-Za-z]\.){2,}")
+NEAR_PREFIX = 5
+"""A novel word sharing this many first letters with a context word is a near match."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """One sentence of the context (or one field of a record), indexed."""
+
+    text: str
+    words: frozenset[str]
+    numbers: frozenset[str]
+    negated: frozenset[str]
+    """The content words a negation in the sentence governs."""
+
+
+@dataclass(frozen=True)
+class ContextIndex:
+    """Everything about a case's context that claims are compared with; built once per case."""
+
+    sentences: tuple[Sentence, ...]
+    words: frozenset[str]
+    prefixes: frozenset[str]
+    surface: frozenset[str]
+    """Every token of the context, lower case, unstemmed (for names)."""
+    numbers: frozenset[str]
+    postings: dict[str, frozenset[int]]
+    """Content word to the sentences holding it."""
+    pairs: frozenset[tuple[str, str]]
+    trigrams: frozenset[tuple[str, str, str]]
+    records: tuple[Record, ...]
+    asked: frozenset[str]
+    """Words of the query: a name the question uses is not an invention of the answer."""
+
+    @classmethod
+    def build(cls, chunks: Sequence[str], query: str = "") -> ContextIndex:
+        """Index the chunks; a chunk that is one JSON object is read as a record."""
+        texts: list[str] = []
+        records: list[Record] = []
+        for chunk in chunks:
+            record = parse_record(chunk)
+            if record is None:
+                texts.extend(split_sentences(chunk))
+                continue
+            records.append(record)
+            texts.extend(record.facts)
+            for prose in record.prose:
+                texts.extend(split_sentences(prose))
+        sentences: list[Sentence] = []
+        postings: dict[str, list[int]] = {}
+        pairs: set[tuple[str, str]] = set()
+        trigrams: set[tuple[str, str, str]] = set()
+        surface: set[str] = set()
+        all_numbers: set[str] = set()
+        for text in texts:
+            words = content_words(text)
+            for i, word in enumerate(words):
+                for other in words[i + 1 : i + 1 + PAIR_WINDOW]:
+                    pairs.add((word, other))
+                    pairs.add((other, word))
+            raw = tokens(text)
+            surface.update(raw)
+            surface.update(piece for token in raw if "-" in token for piece in token.split("-"))
+            surface.update(m.replace(".", "").lower() for m in _ACRONYM.findall(text))
+            trigrams.update(zip(raw, raw[1:], raw[2:], strict=False))
+            found_numbers = numbers(text)
+            all_numbers |= found_numbers
+            index = len(sentences)
+            for word in set(words):
+                postings.setdefault(word, []).append(index)
+            sentences.append(
+                Sentence(text, frozenset(words), frozenset(found_numbers), negated_words(text))
+            )
+        for keys, group in zip(_ALIAS_KEYS, _ALIAS_GROUPS, strict=True):
+            if not surface.isdisjoint(keys):
+                surface |= group
+        prefixes = {w[:NEAR_PREFIX] for w in postings if len(w) >= NEAR_PREFIX}
+        prefixes |= {w[:NEAR_PREFIX] for w in surface if len(w) >= NEAR_PREFIX}
+        return cls(
+            sentences=tuple(sentences),
+            words=frozenset(postings),
+            prefixes=frozenset(prefixes),
+            surface=frozenset(surface),
+            numbers=frozenset(all_numbers),
+            postings={word: frozenset(ids) for word, ids in postings.items()},
+            pairs=frozenset(pairs),
+            trigrams=frozenset(trigrams),
+            records=tuple(records),
+            asked=frozenset(tokens(query)),
+        )
+
+    def knows(self, word: str) -> bool:
+        """Whether a content word (stemmed) or a word as written occurs in the context."""
+        return word in self.words or word in self.surface or word in GENERIC
+
+    def nearly_knows(self, word: str) -> bool:
+        """Whether a context word starts like this one (``criticism`` and ``criticised``)."""
+        return len(word) >= NEAR_PREFIX and word[:NEAR_PREFIX] in self.prefixes
+
+
+@dataclass
+class Analysis:
+    """One claim against the context: its feature vector and what lies behind it."""
+
+    claim: str
+    words: frozenset[str]
+    novel: frozenset[str]
+    """Content words (stemmed) the context lacks, even approximately."""
+    best: Sentence | None
+    best_cov: float
+    context_cov: float
+    novel_words: list[str]
+    """The novel words as written in the claim, in order."""
+    novel_names: list[str]
+    novel_figures: list[str]
+    negation_flip: bool
+    record: RecordFindings | None
+    features: list[float] = field(default_factory=list)
+
+
+def analyse_claims(claims: Sequence[str], index: ContextIndex) -> list[Analysis]:
+    """Analyse every claim of a response; features that span the response are filled in too."""
+    analyses = [_analyse(claim, index) for claim in claims]
+    total_words = sum(len(a.words) for a in analyses)
+    novel = sum(len(a.novel) for a in analyses)
+    share = novel / total_words if total_words else 0.0
+    last = max(len(analyses) - 1, 1)
+    for position, analysis in enumerate(analyses):
+        analysis.features[_RESPONSE_NOVEL] = share
+        analysis.features[_POSITION] = position / last
+        analysis.features[_FIRST] = 1.0 if position == 0 else 0.0
+    return analyses
+
+
+_RESPONSE_NOVEL = FEATURES.index("response_novel_share")
+_POSITION = FEATURES.index("position")
+_FIRST = FEATURES.index("first")
+
+
+def _analyse(claim: str, index: ContextIndex) -> Analysis:
+    pairs = content_tokens(claim)
+    words = [stem for stem, _ in pairs]
+    word_set = frozenset(words)
+    n = len(word_set)
+    state: list[int] = []  # 0 known, 1 nearly known, 2 novel
+    for stem, surface in pairs:
+        lower = surface.lower()
+        if index.knows(stem) or index.knows(lower):
+            state.append(0)
+        elif index.nearly_knows(stem) or index.nearly_knows(lower):
+            state.append(1)
+        else:
+            state.append(2)
+    novel = frozenset(stem for stem, s in zip(words, state, strict=True) if s == 2)
+    near = frozenset(stem for stem, s in zip(words, state, strict=True) if s == 1) - novel
+    novel_surface = list(
+        dict.fromkeys(surface for (_, surface), s in zip(pairs, state, strict=True) if s == 2)
+    )
+    best, best_cov, pair_cov, cover3 = _best_sentences(word_set, index)
+    known = [
+        stem for stem, s in zip(words, state, strict=True) if s == 0 and stem in index.postings
+    ]
+    links = list(itertools.pairwise(known))
+    cooc_share = (
+        sum(
+            not index.postings[a].isdisjoint(index.postings[b]) if a != b else True
+            for a, b in links
+        )
+        / len(links)
+        if links
+        else best_cov
+    )
+    context_cov = 1 - len(novel) / n if n else 0.0
+
+    run = longest = 0
+    for s in state:
+        run = run + 1 if s == 2 else 0
+        longest = max(longest, run)
+    bigrams = list(itertools.pairwise(words))
+    bigram_share = (
+        sum(pair in index.pairs for pair in bigrams) / len(bigrams) if bigrams else best_cov
+    )
+    raw = tokens(claim)
+    trigrams = list(zip(raw, raw[1:], raw[2:], strict=False))
+    trigram_share = (
+        sum(gram in index.trigrams for gram in trigrams) / len(trigrams) if trigrams else best_cov
+    )
+    claim_names = list(dict.fromkeys(names(claim)))
+    novel_names = [
+        name
+        for name in claim_names
+        if not (
+            index.knows(name)
+            or index.knows(stem_of(name))
+            or index.nearly_knows(name)
+            or name in index.asked
+        )
+    ]
+    claim_figures = figures(claim)
+    novel_figures = sorted(claim_figures - index.numbers)
+    negation_flip = _negation_flip(claim, word_set, best, best_cov)
+    findings: RecordFindings | None = None
+    if index.records:
+        findings = RecordFindings()
+        for record in index.records:
+            found = record.check(claim)
+            findings.confirmed += found.confirmed
+            findings.contradicted += found.contradicted
+            findings.unknown += found.unknown
+            findings.evidence += found.evidence
+    novel_share = len(novel) / n if n else 0.0
+    features = [
+        math.log1p(n),
+        novel_share,
+        math.log1p(len(novel)),
+        math.log1p(len(near)),
+        best_cov,
+        pair_cov,
+        cover3,
+        cooc_share,
+        bigram_share,
+        trigram_share,
+        float(min(len(novel_names), 3)),
+        float(min(len(novel_figures), 3)),
+        1.0 if negation_flip else 0.0,
+        math.log1p(longest),
+        1.0 if _META.search(claim) else 0.0,
+        float(min(len(_HEDGE.findall(claim)), 2)),
+        float(min(len(_ADVICE.findall(claim)), 2)),
+        float(min(len(findings.contradicted), 3)) if findings else 0.0,
+        float(min(len(findings.unknown), 3)) if findings else 0.0,
+        float(min(len(findings.confirmed), 3)) if findings else 0.0,
+        0.0,  # response_novel_share, filled in by analyse_claims
+        0.0,  # position
+        0.0,  # first
+        float(min(len(claim_figures) - len(novel_figures), 3)),
+        float(min(len(claim_names) - len(novel_names), 3)),
+    ]
+    return Analysis(
+        claim=claim,
+        words=word_set,
+        novel=novel,
+        best=best,
+        best_cov=best_cov,
+        context_cov=context_cov,
+        novel_words=novel_surface,
+        novel_names=novel_names,
+        novel_figures=novel_figures,
+        negation_flip=negation_flip,
+        record=findings,
+        features=features,
+    )
+
+
+def _negation_flip(
+    claim: str, words: frozenset[str], best: Sentence | None, best_cov: float
+) -> bool:
+    """Whether the closest sentence negates what the claim asserts, or the other way round.
+
+    The negation must govern a word both share (``not refundable`` against ``refundable``), and
+    the two must otherwise say the same thing: nearly all of the claim's words are in the sentence,
+    and the sentence is not much longer than the claim (in a long sentence the negation is
+    usually about something else).
+    """
+    if best is None or best_cov < 0.9 or len(words) < 0.5 * len(best.words):
+        return False
+    claim_negated = negated_words(claim)
+    if best.negated & words and not is_negated(claim):
+        return True
+    return bool(claim_negated & best.words) and not best.negated
+
+
+def _best_sentences(
+    words: frozenset[str], index: ContextIndex
+) -> tuple[Sentence | None, float, float, float]:
+    """The context sentence holding most of the claim's words, and the shares it holds.
+
+    Returned: that sentence, its share of the claim's words, then the share the best two and the
+    best three sentences hold together, picked greedily (summaries often fuse sentences; words
+    scattered over many sentences are a weaker support).
+    """
+    if not words:
+        return None, 0.0, 0.0, 0.0
+    overlap: dict[int, int] = {}
+    for word in words:
+        for i in index.postings.get(word, ()):
+            overlap[i] = overlap.get(i, 0) + 1
+    if not overlap:
+        return None, 0.0, 0.0, 0.0
+    best_id = min(overlap, key=lambda i: (-overlap[i], i))
+    best = index.sentences[best_id]
+    n = len(words)
+    covered = overlap[best_id]
+    rest = words - best.words
+    shares = []
+    for _ in range(2):
+        gains = {i: len(rest & index.sentences[i].words) for i in overlap if i != best_id}
+        pick = min(gains, key=lambda i: (-gains[i], i), default=None)
+        if pick is not None and gains[pick]:
+            covered += gains[pick]
+            rest = rest - index.sentences[pick].words
+        shares.append(covered / n)
+    return best, overlap[best_id] / n, shares[0], shares[1]

@@ -1,0 +1,61 @@
+"""The cascade against the fake Anthropic API: only the claims the offline judge is unsure of
+reach the API, in one verification call per case."""
+
+from __future__ import annotations
+
+from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.judges.cascade import SETTLED_OFFLINE, CascadeJudge
+from ragaliq.judges.offline import OfflineJudge
+from ragaliq.models import Verdict
+from ragaliq.runner import run_suite
+from tests.conftest import make_case
+from tests.fakes.claude_sim import blocks, task_of
+
+CONTEXT = (
+    "Annual plans can be refunded within 14 days of purchase. Monthly plans are not refundable.",
+    "The Business plan costs $12 per user per month and includes 2 TB of storage.",
+)
+VERBATIM = "Annual plans can be refunded within 14 days of purchase."
+ALSO_VERBATIM = "The Business plan costs $12 per user per month and includes 2 TB of storage."
+INVENTED = "The Business plan includes 24/7 phone support from a dedicated account manager."
+WRONG_NUMBER = "Annual plans can be refunded within 30 days of purchase."
+
+
+def verify_requests(fake):
+    return [r.body for r in fake.requests if task_of(r.body) == "verify"]
+
+
+async def test_confidently_supported_claims_never_reach_the_api(make_judge, fake_anthropic):
+    judge = CascadeJudge(OfflineJudge(), make_judge())
+    cases = [
+        make_case(id="mixed", context=CONTEXT, response=f"{VERBATIM} {INVENTED} {WRONG_NUMBER}"),
+        make_case(id="faithful", context=CONTEXT, response=f"{VERBATIM} {ALSO_VERBATIM}"),
+    ]
+    suite = [FaithfulnessEvaluator(), HallucinationEvaluator(), RelevanceEvaluator()]
+    report = await run_suite(cases, judge=judge, evaluators=suite)
+    await judge.aclose()
+
+    verifies = verify_requests(fake_anthropic)
+    assert len(verifies) == 1  # one call for the mixed case, none for the faithful one
+    sent = blocks(verifies[0])["claims"]
+    assert INVENTED in sent and WRONG_NUMBER in sent
+    assert VERBATIM not in sent and ALSO_VERBATIM not in sent
+    tasks = [task_of(r.body) for r in fake_anthropic.requests]
+    assert tasks.count("extract") == 2 and tasks.count("relevance") == 2
+
+    mixed, faithful = report.cases
+    assert [c.text for c in mixed.claims] == [VERBATIM, INVENTED, WRONG_NUMBER]
+    assert SETTLED_OFFLINE in mixed.claims[0].flags
+    assert all(SETTLED_OFFLINE not in c.flags for c in mixed.claims[1:])
+    assert mixed.claims[2].verdict is Verdict.CONTRADICTED
+    assert mixed.results["hallucination"].score < 1.0
+    assert all(SETTLED_OFFLINE in c.flags for c in faithful.claims)
+    assert faithful.results["hallucination"].score == 1.0
+
+    assert report.judge.provider == "cascade"
+    assert report.judge.model == judge.claude.info.model
+    assert report.usage.calls == 5  # 2 extractions, 2 relevance ratings, 1 verification
+    assert judge.stats.claims == 5
+    assert judge.stats.settled_offline == 3
+    assert judge.stats.sent_to_claude == 2
+    assert judge.stats.verify_calls_saved == 1
