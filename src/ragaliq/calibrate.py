@@ -31,6 +31,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ragaliq._validation import describe_value
 from ragaliq.dataset import (
     MAX_FIELD_CHARS,
+    Chunks,
+    Text,
+    as_chunks,
+    context_chars,
     jsonl_records,
     raise_problems,
     read_utf8,
@@ -231,35 +235,16 @@ class _LabelRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
     id: str = Field(min_length=1)
-    claim: str
-    context: list[str] | str
+    claim: Text
+    context: Chunks
     label: Verdict
-    source: str | None = None
-
-    @field_validator("claim", "source", mode="before")
-    @classmethod
-    def _strict_text(cls, value: Any) -> Any:
-        if value is not None and not isinstance(value, str):
-            raise ValueError(f"must be a string (got {describe_value(value)})")
-        return value
+    source: Text | None = None
 
     @field_validator("claim")
     @classmethod
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must not be empty")
-        return value
-
-    @field_validator("context", mode="before")
-    @classmethod
-    def _chunks(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return value
-        if not isinstance(value, list):
-            raise ValueError(f"must be a string or a list of strings (got {describe_value(value)})")
-        for i, chunk in enumerate(value):
-            if not isinstance(chunk, str):
-                raise ValueError(f"chunk {i} must be a string (got {describe_value(chunk)})")
         return value
 
     @field_validator("label", mode="before")
@@ -274,11 +259,10 @@ class _LabelRecord(BaseModel):
         raise ValueError(f"must be one of {_label_choices()} (got {describe_value(value)})")
 
     def to_claim(self, line: int) -> LabelledClaim:
-        chunks = (self.context,) if isinstance(self.context, str) else tuple(self.context)
         return LabelledClaim(
             id=self.id,
             claim=self.claim.strip(),
-            context=chunks,
+            context=as_chunks(self.context),
             label=self.label,
             source=self.source,
             line=line,
@@ -317,11 +301,7 @@ def parse_labels(text: str, *, name: str) -> list[LabelledClaim]:
 
 
 def _size_problems(record: _LabelRecord) -> list[str]:
-    context = (
-        len(record.context)
-        if isinstance(record.context, str)
-        else sum(len(chunk) for chunk in record.context)
-    )
+    context = context_chars(record.context)
     sizes = {"claim": (len(record.claim), "response"), "context": (context, "context")}
     return [
         f"{field_name}: {size:,} characters is over the limit of {MAX_FIELD_CHARS[limit]:,}"

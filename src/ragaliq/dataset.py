@@ -10,10 +10,10 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from ragaliq._validation import describe_value, field_problems
 from ragaliq.errors import DatasetError
@@ -22,7 +22,11 @@ from ragaliq.models import TestCase
 __all__ = [
     "MAX_FIELD_CHARS",
     "MAX_PROBLEMS",
+    "Chunks",
     "InvalidJson",
+    "Text",
+    "as_chunks",
+    "context_chars",
     "jsonl_records",
     "load_dataset",
     "parse_dataset",
@@ -39,44 +43,57 @@ MAX_PROBLEMS = 20
 """Problems listed before the rest are summarised as a count."""
 
 
+def _strict_text(value: Any) -> Any:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"must be a string (got {describe_value(value)})")
+    return value
+
+
+def _chunks(value: Any) -> Any:
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        raise ValueError(f"must be a string or a list of strings (got {describe_value(value)})")
+    for i, chunk in enumerate(value):
+        if not isinstance(chunk, str):
+            raise ValueError(f"chunk {i} must be a string (got {describe_value(chunk)})")
+    return value
+
+
+Text = Annotated[str, BeforeValidator(_strict_text)]
+"""A string field that refuses numbers and other types with a readable message."""
+Chunks = Annotated[list[str] | str, BeforeValidator(_chunks)]
+"""A context: a list of strings, or one string for a single chunk."""
+
+
+def as_chunks(context: list[str] | str) -> tuple[str, ...]:
+    """A context as a tuple of chunks (a single string is one chunk)."""
+    return (context,) if isinstance(context, str) else tuple(context)
+
+
+def context_chars(context: list[str] | str) -> int:
+    """The size of a context in characters, all chunks together."""
+    return sum(len(chunk) for chunk in as_chunks(context))
+
+
 class _CaseRecord(BaseModel):
     """The on-disk shape of a case, stricter about types than the in-memory model."""
 
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
     id: str = Field(min_length=1)
-    query: str
-    context: list[str] | str
-    response: str
-    expected_answer: str | None = None
+    query: Text
+    context: Chunks
+    response: Text
+    expected_answer: Text | None = None
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
-    @field_validator("query", "response", "expected_answer", mode="before")
-    @classmethod
-    def _strict_text(cls, value: Any) -> Any:
-        if value is not None and not isinstance(value, str):
-            raise ValueError(f"must be a string (got {describe_value(value)})")
-        return value
-
-    @field_validator("context", mode="before")
-    @classmethod
-    def _chunks(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return value
-        if not isinstance(value, list):
-            raise ValueError(f"must be a string or a list of strings (got {describe_value(value)})")
-        for i, chunk in enumerate(value):
-            if not isinstance(chunk, str):
-                raise ValueError(f"chunk {i} must be a string (got {describe_value(chunk)})")
-        return value
-
     def to_case(self) -> TestCase:
-        chunks = (self.context,) if isinstance(self.context, str) else tuple(self.context)
         return TestCase(
             id=self.id,
             query=self.query,
-            context=chunks,
+            context=as_chunks(self.context),
             response=self.response,
             expected_answer=self.expected_answer,
             tags=tuple(self.tags),
@@ -291,9 +308,7 @@ def _size_problems(record: _CaseRecord) -> list[str]:
         "id": len(record.id),
         "query": len(record.query),
         "response": len(record.response),
-        "context": len(record.context)
-        if isinstance(record.context, str)
-        else sum(len(chunk) for chunk in record.context),
+        "context": context_chars(record.context),
     }
     return [
         f"{field}: {size:,} characters is over the limit of {MAX_FIELD_CHARS[field]:,}; "
