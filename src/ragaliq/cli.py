@@ -42,6 +42,7 @@ from ragaliq.preflight import preflight
 from ragaliq.report import format_decision, format_preflight, format_run_table
 from ragaliq.report.html import render_html_report
 from ragaliq.report.markdown import render_comment, render_summary
+from ragaliq.report.marker import comment_marker
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.runner import summarise
 from ragaliq.scaffold import write_scaffold
@@ -324,8 +325,6 @@ def render(
 
 
 def _comment_id(value: str) -> str:
-    from ragaliq.report.marker import comment_marker
-
     try:
         comment_marker(value)
     except ValueError as exc:
@@ -424,7 +423,6 @@ def publish(
     posts the comment the `pull_request` job rendered.
     """
     from ragaliq.github.publisher import GitHubPublisher
-    from ragaliq.report.marker import comment_marker
 
     token = os.environ.get("GITHUB_TOKEN", "")
     if not token:
