@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -33,6 +34,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from ragaliq.compare import ClaimChange, EvaluatorStatus, GateDecision, RegressedCase
 from ragaliq.errors import TemplateError
 from ragaliq.models import CaseResult, ClaimVerdict, RunReport, TestCase, Verdict
+from ragaliq.report._format import delta, pct, plural, score
 from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.console import format_usage
 
@@ -646,27 +648,6 @@ def _page(
 # --- rendering ---------------------------------------------------------------------------------
 
 
-def _score(value: float | None, digits: int = 3) -> str:
-    return "\N{EN DASH}" if value is None else f"{value:.{digits}f}"
-
-
-def _delta(value: float | None) -> str:
-    if value is None:
-        return "\N{EN DASH}"
-    rounded = round(value, 3)
-    if rounded == 0:
-        return "\N{PLUS-MINUS SIGN}0.000"
-    return f"+{rounded:.3f}" if rounded > 0 else f"\N{MINUS SIGN}{-rounded:.3f}"
-
-
-def _pct(value: float | None) -> str:
-    return "\N{EN DASH}" if value is None else f"{value:.0%}"
-
-
-def _plural(count: int, word: str, plural: str | None = None) -> str:
-    return f"{count:,} {word if count == 1 else plural or word + 's'}"
-
-
 def _csp_hash(text: str) -> str:
     digest = hashlib.sha256(str(text).encode("utf-8")).digest()
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
@@ -682,10 +663,10 @@ def _options(options: Mapping[str, Any]) -> str:
 
 
 _FILTERS: dict[str, Callable[..., str]] = {
-    "score": _score,
-    "delta": _delta,
-    "pct": _pct,
-    "plural": _plural,
+    "score": score,
+    "delta": delta,
+    "pct": functools.partial(pct, digits=0),
+    "plural": plural,
     "csp_hash": _csp_hash,
     "options": _options,
 }

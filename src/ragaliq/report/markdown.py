@@ -29,6 +29,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from ragaliq.compare import ClaimChange, GateDecision
 from ragaliq.errors import TemplateError
 from ragaliq.models import CaseResult, RunReport
+from ragaliq.report._format import delta, pct, plural, score, usd
 from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.console import format_usage
 from ragaliq.report.marker import comment_marker
@@ -71,8 +72,6 @@ _LINE_BREAKS = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]+")
 _AUTOLINKS = re.compile(r"@(?=\w)|#(?=\d)|(?i:\b(?:https?|ftp|mailto|xmpp)(?=:)|\bwww(?=\.))")
 _ZERO_WIDTH_SPACE = "\u200b"
 _BLOCK_MARKER = re.compile(r"^(?:[#+-]|\d{1,9}[.)](?=\s|$))")
-_MISSING = "\N{EN DASH}"
-_MINUS = "\N{MINUS SIGN}"
 _URL = re.compile(r"^https?://[^\s<>()\[\]\"'`]+$")
 
 _USER_PREFIX = "user-template:"
@@ -119,31 +118,6 @@ def _shorten(text: object, n: int = 80) -> str:
     return value[: max(n - 1, 0)].rstrip() + "…"
 
 
-def _score(value: float | None) -> str:
-    return _MISSING if value is None else f"{value:.3f}"
-
-
-def _pct(value: float | None) -> str:
-    return _MISSING if value is None else f"{value:.1%}"
-
-
-def _delta(value: float | None) -> str:
-    if value is None:
-        return _MISSING
-    rounded = round(value, 3)
-    if rounded == 0:
-        return "±0.000"
-    return f"+{rounded:.3f}" if rounded > 0 else f"{_MINUS}{-rounded:.3f}"
-
-
-def _usd(value: float | None) -> str:
-    return _MISSING if value is None else f"${value:,.4f}"
-
-
-def _plural(count: int, word: str, plural: str | None = None) -> str:
-    return f"{count:,} {word if count == 1 else plural or word + 's'}"
-
-
 _VERDICTS = {
     "SUPPORTED": "supported",
     "PARTIALLY_SUPPORTED": "partly supported",
@@ -177,12 +151,12 @@ def _by_case(changes: Iterable[ClaimChange]) -> list[CaseGroup]:
 
 FILTERS: dict[str, Callable[..., str | list[CaseGroup]]] = {
     "md": escape_markdown,
-    "score": _score,
-    "pct": _pct,
-    "delta": _delta,
+    "score": score,
+    "pct": pct,
+    "delta": delta,
     "shorten": _shorten,
-    "usd": _usd,
-    "plural": _plural,
+    "usd": usd,
+    "plural": plural,
     "verdict": _verdict,
     "by_case": _by_case,
 }

@@ -1,0 +1,38 @@
+"""Number formatting shared by the Markdown and HTML reports (registered as Jinja filters)."""
+
+from __future__ import annotations
+
+__all__ = ["MISSING", "delta", "pct", "plural", "score", "usd"]
+
+MISSING = "\N{EN DASH}"
+"""Shown for a value that does not exist (no baseline, no score)."""
+
+
+def score(value: float | None, digits: int = 3) -> str:
+    """``0.876``, or the dash."""
+    return MISSING if value is None else f"{value:.{digits}f}"
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    """``85.0%``, or the dash."""
+    return MISSING if value is None else f"{value:.{digits}%}"
+
+
+def delta(value: float | None) -> str:
+    """A signed change, ``+0.012``; a drop gets a real minus sign (U+2212), not a hyphen."""
+    if value is None:
+        return MISSING
+    rounded = round(value, 3)
+    if rounded == 0:
+        return "\N{PLUS-MINUS SIGN}0.000"
+    return f"+{rounded:.3f}" if rounded > 0 else f"\N{MINUS SIGN}{-rounded:.3f}"
+
+
+def usd(value: float | None) -> str:
+    """``$0.0123``, or the dash."""
+    return MISSING if value is None else f"${value:,.4f}"
+
+
+def plural(count: int, word: str, plural_form: str | None = None) -> str:
+    """``1 claim``, ``3 claims``."""
+    return f"{count:,} {word if count == 1 else plural_form or word + 's'}"
