@@ -30,11 +30,13 @@ from ragaliq.report.markdown import render_summary
 from ragaliq.report.marker import comment_marker
 from ragaliq.report.progress import ProgressPrinter
 
-__all__ = ["MAX_ANNOTATIONS", "REPORT_PATH", "action", "main"]
+__all__ = ["DECISION_PATH", "MAX_ANNOTATIONS", "REPORT_PATH", "action", "main"]
 
 MAX_ANNOTATIONS = 10
 REPORT_PATH = ".ragaliq/report.json"
 """Where the run report is written, relative to the workspace, for later steps to upload."""
+DECISION_PATH = ".ragaliq/decision.json"
+"""Where the gate decision is written, e.g. for `ragaliq render` in a separate workflow."""
 ISSUES_URL = "https://github.com/ragaliq/ragaliq-gate/issues"
 
 BaseFileReader = Callable[[str, str], "str | None"]
@@ -123,6 +125,9 @@ def action(
     )
     report_file = settings.workspace / REPORT_PATH
     write_atomic(report_file, report.model_dump_json(indent=2) + "\n")
+    write_atomic(
+        settings.workspace / DECISION_PATH, outcome.decision.model_dump_json(indent=2) + "\n"
+    )
     workflow.write_summary(outcome.summary)
     html_path = ""
     if settings.html_report:

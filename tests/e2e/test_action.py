@@ -204,6 +204,9 @@ def test_the_gate_on_a_pull_request_end_to_end(setup):
     assert int(outputs["new-hallucinations"]) == 3
     assert set(json.loads(outputs["scores"])) == {"faithfulness", "hallucination", "relevance"}
     assert Path(outputs["report-path"]).is_file()
+    decision = json.loads((action.workspace / ".ragaliq" / "decision.json").read_text())
+    assert decision["passed"] is False
+    assert len(decision["new_hallucinations"]) == 3
     comments = action.github.comments(REPO, 7)
     assert len(comments) == 1
     body = comments[0].body
