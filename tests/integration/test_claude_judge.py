@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from ragaliq.errors import JudgeResponseError, JudgeUnavailableError
@@ -350,4 +348,3 @@ def test_prompt_files_are_versioned_and_contain_few_shot_examples():
     for name in PROMPT_FILES[1:]:
         assert "Example" in (PROMPTS_DIR / name).read_text()
     assert "never" in (PROMPTS_DIR / "system.md").read_text().lower()
-    json.dumps(PROMPT_VERSION)

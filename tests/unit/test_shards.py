@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import pytest
@@ -143,4 +142,3 @@ def test_progress_on_a_terminal_redraws_one_line():
     text = out.getvalue()
     assert text.count("\r") == 10
     assert text.endswith("10/10 cases · 0 errors · 0 calls · $0.42\n")
-    assert json.dumps(text)  # printable
