@@ -40,8 +40,10 @@ from ragtruth import DEFAULT_DATA, TASKS, Scores, claim_labels, load_ragtruth  #
 from ragaliq.judges._features import FEATURES, ContextIndex, analyse_claims  # noqa: E402
 from ragaliq.judges.offline import MODEL_PATH, extract_sentence_claims, rule_verdict  # noqa: E402
 
-L2 = 1.0
-"""Ridge penalty on the standardised weights (the bias is not penalised)."""
+L2 = 100.0
+"""Ridge penalty on the standardised weights (the bias is not penalised). Chosen by nested
+cross-validation inside the tune part (thresholds picked on inner folds): 100 against 1 gave
+steadier thresholds and a better outer-fold score on every task but summary (within 0.01)."""
 NEWTON_STEPS = 30
 FOLDS = 5
 SETTLE_MAX_MISSED = 0.10

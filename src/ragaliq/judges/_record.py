@@ -125,12 +125,12 @@ TOPICS: tuple[_Topic, ...] = (
     _topic("wheelchair access", "wheelchairaccessible", r"\bwheelchair\b"),
     _topic("dogs", "dogsallowed", r"\bdogs?\b|\bpet[- ]friendly\b"),
     _topic("happy hour", "happyhour", r"\bhappy hours?\b"),
-    _topic("catering", "caters", r"\bcatering\b"),
+    _topic("catering", "caters", r"\bcatering\b(?! to\b)"),
     _topic("drive-through", "drivethru", r"\bdrive[- ]?thr(?:u|ough)\b"),
     _topic("table service", "restaurantstableservice", r"\btable service\b"),
     _topic("bike parking", "bikeparking", r"\bbike (?:parking|racks?)\b"),
     _topic("garage parking", "businessparking.garage", r"\bgarage\b"),
-    _topic("validated parking", "businessparking.validated", r"\bvalidat(?:ed|ion)\b"),
+    _topic("validated parking", "businessparking.validated", r"\bvalidat(?:e|es|ed|ing|ion)\b"),
     _topic("valet parking", "businessparking.valet", r"\bvalet\b"),
     _topic("a parking lot", "businessparking.lot", r"\b(?:parking )?lots?\b(?! of)"),
     _topic(
@@ -152,6 +152,11 @@ TOPICS: tuple[_Topic, ...] = (
 )
 
 _PARKING = re.compile(r"\bpark(?:ing|ed)?\b", re.IGNORECASE)
+_PARKING_KIND = re.compile(
+    r"\b(?:street|valet|garage|lot|validat\w*)\b(?! of)|\blimited parking\b", re.IGNORECASE
+)
+"""A claim naming a kind of parking (or limited parking) is checked by kind, not as parking at all:
+``no on-site parking, but street parking is available`` does not deny parking."""
 _GENERIC_PARKING = _topic("parking", "businessparking parking", r"\bparking\b")
 _TIME = re.compile(
     r"(?<![\d.$])(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?\s*(?P<ap>[ap]\.?\s?m\b\.?)?"
@@ -242,7 +247,7 @@ class Record:
                 if self._check_topic(topic, clause, negated, findings):
                     parking_kinds += topic.keys[0].startswith("businessparking.")
             parking = _PARKING.search(clause)
-            if not parking_kinds and parking:
+            if not parking_kinds and parking and not _PARKING_KIND.search(claim):
                 negated = _negated_at(clause, parking.start(), parking.end())
                 self._check_topic(_GENERIC_PARKING, clause, negated, findings)
         self._check_hours(claim, findings)
@@ -371,13 +376,23 @@ class Record:
                 )
 
 
+_NEGATED_AFTER = re.compile(
+    r"[\s\w-]{0,24}?\b(?:is|are|was|were|does|do|did)(?:\s+(?:also|still|currently|usually))?"
+    r"(?:\s+not\b|n't\b|\s+unavailable\b)|\s+(?:not available|unavailable)\b",
+    re.IGNORECASE,
+)
+"""A negation right after the mention denies it through its verb (``Wi-Fi is not available``);
+one after a conjunction is about the next item (``casual and not trendy``)."""
+
+
 def _negated_at(clause: str, start: int, end: int) -> bool:
     """Whether the clause denies the thing mentioned at ``clause[start:end]``.
 
     A negation before it in its comma segment denies it (``does not offer Wi-Fi``), unless a
     positive verb comes between (``no Wi-Fi but has a patio``), and so does one right after it
-    (``Wi-Fi is not available``); a list continues a negation from earlier segments (``no garage,
-    street, or valet parking``) until a segment brings its own verb.
+    through its verb (``Wi-Fi is not available``, not ``casual and not trendy``); a list
+    continues a negation from earlier segments (``no garage, street, or valet parking``) until a
+    segment brings its own verb.
     """
     segments = [(m.start(), m.end()) for m in re.finditer(r"[^,]+", clause)]
     here = next((i for i, (s, e) in enumerate(segments) if s <= start < e), 0)
@@ -388,7 +403,7 @@ def _negated_at(clause: str, start: int, end: int) -> bool:
     if cues:
         tail = before[cues[-1].end() :]
         return not _POSITIVE.search(tail.split(maxsplit=2)[-1] if len(tail.split()) > 2 else "")
-    if _NEGATION.search(after[:40]) and not _NOT_NEGATION.search(after[:40]):
+    if _NEGATED_AFTER.match(after):
         return True
     if _POSITIVE.search(before) or _POSITIVE.search(after):
         return False
