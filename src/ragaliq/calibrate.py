@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,17 @@ from ragaliq.dataset import (
 )
 from ragaliq.errors import JudgeError, JudgeUnavailableError
 from ragaliq.judges.base import Judge
+from ragaliq.metrics import (
+    Confusion,
+    accuracy,
+    balanced_accuracy,
+    cohen_kappa,
+    confusion_matrix,
+    kappa_strength,
+    ratio,
+)
 from ragaliq.models import ClaimVerdict, JudgeInfo, TestCase, Usage, Verdict
+from ragaliq.runner import first_leaf
 
 __all__ = [
     "BINARY_LABELS",
@@ -83,7 +93,6 @@ LABEL_ALIASES: Mapping[str, Verdict] = {
 MAX_ERRORS_SHOWN = 10
 """Judge errors listed by :func:`format_calibration` before the rest are counted."""
 
-Confusion = dict[str, dict[str, int]]
 """A confusion matrix: gold label -> predicted label -> count, every label in both."""
 
 
@@ -310,82 +319,7 @@ def _size_problems(record: _LabelRecord) -> list[str]:
     ]
 
 
-# --- metrics ---------------------------------------------------------------------------------
-
-
-def confusion_matrix(pairs: Iterable[tuple[str, str]], labels: Sequence[str]) -> Confusion:
-    """Count (gold, predicted) pairs into a matrix with every label as a row and a column.
-
-    Raises:
-        ValueError: a pair uses a label not in ``labels``.
-    """
-    matrix: Confusion = {gold: dict.fromkeys(labels, 0) for gold in labels}
-    for gold, predicted in pairs:
-        if gold not in matrix or predicted not in matrix:
-            raise ValueError(f"unknown label in ({gold!r}, {predicted!r}); labels are {labels}")
-        matrix[gold][predicted] += 1
-    return matrix
-
-
-def _total(confusion: Mapping[str, Mapping[str, int]]) -> int:
-    return sum(sum(row.values()) for row in confusion.values())
-
-
-def accuracy(confusion: Mapping[str, Mapping[str, int]]) -> float:
-    """The share of the pairs on the diagonal; NaN for an empty matrix."""
-    total = _total(confusion)
-    if total == 0:
-        return math.nan
-    return sum(row.get(gold, 0) for gold, row in confusion.items()) / total
-
-
-def balanced_accuracy(confusion: Mapping[str, Mapping[str, int]]) -> float:
-    """The mean recall over the gold labels that occur; NaN for an empty matrix.
-
-    Unlike accuracy, it does not reward a judge for always giving the most common label.
-    """
-    recalls = [
-        row.get(gold, 0) / sum(row.values()) for gold, row in confusion.items() if any(row.values())
-    ]
-    return sum(recalls) / len(recalls) if recalls else math.nan
-
-
-def cohen_kappa(confusion: Mapping[str, Mapping[str, int]]) -> float:
-    """Cohen's kappa, ``(p_o - p_e) / (1 - p_e)``; NaN when empty or when ``p_e`` is 1.
-
-    ``p_o`` is the observed agreement and ``p_e`` the agreement expected if the judge gave its
-    verdicts at its own rates regardless of the claims: the sum over labels of the product of the
-    label's gold share and its predicted share.
-    """
-    total = _total(confusion)
-    if total == 0:
-        return math.nan
-    labels = list(confusion)
-    gold_share = {label: sum(confusion[label].values()) / total for label in labels}
-    predicted_share = {
-        label: sum(row.get(label, 0) for row in confusion.values()) / total for label in labels
-    }
-    observed = accuracy(confusion)
-    expected = sum(gold_share[label] * predicted_share[label] for label in labels)
-    if math.isclose(expected, 1.0):
-        return math.nan
-    return (observed - expected) / (1.0 - expected)
-
-
-def _ratio(numerator: int, denominator: int) -> float:
-    return numerator / denominator if denominator else math.nan
-
-
-def kappa_strength(kappa: float) -> str:
-    """A word for a kappa, on the scale of Landis and Koch (1977)."""
-    if math.isnan(kappa):
-        return "undefined"
-    if kappa < 0:
-        return "poor (worse than chance)"
-    for bound, word in ((0.2, "slight"), (0.4, "fair"), (0.6, "moderate"), (0.8, "substantial")):
-        if kappa <= bound:
-            return word
-    return "almost perfect"
+# --- the two views ---------------------------------------------------------------------------
 
 
 def _binary(gold: Verdict) -> str:
@@ -421,8 +355,8 @@ def summarise(
         accuracy=accuracy(two),
         balanced_accuracy=balanced_accuracy(two),
         kappa=cohen_kappa(two),
-        precision=_ratio(flagged, flagged + two[SUPPORTED_LABEL][HALLUCINATED_LABEL]),
-        recall=_ratio(flagged, sum(two[HALLUCINATED_LABEL].values())),
+        precision=ratio(flagged, flagged + two[SUPPORTED_LABEL][HALLUCINATED_LABEL]),
+        recall=ratio(flagged, sum(two[HALLUCINATED_LABEL].values())),
         confusion=two,
     )
     return Calibration(
@@ -501,7 +435,7 @@ async def calibrate(
             for index, item in enumerate(labels):
                 group.create_task(one(index, item))
     except* JudgeUnavailableError as failure:
-        raise _first_leaf(failure) from None
+        raise first_leaf(failure) from None
 
     predictions: list[ClaimPrediction] = []
     errors: list[JudgeFailure] = []
@@ -552,14 +486,6 @@ async def _verify_one(
         message = f"the judge returned {len(result.verdicts)} verdicts for 1 claim"
         return JudgeFailure(id=item.id, message=message), result.usage
     return result.verdicts[0], result.usage
-
-
-def _first_leaf(group: BaseExceptionGroup[JudgeUnavailableError]) -> JudgeUnavailableError:
-    for leaf in group.exceptions:
-        if isinstance(leaf, BaseExceptionGroup):
-            return _first_leaf(leaf)
-        return leaf
-    raise group  # pragma: no cover - an exception group is never empty
 
 
 # --- the report ------------------------------------------------------------------------------

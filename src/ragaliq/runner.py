@@ -37,6 +37,7 @@ __all__ = [
     "UNSTABLE_BELOW",
     "Progress",
     "RunSettings",
+    "first_leaf",
     "majority_verdicts",
     "run_suite",
     "summarise",
@@ -171,7 +172,7 @@ class _Run:
                 if self.needs_relevance:
                     group.create_task(self.relevance_pass(case, outcome))
         except* JudgeUnavailableError as group_error:
-            raise _first_leaf(group_error) from None
+            raise first_leaf(group_error) from None
         judgement = CaseJudgement(case=case, verdicts=outcome.verdicts, relevance=outcome.relevance)
         results: dict[str, EvaluationResult] = {}
         for evaluator in self.evaluators:
@@ -232,7 +233,7 @@ class _Run:
         except* JudgeError as group_error:
             for result in results:
                 outcome.usage += result.usage
-            raise _first_leaf(group_error) from None
+            raise first_leaf(group_error) from None
         for result in results:
             outcome.usage += result.usage
         if len(results) == 1:
@@ -273,7 +274,7 @@ async def run_suite(
             for _ in range(workers):
                 group.create_task(run.worker())
     except* JudgeUnavailableError as group_error:
-        raise _first_leaf(group_error) from None
+        raise first_leaf(group_error) from None
     case_results = [run.results[i] for i in sorted(run.results)]
     case_results += [
         CaseResult(
@@ -329,9 +330,10 @@ def majority_verdicts(
     return tuple(merged)
 
 
-def _first_leaf(group: BaseExceptionGroup[E]) -> E:
+def first_leaf(group: BaseExceptionGroup[E]) -> E:
+    """The first exception in a (possibly nested) exception group."""
     first = group.exceptions[0]
-    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+    return first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 def summarise(cases: Sequence[CaseResult], evaluators: Mapping[str, EvaluatorInfo]) -> RunSummary:
