@@ -337,7 +337,11 @@ class ClaudeJudge:
                         "object that matches the schema exactly."
                     ),
                 ]
-            message = await self._send(system, blocks, schema, max_tokens, usage_sink=usage)
+            try:
+                message = await self._send(system, blocks, schema, max_tokens, usage_sink=usage)
+            except JudgeUnavailableError as exc:
+                self._unusable = self._unusable or exc  # later requests fail at once, unsent
+                raise
             usage = usage + self._usage(message)
             try:
                 reply = _parse(message, reply_model)
@@ -372,20 +376,6 @@ class ClaudeJudge:
         schema: dict[str, Any],
         max_tokens: int,
         *,
-        usage_sink: Usage,
-    ) -> Message:
-        try:
-            return await self._send_with_retries(system, content, schema, max_tokens, usage_sink)
-        except JudgeUnavailableError as exc:
-            self._unusable = self._unusable or exc
-            raise
-
-    async def _send_with_retries(
-        self,
-        system: list[dict[str, Any]],
-        content: list[dict[str, Any]],
-        schema: dict[str, Any],
-        max_tokens: int,
         usage_sink: Usage,
     ) -> Message:
         attempt = 0
