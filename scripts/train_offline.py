@@ -11,11 +11,18 @@ it overlaps a span the annotators marked. The model is an L2-regularised logisti
 the judge's hand-made features (src/ragaliq/judges/_features.py), fitted by Newton's method in
 pure Python, so the same data gives the same file, byte for byte, with no seed to fix.
 
-The decision threshold is chosen on out-of-fold probabilities (5 folds by source, inside the tune
-part): the threshold on the claim probability that maximises the mean balanced accuracy over the
-three tasks plus the overall F1, at the response level ("hallucinated" when any claim is over it).
-The cascade's threshold (``settle_below``) is the highest claim probability below which lie at most
-``SETTLE_MAX_MISSED`` of the hallucinated out-of-fold claims (claims the rules settle are left out).
+There are two models, one for prose contexts and one for JSON records, and three decision
+thresholds, one per kind of case the judge can tell apart: an answer to a question over prose
+(RAGTruth's qa), prose with no question (its summaries) and a record (its data2txt). The answer and
+summary kinds share the prose weights (more data) but not the threshold: a summary restates a whole
+article, an answer a few passages, and the same evidence weighs differently.
+
+The thresholds are chosen on out-of-fold probabilities (5 folds by source, inside the tune part):
+the thresholds on the claim probability that maximise the mean balanced accuracy over the three
+tasks plus the overall F1, at the response level ("hallucinated" when any claim is over its
+threshold), found by coordinate ascent over a grid. The cascade's threshold (``settle_below``) is,
+per kind, the highest claim probability below which lie at most ``SETTLE_MAX_MISSED`` of the
+hallucinated out-of-fold claims (claims the rules settle are left out).
 
 ``--check`` recomputes the model and fails if the shipped file differs.
 """
@@ -38,7 +45,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from ragtruth import DEFAULT_DATA, TASKS, Scores, claim_labels, load_ragtruth  # noqa: E402
 
 from ragaliq.judges._features import FEATURES, ContextIndex, analyse_claims  # noqa: E402
-from ragaliq.judges.offline import MODEL_PATH, extract_sentence_claims, rule_verdict  # noqa: E402
+from ragaliq.judges.offline import (  # noqa: E402
+    MODEL_PATH,
+    case_kind,
+    extract_sentence_claims,
+    model_of_kind,
+    rule_verdict,
+)
 
 L2 = 100.0
 """Ridge penalty on the standardised weights (the bias is not penalised). Chosen by nested
@@ -53,11 +66,18 @@ DIGITS = 6
 
 
 REGIMES = ("prose", "record")
+"""The two models: one for prose contexts, one for JSON records."""
+KINDS = ("answer", "summary", "record")
+"""The kinds of case, each with its own thresholds (see ``ragaliq.judges.offline.case_kind``)."""
+GRID = tuple(round(0.05 + 0.01 * i, 2) for i in range(86))
+ASCENT_ROUNDS = 3
 
 
 @dataclass
 class Row:
     task: str
+    kind: str
+    """The case's kind: which thresholds apply."""
     regime: str
     """``record`` when the context is a JSON record, else ``prose``: each has its own model."""
     response: int
@@ -81,13 +101,14 @@ def build_rows(data: Path) -> tuple[list[Row], list[tuple[str, bool]]]:
             continue
         index = ContextIndex.build(item.case.context, query=item.case.query)
         fold = int(hashlib.sha256(f"fold:{item.source_id}".encode()).hexdigest(), 16) % FOLDS
-        regime = "record" if index.records else "prose"
+        kind = case_kind(index)
+        regime = model_of_kind(kind)
         for analysis, label in zip(
             analyse_claims(claims, index), claim_labels(item, claims), strict=True
         ):
             ruled = rule_verdict(analysis) is not None
             rows.append(
-                Row(item.task, regime, response, fold, analysis.features, int(label), ruled)
+                Row(item.task, kind, regime, response, fold, analysis.features, int(label), ruled)
             )
     return rows, responses
 
@@ -170,10 +191,9 @@ def response_scores(
     thresholds: dict[str, float],
 ) -> dict[str, Scores]:
     """Response-level scores: a response is flagged when one of its claims reaches the
-    threshold of its regime. ``maxima[regime][i]`` is response i's highest claim probability."""
+    threshold of its kind. ``maxima[kind][i]`` is response i's highest claim probability."""
     flagged = [
-        any(maxima[regime][i] >= thresholds[regime] for regime in REGIMES)
-        for i in range(len(responses))
+        any(maxima[kind][i] >= thresholds[kind] for kind in KINDS) for i in range(len(responses))
     ]
     out = {}
     for task in (*TASKS, "overall"):
@@ -193,11 +213,28 @@ def objective(scores: dict[str, Scores]) -> float:
 def response_maxima(
     rows: Sequence[Row], probs: Sequence[float], count: int
 ) -> dict[str, list[float]]:
-    maxima = {regime: [-1.0] * count for regime in REGIMES}
+    maxima = {kind: [-1.0] * count for kind in KINDS}
     for row, p in zip(rows, probs, strict=True):
         p = 2.0 if row.ruled else p  # a ruled claim is flagged at any threshold
-        maxima[row.regime][row.response] = max(maxima[row.regime][row.response], p)
+        maxima[row.kind][row.response] = max(maxima[row.kind][row.response], p)
     return maxima
+
+
+def choose_thresholds(
+    maxima: dict[str, list[float]], responses: Sequence[tuple[str, bool]]
+) -> tuple[float, dict[str, float]]:
+    """The objective's best thresholds per kind, by coordinate ascent over GRID from 0.3 (a move
+    must improve the objective, so ties keep the earlier value), and the objective there."""
+    thresholds = dict.fromkeys(KINDS, 0.3)
+    best = objective(response_scores(maxima, responses, thresholds))
+    for _ in range(ASCENT_ROUNDS):
+        for kind in KINDS:
+            for value in GRID:
+                trial = {**thresholds, kind: value}
+                score = objective(response_scores(maxima, responses, trial))
+                if score > best + 1e-12:
+                    best, thresholds = score, trial
+    return best, thresholds
 
 
 def fit_regime(rows: Sequence[Row]) -> dict[str, object]:
@@ -229,19 +266,11 @@ def train(data: Path, verbose: bool = True) -> dict[str, object]:
                 if r.fold == fold and r.regime == regime:
                     oof[i] = probability(model, r.x)
     maxima = response_maxima(rows, oof, len(responses))
-    grid = [round(0.05 + 0.01 * i, 2) for i in range(86)]
-    best: tuple[float, float, float] | None = None
-    for tp in grid:
-        for tr in grid:
-            score = objective(response_scores(maxima, responses, {"prose": tp, "record": tr}))
-            if best is None or score > best[0] + 1e-12:
-                best = (score, tp, tr)
-    assert best is not None
-    thresholds = {"prose": best[1], "record": best[2]}
+    best, thresholds = choose_thresholds(maxima, responses)
     if verbose:
         s = response_scores(maxima, responses, thresholds)
         print(
-            f"chosen thresholds {thresholds} (out-of-fold, tune part): obj={best[0]:.3f} "
+            f"chosen thresholds {thresholds} (out-of-fold, tune part): obj={best:.3f} "
             + " ".join(f"{k}_bacc={v.bacc:.3f}" for k, v in s.items())
             + f" f1={s['overall'].f1:.3f}"
         )
@@ -252,26 +281,19 @@ def train(data: Path, verbose: bool = True) -> dict[str, object]:
             "Logistic regressions over the offline judge's claim features (standardised), one "
             "for prose contexts and one for JSON records, trained by scripts/train_offline.py on "
             "the tune part of RAGTruth ragtruth-dev (sources with sha256(source_id) mod 5 != 0). "
-            "Output: the probability that a claim is hallucinated; at or above `threshold` the "
-            "claim is not SUPPORTED; below `settle_below` the cascade keeps the SUPPORTED verdict "
-            "without asking Claude."
+            "Output: the probability that a claim is hallucinated. Each kind of case (an answer "
+            "to a question, prose with no question, a record) names its model and thresholds: at "
+            "or above `threshold` the claim is not SUPPORTED; below `settle_below` the cascade "
+            "keeps the SUPPORTED verdict without asking Claude."
         ),
         "features": list(FEATURES),
         "models": {},
+        "kinds": {},
     }
     for regime in REGIMES:
-        part = [
-            (p, r.y) for p, r in zip(oof, rows, strict=True) if r.regime == regime and not r.ruled
-        ]
-        settle = settle_threshold(part, thresholds[regime])
         model = fit_regime([r for r in rows if r.regime == regime])
         if verbose:
-            below = [y for p, y in part if p < settle]
-            print(
-                f"{regime}: settle below p={settle}: {len(below)} of {len(part)} unruled claims "
-                f"({len(below) / max(len(part), 1):.3f}), {sum(below)} of them hallucinated "
-                f"(of {sum(y for _, y in part)})"
-            )
+            print(f"{regime} weights:")
             pairs = zip(FEATURES, model["weights"], strict=True)  # type: ignore[call-overload]
             for name, weight in sorted(pairs, key=lambda kv: -abs(kv[1])):
                 print(f"    {name:<22} {weight:+.3f}")
@@ -280,12 +302,25 @@ def train(data: Path, verbose: bool = True) -> dict[str, object]:
             "stds": [round(v, DIGITS) for v in model["stds"]],  # type: ignore[attr-defined]
             "bias": round(model["bias"], DIGITS),  # type: ignore[call-overload]
             "weights": [round(v, DIGITS) for v in model["weights"]],  # type: ignore[attr-defined]
-            "threshold": thresholds[regime],
-            "settle_below": settle,
             "training": {
                 "claims": sum(r.regime == regime for r in rows),
                 "hallucinated_claims": sum(r.y for r in rows if r.regime == regime),
             },
+        }
+    for kind in KINDS:
+        part = [(p, r.y) for p, r in zip(oof, rows, strict=True) if r.kind == kind and not r.ruled]
+        settle = settle_threshold(part, thresholds[kind])
+        if verbose:
+            below = [y for p, y in part if p < settle]
+            print(
+                f"{kind}: threshold {thresholds[kind]}, settle below p={settle}: {len(below)} of "
+                f"{len(part)} unruled claims ({len(below) / max(len(part), 1):.3f}), "
+                f"{sum(below)} of them hallucinated (of {sum(y for _, y in part)})"
+            )
+        out["kinds"][kind] = {  # type: ignore[index]
+            "model": model_of_kind(kind),
+            "threshold": thresholds[kind],
+            "settle_below": settle,
         }
     out["training"] = {
         "responses": len(responses),

@@ -265,6 +265,23 @@ def test_the_shipped_model_matches_the_features():
     from ragaliq.judges.offline import load_model
 
     models = load_model()
-    for model in (models.prose, models.record):
+    for model in (models.answer, models.summary, models.record):
         assert len(model.weights) == len(FEATURES)
         assert 0 < model.settle_below < model.threshold < 1
+    assert models.answer.weights == models.summary.weights
+    assert models.answer.weights != models.record.weights
+
+
+def test_the_kind_of_case_picks_the_model():
+    from ragaliq.judges._features import ContextIndex
+    from ragaliq.judges.offline import case_kind, load_model
+
+    passages = ("The museum opens at nine and closes at five.",)
+    answer = ContextIndex.build(passages, query="When does the museum open?")
+    summary = ContextIndex.build(passages)
+    record = ContextIndex.build((RECORD,), query="Describe the business.")
+    assert [case_kind(i) for i in (answer, summary, record)] == ["answer", "summary", "record"]
+    models = load_model()
+    assert models.for_index(answer) is models.answer
+    assert models.for_index(summary) is models.summary
+    assert models.for_index(record) is models.record

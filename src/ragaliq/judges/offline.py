@@ -17,9 +17,10 @@ is a JSON record, the fields the claim agrees with, contradicts or that the reco
    confident SUPPORTED.
 3. Otherwise a small logistic regression shipped as data (``offline_model.json``, one for prose
    and one for records, reproduced from the tune part of RAGTruth by
-   ``scripts/train_offline.py``) gives the probability that the claim is hallucinated. Below the
-   model's threshold the claim is SUPPORTED (and flagged ``offline_confident`` when far below);
-   above it, PARTIALLY_SUPPORTED when most of its words are grounded, NOT_ENOUGH_INFO otherwise.
+   ``scripts/train_offline.py``) gives the probability that the claim is hallucinated. Each kind
+   of case (:func:`case_kind`: an answer to a question, prose with no question, a record) has
+   its own threshold. Below it the claim is SUPPORTED (and flagged ``offline_confident`` when far
+   below); above it, PARTIALLY_SUPPORTED when most of its words are grounded, NOT_ENOUGH_INFO otherwise.
 
 Every verdict quotes the closest context sentence (or record field) and says what was, or was not,
 found. Measured on the held-out part of RAGTruth by ``benchmarks/ragtruth.py``.
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 from ragaliq.judges._features import FEATURES, Analysis, ContextIndex, analyse_claims
 from ragaliq.judges._text import content_words, split_sentences
@@ -50,7 +52,14 @@ from ragaliq.models import (
     VerificationResult,
 )
 
-__all__ = ["MODEL_RESOURCE", "OFFLINE_JUDGE_NAME", "OfflineJudge", "extract_sentence_claims"]
+__all__ = [
+    "MODEL_RESOURCE",
+    "OFFLINE_JUDGE_NAME",
+    "OfflineJudge",
+    "case_kind",
+    "extract_sentence_claims",
+    "model_of_kind",
+]
 
 OFFLINE_JUDGE_NAME = "offline-heuristic"
 MODEL_RESOURCE = "offline_model.json"
@@ -104,16 +113,37 @@ class ClaimModel:
         }
 
 
+CaseKind = Literal["answer", "summary", "record"]
+
+
+def case_kind(index: ContextIndex) -> CaseKind:
+    """What kind of case a context makes, which decides the model and thresholds that apply.
+
+    ``record`` when the context holds a JSON record; otherwise ``answer`` when there is a
+    question and ``summary`` when there is none (a response restating the context as a whole).
+    """
+    if index.records:
+        return "record"
+    return "answer" if index.asked else "summary"
+
+
+def model_of_kind(kind: str) -> str:
+    """The weights a kind of case uses: answers and summaries share the prose model."""
+    return "record" if kind == "record" else "prose"
+
+
 @dataclass(frozen=True)
 class Models:
-    """The claim models: one for prose contexts, one for contexts that hold a JSON record."""
+    """The claim model, with its thresholds, for each kind of case."""
 
-    prose: ClaimModel
+    answer: ClaimModel
+    summary: ClaimModel
     record: ClaimModel
 
     def for_index(self, index: ContextIndex) -> ClaimModel:
         """The model for a context."""
-        return self.record if index.records else self.prose
+        model: ClaimModel = getattr(self, case_kind(index))
+        return model
 
 
 @cache
@@ -130,18 +160,18 @@ def load_model() -> Models:
             f"{MODEL_RESOURCE} was trained on other features than the judge computes; "
             "run scripts/train_offline.py"
         )
-    models = {
-        regime: ClaimModel(
+    models = {}
+    for kind, decision in data["kinds"].items():
+        m = data["models"][decision["model"]]
+        models[kind] = ClaimModel(
             means=tuple(m["means"]),
             stds=tuple(m["stds"]),
             bias=float(m["bias"]),
             weights=tuple(m["weights"]),
-            threshold=float(m["threshold"]),
-            settle_below=float(m["settle_below"]),
+            threshold=float(decision["threshold"]),
+            settle_below=float(decision["settle_below"]),
         )
-        for regime, m in data["models"].items()
-    }
-    return Models(prose=models["prose"], record=models["record"])
+    return Models(answer=models["answer"], summary=models["summary"], record=models["record"])
 
 
 class OfflineJudge:
@@ -254,14 +284,17 @@ _VERSION = _version()
 def extract_sentence_claims(response: str) -> list[str]:
     """Sentences of the response that state something.
 
-    Left out: questions, headings and list intros (ending in ``:``), and sentences that only
-    make conversation (``Sure!``, ``I hope this helps.``).
+    Left out, as the Claude judge's extraction leaves them out: questions, headings and list
+    intros (ending in ``:``), sentences that only make conversation (``Sure!``, ``I hope this
+    helps.``), and statements about the exchange itself rather than the world: declining to answer
+    (``Unable to answer based on the given passages.``) and saying what the sources lack (``The
+    passages do not mention the price.``).
     """
     claims = []
     for sentence in split_sentences(response):
         if sentence.endswith(("?", ":")):
             continue
-        if not content_words(sentence) or _is_courtesy(sentence):
+        if not content_words(sentence) or _is_courtesy(sentence) or _is_about_the_sources(sentence):
             continue
         claims.append(sentence)
     return claims
@@ -274,6 +307,36 @@ _COURTESY_WORDS = frozenset(
     pleasure luck best regards cheers hello hi hey
     """.split()
 )
+
+
+_DECLINES = re.compile(
+    r"\b(?:unable|not able|cannot|can\s?not|can't)\s+(?:to\s+)?answer\b"
+    r"|^\W*(?:\w+,?\s+)?unable to\b"
+    r"|(?-i:\bI)(?:'m|\s+am)?\s+(?:\w+\s+){0,3}?"
+    r"(?:unable|not able|cannot|can\s?not|can't|do not have|don't have)\b",
+    re.IGNORECASE,
+)
+"""Declining to answer: the assistant speaking of itself, not a claim about the world."""
+_SOURCES_WORDS = re.compile(
+    r"\b(?:passages?|context|sources?|documents?|articles?|texts?|(?:provided|given) "
+    r"(?:information|data|details))\b",
+    re.IGNORECASE,
+)
+_LACKS = re.compile(
+    r"\b(?:(?:do|does|did)(?:\s+not|n't)\s+(?:explicitly\s+|specifically\s+|directly\s+)?"
+    r"(?:provide|mention|contain|include|specify|say|state|give|address|discuss|offer|indicate|"
+    r"cover|describe|list|tell)|(?:no|not any)\s+(?:specific\s+|further\s+|additional\s+)?"
+    r"(?:information|mention|details?|data)|(?:not|isn't|is not)\s+(?:mentioned|specified|"
+    r"provided|stated|given|included|addressed|discussed))\b",
+    re.IGNORECASE,
+)
+
+
+def _is_about_the_sources(sentence: str) -> bool:
+    """Whether a sentence declines to answer or says what the sources do not hold."""
+    return bool(_DECLINES.search(sentence)) or bool(
+        _SOURCES_WORDS.search(sentence) and _LACKS.search(sentence)
+    )
 
 
 def _is_courtesy(sentence: str) -> bool:
