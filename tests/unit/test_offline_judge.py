@@ -55,6 +55,35 @@ def test_claims_skip_questions_list_intros_and_pleasantries():
     assert extract_sentence_claims(chatty) == ["Refunds take 14 days."]
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Unable to answer based on the given passages.",
+        "Therefore, I am unable to answer your question based on these passages.",
+        "I'm sorry, but I cannot find that in the passages.",
+        "Passage 2 does not provide any information about the warranty.",
+        "The price is not mentioned in the context.",
+        "The provided structured data does not include information about reservations.",
+    ],
+)
+def test_statements_about_the_sources_are_not_claims(sentence):
+    assert extract_sentence_claims(f"{sentence} Refunds take 14 days.") == ["Refunds take 14 days."]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The company cannot provide refunds after 30 days.",
+        "We cannot ship to Alaska.",
+        "Passage 2 says the plan costs $10.",
+        "Outdoor seating is not available.",
+        "The drug is not approved in the EU.",
+    ],
+)
+def test_claims_that_deny_something_are_still_claims(sentence):
+    assert extract_sentence_claims(sentence) == [sentence]
+
+
 def test_a_colon_before_a_capital_ends_a_list_intro():
     response = "Based on the data, here is an overview:  Finch & Fork is a restaurant."
     assert extract_sentence_claims(response) == ["Finch & Fork is a restaurant."]

@@ -11,8 +11,15 @@ RECORD = json.dumps(
         "name": "Bistro",
         "attributes": {
             "WiFi": "no",
-            "Ambience": {"casual": True, "trendy": False},
+            "RestaurantsReservations": False,
+            "RestaurantsGoodForGroups": True,
+            "Ambience": {"casual": True, "trendy": False, "classy": True},
             "BusinessParking": {"garage": False, "street": True, "lot": False, "valet": False},
+        },
+        "hours": {
+            **{day: "9:0-19:0" for day in ("Monday", "Tuesday", "Wednesday", "Thursday")},
+            "Friday": "9:0-21:0",
+            "Saturday": "8:0-12:0",
         },
     }
 )
@@ -22,6 +29,35 @@ def check(claim: str):  # type: ignore[no-untyped-def]
     record = parse_record(RECORD)
     assert record is not None
     return record.check(claim)
+
+
+def test_a_negation_ends_with_its_clause() -> None:
+    found = check("However, it does not offer Wi-Fi and its ambiance is described as classy.")
+    assert not found.contradicted
+    assert any("classy" in c for c in found.confirmed)
+    assert any("Wi-Fi" in c for c in found.confirmed)
+
+
+def test_a_segment_with_its_own_verb_is_not_in_an_earlier_negated_list() -> None:
+    found = check("Despite the lack of reservations, the venue is favored for groups.")
+    assert not found.contradicted
+    assert check("There are no reservations, groups or Wi-Fi.").contradicted
+
+
+def test_days_named_before_with_hours_take_those_hours() -> None:
+    found = check(
+        "It opens Monday to Thursday, with hours from 9:00 am to 7:00 pm, and on Saturdays "
+        "from 8:00 am to 12:00 pm."
+    )
+    assert not found.contradicted
+    assert len(found.confirmed) == 2
+
+
+def test_narrower_days_with_their_own_hours_are_checked_on_their_own() -> None:
+    agreed = check("It is open 9 am to 7 pm Monday to Thursday, until 9 pm on Friday.")
+    assert not agreed.contradicted
+    wrong = check("It is open 9 am to 7 pm Monday to Friday, until 8 pm on Saturday.")
+    assert any("Friday" in c for c in wrong.contradicted)
 
 
 def test_a_negation_after_a_conjunction_is_about_the_next_item() -> None:

@@ -66,8 +66,8 @@ _UNSPECIFIED = re.compile(
 )
 _CLAUSE = re.compile(
     r"[;!?]|[.:](?!\d)|,\s+with\b|,?\s+\b(?:but|however|although|though|while|whereas|yet)\b"
-    r"|\band\s+(?=(?:it|they|the|there|also|is|are|has|have|offers?|provides?|accepts?|allows?|"
-    r"features?|serves?|does|do)\b)",
+    r"|\band\s+(?=(?:it|its|they|their|the|there|this|all|also|is|are|has|have|offers?|provides?|"
+    r"accepts?|allows?|features?|serves?|does|do|customers|guests|visitors)\b)",
     re.IGNORECASE,
 )
 _HOURS_TALK = re.compile(r"\b(?:open|opens|hours|operat\w*|closed?|closes)\b", re.IGNORECASE)
@@ -303,19 +303,27 @@ class Record:
         if self.hours is None:
             return
         hours = self.hours
-        for clause in _clauses(claim):
+        clauses = _clauses(claim)
+        specific = _specific_days(clauses)
+        carried: list[_Span] = []
+        for clause in clauses:
             specs = _day_specs(clause)
             ranges = _time_ranges(clause)
             if not specs and not ranges:
+                carried = []
                 continue
             if _CLOSED.search(clause) and specs and not ranges:
                 days = sorted({d for spec in specs for d in spec.days})
                 wrong = [DAYS[d] for d in days if hours.get(d) is not None]
                 _note(findings, wrong, "open", "closed", self._hours_quote(days))
+                carried = []
                 continue
-            for said, (start, end) in _pair(specs, ranges):
+            for said, (start, end) in _pair(carried + specs, ranges):
                 shown = f"{_clock(start)}-{_clock(end)}"
                 if said:
+                    # Days a narrower mention in the claim gives their own hours are its to check
+                    # ("11 am to 8 pm daily, until 9 pm on Fridays").
+                    said = tuple(d for d in said if specific.get(d, 8) >= len(said))
                     wrong = [DAYS[d] for d in said if not _same(hours.get(d), start, end)]
                     _note(findings, wrong, f"not {shown}", shown, self._hours_quote(said))
                 else:
@@ -328,6 +336,9 @@ class Record:
                         shown,
                         self._hours_quote(first_open),
                     )
+            # Days named without hours lend them to the next clause ("Monday to Friday, with
+            # hours from 9 am to 7 pm").
+            carried = [_Span(-1, -1, spec.days) for spec in specs] if not ranges else []
             if (
                 not ranges
                 and _ALL_WEEK.search(clause)
@@ -407,6 +418,8 @@ def _negated_at(clause: str, start: int, end: int) -> bool:
         return True
     if _POSITIVE.search(before) or _POSITIVE.search(after):
         return False
+    if _RESET.search(clause[seg_start:seg_end]):
+        return False
     for i in range(here - 1, -1, -1):
         text = clause[segments[i][0] : segments[i][1]]
         found = [m for m in _NEGATION.finditer(text) if not _NOT_NEGATION.match(text, m.start())]
@@ -483,6 +496,18 @@ def _day_specs(clause: str) -> list[_Span]:
         else:
             specs.append(_Span(match.start(), end, tuple(days)))
     return sorted(specs, key=lambda spec: spec.start)
+
+
+def _specific_days(clauses: list[str]) -> dict[int, int]:
+    """For each day named beside a time in the claim, the fewest days any such mention covers."""
+    sizes: dict[int, int] = {}
+    for clause in clauses:
+        if not _TIME.search(clause):
+            continue
+        for spec in _day_specs(clause):
+            for day in spec.days:
+                sizes[day] = min(sizes.get(day, 8), len(spec.days))
+    return sizes
 
 
 def _time_ranges(clause: str) -> list[_Span]:

@@ -20,7 +20,8 @@ is a JSON record, the fields the claim agrees with, contradicts or that the reco
    ``scripts/train_offline.py``) gives the probability that the claim is hallucinated. Each kind
    of case (:func:`case_kind`: an answer to a question, prose with no question, a record) has
    its own threshold. Below it the claim is SUPPORTED (and flagged ``offline_confident`` when far
-   below); above it, PARTIALLY_SUPPORTED when most of its words are grounded, NOT_ENOUGH_INFO otherwise.
+   below); above it, PARTIALLY_SUPPORTED when most of its words are grounded, NOT_ENOUGH_INFO
+   otherwise.
 
 Every verdict quotes the closest context sentence (or record field) and says what was, or was not,
 found. Measured on the held-out part of RAGTruth by ``benchmarks/ragtruth.py``.
@@ -318,16 +319,16 @@ _DECLINES = re.compile(
 )
 """Declining to answer: the assistant speaking of itself, not a claim about the world."""
 _SOURCES_WORDS = re.compile(
-    r"\b(?:passages?|context|sources?|documents?|articles?|texts?|(?:provided|given) "
-    r"(?:information|data|details))\b",
+    r"\b(?:passages?|context|sources?|documents?|articles?|texts?|information|"
+    r"(?:provided|given|structured) (?:data|details))\b",
     re.IGNORECASE,
 )
 _LACKS = re.compile(
     r"\b(?:(?:do|does|did)(?:\s+not|n't)\s+(?:explicitly\s+|specifically\s+|directly\s+)?"
     r"(?:provide|mention|contain|include|specify|say|state|give|address|discuss|offer|indicate|"
     r"cover|describe|list|tell)|(?:no|not any)\s+(?:specific\s+|further\s+|additional\s+)?"
-    r"(?:information|mention|details?|data)|(?:not|isn't|is not)\s+(?:mentioned|specified|"
-    r"provided|stated|given|included|addressed|discussed))\b",
+    r"(?:information|mention|details?|data)|(?:not|isn't|is not|are not|aren't)\s+(?:mentioned|"
+    r"specified|provided|stated|given|included|addressed|discussed|available))\b",
     re.IGNORECASE,
 )
 
