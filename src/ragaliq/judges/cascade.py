@@ -9,10 +9,11 @@ Per case the runner asks for the claims once and for their verification once. Th
   verbatim support (the offline judge's surest case) common.
 - **verifies** every claim with the offline judge first. A claim it rates SUPPORTED with high
   confidence (the ``offline_confident`` flag: its model puts the claim below the ``settle_below``
-  probability, chosen per kind of case on the tune part of RAGTruth so that at most a tenth of the
-  hallucinated claims fall below it) keeps that verdict and never reaches the API. All other claims go to Claude in
-  one ``verify_claims`` call (batched only past ``judge.claims_per_call``), and the verdicts are
-  merged back in the claims' order. A case whose claims are all settled costs no verification call.
+  probability, chosen per kind of case on the tune part of RAGTruth so that at most a tenth of
+  the hallucinated claims fall below it) keeps that verdict and never reaches the API. All other
+  claims go to Claude in one ``verify_claims`` call (batched only past
+  ``judge.claims_per_call``), and the verdicts are merged back in the claims' order. A case
+  whose claims are all settled costs no verification call.
 - **rates relevance** with Claude.
 
 Counters on the judge object (:attr:`CascadeJudge.stats`) say how many claims were settled
