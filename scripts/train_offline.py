@@ -78,8 +78,6 @@ class Row:
     task: str
     kind: str
     """The case's kind: which thresholds apply."""
-    regime: str
-    """``record`` when the context is a JSON record, else ``prose``: each has its own model."""
     response: int
     """Index of the response the claim belongs to."""
     fold: int
@@ -87,6 +85,11 @@ class Row:
     y: int
     ruled: bool
     """Whether the judge's rules settle the claim as not SUPPORTED, whatever the model says."""
+
+    @property
+    def regime(self) -> str:
+        """``record`` when the context is a JSON record, else ``prose``: each has its own model."""
+        return model_of_kind(self.kind)
 
 
 def build_rows(data: Path) -> tuple[list[Row], list[tuple[str, bool]]]:
@@ -102,14 +105,11 @@ def build_rows(data: Path) -> tuple[list[Row], list[tuple[str, bool]]]:
         index = ContextIndex.build(item.case.context, query=item.case.query)
         fold = int(hashlib.sha256(f"fold:{item.source_id}".encode()).hexdigest(), 16) % FOLDS
         kind = case_kind(index)
-        regime = model_of_kind(kind)
         for analysis, label in zip(
             analyse_claims(claims, index), claim_labels(item, claims), strict=True
         ):
             ruled = rule_verdict(analysis) is not None
-            rows.append(
-                Row(item.task, kind, regime, response, fold, analysis.features, int(label), ruled)
-            )
+            rows.append(Row(item.task, kind, response, fold, analysis.features, int(label), ruled))
     return rows, responses
 
 

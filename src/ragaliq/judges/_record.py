@@ -303,12 +303,10 @@ class Record:
         if self.hours is None:
             return
         hours = self.hours
-        clauses = _clauses(claim)
-        specific = _specific_days(clauses)
+        parsed = [(c, _day_specs(c), _time_ranges(c)) for c in _clauses(claim)]
+        specific = _specific_days(parsed)
         carried: list[_Span] = []
-        for clause in clauses:
-            specs = _day_specs(clause)
-            ranges = _time_ranges(clause)
+        for clause, specs, ranges in parsed:
             if not specs and not ranges:
                 carried = []
                 continue
@@ -498,13 +496,16 @@ def _day_specs(clause: str) -> list[_Span]:
     return sorted(specs, key=lambda spec: spec.start)
 
 
-def _specific_days(clauses: list[str]) -> dict[int, int]:
-    """For each day named beside a time in the claim, the fewest days any such mention covers."""
+def _specific_days(parsed: list[tuple[str, list[_Span], list[_Span]]]) -> dict[int, int]:
+    """For each day named beside a time in the claim, the fewest days any such mention covers.
+
+    ``parsed`` holds each clause with its day mentions and time ranges.
+    """
     sizes: dict[int, int] = {}
-    for clause in clauses:
+    for clause, specs, _ in parsed:
         if not _TIME.search(clause):
             continue
-        for spec in _day_specs(clause):
+        for spec in specs:
             for day in spec.days:
                 sizes[day] = min(sizes.get(day, 8), len(spec.days))
     return sizes
