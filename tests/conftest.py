@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "live" in item.keywords and not run_live:
             item.add_marker(skip)
+
+
+def console_tool(name: str) -> str | None:
+    """A console script next to this interpreter (the venv), else one on PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.is_file() else shutil.which(name)
 
 
 def make_case(**overrides: Any) -> TestCase:

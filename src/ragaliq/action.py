@@ -23,6 +23,7 @@ from ragaliq.github.commands import Workflow
 from ragaliq.github.publisher import CommentForbiddenError, GitHubPublisher, read_file_at
 from ragaliq.github.settings import ActionSettings
 from ragaliq.judges.factory import API_KEY_ENV, api_key_from
+from ragaliq.models import RunReport
 from ragaliq.outcome import ExitCode
 from ragaliq.pipeline import Inputs, judge_inputs, load_inputs, run_gate
 from ragaliq.report.html import render_html_report
@@ -123,23 +124,13 @@ def action(
         details_url=settings.run_url,
         extra_notices=notices,
     )
-    report_file = settings.workspace / REPORT_PATH
-    write_atomic(report_file, report.model_dump_json(indent=2) + "\n")
-    write_atomic(
-        settings.workspace / DECISION_PATH, outcome.decision.model_dump_json(indent=2) + "\n"
-    )
+    report_path, html_path = _write_results(settings, inputs, report, outcome.decision)
     workflow.write_summary(outcome.summary)
-    html_path = ""
-    if settings.html_report:
-        html_file = settings.workspace / settings.html_report
-        html = render_html_report(report, decision=outcome.decision, cases=inputs.cases)
-        write_atomic(html_file, html)
-        html_path = str(html_file)
     comment_url = _publish(settings, workflow, outcome.comment, open_publisher)
     _set_outputs(
         workflow,
         passed=outcome.exit_code is ExitCode.PASSED,
-        report_path=str(report_file),
+        report_path=report_path,
         comment_url=comment_url,
         decision=outcome.decision,
         html_report_path=html_path,
@@ -200,12 +191,19 @@ def _read_baseline(
 
 
 def _repo_relative(path: Path, workspace: Path) -> str:
-    try:
-        return path.resolve().relative_to(workspace.resolve()).as_posix()
-    except ValueError as exc:
+    relative = _relative_to(path, workspace)
+    if relative is None:
         raise ConfigError(
             f"the baseline {path} is outside the repository {workspace}; use a path inside it"
-        ) from exc
+        )
+    return relative
+
+
+def _relative_to(path: Path, workspace: Path) -> str | None:
+    try:
+        return path.resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:
+        return None
 
 
 def _base_file_reader(settings: ActionSettings) -> BaseFileReader:
@@ -249,20 +247,52 @@ def _update_baseline(
     report = judge_inputs(inputs, env=env, on_progress=ProgressPrinter(workflow.stream, live=False))
     recorded = record_baseline(report, commit=settings.sha or None)
     save_baseline(recorded, baseline_path)
-    report_file = settings.workspace / REPORT_PATH
-    write_atomic(report_file, report.model_dump_json(indent=2) + "\n")
     decision = compare(report, None, rules=GateRules.from_config(inputs.config))
+    report_path, html_path = _write_results(settings, inputs, report, decision)
     workflow.write_summary(render_summary(decision, report=report))
-    workflow.set_output("baseline-path", str(baseline_path))
+    shown = _in_workspace(baseline_path, settings.workspace)
+    workflow.set_output("baseline-path", shown)
     _set_outputs(
         workflow,
         passed=decision.passed,
-        report_path=str(report_file),
+        report_path=report_path,
         comment_url="",
         decision=decision,
+        html_report_path=html_path,
     )
-    workflow.notice(f"Baseline recorded in {baseline_path} ({report.summary.cases} cases).")
+    workflow.notice(f"Baseline recorded in {shown} ({report.summary.cases} cases).")
     return ExitCode.PASSED
+
+
+def _write_results(
+    settings: ActionSettings, inputs: Inputs, report: RunReport, decision: GateDecision
+) -> tuple[str, str]:
+    """Write the report, the decision and the HTML report (when asked for) in the workspace.
+
+    Returned: the report's path and the HTML report's (empty when none), relative to the
+    workspace, as the outputs give them.
+    """
+    report_file = settings.workspace / REPORT_PATH
+    write_atomic(report_file, report.model_dump_json(indent=2) + "\n")
+    write_atomic(settings.workspace / DECISION_PATH, decision.model_dump_json(indent=2) + "\n")
+    if not settings.html_report:
+        return _in_workspace(report_file, settings.workspace), ""
+    html_file = settings.workspace / settings.html_report
+    write_atomic(html_file, render_html_report(report, decision=decision, cases=inputs.cases))
+    return (
+        _in_workspace(report_file, settings.workspace),
+        _in_workspace(html_file, settings.workspace),
+    )
+
+
+def _in_workspace(path: Path, workspace: Path) -> str:
+    """``path`` relative to the workspace, as later steps of the job see it.
+
+    A Docker action sees the workspace at its own mount point (``/github/workspace``), which is
+    not where the runner keeps it; a relative path means the same file in every step.
+    """
+    relative = _relative_to(path, workspace)
+    return str(path) if relative is None else relative
 
 
 def _publish(

@@ -174,15 +174,24 @@ def setup(tmp_path):
 def record_baseline_on_main(action: Action) -> str:
     action.commit("main: the RAG outputs")
     code, log, outputs, summary = action.run(
-        event={"ref": "refs/heads/main"}, event_name="push", mode="update-baseline"
+        event={"ref": "refs/heads/main"},
+        event_name="push",
+        mode="update-baseline",
+        html_report="main-report.html",
     )
     assert code == 0, log
     baseline = action.workspace / ".ragaliq" / "baseline.json"
-    assert outputs["baseline-path"] == str(baseline)
+    # Paths in outputs are relative to the workspace: a Docker action mounts it elsewhere.
+    assert outputs["baseline-path"] == ".ragaliq/baseline.json"
+    assert outputs["report-path"] == ".ragaliq/report.json"
+    assert outputs["html-report-path"] == "main-report.html"
+    assert "storage-limits-by-plan" in (action.workspace / "main-report.html").read_text()
+    assert json.loads((action.workspace / ".ragaliq" / "decision.json").read_text())["passed"]
     assert json.loads(baseline.read_text())["provenance"]["judge_provider"] == "anthropic"
     assert "Baseline recorded" in log
     assert summary.strip()
-    (action.workspace / ".ragaliq" / "report.json").unlink()
+    for produced in (".ragaliq/report.json", ".ragaliq/decision.json", "main-report.html"):
+        (action.workspace / produced).unlink()
     return action.commit("main: record the baseline")
 
 
@@ -197,13 +206,13 @@ def test_the_gate_on_a_pull_request_end_to_end(setup):
         event=pr_event(7, base, head), event_name="pull_request", html_report="out/report.html"
     )
     assert code == 1, log
-    html = Path(outputs["html-report-path"])
-    assert html == action.workspace / "out" / "report.html"
+    assert outputs["html-report-path"] == "out/report.html"
+    html = action.workspace / outputs["html-report-path"]
     assert "999 TB" in html.read_text(encoding="utf-8")
     assert outputs["passed"] == "false"
     assert int(outputs["new-hallucinations"]) == 3
     assert set(json.loads(outputs["scores"])) == {"faithfulness", "hallucination", "relevance"}
-    assert Path(outputs["report-path"]).is_file()
+    assert (action.workspace / outputs["report-path"]).is_file()
     decision = json.loads((action.workspace / ".ragaliq" / "decision.json").read_text())
     assert decision["passed"] is False
     assert len(decision["new_hallucinations"]) == 3

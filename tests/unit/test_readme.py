@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
 from pathlib import Path
+
+import pytest
+
+from tests.conftest import console_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -39,3 +44,29 @@ def test_exactly_two_set_up_commands():
 def test_the_readme_links_resolve():
     for target in re.findall(r"\]\(((?!https?:)[^)#]+)\)", README):
         assert (ROOT / target).exists(), target
+
+
+def test_the_readme_workflow_snippets_pass_actionlint(tmp_path):
+    """Every YAML block with jobs is a workflow a user may paste; its shell must work too."""
+    actionlint = console_tool("actionlint")
+    if actionlint is None:
+        pytest.skip("actionlint is not installed (it comes with the project's `lint` extra)")
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", README, re.S) if "jobs:" in b]
+    assert blocks
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    paths = []
+    for i, block in enumerate(blocks):
+        text = block if block.startswith(("name:", "on:")) else f"on: pull_request\n{block}"
+        path = workflows / f"readme-{i}.yml"
+        path.write_text(text, encoding="utf-8")
+        paths.append(str(path))
+    shellcheck = [] if console_tool("shellcheck") else ["-shellcheck="]
+    result = subprocess.run(
+        [actionlint, *shellcheck, "-no-color", *paths],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

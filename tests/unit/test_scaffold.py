@@ -1,9 +1,7 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,15 +15,10 @@ from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
 from ragaliq.pipeline import load_inputs
 from ragaliq.scaffold import ACTION_REF, ScaffoldFile, scaffold_files, write_scaffold
+from tests.conftest import console_tool
 
 NAMES = ["ragaliq.yaml", "rag_outputs.jsonl", ".github/workflows/ragaliq.yml"]
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
-
-
-def _tool(name: str) -> str | None:
-    """A console script next to this interpreter (the venv), else one on PATH."""
-    beside = Path(sys.executable).parent / name
-    return str(beside) if beside.is_file() else shutil.which(name)
 
 
 def _text(root: Path, name: str) -> str:
@@ -206,7 +199,7 @@ def test_workflow_runs_on_pull_requests_with_the_cache_around_the_gate(tmp_path)
 
 
 def test_workflow_passes_actionlint(tmp_path):
-    actionlint = _tool("actionlint")
+    actionlint = console_tool("actionlint")
     if actionlint is None:
         pytest.skip("actionlint is not installed (it comes with the project's `lint` extra)")
     path, _ = _workflow(tmp_path)
@@ -223,7 +216,7 @@ def test_workflow_passes_actionlint(tmp_path):
 
 
 def test_workflow_matches_githubs_workflow_schema(tmp_path):
-    check_jsonschema = _tool("check-jsonschema")
+    check_jsonschema = console_tool("check-jsonschema")
     assert check_jsonschema is not None, "check-jsonschema comes with the project's `dev` extra"
     path, _ = _workflow(tmp_path)
     result = subprocess.run(

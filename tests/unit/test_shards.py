@@ -142,3 +142,83 @@ def test_progress_on_a_terminal_redraws_one_line():
     text = out.getvalue()
     assert text.count("\r") == 10
     assert text.endswith("10/10 cases · 0 errors · 0 calls · $0.42\n")
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, list(args), env={"ANTHROPIC_API_KEY": ""})
+
+
+def strict_quickstart(tmp_path: Path) -> Path:
+    """The quick start with a hallucination threshold that some shards miss on their own."""
+    config = tmp_path / "ragaliq.yaml"
+    text = QUICKSTART.read_text(encoding="utf-8").replace("threshold: 0.75", "threshold: 0.999")
+    config.write_text(
+        text.replace(
+            "dataset: rag_outputs.jsonl", f"dataset: {QUICKSTART.parent}/rag_outputs.jsonl"
+        ),
+        encoding="utf-8",
+    )
+    return config
+
+
+def test_a_shard_below_a_threshold_exits_0_and_the_merged_compare_decides(tmp_path):
+    config = strict_quickstart(tmp_path)
+    whole = invoke("run", "--config", str(config))
+    assert whole.exit_code == 1, whole.output
+    parts = []
+    for k in range(1, 5):
+        part = tmp_path / f"shard-{k}.json"
+        result = invoke("run", "--config", str(config), "--shard", f"{k}/4", "-o", str(part))
+        assert result.exit_code == 0, result.output
+        parts.append(part)
+    assert any(
+        "applied to the merged report"
+        in invoke("run", "--config", str(config), "--shard", f"{k}/4").output
+        for k in range(1, 5)
+    )
+    merged = tmp_path / "merged.json"
+    assert invoke("merge", *map(str, parts), "-o", str(merged)).exit_code == 0
+    decision = tmp_path / "decision.json"
+    compared = invoke(
+        "compare", "--report", str(merged), "--config", str(config), "-o", str(decision)
+    )
+    assert compared.exit_code == 1, compared.output
+    assert "No baseline yet: only thresholds apply" in decision.read_text(encoding="utf-8")
+    assert "hallucination" in compared.output
+
+
+def test_compare_against_a_recorded_baseline_passes_an_unchanged_run(tmp_path):
+    report_path = tmp_path / "report.json"
+    run_cli("run", "--config", str(QUICKSTART), "-o", str(report_path))
+    baseline = tmp_path / "baseline.json"
+    recorded = invoke("baseline", "update", "--report", str(report_path), "-o", str(baseline))
+    assert recorded.exit_code == 0, recorded.output
+    compared = invoke(
+        "compare",
+        "--baseline",
+        str(baseline),
+        "--report",
+        str(report_path),
+        "--config",
+        str(QUICKSTART),
+    )
+    assert compared.exit_code == 0, compared.output
+
+
+def test_compare_names_a_missing_baseline_file_and_how_to_go_on(tmp_path):
+    report_path = tmp_path / "report.json"
+    run_cli("run", "--config", str(QUICKSTART), "-o", str(report_path))
+    result = invoke(
+        "compare", "--baseline", str(tmp_path / "nope.json"), "--report", str(report_path)
+    )
+    assert result.exit_code == 2
+    assert "nope.json: not found" in result.stderr
+    assert "leave --baseline out" in result.stderr
+
+
+@pytest.mark.parametrize("bad", ["5/4", "0/4", "two/4"])
+def test_a_bad_shard_is_a_usage_error_without_a_traceback(bad):
+    result = invoke("run", "--config", str(QUICKSTART), "--shard", bad)
+    assert result.exit_code == 2
+    assert "Invalid value for '--shard'" in result.stderr
+    assert "Traceback" not in result.output + result.stderr

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragaliq._files import write_atomic
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_a_new_file_is_readable_by_others_as_open_would_make_it(tmp_path: Path) -> None:
+    target = tmp_path / "deep" / "baseline.json"
+    write_atomic(target, "{}\n")
+    assert target.read_text(encoding="utf-8") == "{}\n"
+    assert _mode(target) == 0o644
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_a_replaced_file_keeps_its_permissions(tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    target.write_text("old", encoding="utf-8")
+    target.chmod(0o600)
+    write_atomic(target, "new")
+    assert target.read_text(encoding="utf-8") == "new"
+    assert _mode(target) == 0o600
+
+
+def test_no_temporary_file_is_left_when_writing_fails(tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    with pytest.raises(UnicodeEncodeError):
+        write_atomic(target, "\udcff")
+    assert list(tmp_path.iterdir()) == []
