@@ -1,19 +1,29 @@
 """Turns pydantic validation errors into lines a person can act on.
 
 Shared by the config and dataset loaders so that both say ``where: field: problem`` the same way,
-suggest the nearest valid key for a typo, and show the offending value.
+suggest the nearest valid key for a typo, and show the offending value; and so that both say the
+same about input a parser reads but the program cannot use (nesting too deep for the parser, an
+integer too long to convert, a lone surrogate escape that is not text).
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-__all__ = ["FieldProblem", "describe_value", "field_problems", "nearest"]
+__all__ = [
+    "FieldProblem",
+    "describe_value",
+    "field_problems",
+    "nearest",
+    "unicode_problem",
+    "unparsable",
+]
 
 
 class FieldProblem(NamedTuple):
@@ -160,3 +170,24 @@ def _is_union_tag(part: str | int) -> bool:
             "float",
         }
     )
+
+
+def unparsable(exc: RecursionError | ValueError) -> str:
+    """What a parser's failure other than a syntax error means, for a message."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    return str(exc).split(";")[0]
+
+
+def unicode_problem(value: Any) -> str | None:
+    """Why a parsed value is not text, if it is not (JSON lets a surrogate escape stand alone)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return (
+            "has an unpaired surrogate escape (such as \\ud800), which is not valid Unicode "
+            "text; fix the text that produced it"
+        )
+    except (RecursionError, ValueError) as exc:
+        return unparsable(exc)
+    return None

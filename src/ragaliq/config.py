@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from ragaliq._validation import field_problems
+from ragaliq._validation import field_problems, unparsable
 from ragaliq.errors import ConfigError
 from ragaliq.models import Verdict
 
@@ -214,6 +214,8 @@ def parse_config(text: str, *, name: str = DEFAULT_CONFIG_FILE) -> GateConfig:
         where = f"{name}:{mark.line + 1}" if mark is not None else name
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"{where}: invalid YAML: {problem}") from exc
+    except (RecursionError, ValueError) as exc:
+        raise ConfigError(f"{name}: invalid YAML: {unparsable(exc)}") from exc
     if data is None:
         data = {}
     if not isinstance(data, dict):

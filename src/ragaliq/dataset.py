@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from ragaliq._validation import describe_value, field_problems
+from ragaliq._validation import describe_value, field_problems, unicode_problem, unparsable
 from ragaliq.errors import DatasetError
 from ragaliq.models import TestCase
 
@@ -60,6 +60,14 @@ def _chunks(value: Any) -> Any:
     return value
 
 
+def _case_id(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank; give every case a short, stable name")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise ValueError("must be one line without control characters such as tabs or newlines")
+    return value
+
+
 Text = Annotated[str, BeforeValidator(_strict_text)]
 """A string field that refuses numbers and other types with a readable message."""
 Chunks = Annotated[list[str] | str, BeforeValidator(_chunks)]
@@ -81,7 +89,7 @@ class _CaseRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
-    id: str = Field(min_length=1)
+    id: Annotated[str, AfterValidator(_case_id)] = Field(min_length=1)
     query: Text
     context: Chunks
     response: Text
@@ -160,15 +168,25 @@ class InvalidJson:
 
 
 def jsonl_records(text: str) -> list[tuple[int, Any]]:
-    """Each non-blank line's JSON value (or :class:`InvalidJson`) with its line number."""
+    """Each non-blank line's JSON value (or :class:`InvalidJson`) with its line number.
+
+    Lines end at a line feed only (a carriage return before it is whitespace to JSON): U+2028 and
+    its kin are valid inside JSON strings.
+    """
     records: list[tuple[int, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            records.append((number, json.loads(line)))
+            value = json.loads(line)
         except json.JSONDecodeError as exc:
             records.append((number, InvalidJson(f"{exc.msg} (column {exc.colno})")))
+            continue
+        except (RecursionError, ValueError) as exc:
+            records.append((number, InvalidJson(unparsable(exc))))
+            continue
+        problem = unicode_problem(value)
+        records.append((number, value if problem is None else InvalidJson(problem)))
     return records
 
 
@@ -177,6 +195,9 @@ def _json_records(text: str, name: str) -> list[tuple[int, Any]]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{name}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+    except (RecursionError, ValueError) as exc:
+        raise DatasetError(f"{name}: invalid JSON: {unparsable(exc)}") from exc
+    _check_unicode(data, name)
     items = _cases_of(data, name)
     lines = _json_item_lines(text)
     if len(lines) != len(items):
@@ -192,6 +213,9 @@ def _yaml_records(text: str, name: str) -> list[tuple[int, Any]]:
         mark = getattr(exc, "problem_mark", None)
         where = f"{name}:{mark.line + 1}" if mark is not None else name
         raise DatasetError(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from exc
+    except (RecursionError, ValueError) as exc:
+        raise DatasetError(f"{name}: invalid YAML: {unparsable(exc)}") from exc
+    _check_unicode(data, name)
     items = _cases_of(data, name)
     seq = node
     if isinstance(node, yaml.MappingNode):
@@ -201,6 +225,12 @@ def _yaml_records(text: str, name: str) -> list[tuple[int, Any]]:
     else:
         lines = [1] * len(items)
     return list(zip(lines, items, strict=True))
+
+
+def _check_unicode(data: Any, name: str) -> None:
+    problem = unicode_problem(data)
+    if problem is not None:
+        raise DatasetError(f"{name}: {problem}")
 
 
 def _cases_of(data: Any, name: str) -> list[Any]:

@@ -123,3 +123,8 @@ def test_json_schema_is_valid_json_and_complete():
     assert schema["title"] == "ragaliq.yaml"
     assert set(schema["properties"]) == set(GateConfig.model_fields)
     assert schema["additionalProperties"] is False
+
+
+def test_nesting_too_deep_for_the_yaml_parser_is_a_clear_error():
+    with pytest.raises(ConfigError, match=r"^ragaliq\.yaml: invalid YAML: nested too deeply"):
+        parse_config("[" * 100_000)

@@ -153,3 +153,46 @@ def test_input_hash_is_stable_and_content_sensitive(tmp_path):
     a, b = load_dataset(path)
     assert a.input_hash == load_dataset(path)[0].input_hash
     assert a.input_hash != b.input_hash
+
+
+def test_a_line_separator_inside_a_string_does_not_end_the_line(tmp_path):
+    row = {**GOOD, "response": "first\u2028second\u2029third\x85fourth."}
+    path = tmp_path / "d.jsonl"
+    path.write_text(
+        "\r\n".join(json.dumps({**row, "id": i}, ensure_ascii=False) for i in "ab") + "\r\n",
+        encoding="utf-8",
+    )
+    cases = load_dataset(path)
+    assert [c.id for c in cases] == ["a", "b"]
+    assert cases[0].response == row["response"]
+
+
+def test_a_lone_surrogate_escape_is_reported_at_its_line(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(
+        json.dumps(GOOD) + "\n" + json.dumps({**GOOD, "id": "b"}).replace("q?", "q\\ud800"),
+        encoding="utf-8",
+    )
+    assert f"{path}:2: invalid JSON: has an unpaired surrogate escape" in problems(path)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json", ".yaml"])
+def test_nesting_too_deep_for_the_parser_is_a_clear_error(tmp_path, suffix):
+    path = tmp_path / f"d{suffix}"
+    path.write_text("[" * 100_000 + "\n", encoding="utf-8")
+    assert "nested too deeply to read" in problems(path)
+
+
+def test_an_integer_too_long_to_convert_is_a_clear_error(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(GOOD).replace('"a"', "9" * 5000, 1) + "\n", encoding="utf-8")
+    assert f"{path}:1: invalid JSON: Exceeds the limit" in problems(path)
+
+
+@pytest.mark.parametrize(
+    ("case_id", "expected"),
+    [("   ", "must not be blank"), ("a\nb", "must be one line"), ("a\tb", "must be one line")],
+)
+def test_a_case_id_is_one_visible_line(tmp_path, case_id, expected):
+    path = write_jsonl(tmp_path / "d.jsonl", [{**GOOD, "id": case_id}])
+    assert f"{path}:1: id: {expected}" in problems(path)
