@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["write_atomic"]
+from ragaliq.errors import OutputError
+
+__all__ = ["check_writable", "write_atomic"]
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -17,10 +20,16 @@ def write_atomic(path: Path, text: str) -> None:
     replaces, else read-write by everyone less the umask. (A temporary file is private, and the
     action runs as root in its container, so a private report or baseline could not be read by
     the workflow's later steps, such as ``git add`` or an artifact upload.)
+
+    Raises:
+        OutputError: the file or its folder cannot be written; nothing is left behind.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = _mode_for(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = _mode_for(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -28,9 +37,56 @@ def write_atomic(path: Path, text: str) -> None:
             os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise _cannot_write(path, exc) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_writable(*paths: Path | None, reads: Iterable[Path | None] = ()) -> None:
+    """Fail now, before any judging, if a result could not be written to one of ``paths``.
+
+    Creates missing folders (as writing would). Also refuses a result bound for a file the
+    command reads (``reads``: its config, dataset, baseline ...) or for the same file as another
+    result, where one would silently replace the other.
+
+    Raises:
+        OutputError: naming the path and what is wrong with it.
+    """
+    inputs = {p.resolve() for p in reads if p is not None}
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        if path is None:
+            continue
+        resolved = path.resolve()
+        if resolved in inputs:
+            raise OutputError(
+                f"{path}: is also an input of this command; write the result somewhere else"
+            )
+        if resolved in seen:
+            raise OutputError(
+                f"{path}: two results would be written to this one file; give each its own path"
+            )
+        seen[resolved] = path
+        if path.is_dir():
+            raise OutputError(f"{path}: is a folder; give a file path")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _cannot_write(path, exc) from exc
+        if not os.access(path.parent, os.W_OK | os.X_OK) or (
+            path.exists() and not os.access(path, os.W_OK)
+        ):
+            raise OutputError(
+                f"{path}: cannot be written (permission denied); choose a writable path"
+            )
+
+
+def _cannot_write(path: Path, exc: OSError) -> OutputError:
+    reason = exc.strerror or type(exc).__name__
+    return OutputError(f"{path}: cannot be written ({reason}); choose a writable path")
 
 
 def _mode_for(path: Path) -> int:

@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ragaliq._files import write_atomic
+from ragaliq._files import check_writable, write_atomic
 from ragaliq.baseline import Baseline, parse_baseline, record_baseline, save_baseline
 from ragaliq.compare import GateDecision, GateRules, compare
 from ragaliq.config import JudgeConfig
@@ -99,7 +99,11 @@ def action(
     baseline_path = (
         settings.workspace / settings.baseline if settings.baseline else inputs.baseline_path
     )
+    comment_id = _checked_comment_id(settings.comment_id)
+    html_file = settings.workspace / settings.html_report if settings.html_report else None
+    results = (settings.workspace / REPORT_PATH, settings.workspace / DECISION_PATH, html_file)
     if settings.mode == "update-baseline":
+        check_writable(*results, baseline_path, reads=inputs.files)
         return _update_baseline(settings, inputs, judge_env, workflow, baseline_path)
 
     judge_config, skip_reason = _judge_for_key(inputs, judge_env)
@@ -109,6 +113,7 @@ def action(
         _set_outputs(workflow, passed=True, report_path="", comment_url="", decision=None)
         return ExitCode.PASSED
 
+    check_writable(*results, reads=(*inputs.files, baseline_path))
     recorded, notices = _read_baseline(settings, baseline_path, read_base_file, workflow)
     report = judge_inputs(
         inputs,
@@ -120,7 +125,7 @@ def action(
         inputs,
         report=report,
         baseline=recorded,
-        comment_id=_checked_comment_id(settings.comment_id),
+        comment_id=comment_id,
         details_url=settings.run_url,
         extra_notices=notices,
     )

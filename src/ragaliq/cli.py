@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import click
+from click.core import ParameterSource
 from pydantic import ValidationError
 
 from ragaliq import __version__
-from ragaliq._files import write_atomic
+from ragaliq._files import check_writable, write_atomic
 from ragaliq.baseline import (
     DEFAULT_BASELINE_PATH,
     load_baseline,
@@ -87,7 +88,11 @@ def _write(path: Path | None, text: str, label: str) -> None:
 
 
 def _config_or_default(path: Path) -> GateConfig:
-    return load_config(path) if path.exists() else GateConfig()
+    """The config at ``path``; the defaults when --config was left out and there is no file."""
+    source = click.get_current_context().get_parameter_source("config_path")
+    if source is ParameterSource.DEFAULT and not path.exists():
+        return GateConfig()
+    return load_config(path)
 
 
 config_option = click.option(
@@ -160,6 +165,8 @@ def run(
     thresholds and case errors are for the merged report (ragaliq merge, then ragaliq compare).
     """
     inputs = load_inputs(config_path, dataset)
+    if not dry_run:
+        check_writable(output, reads=inputs.files)
     if shard is not None:
         inputs = dataclasses.replace(inputs, cases=shard_cases(inputs.cases, shard))
         if not inputs.cases:
@@ -276,6 +283,7 @@ def baseline_update(
             output = config.resolve(config.baseline, base=config_path.resolve().parent)
         else:
             output = Path(DEFAULT_BASELINE_PATH)
+    check_writable(output, reads=(report_path,))
     recorded = record_baseline(report, allow_errors=allow_errors, commit=commit)
     save_baseline(recorded, output)
     click.echo(
@@ -305,6 +313,7 @@ def compare_command(
     The gate policy (fail_on_new_hallucinations, max_drop, ...) is read from --config; when that
     file does not exist the defaults apply.
     """
+    check_writable(output, reads=(report_path, baseline_path, config_path))
     report: RunReport = _read_model(report_path, RunReport, "run report")
     recorded = None
     if baseline_path is not None:
@@ -337,6 +346,7 @@ def render(
     output: Path | None,
 ) -> None:
     """Render the PR comment (or the job summary) from a decision."""
+    check_writable(output, reads=(decision_path, report_path, template))
     decision: GateDecision = _read_model(decision_path, GateDecision, "gate decision")
     if as_summary:
         if report_path is None:
@@ -398,12 +408,22 @@ def gate(
     Exit code 0 when the gate passes, 1 when it fails, 2 when nothing could be judged.
     """
     inputs = load_inputs(config_path, dataset)
-    recorded = load_baseline(baseline_path or inputs.baseline_path)
+    baseline_file = baseline_path or inputs.baseline_path
+    check_writable(
+        output,
+        decision_out,
+        comment_out,
+        summary_out,
+        html_out,
+        reads=(*inputs.files, baseline_file),
+    )
+    recorded = load_baseline(baseline_file)
+    checked_id = _comment_id(comment_id)
     report = judge_inputs(inputs, env=os.environ, on_progress=_progress())
-    outcome = run_gate(inputs, report=report, baseline=recorded, comment_id=_comment_id(comment_id))
+    outcome = run_gate(inputs, report=report, baseline=recorded, comment_id=checked_id)
     _print_report(report)
     click.echo("")
-    click.echo(format_decision(outcome.decision))
+    click.echo(format_decision(outcome.decision, shown_notices=report.notices))
     _write(output, report.model_dump_json(indent=2), "report")
     _write(decision_out, outcome.decision.model_dump_json(indent=2), "decision")
     _write(comment_out, outcome.comment, "comment")
@@ -421,6 +441,7 @@ def gate(
 @_edge
 def merge(reports: tuple[Path, ...], output: Path) -> None:
     """Join shard reports (from `ragaliq run --shard K/N`) into one report."""
+    check_writable(output, reads=reports)
     loaded: list[RunReport] = [_read_model(p, RunReport, "run report") for p in reports]
     merged = merge_reports(loaded, names=[str(p) for p in reports])
     click.echo(format_run_table(merged))
@@ -454,7 +475,13 @@ def publish(
     token = os.environ.get("GITHUB_TOKEN", "")
     if not token:
         raise ConfigError("publish: set GITHUB_TOKEN to a token that may write PR comments")
-    body = body_path.read_text(encoding="utf-8")
+    try:
+        body = body_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        raise ConfigError(
+            f"{body_path}: cannot be read ({reason}); pass the Markdown ragaliq render wrote"
+        ) from exc
     with GitHubPublisher(
         token=token, repository=repository, pr_number=pr_number, api_url=api_url
     ) as publisher:
@@ -502,6 +529,7 @@ def calibrate_command(
     """Measure how far the configured judge agrees with labelled claims."""
     config = _config_or_default(config_path)
     labels = load_labels(labels_path)
+    check_writable(output, reads=(labels_path, config_path))
     choice = build_judge(config.judge, env=os.environ, base_dir=config_path.resolve().parent)
 
     async def go() -> Calibration:
@@ -550,6 +578,7 @@ def report_command(
     title: str,
 ) -> None:
     """Write a self-contained HTML report (no network) from a run report."""
+    check_writable(html_path, reads=(report_path, decision_path, dataset))
     run_report: RunReport = _read_model(report_path, RunReport, "run report")
     decision: GateDecision | None = (
         _read_model(decision_path, GateDecision, "gate decision") if decision_path else None

@@ -249,6 +249,11 @@ def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> 
     ]
     added = tuple(sorted(set(head_cases) - set(base_cases))) if baseline else ()
     removed = tuple(sorted(set(base_cases) - set(head_cases))) if baseline else ()
+    if base_cases and head_cases and set(base_cases).isdisjoint(head_cases):
+        notices.append(
+            "No case id is in both the baseline and this run: check that the baseline was "
+            "recorded from the same dataset, since the scores compared are of different cases."
+        )
     if added:
         notices.append(f"{len(added)} cases are new since the baseline: {_few(added)}.")
     if removed:

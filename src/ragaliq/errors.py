@@ -12,6 +12,7 @@ single message and an exit code, and nothing else is shown without ``--debug``::
     ├── BudgetExceededError      the next case would take the spend past ``budget_usd``
     ├── BaselineError            the baseline file is missing, corrupt or incompatible
     ├── TemplateError            a comment or summary template failed to render
+    ├── OutputError              a report, decision, comment or baseline could not be written
     └── PublishError             GitHub refused or failed to take the comment
 """
 
@@ -30,6 +31,7 @@ __all__ = [
     "JudgeError",
     "JudgeResponseError",
     "JudgeUnavailableError",
+    "OutputError",
     "PublishError",
     "RagaliqError",
     "TemplateError",
@@ -77,6 +79,10 @@ class BaselineError(RagaliqError):
 
 class TemplateError(RagaliqError):
     """A Jinja template could not be loaded or rendered."""
+
+
+class OutputError(RagaliqError):
+    """A result file (report, decision, comment, baseline, step output) could not be written."""
 
 
 class PublishError(RagaliqError):

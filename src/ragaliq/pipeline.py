@@ -20,7 +20,7 @@ from ragaliq.evaluators import build_evaluators
 from ragaliq.judges import build_judge
 from ragaliq.models import RunReport, TestCase
 from ragaliq.outcome import ExitCode
-from ragaliq.report.markdown import render_comment, render_summary
+from ragaliq.report.markdown import check_templates, render_comment, render_summary
 from ragaliq.runner import Progress, RunSettings, run_suite
 
 __all__ = ["GateOutcome", "Inputs", "gate_exit_code", "judge_inputs", "load_inputs", "run_gate"]
@@ -35,6 +35,25 @@ class Inputs:
     config_dir: Path
     dataset_path: Path
     cases: list[TestCase]
+
+    @property
+    def comment_template(self) -> Path | None:
+        """Your PR comment template, if the config names one."""
+        return self._template(self.config.templates.comment)
+
+    @property
+    def summary_template(self) -> Path | None:
+        """Your job summary template, if the config names one."""
+        return self._template(self.config.templates.summary)
+
+    def _template(self, name: str | None) -> Path | None:
+        return self.config.resolve(name, base=self.config_dir) if name else None
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """Every file these inputs were read from: the config, the dataset and any templates."""
+        templates = (self.comment_template, self.summary_template)
+        return (self.config_path, self.dataset_path, *(t for t in templates if t is not None))
 
     @property
     def baseline_path(self) -> Path:
@@ -53,13 +72,15 @@ def load_inputs(config_path: Path, dataset: Path | None) -> Inputs:
                 "or pass --dataset"
             )
         dataset = config.resolve(config.dataset, base=config_dir)
-    return Inputs(
+    inputs = Inputs(
         config=config,
         config_path=config_path,
         config_dir=config_dir,
         dataset_path=dataset,
         cases=load_dataset(dataset),
     )
+    check_templates(comment=inputs.comment_template, summary=inputs.summary_template)
+    return inputs
 
 
 def judge_inputs(
@@ -124,21 +145,13 @@ def run_gate(
     decision = compare(report, baseline, rules=GateRules.from_config(inputs.config))
     if extra_notices:
         decision = decision.model_copy(update={"notices": (*decision.notices, *extra_notices)})
-    templates = inputs.config.templates
-    comment_template = (
-        inputs.config.resolve(templates.comment, base=inputs.config_dir)
-        if templates.comment
-        else None
-    )
-    summary_template = (
-        inputs.config.resolve(templates.summary, base=inputs.config_dir)
-        if templates.summary
-        else None
-    )
     comment = render_comment(
-        decision, comment_id=comment_id, template=comment_template, details_url=details_url
+        decision,
+        comment_id=comment_id,
+        template=inputs.comment_template,
+        details_url=details_url,
     )
-    summary = render_summary(decision, report=report, template=summary_template)
+    summary = render_summary(decision, report=report, template=inputs.summary_template)
     return GateOutcome(
         report=report,
         decision=decision,

@@ -309,3 +309,22 @@ def test_a_bad_key_fails_with_one_clear_error(setup):
     assert "::error title=RagaliQ Gate::" in log
     assert "401" in log
     assert "Traceback" not in log
+
+
+def test_a_bad_comment_id_or_html_path_fails_before_any_judge_call(setup):
+    action = setup
+    base = action.commit("main")
+    action.github.add_pull(REPO, 6, base_sha=base, head_sha=base)
+    code, log, _, _ = action.run(
+        event=pr_event(6, base, base), event_name="pull_request", comment_id="bad id!"
+    )
+    assert code == 2, log
+    assert "::error title=RagaliQ Gate::" in log
+    (action.workspace / "blocker").write_text("x", encoding="utf-8")
+    code, log, _, _ = action.run(
+        event=pr_event(6, base, base), event_name="pull_request", html_report="blocker/r.html"
+    )
+    assert code == 2, log
+    assert "blocker/r.html: cannot be written" in log
+    assert "Traceback" not in log
+    assert action.anthropic.requests == []

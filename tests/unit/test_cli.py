@@ -168,3 +168,51 @@ def test_schema_prints_json_schema(runner):
     result = runner.invoke(cli, ["schema"])
     assert result.exit_code == 0
     assert json.loads(result.output)["title"] == "ragaliq.yaml"
+
+
+def test_an_unwritable_report_path_fails_before_judging(runner, tmp_path, monkeypatch):
+    config = setup(tmp_path, [faithful()])
+    judged = []
+    monkeypatch.setattr("ragaliq.cli.judge_inputs", lambda *a, **k: judged.append(1))
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    result = runner.invoke(cli, ["run", "--config", str(config), "-o", str(tmp_path / "file/r")])
+    assert result.exit_code == 2
+    assert "file/r: cannot be written" in result.stderr
+    assert "Traceback" not in result.output
+    assert judged == []
+
+
+def test_a_result_never_overwrites_an_input(runner, tmp_path):
+    config = setup(tmp_path, [faithful()])
+    before = config.read_text(encoding="utf-8")
+    result = runner.invoke(cli, ["run", "--config", str(config), "-o", str(config)])
+    assert result.exit_code == 2
+    assert "is also an input of this command" in result.stderr
+    assert config.read_text(encoding="utf-8") == before
+    twins = runner.invoke(
+        cli,
+        [
+            "gate",
+            "--config",
+            str(config),
+            "-o",
+            str(tmp_path / "x"),
+            "--decision-out",
+            str(tmp_path / "x"),
+        ],
+    )
+    assert twins.exit_code == 2
+    assert "two results would be written to this one file" in twins.stderr
+
+
+def test_validate_finds_a_broken_comment_template_before_anything_is_judged(runner, tmp_path):
+    config = setup(tmp_path, [faithful()], "templates: {comment: mine.md.j2}\n")
+    missing = runner.invoke(cli, ["validate", "--config", str(config)])
+    assert missing.exit_code == 2
+    assert "mine.md.j2: cannot read the template" in missing.stderr
+    (tmp_path / "mine.md.j2").write_text("{% extends 'comment.md.j2' %}\n{% block x %}", "utf-8")
+    broken = runner.invoke(cli, ["validate", "--config", str(config)])
+    assert broken.exit_code == 2
+    assert "mine.md.j2:2:" in broken.stderr
+    (tmp_path / "mine.md.j2").write_text("{% extends 'comment.md.j2' %}\n", "utf-8")
+    assert runner.invoke(cli, ["validate", "--config", str(config)]).exit_code == 0

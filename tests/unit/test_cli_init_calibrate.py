@@ -25,19 +25,12 @@ def test_init_writes_the_files_and_refuses_to_overwrite(tmp_path):
     assert validate.exit_code == 0, validate.output
 
 
-def test_calibrate_prints_the_metrics_and_writes_json(tmp_path):
+def test_calibrate_prints_the_metrics_and_writes_json(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no ragaliq.yaml here: the defaults apply
     out = tmp_path / "calibration.json"
     result = CliRunner().invoke(
         cli,
-        [
-            "calibrate",
-            "--labels",
-            str(GOLDEN),
-            "--config",
-            str(tmp_path / "none.yaml"),
-            "-o",
-            str(out),
-        ],
+        ["calibrate", "--labels", str(GOLDEN), "-o", str(out)],
         env={"ANTHROPIC_API_KEY": ""},
     )
     assert result.exit_code == 0, result.output
@@ -51,8 +44,6 @@ def test_calibrate_prints_the_metrics_and_writes_json(tmp_path):
             "calibrate",
             "--labels",
             str(GOLDEN),
-            "--config",
-            str(tmp_path / "none.yaml"),
             "--min-kappa",
             "0.99",
         ],
@@ -60,3 +51,14 @@ def test_calibrate_prints_the_metrics_and_writes_json(tmp_path):
     )
     assert strict.exit_code == 1
     assert "below --min-kappa 0.99" in strict.stderr
+
+
+def test_a_config_named_with_config_must_exist(tmp_path):
+    missing = tmp_path / "none.yaml"
+    result = CliRunner().invoke(
+        cli,
+        ["calibrate", "--labels", str(GOLDEN), "--config", str(missing)],
+        env={"ANTHROPIC_API_KEY": ""},
+    )
+    assert result.exit_code == 2
+    assert f"{missing}: not found" in result.stderr

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragaliq._files import write_atomic
+from ragaliq._files import check_writable, write_atomic
+from ragaliq.errors import OutputError
 
 
 @pytest.fixture
@@ -46,3 +47,25 @@ def test_no_temporary_file_is_left_when_writing_fails(tmp_path: Path) -> None:
     with pytest.raises(UnicodeEncodeError):
         write_atomic(target, "\udcff")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_path_under_a_file_is_an_output_error(tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(OutputError, match=r"not-a-folder/r\.json: cannot be written \(.+\)"):
+        write_atomic(blocker / "r.json", "{}")
+    with pytest.raises(OutputError, match="cannot be written"):
+        check_writable(blocker / "r.json")
+
+
+def test_check_writable_refuses_inputs_twins_and_folders(tmp_path):
+    config = tmp_path / "ragaliq.yaml"
+    config.write_text("", encoding="utf-8")
+    with pytest.raises(OutputError, match="is also an input of this command"):
+        check_writable(tmp_path / "." / "ragaliq.yaml", reads=[config])
+    with pytest.raises(OutputError, match="two results would be written to this one file"):
+        check_writable(tmp_path / "a.json", None, tmp_path / "sub" / ".." / "a.json")
+    with pytest.raises(OutputError, match="is a folder"):
+        check_writable(tmp_path)
+    check_writable(tmp_path / "new" / "deep" / "r.json", None, reads=[config, None])
+    assert (tmp_path / "new" / "deep").is_dir()

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from ragaliq.errors import OutputError
+
 __all__ = ["Workflow", "escape_data", "escape_property"]
 
 
@@ -70,12 +72,22 @@ class Workflow:
             self.log(f"output {name}={value}")
             return
         delimiter = f"ragaliq_{secrets.token_hex(8)}"
-        with self.output_file.open("a", encoding="utf-8") as handle:
-            handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+        _append(self.output_file, f"{name}<<{delimiter}\n{value}\n{delimiter}\n", "GITHUB_OUTPUT")
 
     def write_summary(self, markdown: str) -> None:
         """Append Markdown to the job summary."""
         if self.summary_file is None:
             return
-        with self.summary_file.open("a", encoding="utf-8") as handle:
-            handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
+        text = markdown if markdown.endswith("\n") else markdown + "\n"
+        _append(self.summary_file, text, "GITHUB_STEP_SUMMARY")
+
+
+def _append(path: Path, text: str, variable: str) -> None:
+    try:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise OutputError(
+            f"{path} (${variable}): cannot be written ({exc.strerror or type(exc).__name__}); "
+            "the runner sets this file, so check the step's environment"
+        ) from exc

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from ragaliq.compare import GateDecision
 from ragaliq.models import RunReport, Usage
 from ragaliq.preflight import Preflight
@@ -58,10 +60,14 @@ def format_run_table(report: RunReport) -> str:
     return "\n".join(lines)
 
 
-def format_decision(decision: GateDecision) -> str:
-    """The gate's verdict for a terminal: headline, evaluators against the baseline, reasons."""
+def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = ()) -> str:
+    """The gate's verdict for a terminal: notices, headline, evaluators against the baseline.
+
+    ``shown_notices`` are left out (the run's own notices, when its table was printed first).
+    """
+    lines = [f"notice: {n}" for n in decision.notices if n not in shown_notices]
     headline = "gate: PASSED" if decision.passed else "gate: FAILED"
-    lines = [headline, ""]
+    lines += [headline, ""]
     lines.append(
         f"{'evaluator':<15} {'baseline':>8} {'head':>7} {'delta':>8} {'threshold':>10}  status"
     )

@@ -40,6 +40,7 @@ __all__ = [
     "SUMMARY_LIMIT",
     "SUMMARY_TEMPLATE",
     "CaseGroup",
+    "check_templates",
     "escape_markdown",
     "render_comment",
     "render_summary",
@@ -225,6 +226,18 @@ def _load(template: Path | None, default: str) -> jinja2.Template:
         raise _template_error(exc, str(template)) or exc from exc
     except jinja2.TemplateError as exc:
         raise _template_error(exc, str(template or default)) or exc from exc
+
+
+def check_templates(*, comment: Path | None = None, summary: Path | None = None) -> None:
+    """Read and compile your templates now, before any judging rather than after it.
+
+    Raises:
+        TemplateError: naming the file (and line) and the problem.
+    """
+    if comment is not None:
+        _load(comment, COMMENT_TEMPLATE)
+    if summary is not None:
+        _load(summary, SUMMARY_TEMPLATE)
 
 
 def _render(template: jinja2.Template, context: Mapping[str, Any]) -> str:
