@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
@@ -56,11 +57,24 @@ _TYPE_NAMES = {
 }
 
 
-def describe_value(value: Any, *, limit: int = 40) -> str:
-    """Name a value's type and show a short repr, e.g. ``number 3`` or ``string 'abc'``."""
+_SECRET_LOOKING = re.compile(
+    r"sk-ant-|\bsk-[A-Za-z0-9]{16}|\bgh[opsur]_|github_pat_|\bxox[abprs]-|\bAKIA[0-9A-Z]{12}"
+)
+"""Prefixes of API keys and tokens (Anthropic, OpenAI, GitHub, Slack, AWS)."""
+_SECRET_FIELD = re.compile(r"key|token|secret|password", re.IGNORECASE)
+
+
+def describe_value(value: Any, *, limit: int = 40, secret: bool = False) -> str:
+    """Name a value's type and show a short repr, e.g. ``number 3`` or ``string 'abc'``.
+
+    The value itself is left out when ``secret`` is set (it sits where a key belongs) or when it
+    looks like an API key or token: error messages end up in CI logs.
+    """
     kind = _TYPE_NAMES.get(type(value), type(value).__name__)
     if isinstance(value, (dict, list, tuple)) or value is None:
         return kind
+    if secret or (isinstance(value, str) and _SECRET_LOOKING.search(value)):
+        return f"{kind} (not shown: it may be a secret)"
     shown = repr(value)
     if len(shown) > limit:
         shown = shown[: limit - 3] + "..."
@@ -103,6 +117,14 @@ def _message(error: ErrorDetails, model: type[BaseModel]) -> str:
     value = error.get("input")
     loc = tuple(error["loc"])
     ctx = error.get("ctx") or {}
+    secret = any(isinstance(part, str) and _SECRET_FIELD.search(part) for part in loc)
+
+    def shown(value: Any) -> str:
+        return describe_value(value, secret=secret)
+
+    def bare(value: Any) -> str:
+        return "a value not shown: it may be a secret" if secret else repr(value)
+
     if kind == "extra_forbidden":
         owner = _model_at(model, loc)
         name = str(loc[-1]) if loc else ""
@@ -114,17 +136,17 @@ def _message(error: ErrorDetails, model: type[BaseModel]) -> str:
     if kind == "missing":
         return "missing required field"
     if kind == "literal_error":
-        return f"must be one of {ctx.get('expected', '')} (got {describe_value(value)})"
+        return f"must be one of {ctx.get('expected', '')} (got {shown(value)})"
     if kind == "enum":
-        return f"must be one of {ctx.get('expected', '')} (got {describe_value(value)})"
+        return f"must be one of {ctx.get('expected', '')} (got {shown(value)})"
     if kind in {"greater_than_equal", "greater_than"}:
         op = ">=" if kind == "greater_than_equal" else ">"
         bound = ctx.get("ge", ctx.get("gt"))
-        return f"must be {op} {bound} (got {value!r})"
+        return f"must be {op} {bound} (got {bare(value)})"
     if kind in {"less_than_equal", "less_than"}:
         op = "<=" if kind == "less_than_equal" else "<"
         bound = ctx.get("le", ctx.get("lt"))
-        return f"must be {op} {bound} (got {value!r})"
+        return f"must be {op} {bound} (got {bare(value)})"
     if kind == "value_error":
         return str(ctx.get("error", error["msg"]))
     expected = {
@@ -134,6 +156,7 @@ def _message(error: ErrorDetails, model: type[BaseModel]) -> str:
         "int_from_float": "a whole number",
         "float_type": "a number",
         "float_parsing": "a number",
+        "finite_number": "a finite number",
         "bool_type": "true or false",
         "bool_parsing": "true or false",
         "list_type": "a list",
@@ -143,8 +166,8 @@ def _message(error: ErrorDetails, model: type[BaseModel]) -> str:
         "model_attributes_type": "a mapping",
     }.get(kind)
     if expected:
-        return f"must be {expected} (got {describe_value(value)})"
-    return f"{error['msg']} (got {describe_value(value)})"
+        return f"must be {expected} (got {shown(value)})"
+    return f"{error['msg']} (got {shown(value)})"
 
 
 def field_problems(exc: ValidationError, model: type[BaseModel]) -> Iterator[FieldProblem]:

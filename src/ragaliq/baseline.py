@@ -131,7 +131,7 @@ def parse_baseline(text: str, *, source: str) -> Baseline:
         raise BaselineError(f"{source}: not a RagaliQ baseline file; {_REGENERATE}")
     if data["schema_version"] != SCHEMA_VERSION:
         raise BaselineError(
-            f"{source}: schema_version {data['schema_version']} is not the supported "
+            f"{source}: schema_version {data['schema_version']!r} is not the supported "
             f"{SCHEMA_VERSION}; {_REGENERATE}"
         )
     try:

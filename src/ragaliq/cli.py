@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import math
 import os
 import sys
 import traceback
@@ -22,6 +23,7 @@ from pydantic import ValidationError
 
 from ragaliq import __version__
 from ragaliq._files import check_writable, write_atomic
+from ragaliq._validation import field_problems
 from ragaliq.baseline import (
     DEFAULT_BASELINE_PATH,
     load_baseline,
@@ -54,6 +56,9 @@ __all__ = ["cli", "main"]
 P = ParamSpec("P")
 R = TypeVar("R")
 
+INTERRUPTED = 130
+"""Exit code after Ctrl-C, as shells report a process ended by SIGINT."""
+
 
 def _edge(func: Callable[P, R]) -> Callable[P, R]:
     """Turn RagaliQ errors into one clear line and exit code 2 (a traceback with --debug)."""
@@ -68,6 +73,10 @@ def _edge(func: Callable[P, R]) -> Callable[P, R]:
                 traceback.print_exc()
             click.echo(f"error: {exc}", err=True)
             sys.exit(ExitCode.UNJUDGED)
+        except KeyboardInterrupt:
+            # Files are written atomically and only at the end, so none is left half-written.
+            click.echo("\ninterrupted: nothing more was written", err=True)
+            sys.exit(INTERRUPTED)
 
     return wrapper
 
@@ -77,7 +86,14 @@ def _read_model(path: Path, kind: type[Any], what: str) -> Any:
         return kind.model_validate_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: not found; pass the {what} written by ragaliq") from exc
-    except (OSError, UnicodeDecodeError, ValidationError) as exc:
+    except ValidationError as exc:
+        problems = list(field_problems(exc, kind))
+        more = f" and {len(problems) - 1} more problems" if len(problems) > 1 else ""
+        raise ConfigError(
+            f"{path}: not a valid {what}: {problems[0].path}: {problems[0].message}{more}; "
+            f"pass the {what} written by ragaliq"
+        ) from exc
+    except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not a valid {what} ({str(exc).splitlines()[0]})") from exc
 
 
@@ -552,6 +568,13 @@ def calibrate_command(
     if result.n == 0:
         click.echo("error: no labelled claim could be judged; see the errors above", err=True)
         sys.exit(ExitCode.UNJUDGED)
+    if min_kappa is not None and math.isnan(result.binary.kappa):
+        click.echo(
+            "error: the hallucinated-or-not kappa is undefined (every label or every verdict is "
+            "in one class), so --min-kappa cannot be checked; label both kinds of claim",
+            err=True,
+        )
+        sys.exit(ExitCode.FAILED)
     if min_kappa is not None and not result.binary.kappa >= min_kappa:
         click.echo(
             f"error: hallucinated-or-not kappa {result.binary.kappa:.3f} is below "

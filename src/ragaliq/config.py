@@ -1,7 +1,8 @@
 """``ragaliq.yaml``: the one place where a gate is configured.
 
-The file is parsed with ``yaml.safe_load`` and validated into :class:`GateConfig`. Unknown keys are
-rejected with the nearest valid key suggested, and every problem is reported as
+The file is parsed with a safe YAML loader that refuses repeated keys, and validated into
+:class:`GateConfig`. Unknown keys are rejected with the nearest valid key suggested, and every
+problem is reported as
 ``ragaliq.yaml: evaluators.faithfulness.threshold: must be between 0 and 1 (got 1.7)``.
 """
 
@@ -12,9 +13,20 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import (
+    AfterValidator,
+    AllowInfNan,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    Strict,
+    ValidationError,
+    model_validator,
+)
 
 from ragaliq._validation import field_problems, unparsable
+from ragaliq._yaml import load_yaml
 from ragaliq.errors import ConfigError
 from ragaliq.models import Verdict
 
@@ -51,8 +63,13 @@ def _weight(value: float) -> float:
     return value
 
 
-Fraction = Annotated[float, AfterValidator(_unit_interval)]
-Weight = Annotated[float, AfterValidator(_weight)]
+# Numbers and flags are strict: YAML already types them, so `true` for a threshold, a quoted
+# "0.7" or `.inf` seconds is a mistake worth reporting rather than a value to coerce.
+Number = Annotated[float, Strict(), AllowInfNan(False)]
+Count = Annotated[int, Strict()]
+Flag = Annotated[bool, Strict()]
+Fraction = Annotated[Number, AfterValidator(_unit_interval)]
+Weight = Annotated[Number, AfterValidator(_weight)]
 
 
 class _Section(BaseModel):
@@ -62,11 +79,11 @@ class _Section(BaseModel):
 class ModelPrice(_Section):
     """USD per million tokens for one model."""
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cache_read: float | None = Field(default=None, ge=0)
+    input: Number = Field(ge=0)
+    output: Number = Field(ge=0)
+    cache_read: Number | None = Field(default=None, ge=0)
     """Defaults to a tenth of ``input``."""
-    cache_write: float | None = Field(default=None, ge=0)
+    cache_write: Number | None = Field(default=None, ge=0)
     """Defaults to 1.25 times ``input``."""
 
 
@@ -83,30 +100,30 @@ class JudgeConfig(_Section):
     """Prefer the ``ANTHROPIC_API_KEY`` environment variable to a key in a committed file."""
     base_url: str | None = None
     """An Anthropic-compatible endpoint; ``ANTHROPIC_BASE_URL`` is honoured too."""
-    timeout_s: float = Field(default=120.0, gt=0)
+    timeout_s: Number = Field(default=120.0, gt=0)
     """Seconds before one request to the judge is abandoned (and retried)."""
-    max_retries: int = Field(default=4, ge=0, le=10)
+    max_retries: Count = Field(default=4, ge=0, le=10)
     """Retries of a failed request (429, 5xx, timeouts) with exponential backoff."""
-    concurrency: int = Field(default=8, ge=1, le=64)
+    concurrency: Count = Field(default=8, ge=1, le=64)
     """Judge requests in flight at once."""
-    max_tokens: int = Field(default=4096, ge=256, le=64000)
+    max_tokens: Count = Field(default=4096, ge=256, le=64000)
     """Output token limit of one judge reply."""
-    claims_per_call: int = Field(default=25, ge=1, le=200)
+    claims_per_call: Count = Field(default=25, ge=1, le=200)
     """Claims verified in one request; longer responses are verified in batches."""
-    repeat: int = Field(default=1, ge=1, le=9)
+    repeat: Count = Field(default=1, ge=1, le=9)
     """Verify each case's claims this many times and keep the majority verdict per claim."""
-    cache: bool = True
+    cache: Flag = True
     """Keep validated judge results in a local SQLite file, so unchanged cases cost nothing."""
     cache_path: str = ".ragaliq/cache.sqlite"
     """Relative to the config file."""
-    budget_usd: float | None = Field(default=None, gt=0)
+    budget_usd: Number | None = Field(default=None, gt=0)
     """Stop scheduling new cases before the spend would pass this."""
     pricing: dict[str, ModelPrice] = Field(default_factory=dict)
     """Overrides of the built-in price table, by model name."""
 
 
 class _EvaluatorSection(_Section):
-    enabled: bool = True
+    enabled: Flag = True
     threshold: Fraction | None = None
     """Minimum mean score; each evaluator has its own default."""
     max_drop: Fraction | None = None
@@ -140,17 +157,23 @@ class EvaluatorsConfig(_Section):
     hallucination: HallucinationConfig = Field(default_factory=HallucinationConfig)
     relevance: RelevanceConfig = Field(default_factory=RelevanceConfig)
 
+    @model_validator(mode="after")
+    def _one_enabled(self) -> EvaluatorsConfig:
+        if not any(e.enabled for e in (self.faithfulness, self.hallucination, self.relevance)):
+            raise ValueError("every evaluator is disabled; enable at least one")
+        return self
+
 
 class GatePolicy(_Section):
     """When the gate fails."""
 
     max_drop: Fraction = 0.05
     """Largest drop of an evaluator's score from the baseline before the gate fails."""
-    fail_on_new_hallucinations: bool = False
+    fail_on_new_hallucinations: Flag = False
     """Fail the gate when any claim is newly hallucinated, whatever the scores."""
     on_error: Literal["fail", "ignore"] = "fail"
     """Whether cases the judge could not judge fail the gate."""
-    count_unstable: bool = False
+    count_unstable: Flag = False
     """Count claims whose repeated verdicts disagree (``judge.repeat``) as newly hallucinated."""
     on_missing_key: Literal["skip", "offline", "fail"] = "skip"
     """In the action, what a PR run without an API key does (fork PRs get no secrets)."""
@@ -208,7 +231,7 @@ def load_config(path: Path) -> GateConfig:
 def parse_config(text: str, *, name: str = DEFAULT_CONFIG_FILE) -> GateConfig:
     """Validate config text; ``name`` is used in messages."""
     try:
-        data: Any = yaml.safe_load(text)
+        data: Any = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{name}:{mark.line + 1}" if mark is not None else name

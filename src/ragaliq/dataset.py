@@ -16,6 +16,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from ragaliq._validation import describe_value, field_problems, unicode_problem, unparsable
+from ragaliq._yaml import load_yaml
 from ragaliq.errors import DatasetError
 from ragaliq.models import TestCase
 
@@ -207,7 +208,7 @@ def _json_records(text: str, name: str) -> list[tuple[int, Any]]:
 
 def _yaml_records(text: str, name: str) -> list[tuple[int, Any]]:
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
         node = yaml.compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

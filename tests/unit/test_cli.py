@@ -216,3 +216,30 @@ def test_validate_finds_a_broken_comment_template_before_anything_is_judged(runn
     assert "mine.md.j2:2:" in broken.stderr
     (tmp_path / "mine.md.j2").write_text("{% extends 'comment.md.j2' %}\n", "utf-8")
     assert runner.invoke(cli, ["validate", "--config", str(config)]).exit_code == 0
+
+
+def test_ctrl_c_exits_130_and_leaves_the_old_report(runner, tmp_path, monkeypatch):
+    config = setup(tmp_path, [faithful()])
+    out = tmp_path / "report.json"
+    out.write_text("previous", encoding="utf-8")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("ragaliq.cli.judge_inputs", interrupted)
+    result = runner.invoke(cli, ["run", "--config", str(config), "-o", str(out)])
+    assert result.exit_code == 130
+    assert "interrupted" in result.stderr
+    assert out.read_text(encoding="utf-8") == "previous"
+
+
+def test_a_file_that_is_not_a_run_report_is_named_with_its_first_problem(runner, tmp_path):
+    config = setup(tmp_path, [faithful()])
+    report = tmp_path / "report.json"
+    assert runner.invoke(cli, ["run", "--config", str(config), "-o", str(report)]).exit_code == 0
+    data = json.loads(report.read_text(encoding="utf-8"))
+    del data["summary"]
+    report.write_text(json.dumps(data), encoding="utf-8")
+    result = runner.invoke(cli, ["compare", "--report", str(report)])
+    assert result.exit_code == 2
+    assert f"{report}: not a valid run report: summary: missing required field" in result.stderr

@@ -62,3 +62,21 @@ def test_a_config_named_with_config_must_exist(tmp_path):
     )
     assert result.exit_code == 2
     assert f"{missing}: not found" in result.stderr
+
+
+def test_min_kappa_says_when_kappa_is_undefined(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    labels = tmp_path / "one-class.jsonl"
+    claim = "Plans can be refunded within 14 days."
+    rows = [
+        {"id": str(i), "claim": claim, "context": [claim], "label": "SUPPORTED"} for i in range(2)
+    ]
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    result = CliRunner().invoke(
+        cli,
+        ["calibrate", "--labels", str(labels), "--min-kappa", "0.2"],
+        env={"ANTHROPIC_API_KEY": ""},
+    )
+    assert result.exit_code == 1
+    assert "kappa is undefined" in result.stderr
+    assert "nan" not in result.stderr

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,56 @@ def test_json_schema_is_valid_json_and_complete():
 def test_nesting_too_deep_for_the_yaml_parser_is_a_clear_error():
     with pytest.raises(ConfigError, match=r"^ragaliq\.yaml: invalid YAML: nested too deeply"):
         parse_config("[" * 100_000)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "judge: sk-ant-api03-SECRET123\n",
+        "judge: {api_key: 12345678901234}\n",
+        "judge: {api_key: [sk-ant-api03-SECRET123]}\n",
+        "gate: {fail_on_new_hallucinations: ghp_SECRET4567890abcdef}\n",
+    ],
+)
+def test_a_value_that_may_be_a_secret_is_never_echoed(text):
+    with pytest.raises(ConfigError) as info:
+        parse_config(text)
+    message = str(info.value)
+    assert "SECRET" not in message
+    assert "12345678901234" not in message
+    assert message.startswith(("ragaliq.yaml: judge", "ragaliq.yaml: gate"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("evaluators: {faithfulness: {threshold: true}}\n", "must be a number (got boolean True)"),
+        ("evaluators: {faithfulness: {threshold: '0.7'}}\n", "must be a number (got string"),
+        ("judge: {concurrency: true}\n", "must be a whole number (got boolean True)"),
+        ("judge: {timeout_s: .inf}\n", "must be a finite number"),
+        ("judge: {cache: 'yes'}\n", "must be true or false (got string 'yes')"),
+    ],
+)
+def test_numbers_and_flags_are_not_coerced(text, expected):
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        parse_config(text)
+
+
+def test_whole_numbers_are_fine_where_a_number_is_expected():
+    config = parse_config("evaluators: {faithfulness: {threshold: 1}}\njudge: {timeout_s: 30}\n")
+    assert config.evaluators.faithfulness.threshold == 1.0
+    assert config.judge.timeout_s == 30.0
+
+
+def test_at_least_one_evaluator_stays_enabled():
+    text = "evaluators:\n" + "".join(
+        f"  {name}: {{enabled: false}}\n" for name in ("faithfulness", "hallucination", "relevance")
+    )
+    with pytest.raises(ConfigError, match="evaluators: every evaluator is disabled"):
+        parse_config(text)
+
+
+def test_a_key_given_twice_is_reported_at_its_line():
+    text = "judge:\n  provider: offline\n  provider: claude\n"
+    with pytest.raises(ConfigError, match=r"^ragaliq\.yaml:3: invalid YAML: the key 'provider'"):
+        parse_config(text)

@@ -196,3 +196,9 @@ def test_an_integer_too_long_to_convert_is_a_clear_error(tmp_path):
 def test_a_case_id_is_one_visible_line(tmp_path, case_id, expected):
     path = write_jsonl(tmp_path / "d.jsonl", [{**GOOD, "id": case_id}])
     assert f"{path}:1: id: {expected}" in problems(path)
+
+
+def test_a_yaml_case_with_a_key_given_twice_is_reported(tmp_path):
+    path = tmp_path / "d.yaml"
+    path.write_text("- id: a\n  query: q\n  query: r\n  context: [c]\n  response: s\n", "utf-8")
+    assert f"{path}:3: invalid YAML: the key 'query' is given twice" in problems(path)

@@ -31,6 +31,13 @@ OFFLINE_NOTICE = (
     "(word, number and name grounding, not a language model); "
     f"set {API_KEY_ENV} to judge with Claude."
 )
+"""What a run says when ``provider: auto`` found no key."""
+CHOSEN_OFFLINE_NOTICE = (
+    "Judged by the offline heuristic judge "
+    "(word, number and name grounding, not a language model), as judge.provider: offline asks; "
+    f"use provider: auto or claude with {API_KEY_ENV} to judge with Claude."
+)
+"""What a run says when the config chose the offline judge."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,7 +83,7 @@ def build_judge(config: JudgeConfig, *, env: Mapping[str, str], base_dir: Path) 
     """
     key = api_key_from(config, env)
     if config.provider == "offline":
-        return JudgeChoice(judge=OfflineJudge(), notices=(OFFLINE_NOTICE,))
+        return JudgeChoice(judge=OfflineJudge(), notices=(CHOSEN_OFFLINE_NOTICE,))
     if key is None:
         if config.provider in ("claude", "cascade"):
             raise ConfigError(
