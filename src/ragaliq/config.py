@@ -68,6 +68,14 @@ def _weight(value: float) -> float:
 Number = Annotated[float, Strict(), AllowInfNan(False)]
 Count = Annotated[int, Strict()]
 Flag = Annotated[bool, Strict()]
+def _file_name(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must name a file (got an empty string); remove the key for the default")
+    return value
+
+
+FileName = Annotated[str, Strict(), AfterValidator(_file_name)]
+"""A path in the config, relative to the config file."""
 Fraction = Annotated[Number, AfterValidator(_unit_interval)]
 Weight = Annotated[Number, AfterValidator(_weight)]
 
@@ -114,7 +122,7 @@ class JudgeConfig(_Section):
     """Verify each case's claims this many times and keep the majority verdict per claim."""
     cache: Flag = True
     """Keep validated judge results in a local SQLite file, so unchanged cases cost nothing."""
-    cache_path: str = ".ragaliq/cache.sqlite"
+    cache_path: FileName = ".ragaliq/cache.sqlite"
     """Relative to the config file."""
     budget_usd: Number | None = Field(default=None, gt=0)
     """Stop scheduling new cases before the spend would pass this."""
@@ -182,18 +190,18 @@ class GatePolicy(_Section):
 class TemplatesConfig(_Section):
     """Your own Jinja templates; each may ``{% extends "comment.md.j2" %}`` and override blocks."""
 
-    comment: str | None = None
+    comment: FileName | None = None
     """The PR comment template, relative to the config file."""
-    summary: str | None = None
+    summary: FileName | None = None
     """The job summary template, relative to the config file."""
 
 
 class GateConfig(_Section):
     """The whole ``ragaliq.yaml``."""
 
-    dataset: str | None = None
+    dataset: FileName | None = None
     """The RAG outputs to judge (JSONL, JSON or YAML), relative to the config file."""
-    baseline: str = ".ragaliq/baseline.json"
+    baseline: FileName = ".ragaliq/baseline.json"
     """The baseline file, relative to the config file; the action reads it at the PR's base."""
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     evaluators: EvaluatorsConfig = Field(default_factory=EvaluatorsConfig)

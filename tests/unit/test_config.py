@@ -182,3 +182,9 @@ def test_a_key_given_twice_is_reported_at_its_line():
     text = "judge:\n  provider: offline\n  provider: claude\n"
     with pytest.raises(ConfigError, match=r"^ragaliq\.yaml:3: invalid YAML: the key 'provider'"):
         parse_config(text)
+
+
+@pytest.mark.parametrize("key", ["dataset", "baseline"])
+def test_an_empty_file_name_is_an_error_not_a_folder(key):
+    with pytest.raises(ConfigError, match=f"^ragaliq.yaml: {key}: must name a file"):
+        parse_config(f'{key}: ""\n')
