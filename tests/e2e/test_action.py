@@ -85,6 +85,12 @@ class Action:
         git(self.workspace, "commit", "-q", "-m", message)
         return git(self.workspace, "rev-parse", "HEAD")
 
+    def run_unchanged_pull(self, number: int, **inputs: str) -> tuple[int, str, dict, str]:
+        """Commit main, open pull request ``number`` on it with no change, and run the gate."""
+        base = self.commit("main")
+        self.github.add_pull(REPO, number, base_sha=base, head_sha=base)
+        return self.run(event=pr_event(number, base, base), event_name="pull_request", **inputs)
+
     def run(self, *, event: dict, event_name: str, **inputs: str) -> tuple[int, str, dict, str]:
         self.runs += 1
         run_dir = self.tmp / f"run{self.runs}"
@@ -277,9 +283,7 @@ def test_a_pr_that_edits_the_baseline_is_compared_with_the_base_version(setup):
 
 def test_the_first_run_without_a_baseline_applies_thresholds_only(setup):
     action = setup
-    base = action.commit("main")
-    action.github.add_pull(REPO, 3, base_sha=base, head_sha=base)
-    code, log, _, _ = action.run(event=pr_event(3, base, base), event_name="pull_request")
+    code, log, _, _ = action.run_unchanged_pull(3)
     assert code == 0, log
     assert "No baseline yet" in log
     assert "No baseline yet" in action.github.comments(REPO, 3)[0].body
@@ -287,11 +291,7 @@ def test_the_first_run_without_a_baseline_applies_thresholds_only(setup):
 
 def test_a_missing_key_skips_the_gate_by_default(setup):
     action = setup
-    base = action.commit("main")
-    action.github.add_pull(REPO, 4, base_sha=base, head_sha=base)
-    code, log, outputs, summary = action.run(
-        event=pr_event(4, base, base), event_name="pull_request", anthropic_api_key=""
-    )
+    code, log, outputs, summary = action.run_unchanged_pull(4, anthropic_api_key="")
     assert code == 0, log
     assert "gate is skipped" in log
     assert outputs["passed"] == "true"
@@ -302,9 +302,7 @@ def test_a_missing_key_skips_the_gate_by_default(setup):
 def test_a_bad_key_fails_with_one_clear_error(setup):
     action = setup
     action.anthropic.api_key = "sk-ant-the-real-one"
-    base = action.commit("main")
-    action.github.add_pull(REPO, 5, base_sha=base, head_sha=base)
-    code, log, _, _ = action.run(event=pr_event(5, base, base), event_name="pull_request")
+    code, log, _, _ = action.run_unchanged_pull(5)
     assert code == 2, log
     assert "::error title=RagaliQ Gate::" in log
     assert "401" in log
@@ -313,17 +311,11 @@ def test_a_bad_key_fails_with_one_clear_error(setup):
 
 def test_a_bad_comment_id_or_html_path_fails_before_any_judge_call(setup):
     action = setup
-    base = action.commit("main")
-    action.github.add_pull(REPO, 6, base_sha=base, head_sha=base)
-    code, log, _, _ = action.run(
-        event=pr_event(6, base, base), event_name="pull_request", comment_id="bad id!"
-    )
+    code, log, _, _ = action.run_unchanged_pull(6, comment_id="bad id!")
     assert code == 2, log
     assert "::error title=RagaliQ Gate::" in log
     (action.workspace / "blocker").write_text("x", encoding="utf-8")
-    code, log, _, _ = action.run(
-        event=pr_event(6, base, base), event_name="pull_request", html_report="blocker/r.html"
-    )
+    code, log, _, _ = action.run_unchanged_pull(7, html_report="blocker/r.html")
     assert code == 2, log
     assert "blocker/r.html: cannot be written" in log
     assert "Traceback" not in log
