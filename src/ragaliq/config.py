@@ -68,6 +68,8 @@ def _weight(value: float) -> float:
 Number = Annotated[float, Strict(), AllowInfNan(False)]
 Count = Annotated[int, Strict()]
 Flag = Annotated[bool, Strict()]
+
+
 def _file_name(value: str) -> str:
     if not value.strip():
         raise ValueError("must name a file (got an empty string); remove the key for the default")
