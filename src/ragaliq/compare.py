@@ -136,6 +136,8 @@ class GateDecision(_Model):
     """Whether the baseline's provenance equals the head's, so regressions count."""
     evaluators: dict[str, EvaluatorDecision]
     new_hallucinations: tuple[ClaimChange, ...] = ()
+    hallucinations: tuple[ClaimChange, ...] = ()
+    """On the first run only: every hallucinated claim, listed but not counted as new."""
     fixed_hallucinations: tuple[ClaimChange, ...] = ()
     unstable_claims: tuple[ClaimChange, ...] = ()
     """Hallucinated claims whose repeated verdicts disagreed; not new unless counted."""
@@ -204,8 +206,9 @@ def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> 
     comparable = baseline is not None
     if baseline is None:
         notices.append(
-            "No baseline yet: only thresholds apply. Record one on the main branch "
-            "(the action's mode: update-baseline, or `ragaliq baseline update`)."
+            "No baseline yet: only thresholds apply, and no hallucinated claim counts as new. "
+            "Record one on the main branch: the action's mode: update-baseline, or "
+            "`ragaliq run -o report.json` then `ragaliq baseline update --report report.json`."
         )
     else:
         differences = baseline.provenance.differences(Provenance.of(head))
@@ -241,6 +244,12 @@ def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> 
         )
     if baseline is not None:
         regressed = _regressed_cases(head_cases, base_cases, rules, list(evaluators))
+    first_run = [
+        _change(case, claim)
+        for case in (head.cases if baseline is None else ())
+        if case.status == "ok"
+        for claim in hallucinated_claims(case)
+    ]
 
     errors = [
         CaseError(case_id=c.id, query=c.query, error=c.error or "unknown error")
@@ -268,6 +277,11 @@ def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> 
         failures.append(
             f"{len(new)} newly hallucinated claims (gate.fail_on_new_hallucinations: true)"
         )
+    elif new:
+        notices.append(
+            "Newly hallucinated claims are listed but do not fail this gate "
+            "(gate.fail_on_new_hallucinations: false); the scores decide."
+        )
     return GateDecision(
         passed=not failures,
         failures=tuple(failures),
@@ -275,6 +289,7 @@ def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> 
         comparable=comparable,
         evaluators=evaluators,
         new_hallucinations=tuple(new),
+        hallucinations=tuple(first_run),
         fixed_hallucinations=tuple(fixed),
         unstable_claims=tuple(unstable),
         regressed_cases=tuple(regressed),

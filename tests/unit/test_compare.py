@@ -50,6 +50,16 @@ async def test_first_run_applies_thresholds_only_and_says_so():
     assert decision.new_hallucinations == ()
     assert any("No baseline yet" in n for n in decision.notices)
     assert decision.evaluators["faithfulness"].baseline is None
+    # Listed for the reader, but nothing is "new" without a baseline, even when new ones fail.
+    assert [(c.case_id, c.claim) for c in decision.hallucinations] == [("a", "Support is 24/7.")]
+    assert compare(head, None, rules=GateRules(fail_on_new_hallucinations=True)).passed is True
+
+
+async def test_with_a_baseline_only_new_claims_are_listed():
+    head = await report_of({"a": [S, S, N]})
+    decision = compare(head, record_baseline(head), rules=GateRules())
+    assert decision.hallucinations == ()
+    assert decision.new_hallucinations == ()
 
 
 async def test_new_and_fixed_hallucinations_are_found_per_case():

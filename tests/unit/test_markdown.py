@@ -288,6 +288,7 @@ def first_run_decision() -> GateDecision:
             ),
         },
         new_hallucinations=(),
+        hallucinations=realistic_decision().new_hallucinations[:2],
         fixed_hallucinations=(),
         regressed_cases=(),
         errors=(),

@@ -300,7 +300,7 @@ def _fit(
 def _limits(decision: GateDecision, report: RunReport | None = None) -> _Limits:
     return {
         "detail": True,
-        "new": len(decision.new_hallucinations),
+        "new": len(decision.hallucinations if decision.first_run else decision.new_hallucinations),
         "fixed": len(decision.fixed_hallucinations),
         "unstable": len(decision.unstable_claims),
         "regressed": len(decision.regressed_cases),
