@@ -43,6 +43,7 @@ from ragaliq.outcome import ExitCode, run_exit_code
 from ragaliq.pipeline import Inputs, gate_exit_code, judge_inputs, load_inputs, run_gate
 from ragaliq.preflight import preflight
 from ragaliq.report import format_decision, format_preflight, format_run_table
+from ragaliq.report._format import plural
 from ragaliq.report.html import render_html_report
 from ragaliq.report.markdown import render_comment, render_summary
 from ragaliq.report.marker import comment_marker
@@ -255,7 +256,7 @@ def validate(config_path: Path, dataset: Path | None) -> None:
     names = [e.name for e in build_evaluators(inputs.config.evaluators)]
     click.echo(
         f"{config_path}: ok ({', '.join(names) or 'no evaluators'}); "
-        f"{inputs.dataset_path}: ok ({len(inputs.cases)} cases)"
+        f"{inputs.dataset_path}: ok ({plural(len(inputs.cases), 'case')})"
     )
 
 
@@ -308,7 +309,7 @@ def baseline_update(
     )
 
 
-@cli.command("compare")
+@cli.command("compare", short_help="Decide the gate for a run report and a baseline.")
 @click.option(
     "--baseline",
     "baseline_path",
@@ -317,7 +318,9 @@ def baseline_update(
     help="The baseline (from ragaliq baseline update). Leave it out when there is none yet: "
     "then only the thresholds apply.",
 )
-@click.option("--report", "report_path", type=FilePath, required=True)
+@click.option(
+    "--report", "report_path", type=FilePath, required=True, help="The run report to judge."
+)
 @click.option("-o", "--output", type=FilePath, default=None, help="Write the decision (JSON).")
 @config_option
 @_edge
@@ -346,11 +349,22 @@ def compare_command(
 
 
 @cli.command()
-@click.option("--decision", "decision_path", type=FilePath, required=True)
+@click.option(
+    "--decision",
+    "decision_path",
+    type=FilePath,
+    required=True,
+    help="The gate decision (from ragaliq compare or gate --decision-out).",
+)
 @click.option("--report", "report_path", type=FilePath, default=None, help="Needed for --summary.")
 @click.option("--summary", "as_summary", is_flag=True, help="Render the job summary instead.")
 @click.option("--template", type=FilePath, default=None, help="Your own Jinja template.")
-@click.option("--comment-id", default="default", show_default=True)
+@click.option(
+    "--comment-id",
+    default="default",
+    show_default=True,
+    help="Which gate's comment this is: keeps several gates' comments apart in one PR.",
+)
 @click.option("-o", "--output", type=FilePath, default=None, help="Write here, not to stdout.")
 @_edge
 def render(
@@ -385,7 +399,7 @@ def _comment_id(value: str) -> str:
     return value
 
 
-@cli.command()
+@cli.command(short_help="Judge, compare with the baseline, write the comment.")
 @config_option
 @dataset_option
 @click.option(
@@ -406,7 +420,12 @@ def _comment_id(value: str) -> str:
 )
 @click.option("--summary-out", type=FilePath, default=None, help="Write the job summary.")
 @click.option("--html-out", type=FilePath, default=None, help="Write the HTML report.")
-@click.option("--comment-id", default="default", show_default=True)
+@click.option(
+    "--comment-id",
+    default="default",
+    show_default=True,
+    help="Which gate's comment this is: keeps several gates' comments apart in one PR.",
+)
 @_edge
 def gate(
     config_path: Path,
@@ -421,7 +440,8 @@ def gate(
 ) -> None:
     """Judge, compare with the baseline and render the comment: the gate, run locally.
 
-    Exit code 0 when the gate passes, 1 when it fails, 2 when nothing could be judged.
+    Without a baseline file only the thresholds apply, and the comment lists every hallucinated
+    claim. Exit code 0 when the gate passes, 1 when it fails, 2 when nothing could be judged.
     """
     inputs = load_inputs(config_path, dataset)
     baseline_file = baseline_path or inputs.baseline_path
@@ -451,7 +471,7 @@ def gate(
     sys.exit(outcome.exit_code)
 
 
-@cli.command()
+@cli.command(short_help="Join shard reports into one report.")
 @click.argument("reports", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("-o", "--output", type=FilePath, required=True, help="Write the merged report.")
 @_edge
@@ -464,18 +484,27 @@ def merge(reports: tuple[Path, ...], output: Path) -> None:
     _write(output, merged.model_dump_json(indent=2), "merged report")
 
 
-@cli.command()
+@cli.command(short_help="Create or update the PR comment.")
 @click.option("--body", "body_path", type=FilePath, required=True, help="The rendered comment.")
-@click.option("--pr", "pr_number", type=click.IntRange(min=1), required=True)
+@click.option("--pr", "pr_number", type=click.IntRange(min=1), required=True, help="The PR number.")
 @click.option(
     "--repository",
     envvar="GITHUB_REPOSITORY",
     required=True,
     help="owner/name [$GITHUB_REPOSITORY].",
 )
-@click.option("--comment-id", default="default", show_default=True)
 @click.option(
-    "--api-url", envvar="GITHUB_API_URL", default="https://api.github.com", show_default=True
+    "--comment-id",
+    default="default",
+    show_default=True,
+    help="Which gate's comment this is: keeps several gates' comments apart in one PR.",
+)
+@click.option(
+    "--api-url",
+    envvar="GITHUB_API_URL",
+    default="https://api.github.com",
+    show_default=True,
+    help="The GitHub API [$GITHUB_API_URL]; set for GitHub Enterprise Server.",
 )
 @_edge
 def publish(
@@ -505,7 +534,7 @@ def publish(
     click.echo(f"comment {result.action}: {result.url}")
 
 
-@cli.command()
+@cli.command(short_help="Write a starter config, dataset, workflow and .gitignore.")
 @click.option(
     "--dir",
     "root",
@@ -521,12 +550,14 @@ def init(root: Path, force: bool) -> None:
     for path in write_scaffold(root, force=force):
         click.echo(f"wrote {path}")
     click.echo(
-        "next: check them with `ragaliq validate`, make your pipeline write rag_outputs.jsonl, "
-        "and pin the action's commit SHA in .github/workflows/ragaliq.yml"
+        "next: check them with `ragaliq validate` and try `ragaliq gate`; make your pipeline "
+        "write rag_outputs.jsonl; pin the action's commit SHA in .github/workflows/ragaliq.yml; "
+        "and record a baseline on main (the action's mode: update-baseline; see "
+        "examples/workflows/ragaliq-baseline.yml in the RagaliQ Gate repository)"
     )
 
 
-@cli.command("calibrate")
+@cli.command("calibrate", short_help="Measure the judge against labelled claims.")
 @click.option("--labels", "labels_path", type=FilePath, required=True, help="Labelled claims.")
 @config_option
 @click.option(
@@ -584,14 +615,14 @@ def calibrate_command(
         sys.exit(ExitCode.FAILED)
 
 
-@cli.command("report")
+@cli.command("report", short_help="Write a self-contained HTML report.")
 @click.option("--html", "html_path", type=FilePath, required=True, help="Write the HTML here.")
 @click.option("--report", "report_path", type=FilePath, required=True, help="A run report.")
 @click.option("--decision", "decision_path", type=FilePath, default=None, help="A gate decision.")
 @click.option(
     "--dataset", type=FilePath, default=None, help="Show responses with their claims highlighted."
 )
-@click.option("--title", default="RagaliQ Gate report", show_default=True)
+@click.option("--title", default="RagaliQ Gate report", show_default=True, help="The page's title.")
 @_edge
 def report_command(
     html_path: Path,
@@ -611,7 +642,7 @@ def report_command(
     _write(html_path, html, "HTML report")
 
 
-@cli.command()
+@cli.command(short_help="Run as the GitHub Action.")
 def action() -> None:
     """Run as the GitHub Action (reads INPUT_* and GITHUB_* from the environment)."""
     from ragaliq.action import main as action_main

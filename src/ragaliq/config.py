@@ -228,8 +228,8 @@ def load_config(path: Path) -> GateConfig:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise ConfigError(
-            f"{name}: not found; create it (see the README's config reference) "
-            "or pass --config with the right path"
+            f"{name}: not found; write one with `ragaliq init` (or by hand: see the README's "
+            "config reference), or pass --config with the right path"
         ) from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{name}: not UTF-8 text; re-save it as UTF-8") from exc

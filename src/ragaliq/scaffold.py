@@ -1,10 +1,11 @@
-"""``ragaliq init``: the three files a repository needs to start gating on RAG quality.
+"""``ragaliq init``: the files a repository needs to start gating on RAG quality.
 
 * ``ragaliq.yaml``: the config, every section with its main keys at their defaults and the optional
   ones commented out;
 * ``rag_outputs.jsonl``: a one-case example dataset in the format the gate reads;
 * ``.github/workflows/ragaliq.yml``: the pull request workflow, with least-privilege permissions,
-  pinned actions and the judge cache.
+  pinned actions and the judge cache;
+* ``.ragaliq/.gitignore``: keeps the baseline in git and the local cache, reports and comment out.
 
 Nothing is overwritten unless asked: :func:`write_scaffold` refuses when any of the files exists.
 """
@@ -18,12 +19,13 @@ from string import Template
 
 from ragaliq._files import write_atomic
 from ragaliq.config import DEFAULT_CLAUDE_MODEL, DEFAULT_CONFIG_FILE
-from ragaliq.errors import ConfigError
+from ragaliq.errors import ConfigError, OutputError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
 
 __all__ = [
     "ACTION_REF",
     "DATASET_FILE",
+    "GITIGNORE_FILE",
     "WORKFLOW_FILE",
     "ScaffoldFile",
     "scaffold_files",
@@ -32,7 +34,15 @@ __all__ = [
 
 DATASET_FILE = "rag_outputs.jsonl"
 WORKFLOW_FILE = ".github/workflows/ragaliq.yml"
-ACTION_REF = "ragaliq/ragaliq-gate@<full-sha> # v1"
+GITIGNORE_FILE = ".ragaliq/.gitignore"
+_GITIGNORE = """\
+# RagaliQ Gate's folder: the baseline belongs in git; the judge cache, run reports, decisions and
+# rendered comments are local results.
+*
+!.gitignore
+!baseline.json
+"""
+ACTION_REF = "ragaliq/ragaliq-gate@<full-commit-sha> # v1"
 """The action as the workflow uses it: a placeholder until a release's commit SHA is known."""
 
 
@@ -200,7 +210,7 @@ jobs:
 
 
 def scaffold_files(root: Path) -> list[ScaffoldFile]:
-    """The files ``ragaliq init`` writes under ``root``: config, example dataset and workflow."""
+    """The files ``ragaliq init`` writes under ``root``: config, dataset, workflow, .gitignore."""
     config = _CONFIG.substitute(
         dataset=DATASET_FILE,
         model=DEFAULT_CLAUDE_MODEL,
@@ -216,6 +226,7 @@ def scaffold_files(root: Path) -> list[ScaffoldFile]:
         ScaffoldFile(path=root / DEFAULT_CONFIG_FILE, text=config),
         ScaffoldFile(path=root / DATASET_FILE, text=dataset),
         ScaffoldFile(path=root / WORKFLOW_FILE, text=workflow),
+        ScaffoldFile(path=root / GITIGNORE_FILE, text=_GITIGNORE),
     ]
 
 
@@ -243,10 +254,9 @@ def write_scaffold(root: Path, *, force: bool = False) -> list[Path]:
     for file in files:
         try:
             write_atomic(file.path, file.text)
-        except OSError as exc:
-            raise ConfigError(
-                f"{file.path}: cannot be written ({exc.strerror or exc})"
-                + (f"; already written: {', '.join(map(str, written))}" if written else "")
-            ) from exc
+        except OutputError as exc:
+            if not written:
+                raise
+            raise OutputError(f"{exc}; already written: {', '.join(map(str, written))}") from exc
         written.append(file.path)
     return written

@@ -35,3 +35,36 @@ def test_the_answer_key_matches_the_offline_judge(tmp_path):
             if claim["verdict"] != "SUPPORTED":
                 flagged.setdefault(case["id"], set()).add(claim["verdict"])
     assert flagged == {case: {verdict} for case, verdict in key.items()}
+
+
+def gate(tmp_path, config: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "gate",
+            "--config",
+            str(config),
+            "--dataset",
+            str(QUICKSTART / "rag_outputs_pr.jsonl"),
+            "--comment-out",
+            str(tmp_path / "comment.md"),
+        ],
+        env={"ANTHROPIC_API_KEY": ""},
+    )
+    return result.exit_code, result.output
+
+
+def test_gating_the_example_change_is_what_the_quick_start_says(tmp_path):
+    code, output = gate(tmp_path, QUICKSTART / "ragaliq.yaml")
+    assert code == 0, output
+    assert "3 newly hallucinated claims, 1 fixed" in output
+    assert "Newly hallucinated claims (3)" in (tmp_path / "comment.md").read_text("utf-8")
+    strict = tmp_path / "ragaliq.yaml"
+    text = (QUICKSTART / "ragaliq.yaml").read_text(encoding="utf-8")
+    strict.write_text(
+        text.replace("fail_on_new_hallucinations: false", "fail_on_new_hallucinations: true")
+        + f"baseline: {QUICKSTART / '.ragaliq' / 'baseline.json'}\n",
+        encoding="utf-8",
+    )
+    code, output = gate(tmp_path, strict)
+    assert code == 1, output

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,7 +18,12 @@ from ragaliq.pipeline import load_inputs
 from ragaliq.scaffold import ACTION_REF, ScaffoldFile, scaffold_files, write_scaffold
 from tests.conftest import console_tool
 
-NAMES = ["ragaliq.yaml", "rag_outputs.jsonl", ".github/workflows/ragaliq.yml"]
+NAMES = [
+    "ragaliq.yaml",
+    "rag_outputs.jsonl",
+    ".github/workflows/ragaliq.yml",
+    ".ragaliq/.gitignore",
+]
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 
 
@@ -226,3 +232,27 @@ def test_workflow_matches_githubs_workflow_schema(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_gitignore_keeps_the_baseline_and_ignores_local_results(tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git is needed to ask git what it ignores")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    write_scaffold(tmp_path)
+    local = tmp_path / ".ragaliq"
+    for name in ("baseline.json", "cache.sqlite", "report.json", "comment.md"):
+        (local / name).write_text("{}", encoding="utf-8")
+    ignored = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(tmp_path),
+            "check-ignore",
+            "--no-index",
+            *(str(p) for p in local.iterdir()),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    assert sorted(Path(p).name for p in ignored) == ["cache.sqlite", "comment.md", "report.json"]

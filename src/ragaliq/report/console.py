@@ -7,6 +7,7 @@ from collections.abc import Collection
 from ragaliq.compare import GateDecision
 from ragaliq.models import RunReport, Usage
 from ragaliq.preflight import Preflight
+from ragaliq.report._format import plural
 
 __all__ = ["format_decision", "format_preflight", "format_run_table", "format_usage"]
 
@@ -78,15 +79,23 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
             f"{e.threshold:>10.2f}  {e.status.replace('_', ' ')}"
         )
     lines.append("")
-    lines.append(
-        f"{len(decision.new_hallucinations)} newly hallucinated claims, "
-        f"{len(decision.fixed_hallucinations)} fixed, "
-        f"{len(decision.regressed_cases)} regressed case scores, {len(decision.errors)} errors"
-    )
-    for change in decision.new_hallucinations[:10]:
-        lines.append(f"  new in {change.case_id}: {change.claim} [{change.verdict}]")
-    if len(decision.new_hallucinations) > 10:
-        lines.append(f"  ... and {len(decision.new_hallucinations) - 10} more")
+    errors = plural(len(decision.errors), "error")
+    if decision.first_run:
+        listed, label = decision.hallucinations, "in"
+        lines.append(
+            f"{plural(len(listed), 'hallucinated claim')} (no baseline, so none is new), {errors}"
+        )
+    else:
+        listed, label = decision.new_hallucinations, "new in"
+        lines.append(
+            f"{plural(len(listed), 'newly hallucinated claim')}, "
+            f"{len(decision.fixed_hallucinations)} fixed, "
+            f"{plural(len(decision.regressed_cases), 'regressed case score')}, {errors}"
+        )
+    for change in listed[:10]:
+        lines.append(f"  {label} {change.case_id}: {change.claim} [{change.verdict}]")
+    if len(listed) > 10:
+        lines.append(f"  ... and {len(listed) - 10} more")
     lines += [f"failed: {failure}" for failure in decision.failures]
     return "\n".join(lines)
 
