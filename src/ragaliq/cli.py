@@ -550,10 +550,9 @@ def init(root: Path, force: bool) -> None:
     for path in write_scaffold(root, force=force):
         click.echo(f"wrote {path}")
     click.echo(
-        "next: check them with `ragaliq validate` and try `ragaliq gate`; make your pipeline "
-        "write rag_outputs.jsonl; pin the action's commit SHA in .github/workflows/ragaliq.yml; "
-        "and record a baseline on main (the action's mode: update-baseline; see "
-        "examples/workflows/ragaliq-baseline.yml in the RagaliQ Gate repository)"
+        "next: check them with `ragaliq validate` and try `ragaliq gate`; in both workflows, "
+        "make the first step run your pipeline and pin the action's commit SHA; then push to "
+        "main, where ragaliq-baseline.yml records the baseline pull requests are compared with"
     )
 
 

@@ -5,6 +5,7 @@
 * ``rag_outputs.jsonl``: a one-case example dataset in the format the gate reads;
 * ``.github/workflows/ragaliq.yml``: the pull request workflow, with least-privilege permissions,
   pinned actions and the judge cache;
+* ``.github/workflows/ragaliq-baseline.yml``: the workflow that records the baseline on main;
 * ``.ragaliq/.gitignore``: keeps the baseline in git and the local cache, reports and comment out.
 
 Nothing is overwritten unless asked: :func:`write_scaffold` refuses when any of the files exists.
@@ -18,12 +19,14 @@ from pathlib import Path
 from string import Template
 
 from ragaliq._files import write_atomic
+from ragaliq.baseline import DEFAULT_BASELINE_PATH
 from ragaliq.config import DEFAULT_CLAUDE_MODEL, DEFAULT_CONFIG_FILE
 from ragaliq.errors import ConfigError, OutputError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
 
 __all__ = [
     "ACTION_REF",
+    "BASELINE_WORKFLOW_FILE",
     "DATASET_FILE",
     "GITIGNORE_FILE",
     "WORKFLOW_FILE",
@@ -34,6 +37,7 @@ __all__ = [
 
 DATASET_FILE = "rag_outputs.jsonl"
 WORKFLOW_FILE = ".github/workflows/ragaliq.yml"
+BASELINE_WORKFLOW_FILE = ".github/workflows/ragaliq-baseline.yml"
 GITIGNORE_FILE = ".ragaliq/.gitignore"
 _GITIGNORE = """\
 # RagaliQ Gate's folder: the baseline belongs in git; the judge cache, run reports, decisions and
@@ -144,8 +148,8 @@ _WORKFLOW = Template("""\
 #      keeping the tag in the comment so that Dependabot can update both.
 #   3. Store your Anthropic API key as the repository secret ANTHROPIC_API_KEY. Without it, the
 #      gate does what `gate.on_missing_key` in $config says (by default, it skips).
-#   4. Record a baseline on your default branch (see ragaliq-baseline.yml in the RagaliQ Gate
-#      repository's examples/workflows); until there is one, only the thresholds apply.
+#   4. Make the same changes to ragaliq-baseline.yml beside this file: it records the baseline
+#      on your default branch. Until there is one, only the thresholds apply.
 name: ragaliq
 
 on:
@@ -177,10 +181,11 @@ jobs:
       # evaluation question to $dataset, e.g.
       #   run: python scripts/generate_rag_outputs.py > $dataset
       - name: Generate RAG outputs
-        run: echo "Judging the committed $dataset; replace this step with your RAG pipeline."
+        run: echo "Judging the committed $dataset; replace this step with your pipeline."
 
-      # Judge verdicts are cached by prompt, so unchanged cases cost no API calls. When the dataset
-      # changed, the newest cache whose key starts with the restore-keys prefix is used.
+      # Judge verdicts are cached by prompt, so unchanged cases cost no API calls. Pull requests
+      # can read the caches saved on main by ragaliq-baseline.yml; when the dataset changed, the
+      # newest cache whose key starts with the restore-keys prefix is used.
       - name: Restore the judge cache
         id: cache
         uses: actions/cache/restore@9255dc7a253b0ccc959486e2bca901246202afeb # v5.0.1
@@ -209,8 +214,89 @@ jobs:
 """)
 
 
+_BASELINE_WORKFLOW = Template("""\
+# Records the RagaliQ Gate baseline on every push to main, written by `ragaliq init`, so that pull
+# requests are compared with the quality main has now. Keep its pipeline step, config and action
+# pin the same as in ragaliq.yml.
+#
+# It commits the baseline file back to main with the workflow's GITHUB_TOKEN. Pushes made with
+# that token start no new workflow runs, so this does not loop. If main is protected against
+# direct pushes, let github-actions bypass the rule or open a pull request instead.
+name: ragaliq-baseline
+
+on:
+  push:
+    branches: [main]
+  workflow_dispatch:
+
+permissions: {}
+
+# One baseline run at a time; a newer push supersedes a run still in progress.
+concurrency:
+  group: ragaliq-baseline-$${{ github.ref }}
+  cancel-in-progress: true
+
+env:
+  BASELINE_PATH: $baseline
+
+jobs:
+  baseline:
+    name: Record the RAG quality baseline
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    permissions:
+      contents: write # push the baseline commit
+    steps:
+      - uses: actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0
+        with:
+          # The token is not stored in .git/config; only the push step below uses it.
+          persist-credentials: false
+
+      # The same step as in ragaliq.yml.
+      - name: Generate RAG outputs
+        run: echo "Judging the committed $dataset; replace this step with your pipeline."
+
+      # Caches saved here, on main, are the ones pull requests restore.
+      - name: Restore the judge cache
+        uses: actions/cache@9255dc7a253b0ccc959486e2bca901246202afeb # v5.0.1
+        with:
+          path: .ragaliq/cache.sqlite*
+          key: ragaliq-judge-$${{ runner.os }}-$${{ hashFiles('$dataset', '$config') }}
+          restore-keys: |
+            ragaliq-judge-$${{ runner.os }}-
+
+      - name: RagaliQ Gate (update the baseline)
+        id: ragaliq
+        uses: $action
+        with:
+          mode: update-baseline
+          anthropic-api-key: $${{ secrets.ANTHROPIC_API_KEY }}
+          config: $config
+          baseline: $${{ env.BASELINE_PATH }}
+          comment: "off"
+
+      - name: Commit the baseline if it changed
+        env:
+          GH_TOKEN: $${{ github.token }}
+        run: |
+          # The action's container ran as root: the file is root-owned but readable, and git only
+          # reads it.
+          if [ -z "$$(git status --porcelain -- "$$BASELINE_PATH")" ]; then
+            echo "The baseline did not change; nothing to commit."
+            exit 0
+          fi
+          git config user.name "github-actions[bot]"
+          git config user.email "41898282+github-actions[bot]@users.noreply.github.com"
+          git add -- "$$BASELINE_PATH"
+          git commit -m "Update the RagaliQ Gate baseline for $${GITHUB_SHA::7}"
+          server="$${GITHUB_SERVER_URL#https://}"
+          git push "https://x-access-token:$${GH_TOKEN}@$${server}/$${GITHUB_REPOSITORY}.git" \\
+            "HEAD:$${GITHUB_REF_NAME}"
+""")
+
+
 def scaffold_files(root: Path) -> list[ScaffoldFile]:
-    """The files ``ragaliq init`` writes under ``root``: config, dataset, workflow, .gitignore."""
+    """The files ``ragaliq init`` writes under ``root``: config, dataset, workflows, .gitignore."""
     config = _CONFIG.substitute(
         dataset=DATASET_FILE,
         model=DEFAULT_CLAUDE_MODEL,
@@ -219,13 +305,14 @@ def scaffold_files(root: Path) -> list[ScaffoldFile]:
         relevance=f"{RelevanceEvaluator.default_threshold:g}",
     )
     dataset = json.dumps(_EXAMPLE_CASE, ensure_ascii=False) + "\n"
-    workflow = _WORKFLOW.substitute(
-        dataset=DATASET_FILE, config=DEFAULT_CONFIG_FILE, action=ACTION_REF
-    )
+    names = {"dataset": DATASET_FILE, "config": DEFAULT_CONFIG_FILE, "action": ACTION_REF}
+    workflow = _WORKFLOW.substitute(names)
+    baseline_workflow = _BASELINE_WORKFLOW.substitute(names, baseline=DEFAULT_BASELINE_PATH)
     return [
         ScaffoldFile(path=root / DEFAULT_CONFIG_FILE, text=config),
         ScaffoldFile(path=root / DATASET_FILE, text=dataset),
         ScaffoldFile(path=root / WORKFLOW_FILE, text=workflow),
+        ScaffoldFile(path=root / BASELINE_WORKFLOW_FILE, text=baseline_workflow),
         ScaffoldFile(path=root / GITIGNORE_FILE, text=_GITIGNORE),
     ]
 

@@ -22,8 +22,11 @@ NAMES = [
     "ragaliq.yaml",
     "rag_outputs.jsonl",
     ".github/workflows/ragaliq.yml",
+    ".github/workflows/ragaliq-baseline.yml",
     ".ragaliq/.gitignore",
 ]
+WORKFLOWS = [".github/workflows/ragaliq.yml", ".github/workflows/ragaliq-baseline.yml"]
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "workflows"
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 
 
@@ -208,11 +211,10 @@ def test_workflow_passes_actionlint(tmp_path):
     actionlint = console_tool("actionlint")
     if actionlint is None:
         pytest.skip("actionlint is not installed (it comes with the project's `lint` extra)")
-    path, _ = _workflow(tmp_path)
-    # -shellcheck= turns off the shellcheck pass; actionlint cannot resolve the remote `uses:`
-    # of the gate's placeholder ref, and does not try to.
+    write_scaffold(tmp_path)
+    shellcheck = [] if console_tool("shellcheck") else ["-shellcheck="]
     result = subprocess.run(
-        [actionlint, "-shellcheck=", "-no-color", str(path)],
+        [actionlint, *shellcheck, "-no-color", *(str(tmp_path / w) for w in WORKFLOWS)],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -224,9 +226,14 @@ def test_workflow_passes_actionlint(tmp_path):
 def test_workflow_matches_githubs_workflow_schema(tmp_path):
     check_jsonschema = console_tool("check-jsonschema")
     assert check_jsonschema is not None, "check-jsonschema comes with the project's `dev` extra"
-    path, _ = _workflow(tmp_path)
+    write_scaffold(tmp_path)
     result = subprocess.run(
-        [check_jsonschema, "--builtin-schema", "vendor.github-workflows", str(path)],
+        [
+            check_jsonschema,
+            "--builtin-schema",
+            "vendor.github-workflows",
+            *(str(tmp_path / w) for w in WORKFLOWS),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -256,3 +263,29 @@ def test_the_gitignore_keeps_the_baseline_and_ignores_local_results(tmp_path):
         check=False,
     ).stdout.split()
     assert sorted(Path(p).name for p in ignored) == ["cache.sqlite", "comment.md", "report.json"]
+
+
+def test_the_example_workflows_are_what_init_writes(tmp_path):
+    write_scaffold(tmp_path)
+    for workflow in WORKFLOWS:
+        written = (tmp_path / workflow).read_text(encoding="utf-8")
+        example = EXAMPLES / Path(workflow).name
+        assert example.read_text(encoding="utf-8") == written, (
+            f"{example} is stale: copy it from `ragaliq init --dir <empty folder>`"
+        )
+
+
+def test_the_baseline_workflow_records_on_main_with_the_same_action(tmp_path):
+    write_scaffold(tmp_path)
+    path = tmp_path / ".github/workflows/ragaliq-baseline.yml"
+    workflow = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert workflow[True]["push"] == {"branches": ["main"]}
+    assert workflow["permissions"] == {}
+    (job,) = workflow["jobs"].values()
+    assert job["permissions"] == {"contents": "write"}
+    gate = next(s for s in job["steps"] if s.get("uses", "").startswith("ragaliq/ragaliq-gate@"))
+    assert gate["uses"] == ACTION_REF.split(" #")[0]
+    assert gate["with"]["mode"] == "update-baseline"
+    assert workflow["env"]["BASELINE_PATH"] == ".ragaliq/baseline.json"
+    uses = [s["uses"] for s in job["steps"] if "uses" in s and s is not gate]
+    assert all(PINNED.match(u) for u in uses), uses
