@@ -124,5 +124,5 @@ def format_preflight(plan: Preflight, *, shown: int = 20) -> str:
         f"estimated cost: ${usage.cost_usd:.4f}",
         "no judge was called",
     ]
-    lines += [f"notice: {n}" for n in plan.notices]
+    lines += [f"notice for the real run: {n}" for n in plan.notices]
     return "\n".join(lines)
