@@ -207,8 +207,8 @@ def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> 
     if baseline is None:
         notices.append(
             "No baseline yet: only thresholds apply, and no hallucinated claim counts as new. "
-            "Record one on the main branch: the action's mode: update-baseline, or "
-            "`ragaliq run -o report.json` then `ragaliq baseline update --report report.json`."
+            "Record one on the main branch with the action's mode: update-baseline, or with "
+            "ragaliq run -o report.json and then ragaliq baseline update --report report.json."
         )
     else:
         differences = baseline.provenance.differences(Provenance.of(head))
