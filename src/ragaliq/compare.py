@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragaliq.baseline import Baseline, Provenance
 from ragaliq.config import GateConfig
-from ragaliq.judges._text import content_words
+from ragaliq.judges._text import content_words, figures, is_negated, names
 from ragaliq.models import SCHEMA_VERSION, CaseResult, ClaimVerdict, JudgeInfo, RunReport, Usage
 
 __all__ = [
@@ -163,10 +163,17 @@ def _normalise(text: str) -> str:
 
 
 def same_claim(a: str, b: str) -> bool:
-    """Whether two claims say the same thing: equal when normalised, or a close re-wording."""
+    """Whether two claims say the same thing: equal when normalised, or a close re-wording.
+
+    A re-wording must keep what a reader would check: the same figures, the same names in the
+    same order, and the same negation. "$10 a month" and "$100 a month", "the capital of France"
+    and "of Germany", "safe" and "not safe" are different claims however alike they read.
+    """
     na, nb = _normalise(a), _normalise(b)
     if na == nb:
         return True
+    if figures(a) != figures(b) or is_negated(a) != is_negated(b) or names(a) != names(b):
+        return False
     wa, wb = set(content_words(a)), set(content_words(b))
     if wa and wb and len(wa & wb) / len(wa | wb) >= FUZZY_JACCARD:
         return True
@@ -197,7 +204,26 @@ def _change(case: CaseResult, claim: ClaimVerdict) -> ClaimChange:
 
 
 def _unmatched(claims: Iterable[ClaimVerdict], others: list[ClaimVerdict]) -> list[ClaimVerdict]:
-    return [c for c in claims if not any(same_claim(c.text, o.text) for o in others)]
+    """The claims with no counterpart among ``others``; each of those matches one claim at most.
+
+    Claims repeated word for word are paired first, so that a re-wording cannot take the
+    counterpart of an exact repeat.
+    """
+    pending, free = list(claims), list(others)
+    for matches in (_same_text, same_claim):
+        left = []
+        for claim in pending:
+            match = next((o for o in free if matches(claim.text, o.text)), None)
+            if match is None:
+                left.append(claim)
+            else:
+                free.remove(match)
+        pending = left
+    return pending
+
+
+def _same_text(a: str, b: str) -> bool:
+    return _normalise(a) == _normalise(b)
 
 
 def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> GateDecision:

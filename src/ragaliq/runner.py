@@ -111,7 +111,9 @@ class _Run:
         self.stopped_early: str | None = None
         self.next_index = 0
         self.max_case_cost = 0.0
-        self.first_case_done = asyncio.Event()
+        self.priced = 0
+        """Finished cases that cost something: what the budget's per-case estimate rests on."""
+        self.case_done = asyncio.Condition()
 
     async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
         async with self.slots:
@@ -121,17 +123,19 @@ class _Run:
         """Whether one more case could take the spend past the budget.
 
         Each case in flight and the next one are assumed to cost as much as the dearest case so
-        far; until a first case has finished, there is nothing to go on, so it runs alone.
+        far. Until a case that cost something has finished (cache hits, cases without claims and
+        early errors cost nothing), there is nothing to go on, so cases run one at a time.
         """
         budget = self.settings.budget_usd
-        if budget is None or self.judged == 0:
+        if budget is None or self.priced == 0:
             return False
         return self.usage.cost_usd + self.max_case_cost * (self.in_flight + 1) > budget
 
     async def worker(self) -> None:
         while self.stopped_early is None and self.next_index < len(self.cases):
-            if self.settings.budget_usd is not None and self.judged == 0 and self.in_flight:
-                await self.first_case_done.wait()
+            if self.settings.budget_usd is not None and self.priced == 0 and self.in_flight:
+                async with self.case_done:
+                    await self.case_done.wait()
                 continue
             if self.over_budget():
                 self.stopped_early = (
@@ -151,7 +155,9 @@ class _Run:
             self.usage += usage
             self.max_case_cost = max(self.max_case_cost, usage.cost_usd)
             self.judged += 1
-            self.first_case_done.set()
+            self.priced += usage.cost_usd > 0
+            async with self.case_done:
+                self.case_done.notify_all()
             self.errors += result.status == "error"
             if self.settings.on_progress is not None:
                 self.settings.on_progress(

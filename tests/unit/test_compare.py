@@ -237,3 +237,32 @@ async def test_decision_serialises():
     data = json.loads(decision.model_dump_json())
     assert data["new_hallucinations"][0]["verdict"] == "CONTRADICTED"
     assert Baseline.model_validate_json(base.model_dump_json()) == base
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("The premium plan costs $10 per month.", "The premium plan costs $100 per month."),
+        ("The fee is 5%.", "The fee is 50%."),
+        ("Paris is the capital of France.", "Paris is the capital of Germany."),
+        ("The drug is safe for children.", "The drug is not safe for children."),
+        ("Alice sued Bob in 2019.", "Bob sued Alice in 2019."),
+    ],
+)
+def test_a_changed_figure_name_or_negation_is_another_claim(a, b):
+    assert not same_claim(a, b)
+
+
+async def test_a_changed_figure_is_new_and_one_old_claim_matches_one_new_claim():
+    two_years = ["The warranty lasts 2 years."]
+    base = record_baseline(await report_of({"a": [N]}, claims=two_years))
+    head = await report_of(
+        {"a": [N, N, N]},
+        claims=["The warranty lasts 5 years.", "The warranty lasts 2 years.", *two_years],
+    )
+    decision = compare(head, base, rules=GateRules(fail_on_new_hallucinations=True))
+    assert [c.claim for c in decision.new_hallucinations] == [
+        "The warranty lasts 5 years.",
+        "The warranty lasts 2 years.",
+    ]
+    assert decision.passed is False

@@ -176,3 +176,17 @@ def test_heuristic_judges_are_named_in_the_notices(tmp_path):
         choice = build_judge(JudgeConfig(provider=provider), env=env, base_dir=tmp_path)
         assert choice.judge.info.heuristic is True
         assert any("heuristic" in n for n in choice.notices)
+
+
+async def test_a_free_first_case_does_not_let_paid_cases_start_all_at_once():
+    # c0 costs nothing (a cache hit); the budget estimate must wait for a case that cost money.
+    judge = FakeJudge(usage_per_call=Usage(calls=1, cost_usd=1.0), free={"c0"}, pause=0.01)
+    report = await run_suite(
+        [make_case(id=f"c{i}") for i in range(20)],
+        judge=judge,
+        evaluators=suite(),
+        settings=RunSettings(concurrency=4, budget_usd=4.0),
+    )
+    assert report.stopped_early is not None
+    # A paid case costs 3.0 (extract, verify, relevance): one fits the budget, a second would not.
+    assert report.usage.cost_usd == 3.0
