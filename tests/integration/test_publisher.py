@@ -452,7 +452,7 @@ def test_422_carries_githubs_message(fake: FakeGitHub, publisher: GitHubPublishe
         publisher.upsert(body=body("x" * 70_000), marker=MARKER)
 
 
-def test_token_cannot_ask_who_it_is_falls_back_to_the_actions_bot(
+def test_a_token_that_cannot_ask_who_it_is_edits_the_bots_marker_comment(
     fake: FakeGitHub, publisher: GitHubPublisher
 ) -> None:
     ours = fake.add_comment(REPO, PR, body("old"), user=BOT)
@@ -645,3 +645,32 @@ def test_read_file_at_with_an_injected_client(fake: FakeGitHub) -> None:
         assert read(fake, "f.txt", token="unused", github=client) == "content"
         assert read(fake, "missing.txt", token="unused", github=client) is None
         assert client.get_repo(REPO).get_pull(PR).number == PR
+
+
+def test_an_app_token_that_cannot_ask_who_it_is_does_not_post_twice(sleeps: SleepLog) -> None:
+    with FakeGitHub(token=TOKEN, login="ragaliq-app[bot]") as fake:
+        fake.add_pull(REPO, PR)
+        fake.add_comment(REPO, PR, body("a user quoting our marker"), user="reviewer")
+        for _ in range(3):
+            fake.fail("GET", "^/user$", 403)
+            with GitHubPublisher(
+                token=TOKEN, repository=REPO, pr_number=PR, api_url=fake.base_url, sleep=sleeps
+            ) as publisher:
+                publisher.upsert(body=body("run"), marker=MARKER)
+        mine = [c for c in fake.comments(REPO, PR) if c.user_login == "ragaliq-app[bot]"]
+        assert len(mine) == 1
+
+
+def test_a_failing_who_am_i_stops_the_publish_instead_of_guessing(sleeps: SleepLog) -> None:
+    with FakeGitHub(token=TOKEN, login="alice") as fake:
+        fake.add_pull(REPO, PR)
+        ours = fake.add_comment(REPO, PR, body("old"), user="alice")
+        fake.fail("GET", "^/user$", 502, times=10)
+        with (
+            GitHubPublisher(
+                token=TOKEN, repository=REPO, pr_number=PR, api_url=fake.base_url, sleep=sleeps
+            ) as publisher,
+            pytest.raises(PublishError, match="502"),
+        ):
+            publisher.upsert(body=body("new"), marker=MARKER)
+        assert [c.id for c in fake.comments(REPO, PR)] == [ours.id]

@@ -34,7 +34,6 @@ from ragaliq.errors import PublishError
 
 __all__ = [
     "DEFAULT_API_URL",
-    "FALLBACK_LOGIN",
     "CommentForbiddenError",
     "CommentPublisher",
     "GitHubPublisher",
@@ -43,8 +42,6 @@ __all__ = [
 ]
 
 DEFAULT_API_URL = "https://api.github.com"
-FALLBACK_LOGIN = "github-actions[bot]"
-"""Whose comments are ours when ``GET /user`` is refused, as it is for the Actions token."""
 RETRYABLE_STATUS = frozenset({500, 502, 503, 504})
 BACKOFF_BASE_S = 1.0
 BACKOFF_CAP_S = 8.0
@@ -134,6 +131,7 @@ class GitHubPublisher:
         self._github = github if github is not None else _build_github(token=token, api_url=api_url)
         self._issue: Issue | None = None
         self._login: str | None = None
+        self._login_known = False
 
     def __repr__(self) -> str:
         return (
@@ -215,18 +213,20 @@ class GitHubPublisher:
 
     def _find(self, marker: str) -> IssueComment | None:
         issue = self._get_issue()
-        login = self._our_login().casefold()
+        login = self._our_login()
+
+        def ours(comment: IssueComment) -> bool:
+            user = comment.user
+            if user is None or _first_line(comment.body or "") != marker:
+                return False
+            if login is None:  # an app or Actions token: ours are the bots' marker comments
+                return user.type == "Bot"
+            return user.login.casefold() == login.casefold()
 
         def scan() -> IssueComment | None:
             newest: IssueComment | None = None
             for comment in issue.get_comments():
-                author = comment.user.login if comment.user is not None else None
-                if (
-                    author is not None
-                    and author.casefold() == login
-                    and _first_line(comment.body or "") == marker
-                    and (newest is None or comment.id > newest.id)
-                ):
+                if ours(comment) and (newest is None or comment.id > newest.id):
                     newest = comment
             return newest
 
@@ -240,19 +240,26 @@ class GitHubPublisher:
             )
         return self._issue
 
-    def _our_login(self) -> str:
-        if self._login is None:
+    def _our_login(self) -> str | None:
+        """The token's login; None when GitHub will not say, as for app and Actions tokens.
+
+        Only that refusal (403) leaves the login unknown: any other failure stops the publish,
+        since guessing wrong would post a second comment instead of editing ours.
+        """
+        if not self._login_known:
             try:
-                login = _retrying(
+                self._login = _retrying(
                     lambda: self._github.get_user().login,
                     attempts=self._max_attempts,
                     sleep=self._sleep,
                 )
-            except GithubException:
-                login = FALLBACK_LOGIN
+            except GithubException as exc:
+                if exc.status != 403:
+                    raise self._error(exc, "list") from exc
+                self._login = None
             except OSError as exc:
                 raise _unreachable(self._api_url, self._max_attempts) from exc
-            self._login = login
+            self._login_known = True
         return self._login
 
     def _run(
