@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import sqlite3
 
+from ragaliq.errors import JudgeError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
 from ragaliq.judges.cache import CachedJudge
+from ragaliq.models import Usage
 from ragaliq.runner import run_suite
 from tests.conftest import make_case
+from tests.fakes.judge import FakeJudge
 
 CONTEXT = ("Annual plans can be refunded within 14 days of purchase.",)
 
@@ -118,3 +121,41 @@ async def test_the_key_covers_model_and_prompt_version(make_judge, fake_anthropi
     await b.aclose()
     assert report.usage.calls == 3
     assert report.usage.cache_hits == 0
+
+
+async def test_a_row_that_no_longer_reads_is_dropped_and_judged_again(
+    make_judge, fake_anthropic, tmp_path
+):
+    path = tmp_path / "cache.sqlite"
+    judge = CachedJudge(make_judge(), path)
+    await run_suite(cases(1), judge=judge, evaluators=suite())
+    await judge.aclose()
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("UPDATE results SET value = '{\"claims\": ['")
+    db.close()
+
+    again = CachedJudge(make_judge(), path)
+    report = await run_suite(cases(1), judge=again, evaluators=suite())
+    await again.aclose()
+    assert report.summary.errors == 0
+    assert report.usage.calls == 3
+    assert len(again.warnings) == 1
+    assert "could not be read were dropped" in again.warnings[0]
+
+    healed = CachedJudge(make_judge(), path)
+    report = await run_suite(cases(1), judge=healed, evaluators=suite())
+    await healed.aclose()
+    assert report.usage.calls == 0
+    assert healed.warnings == []
+
+
+async def test_a_shared_question_that_fails_is_paid_for_once(tmp_path):
+    failure = JudgeError("scripted failure", usage=Usage(calls=2, cost_usd=0.5))
+    inner = FakeJudge(fail={"dup0": failure}, pause=0.01)
+    judge = CachedJudge(inner, tmp_path / "cache.sqlite")
+    same = [make_case(id=f"dup{i}", context=CONTEXT, response="Refunds.") for i in range(2)]
+    report = await run_suite(same, judge=judge, evaluators=[HallucinationEvaluator()])
+    await judge.aclose()
+    assert [c.status for c in report.cases] == ["error", "error"]
+    assert inner.count("extract") == 1
+    assert (report.usage.calls, report.usage.cost_usd) == (2, 0.5)

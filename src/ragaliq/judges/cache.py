@@ -17,6 +17,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
+from ragaliq.errors import JudgeError
 from ragaliq.judges.base import Judge
 from ragaliq.models import (
     ClaimsResult,
@@ -69,8 +72,8 @@ class CachedJudge:
 
     def peek_claims(self, case: TestCase) -> tuple[str, ...] | None:
         """The cached claims of a case, if extraction is cached; nothing is called."""
-        stored = self._get(self.key_for("extract_claims", case))
-        return None if stored is None else ClaimsResult.model_validate_json(stored).claims
+        stored = self._load(self.key_for("extract_claims", case), ClaimsResult)
+        return None if stored is None else stored.claims
 
     def contains(
         self, operation: str, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
@@ -111,11 +114,14 @@ class CachedJudge:
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     async def _cached(self, key: str, kind: type[R], compute: Callable[[], Awaitable[R]]) -> R:
-        stored = self._get(key)
-        if stored is None and key in self._pending:
-            stored = await asyncio.shield(self._pending[key])  # same question already in flight
-        if stored is not None:
-            hit = kind.model_validate_json(stored)
+        hit = self._load(key, kind)
+        if hit is None and key in self._pending:
+            try:  # the same question is already in flight: share its answer
+                hit = kind.model_validate_json(await asyncio.shield(self._pending[key]))
+            except JudgeError as exc:
+                # The asking case counts what the failure cost; this one must not count it again.
+                raise type(exc)(str(exc)) from exc
+        if hit is not None:
             return hit.model_copy(update={"usage": Usage(cache_hits=1)})
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
@@ -131,6 +137,31 @@ class CachedJudge:
         future.set_result(value)
         self._put(key, value)
         return result
+
+    def _load(self, key: str, kind: type[R]) -> R | None:
+        """The stored result, or None; a row that no longer reads as a result is dropped."""
+        stored = self._get(key)
+        if stored is None:
+            return None
+        try:
+            return kind.model_validate_json(stored)
+        except ValidationError:
+            warning = (
+                f"judge cache {self.path}: stored results that could not be read were dropped; "
+                "those questions are judged again"
+            )
+            if warning not in self.warnings:
+                self.warnings.append(warning)
+            self._delete(key)
+            return None
+
+    def _delete(self, key: str) -> None:
+        if self._db is None:
+            return
+        try:
+            self._db.execute("DELETE FROM results WHERE key = ?", (key,))
+        except sqlite3.Error as exc:
+            self._disable(exc)
 
     def _open(self) -> sqlite3.Connection | None:
         try:
