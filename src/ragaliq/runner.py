@@ -239,7 +239,11 @@ class _Run:
         except* JudgeError as group_error:
             for result in results:
                 outcome.usage += result.usage
-            raise first_leaf(group_error) from None
+            first = first_leaf(group_error)
+            for failure in leaves(group_error):  # the first one's usage is counted where caught
+                if failure is not first:
+                    outcome.usage += failure.usage or Usage()
+            raise first from None
         for result in results:
             outcome.usage += result.usage
         if len(results) == 1:
@@ -340,6 +344,14 @@ def first_leaf(group: BaseExceptionGroup[E]) -> E:
     """The first exception in a (possibly nested) exception group."""
     first = group.exceptions[0]
     return first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def leaves(group: BaseExceptionGroup[E]) -> list[E]:
+    """Every exception in a (possibly nested) exception group, in order."""
+    found: list[E] = []
+    for exc in group.exceptions:
+        found += leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc]
+    return found
 
 
 def summarise(cases: Sequence[CaseResult], evaluators: Mapping[str, EvaluatorInfo]) -> RunSummary:

@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+
 from ragaliq.baseline import record_baseline
 from ragaliq.compare import GateRules, compare
+from ragaliq.errors import JudgeError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator
-from ragaliq.models import ClaimVerdict, Verdict, VerificationResult
+from ragaliq.models import ClaimVerdict, Usage, Verdict, VerificationResult
 from ragaliq.runner import RunSettings, majority_verdicts, run_suite
 from tests.conftest import make_case
 from tests.fakes.judge import FakeJudge
@@ -140,3 +145,21 @@ async def test_unstable_claims_are_listed_in_the_comment():
     assert "shaky fact" in body
     assert "agreement 50.0%" in body
     assert body.count("<details>") == body.count("</details>")
+
+
+class FailingVerify(FakeJudge):
+    async def verify_claims(self, case, claims, *, sample=0):
+        await asyncio.sleep(0)
+        raise JudgeError("no valid reply", usage=Usage(calls=2, cost_usd=0.25))
+
+
+async def test_every_failed_repetition_is_paid_for():
+    report = await run_suite(
+        [make_case(id="a")],
+        judge=FailingVerify(usage_per_call=Usage(calls=1, cost_usd=0.01)),
+        evaluators=[HallucinationEvaluator()],
+        settings=RunSettings(repeat=3),
+    )
+    assert report.cases[0].status == "error"
+    assert report.usage.calls == 1 + 3 * 2
+    assert report.usage.cost_usd == pytest.approx(0.01 + 3 * 0.25)
