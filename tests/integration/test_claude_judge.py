@@ -275,6 +275,14 @@ def test_evidence_matching_tolerates_case_whitespace_punctuation_and_ellipses():
     assert not evidence_in_context("", context)
 
 
+def test_evidence_must_match_whole_words():
+    context = ["Revenue was 110 million dollars in the third quarter."]
+    assert evidence_in_context("110 million dollars", context)
+    assert not evidence_in_context("10 million", context)
+    assert not evidence_in_context("a", context)
+    assert not evidence_in_context("venue was", context)
+
+
 async def test_long_contexts_carry_cache_control_and_batches_reuse_them(make_judge, fake_anthropic):
     long_context = tuple(f"Fact {i}: the quota for region {i} is {i * 10} GB." for i in range(200))
     claims = [f"The quota for region {i} is {i * 10} GB." for i in range(5)]

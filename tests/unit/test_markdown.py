@@ -670,6 +670,7 @@ def test_hostile_text_makes_no_links_headings_or_strikethrough():
         ("![img](x.png)", "!&#91;img&#93;(x.png)"),
         ("see https://x.test/a_b", f"see https{ZWSP}://x.test/a&#95;b"),
         ("www.x.test and mailto:a@b.test", f"www{ZWSP}.x.test and mailto{ZWSP}:a@{ZWSP}b.test"),
+        ("see GH-123 and gh-7", f"see GH-{ZWSP}123 and gh-{ZWSP}7"),
         ("~~gone~~", "&#126;&#126;gone&#126;&#126;"),
         ("$x^2$", "&#36;x^2&#36;"),
         ("back\\slash", "back&#92;slash"),

@@ -126,12 +126,13 @@ def _normalise(text: str) -> str:
 def evidence_in_context(evidence: str, context: Sequence[str]) -> bool:
     """Whether a quote occurs in the context, ignoring case, whitespace and punctuation.
 
-    A quote joined with an ellipsis counts when each of its parts occurs.
+    Words must match whole ("10 million" is not in "110 million"). A quote joined with an
+    ellipsis counts when each of its parts occurs.
     """
-    haystack = _normalise(" \n ".join(context))
+    haystack = f" {_normalise(' '.join(context))} "
     parts = [_normalise(p) for p in re.split(r"\.\.\.|\u2026", evidence)]
     parts = [p for p in parts if p]
-    return bool(parts) and all(p in haystack for p in parts)
+    return bool(parts) and all(f" {p} " in haystack for p in parts)
 
 
 Sleep = Callable[[float], Awaitable[None]]

@@ -70,7 +70,9 @@ _ENTITIES = {
 _SPECIAL = re.compile("[" + re.escape("".join(_ENTITIES)) + "]")
 _BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _LINE_BREAKS = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]+")
-_AUTOLINKS = re.compile(r"@(?=\w)|#(?=\d)|(?i:\b(?:https?|ftp|mailto|xmpp)(?=:)|\bwww(?=\.))")
+_AUTOLINKS = re.compile(
+    r"@(?=\w)|#(?=\d)|(?i:\b(?:https?|ftp|mailto|xmpp)(?=:)|\bwww(?=\.)|\bgh-(?=\d))"
+)
 _ZERO_WIDTH_SPACE = "\u200b"
 _BLOCK_MARKER = re.compile(r"^(?:[#+-]|\d{1,9}[.)](?=\s|$))")
 _URL = re.compile(r"^https?://[^\s<>()\[\]\"'`]+$")
