@@ -15,6 +15,7 @@ from pathlib import Path
 from ragaliq.config import JudgeConfig
 from ragaliq.evaluators.base import Evaluator
 from ragaliq.judges.cache import CachedJudge
+from ragaliq.judges.cascade import CascadeJudge
 from ragaliq.judges.claude import ClaudeJudge
 from ragaliq.judges.factory import build_judge
 from ragaliq.judges.offline import extract_sentence_claims
@@ -59,8 +60,10 @@ async def preflight(
     choice = build_judge(config, env=env, base_dir=base_dir)
     try:
         judge = choice.judge
-        cache = judge if isinstance(judge, CachedJudge) else None
-        claude = cache.inner if cache is not None else judge
+        cascade = isinstance(judge, CascadeJudge)
+        inner = judge.claude if isinstance(judge, CascadeJudge) else judge
+        cache = inner if isinstance(inner, CachedJudge) else None
+        claude = cache.inner if cache is not None else inner
         if not isinstance(claude, ClaudeJudge):
             plans = tuple(
                 CasePlan(case_id=c.id, operations=0, cache_hits=0, calls=0) for c in cases
@@ -76,12 +79,13 @@ async def preflight(
             )
             plans_list.append(plan)
             total += usage
-        return Preflight(
-            judge=judge.info,
-            cases=tuple(plans_list),
-            usage=total,
-            notices=choice.all_notices(),
-        )
+        notices = choice.all_notices()
+        if cascade:
+            notices += (
+                "cascade: the estimate assumes Claude verifies every claim; the offline judge "
+                "settles some of them in the run, so it will cost less",
+            )
+        return Preflight(judge=judge.info, cases=tuple(plans_list), usage=total, notices=notices)
     finally:
         await choice.judge.aclose()
 

@@ -152,3 +152,14 @@ def test_dry_run_calls_no_judge_and_counts_expected_cache_hits(tmp_path, env, fa
     assert "expected cache hits: 15 · judge calls: 0" in warm.output
     assert "estimated cost: $0.0000" in warm.output
     assert fake_anthropic.count() == 15
+
+
+def test_dry_run_estimates_the_cascade_from_its_claude_judge(tmp_path, env, fake_anthropic):
+    config = project(tmp_path, n=2)
+    config.write_text(config.read_text().replace("judge:\n", "judge:\n  provider: cascade\n"))
+    result = invoke(config, env, "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert fake_anthropic.requests == []
+    assert "judge calls: 6" in result.output
+    assert "estimated cost: $0.0000" not in result.output
+    assert "the offline judge settles some of them" in result.output
