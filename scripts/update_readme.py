@@ -56,6 +56,7 @@ def render_example() -> str:
 def record_baseline() -> None:
     from ragaliq.baseline import record_baseline as record
     from ragaliq.baseline import save_baseline
+    from ragaliq.compare import GateRules
     from ragaliq.config import load_config
     from ragaliq.dataset import load_dataset
     from ragaliq.evaluators import build_evaluators
@@ -72,7 +73,8 @@ def record_baseline() -> None:
         )
     )
     path = config.resolve(config.baseline, base=QUICKSTART)
-    save_baseline(record(report, commit="0000000"), path)
+    policy = GateRules.from_config(config).recorded(report.evaluators)
+    save_baseline(record(report, commit="0000000", policy=policy), path)
     print(f"baseline written to {path.relative_to(ROOT)}")
 
 

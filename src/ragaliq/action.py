@@ -25,7 +25,13 @@ from ragaliq.github.settings import ActionSettings
 from ragaliq.judges.factory import API_KEY_ENV, api_key_from
 from ragaliq.models import RunReport
 from ragaliq.outcome import ExitCode
-from ragaliq.pipeline import Inputs, judge_inputs, load_inputs, run_gate
+from ragaliq.pipeline import (
+    Inputs,
+    judge_inputs,
+    keep_baseline_evaluators,
+    load_inputs,
+    run_gate,
+)
 from ragaliq.report.html import render_html_report
 from ragaliq.report.markdown import render_summary
 from ragaliq.report.marker import comment_marker
@@ -115,6 +121,8 @@ def action(
 
     check_writable(*results, reads=(*inputs.files, baseline_path))
     recorded, notices = _read_baseline(settings, baseline_path, read_base_file, workflow)
+    inputs, kept = keep_baseline_evaluators(inputs, recorded)
+    notices += kept
     report = judge_inputs(
         inputs,
         env=judge_env,
@@ -250,9 +258,12 @@ def _update_baseline(
             "input (or judge.provider: offline in the config)"
         )
     report = judge_inputs(inputs, env=env, on_progress=ProgressPrinter(workflow.stream, live=False))
-    recorded = record_baseline(report, commit=settings.sha or None)
+    rules = GateRules.from_config(inputs.config)
+    recorded = record_baseline(
+        report, commit=settings.sha or None, policy=rules.recorded(report.evaluators)
+    )
     save_baseline(recorded, baseline_path)
-    decision = compare(report, None, rules=GateRules.from_config(inputs.config))
+    decision = compare(report, None, rules=rules)
     report_path, html_path = _write_results(settings, inputs, report, decision)
     workflow.write_summary(render_summary(decision, report=report))
     shown = _in_workspace(baseline_path, settings.workspace)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -15,6 +16,7 @@ __all__ = [
     "DEFAULT_BASELINE_PATH",
     "Baseline",
     "Provenance",
+    "RecordedPolicy",
     "load_baseline",
     "parse_baseline",
     "record_baseline",
@@ -67,6 +69,18 @@ class Provenance(BaseModel):
         return out
 
 
+class RecordedPolicy(BaseModel):
+    """The gate policy in force when the baseline was recorded: the bar a PR cannot lower."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_drop: dict[str, float]
+    """The tolerated drop per evaluator."""
+    fail_on_new_hallucinations: bool
+    on_error: Literal["fail", "ignore"]
+    count_unstable: bool
+
+
 class Baseline(BaseModel):
     """A run report recorded on the main branch, plus the thresholds in force then."""
 
@@ -79,11 +93,17 @@ class Baseline(BaseModel):
     """The commit the report was produced on, when known."""
     provenance: Provenance
     thresholds: dict[str, float]
+    policy: RecordedPolicy | None = None
+    """The gate policy in force then; None in a baseline recorded without one."""
     report: RunReport = Field(repr=False)
 
 
 def record_baseline(
-    report: RunReport, *, allow_errors: bool = False, commit: str | None = None
+    report: RunReport,
+    *,
+    allow_errors: bool = False,
+    commit: str | None = None,
+    policy: RecordedPolicy | None = None,
 ) -> Baseline:
     """A baseline from a finished report.
 
@@ -104,6 +124,7 @@ def record_baseline(
         commit=commit,
         provenance=Provenance.of(report),
         thresholds={name: e.threshold for name, e in report.evaluators.items()},
+        policy=policy,
         report=report,
     )
 

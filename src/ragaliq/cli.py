@@ -40,7 +40,14 @@ from ragaliq.judges import build_judge
 from ragaliq.judges.factory import describe_judge
 from ragaliq.models import RunReport, Usage
 from ragaliq.outcome import ExitCode, run_exit_code
-from ragaliq.pipeline import Inputs, gate_exit_code, judge_inputs, load_inputs, run_gate
+from ragaliq.pipeline import (
+    Inputs,
+    gate_exit_code,
+    judge_inputs,
+    keep_baseline_evaluators,
+    load_inputs,
+    run_gate,
+)
 from ragaliq.preflight import preflight
 from ragaliq.report import format_decision, format_preflight, format_run_table
 from ragaliq.report._format import plural
@@ -294,14 +301,12 @@ def baseline_update(
 ) -> None:
     """Record a run report as the baseline (written atomically)."""
     report: RunReport = _read_model(report_path, RunReport, "run report")
+    config = _config_or_default(config_path)
     if output is None:
-        if config_path.exists():
-            config = load_config(config_path)
-            output = config.resolve(config.baseline, base=config_path.resolve().parent)
-        else:
-            output = Path(DEFAULT_BASELINE_PATH)
+        output = config.resolve(config.baseline, base=config_path.resolve().parent)
     check_writable(output, reads=(report_path,))
-    recorded = record_baseline(report, allow_errors=allow_errors, commit=commit)
+    policy = GateRules.from_config(config).recorded(report.evaluators)
+    recorded = record_baseline(report, allow_errors=allow_errors, commit=commit, policy=policy)
     save_baseline(recorded, output)
     click.echo(
         f"baseline written to {output} ({report.summary.cases} cases, judge "
@@ -455,8 +460,11 @@ def gate(
     )
     recorded = load_baseline(baseline_file)
     checked_id = _comment_id(comment_id)
+    inputs, kept = keep_baseline_evaluators(inputs, recorded)
     report = judge_inputs(inputs, env=os.environ, on_progress=_progress())
-    outcome = run_gate(inputs, report=report, baseline=recorded, comment_id=checked_id)
+    outcome = run_gate(
+        inputs, report=report, baseline=recorded, comment_id=checked_id, extra_notices=kept
+    )
     _print_report(report)
     click.echo("")
     click.echo(format_decision(outcome.decision, shown_notices=report.notices))

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragaliq.baseline import Baseline, Provenance
+from ragaliq.baseline import Baseline, Provenance, RecordedPolicy
 from ragaliq.config import GateConfig
 from ragaliq.judges._text import content_words, figures, is_negated, names
 from ragaliq.models import SCHEMA_VERSION, CaseResult, ClaimVerdict, JudgeInfo, RunReport, Usage
@@ -72,6 +72,45 @@ class GateRules(_Model):
     def drop_for(self, evaluator: str) -> float:
         """The largest drop from the baseline tolerated for one evaluator."""
         return self.max_drop.get(evaluator, self.default_max_drop)
+
+    def recorded(self, evaluators: Iterable[str]) -> RecordedPolicy:
+        """These rules as a baseline records them, for the given evaluators."""
+        return RecordedPolicy(
+            max_drop={name: self.drop_for(name) for name in evaluators},
+            fail_on_new_hallucinations=self.fail_on_new_hallucinations,
+            on_error=self.on_error,
+            count_unstable=self.count_unstable,
+        )
+
+    def at_least(self, policy: RecordedPolicy) -> tuple[GateRules, list[str]]:
+        """These rules, made no looser than the baseline's; and what had been loosened."""
+        loosened: list[str] = []
+        max_drop = dict(self.max_drop)
+        for name, recorded in sorted(policy.max_drop.items()):
+            if self.drop_for(name) > recorded:
+                loosened.append(f"{name} max_drop {recorded:g} → {self.drop_for(name):g}")
+                max_drop[name] = recorded
+        fail_on_new = self.fail_on_new_hallucinations
+        if policy.fail_on_new_hallucinations and not fail_on_new:
+            loosened.append("fail_on_new_hallucinations true → false")
+            fail_on_new = True
+        on_error = self.on_error
+        if policy.on_error == "fail" and on_error == "ignore":
+            loosened.append("on_error fail → ignore")
+            on_error = "fail"
+        count_unstable = self.count_unstable
+        if policy.count_unstable and not count_unstable:
+            loosened.append("count_unstable true → false")
+            count_unstable = True
+        rules = self.model_copy(
+            update={
+                "max_drop": max_drop,
+                "fail_on_new_hallucinations": fail_on_new,
+                "on_error": on_error,
+                "count_unstable": count_unstable,
+            }
+        )
+        return rules, loosened
 
 
 EvaluatorStatus = Literal["pass", "below_threshold", "regressed", "no_score"]
@@ -229,22 +268,7 @@ def _same_text(a: str, b: str) -> bool:
 def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> GateDecision:
     """The gate decision for a head run against the baseline (or thresholds only, without one)."""
     notices: list[str] = list(head.notices)
-    comparable = baseline is not None
-    if baseline is None:
-        notices.append(
-            "No baseline yet: only thresholds apply, and no hallucinated claim counts as new. "
-            "Record one on the main branch with the action's mode: update-baseline, or with "
-            "ragaliq run -o report.json and then ragaliq baseline update --report report.json."
-        )
-    else:
-        differences = baseline.provenance.differences(Provenance.of(head))
-        if differences:
-            comparable = False
-            notices.append(
-                "The baseline was judged differently (" + "; ".join(differences) + "), so "
-                "score drops are shown but do not fail the gate; thresholds still apply. "
-                "Update the baseline on main to compare like with like."
-            )
+    rules, comparable = _against_baseline(head, baseline, rules, notices)
     base_cases = {c.id: c for c in baseline.report.cases} if baseline else {}
     head_cases = {c.id: c for c in head.cases}
 
@@ -329,6 +353,34 @@ def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> 
         baseline_provenance=baseline.provenance if baseline else None,
         baseline_commit=baseline.commit if baseline else None,
     )
+
+
+def _against_baseline(
+    head: RunReport, baseline: Baseline | None, rules: GateRules, notices: list[str]
+) -> tuple[GateRules, bool]:
+    """The rules in force (no looser than the baseline's) and whether drops can count."""
+    if baseline is None:
+        notices.append(
+            "No baseline yet: only thresholds apply, and no hallucinated claim counts as new. "
+            "Record one on the main branch with the action's mode: update-baseline, or with "
+            "ragaliq run -o report.json and then ragaliq baseline update --report report.json."
+        )
+        return rules, False
+    if baseline.policy is not None:
+        rules, loosened = rules.at_least(baseline.policy)
+        if loosened:
+            notices.append(
+                "This PR loosens the gate (" + "; ".join(loosened) + "); until it is merged "
+                "and the baseline updated, the stricter setting applies."
+            )
+    differences = baseline.provenance.differences(Provenance.of(head))
+    if differences:
+        notices.append(
+            "The baseline was judged differently (" + "; ".join(differences) + "), so "
+            "score drops are shown but do not fail the gate; thresholds still apply. "
+            "Update the baseline on main to compare like with like."
+        )
+    return rules, not differences
 
 
 def _decide_evaluators(

@@ -7,6 +7,7 @@ the action build real objects and turn results into exit codes and messages.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,15 @@ from ragaliq.outcome import ExitCode
 from ragaliq.report.markdown import check_templates, render_comment, render_summary
 from ragaliq.runner import Progress, RunSettings, run_suite
 
-__all__ = ["GateOutcome", "Inputs", "gate_exit_code", "judge_inputs", "load_inputs", "run_gate"]
+__all__ = [
+    "GateOutcome",
+    "Inputs",
+    "gate_exit_code",
+    "judge_inputs",
+    "keep_baseline_evaluators",
+    "load_inputs",
+    "run_gate",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,6 +90,34 @@ def load_inputs(config_path: Path, dataset: Path | None) -> Inputs:
     )
     check_templates(comment=inputs.comment_template, summary=inputs.summary_template)
     return inputs
+
+
+def keep_baseline_evaluators(
+    inputs: Inputs, baseline: Baseline | None
+) -> tuple[Inputs, tuple[str, ...]]:
+    """The inputs with every evaluator the baseline has turned on, and a notice if one was off.
+
+    A PR cannot lower its own bar by turning an evaluator off: until it is merged and the
+    baseline updated, what the baseline measured is still measured.
+    """
+    if baseline is None:
+        return inputs, ()
+    sections = inputs.config.evaluators
+    off = [
+        name
+        for name in sorted(baseline.thresholds)
+        if name in type(sections).model_fields and not getattr(sections, name).enabled
+    ]
+    if not off:
+        return inputs, ()
+    turned_on = {name: getattr(sections, name).model_copy(update={"enabled": True}) for name in off}
+    config = inputs.config.model_copy(update={"evaluators": sections.model_copy(update=turned_on)})
+    notice = (
+        f"This PR turns off {', '.join(off)}; the baseline has "
+        f"{'it' if len(off) == 1 else 'them'}, so the gate still judges "
+        f"{'it' if len(off) == 1 else 'them'} until the PR is merged and the baseline updated."
+    )
+    return dataclasses.replace(inputs, config=config), (notice,)
 
 
 def judge_inputs(

@@ -243,3 +243,29 @@ def test_a_file_that_is_not_a_run_report_is_named_with_its_first_problem(runner,
     result = runner.invoke(cli, ["compare", "--report", str(report)])
     assert result.exit_code == 2
     assert f"{report}: not a valid run report: summary: missing required field" in result.stderr
+
+
+def test_a_pr_that_turns_an_evaluator_off_is_still_judged_on_it(runner, tmp_path):
+    config = setup(tmp_path, [faithful(), hallucinated()])
+    report = tmp_path / "main.json"
+    assert runner.invoke(cli, ["run", "--config", str(config), "-o", str(report)]).exit_code in (
+        0,
+        1,
+    )
+    baseline = tmp_path / ".ragaliq" / "baseline.json"
+    recorded = runner.invoke(
+        cli, ["baseline", "update", "--report", str(report), "--config", str(config)]
+    )
+    assert recorded.exit_code == 0, recorded.output
+    assert json.loads(baseline.read_text())["policy"]["max_drop"]["hallucination"] == 0.05
+    config.write_text(
+        config.read_text(encoding="utf-8") + "evaluators: {hallucination: {enabled: false}}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "pr.json"
+    gated = runner.invoke(
+        cli,
+        ["gate", "--config", str(config), "-o", str(out), "--comment-out", str(tmp_path / "c.md")],
+    )
+    assert "This PR turns off hallucination" in gated.output
+    assert "hallucination" in json.loads(out.read_text())["summary"]["evaluators"]

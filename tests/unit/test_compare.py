@@ -266,3 +266,20 @@ async def test_a_changed_figure_is_new_and_one_old_claim_matches_one_new_claim()
         "The warranty lasts 2 years.",
     ]
     assert decision.passed is False
+
+
+async def test_a_pr_cannot_loosen_the_policy_the_baseline_was_recorded_with():
+    strict = GateRules(max_drop={"faithfulness": 0.05}, fail_on_new_hallucinations=True)
+    base_report = await report_of({"a": [S, S, S], "b": [S, S, S]})
+    base = record_baseline(base_report, policy=strict.recorded(base_report.evaluators))
+    head = await report_of({"a": [S, S, N], "b": [S, S, S]})
+    loose = GateRules(default_max_drop=0.9, fail_on_new_hallucinations=False)
+    decision = compare(head, base, rules=loose)
+    assert decision.passed is False
+    assert decision.evaluators["faithfulness"].max_drop == 0.05
+    assert any("newly hallucinated" in f for f in decision.failures)
+    (notice,) = [n for n in decision.notices if "loosens the gate" in n]
+    assert "faithfulness max_drop 0.05 → 0.9" in notice
+    assert "fail_on_new_hallucinations true → false" in notice
+    # A baseline recorded before policies were recorded leaves the PR's rules alone.
+    assert compare(head, record_baseline(base_report), rules=loose).passed is True
