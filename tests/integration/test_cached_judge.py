@@ -29,6 +29,14 @@ def cases(n=5, **overrides):
     ]
 
 
+async def run_cached(judge, path, n=1):
+    """One run through a fresh CachedJudge over ``judge``; the report and the cache judge."""
+    cached = CachedJudge(judge, path)
+    report = await run_suite(cases(n), judge=cached, evaluators=suite())
+    await cached.aclose()
+    return report, cached
+
+
 async def test_an_unchanged_dataset_costs_zero_calls_on_the_second_run(
     make_judge, fake_anthropic, tmp_path
 ):
@@ -68,9 +76,7 @@ async def test_a_corrupt_cache_file_is_a_warning_and_the_run_goes_on(
 ):
     path = tmp_path / "cache.sqlite"
     path.write_bytes(b"this is not a database" * 100)
-    judge = CachedJudge(make_judge(), path)
-    report = await run_suite(cases(2), judge=judge, evaluators=suite())
-    await judge.aclose()
+    report, judge = await run_cached(make_judge(), path, n=2)
     assert report.summary.errors == 0
     assert report.usage.calls == 6
     assert len(judge.warnings) == 1
@@ -127,24 +133,18 @@ async def test_a_row_that_no_longer_reads_is_dropped_and_judged_again(
     make_judge, fake_anthropic, tmp_path
 ):
     path = tmp_path / "cache.sqlite"
-    judge = CachedJudge(make_judge(), path)
-    await run_suite(cases(1), judge=judge, evaluators=suite())
-    await judge.aclose()
+    await run_cached(make_judge(), path)
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("UPDATE results SET value = '{\"claims\": ['")
     db.close()
 
-    again = CachedJudge(make_judge(), path)
-    report = await run_suite(cases(1), judge=again, evaluators=suite())
-    await again.aclose()
+    report, again = await run_cached(make_judge(), path)
     assert report.summary.errors == 0
     assert report.usage.calls == 3
     assert len(again.warnings) == 1
     assert "could not be read were dropped" in again.warnings[0]
 
-    healed = CachedJudge(make_judge(), path)
-    report = await run_suite(cases(1), judge=healed, evaluators=suite())
-    await healed.aclose()
+    report, healed = await run_cached(make_judge(), path)
     assert report.usage.calls == 0
     assert healed.warnings == []
 

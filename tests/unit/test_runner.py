@@ -153,14 +153,18 @@ async def test_cases_keep_their_dataset_order():
     assert [c.id for c in report.cases] == ids
 
 
-async def test_budget_stops_scheduling_new_cases():
-    judge = FakeJudge(usage_per_call=Usage(calls=1, cost_usd=0.01))
-    report = await run_suite(
+async def run_on_budget(judge: FakeJudge, *, concurrency: int, budget_usd: float):
+    return await run_suite(
         [make_case(id=f"c{i}") for i in range(20)],
         judge=judge,
         evaluators=suite(),
-        settings=RunSettings(concurrency=1, budget_usd=0.1),
+        settings=RunSettings(concurrency=concurrency, budget_usd=budget_usd),
     )
+
+
+async def test_budget_stops_scheduling_new_cases():
+    judge = FakeJudge(usage_per_call=Usage(calls=1, cost_usd=0.01))
+    report = await run_on_budget(judge, concurrency=1, budget_usd=0.1)
     assert report.stopped_early is not None
     assert report.usage.cost_usd <= 0.1 + 1e-9
     skipped = [c for c in report.cases if c.status == "skipped"]
@@ -181,12 +185,7 @@ def test_heuristic_judges_are_named_in_the_notices(tmp_path):
 async def test_a_free_first_case_does_not_let_paid_cases_start_all_at_once():
     # c0 costs nothing (a cache hit); the budget estimate must wait for a case that cost money.
     judge = FakeJudge(usage_per_call=Usage(calls=1, cost_usd=1.0), free={"c0"}, pause=0.01)
-    report = await run_suite(
-        [make_case(id=f"c{i}") for i in range(20)],
-        judge=judge,
-        evaluators=suite(),
-        settings=RunSettings(concurrency=4, budget_usd=4.0),
-    )
+    report = await run_on_budget(judge, concurrency=4, budget_usd=4.0)
     assert report.stopped_early is not None
     # A paid case costs 3.0 (extract, verify, relevance): one fits the budget, a second would not.
     assert report.usage.cost_usd == 3.0
