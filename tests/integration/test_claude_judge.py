@@ -127,6 +127,19 @@ async def test_403_and_404_stop_the_run(make_judge, fake_anthropic, status, phra
     await judge.aclose()
 
 
+async def test_an_account_without_credit_stops_the_run(make_judge, fake_anthropic):
+    message = (
+        "Your credit balance is too low to access the Anthropic API. "
+        "Please go to Plans & Billing to upgrade or purchase credits."
+    )
+    fake_anthropic.enqueue(Fault(400, message=message))
+    judge = make_judge()
+    with pytest.raises(JudgeUnavailableError, match="no credit left"):
+        await run_suite([case(id=f"c{i}") for i in range(10)], judge=judge, evaluators=suite())
+    await judge.aclose()
+    assert len(fake_anthropic.requests) < 30
+
+
 async def test_400_fails_only_its_case(make_judge, fake_anthropic):
     fake_anthropic.enqueue(Fault(400, message="prompt is too long"))
     judge = make_judge()

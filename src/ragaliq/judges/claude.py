@@ -441,6 +441,12 @@ class ClaudeJudge:
                 f"the Anthropic API does not know model '{self.config.model}' (404); "
                 "set judge.model to a current model name"
             ) from exc
+        if status == 400 and "credit balance" in _api_message(exc).lower():
+            # An account without credit fails every request alike: stop rather than fail each case.
+            raise JudgeUnavailableError(
+                f"the Anthropic account has no credit left (400: {_api_message(exc)}); add "
+                "credit in the Anthropic Console under Plans & Billing, then run again"
+            ) from exc
         raise JudgeError(
             f"the Anthropic API rejected the request ({status}): {_api_message(exc)}", usage=usage
         ) from exc
