@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragaliq.baseline import Baseline, Provenance, RecordedPolicy
 from ragaliq.config import GateConfig
-from ragaliq.judges._text import content_words, figures, is_negated, names
+from ragaliq.judges._text import STOPWORDS, content_words, figures, is_negated
 from ragaliq.models import SCHEMA_VERSION, CaseResult, ClaimVerdict, JudgeInfo, RunReport, Usage
 
 __all__ = [
@@ -211,12 +211,47 @@ def same_claim(a: str, b: str) -> bool:
     na, nb = _normalise(a), _normalise(b)
     if na == nb:
         return True
-    if figures(a) != figures(b) or is_negated(a) != is_negated(b) or names(a) != names(b):
+    if figures(a) != figures(b) or is_negated(a) != is_negated(b) or not _names_agree(a, b):
         return False
     wa, wb = set(content_words(a)), set(content_words(b))
     if wa and wb and len(wa & wb) / len(wa | wb) >= FUZZY_JACCARD:
         return True
     return SequenceMatcher(None, na, nb, autojunk=False).ratio() >= FUZZY_RATIO
+
+
+_CAPITALISED = re.compile(r"(?<![\w'\u2019-])[A-Z][\w'\u2019-]*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\"\u201c(]\s*)$")
+
+
+def _capitalised(text: str) -> list[tuple[str, bool]]:
+    """Capitalised words in order, lower-cased, each with whether it starts a sentence."""
+    return [
+        (m.group(0).lower(), bool(_SENTENCE_START.search(text[: m.start()])))
+        for m in _CAPITALISED.finditer(text)
+        if m.group(0).lower() not in STOPWORDS
+    ]
+
+
+def _proper_words(text: str, other: str) -> list[str]:
+    """The names in a claim, in order.
+
+    A word that only starts a sentence ("Phone support ...") counts when either claim
+    capitalises it elsewhere ("... is Paris").
+    """
+    inside = {w for t in (text, other) for w, first in _capitalised(t) if not first}
+    return [w for w, first in _capitalised(text) if not first or w in inside]
+
+
+def _names_agree(a: str, b: str) -> bool:
+    """The same names, and not the same sentence with its names swapped ("Alice sued Bob")."""
+    pa, pb = _proper_words(a, b), _proper_words(b, a)
+    if set(pa) != set(pb):
+        return False
+    if pa == pb:
+        return True
+    skeleton_a = [w for w in _normalise(a).split() if w not in pa]
+    skeleton_b = [w for w in _normalise(b).split() if w not in pb]
+    return skeleton_a != skeleton_b
 
 
 def hallucinated_claims(case: CaseResult) -> list[ClaimVerdict]:

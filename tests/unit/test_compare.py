@@ -86,6 +86,11 @@ async def test_a_reworded_hallucination_is_not_new():
 
 def test_same_claim_matching():
     assert same_claim("Refunds take 14 days.", "refunds take 14 days")
+    assert same_claim("Paris is the capital of France.", "The capital of France is Paris.")
+    assert same_claim(
+        "However, offline files are available on Team plans.",
+        "Offline files are available on Team plans.",
+    )
     assert same_claim(
         "The Business plan includes phone support.",
         "Phone support is included in the Business plan.",
