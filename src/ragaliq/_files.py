@@ -34,8 +34,8 @@ def write_atomic(path: Path, text: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
-            os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
@@ -48,7 +48,7 @@ def write_atomic(path: Path, text: str) -> None:
 def check_writable(*paths: Path | None, reads: Iterable[Path | None] = ()) -> None:
     """Fail now, before any judging, if a result could not be written to one of ``paths``.
 
-    Creates missing folders (as writing would). Also refuses a result bound for a file the
+    Missing folders are left for writing to create. Also refuses a result bound for a file the
     command reads (``reads``: its config, dataset, baseline ...) or for the same file as another
     result, where one would silently replace the other.
 
@@ -72,16 +72,21 @@ def check_writable(*paths: Path | None, reads: Iterable[Path | None] = ()) -> No
         seen[resolved] = path
         if path.is_dir():
             raise OutputError(f"{path}: is a folder; give a file path")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise _cannot_write(path, exc) from exc
-        if not os.access(path.parent, os.W_OK | os.X_OK) or (
+        folder = _nearest_existing(path.parent)
+        if not folder.is_dir():
+            raise OutputError(f"{path}: cannot be written ({folder} is a file); choose a path")
+        if not os.access(folder, os.W_OK | os.X_OK) or (
             path.exists() and not os.access(path, os.W_OK)
         ):
             raise OutputError(
                 f"{path}: cannot be written (permission denied); choose a writable path"
             )
+
+
+def _nearest_existing(folder: Path) -> Path:
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
 
 
 def _cannot_write(path: Path, exc: OSError) -> OutputError:

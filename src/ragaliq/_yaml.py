@@ -17,6 +17,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *defaults`: merged keys may be overridden, as YAML intends
             key = self.construct_object(key_node, deep=deep)
             try:
                 duplicate = key in seen

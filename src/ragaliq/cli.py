@@ -304,8 +304,16 @@ def baseline_update(
     config = _config_or_default(config_path)
     if output is None:
         output = config.resolve(config.baseline, base=config_path.resolve().parent)
-    check_writable(output, reads=(report_path,))
-    policy = GateRules.from_config(config).recorded(report.evaluators)
+    check_writable(output, reads=(report_path, config_path))
+    policy = None
+    if config_path.exists():
+        policy = GateRules.from_config(config).recorded(report.evaluators)
+    else:
+        click.echo(
+            f"note: no {config_path}, so no gate policy is recorded; pass --config to record "
+            "the max_drop and failure rules a PR may not loosen",
+            err=True,
+        )
     recorded = record_baseline(report, allow_errors=allow_errors, commit=commit, policy=policy)
     save_baseline(recorded, output)
     click.echo(

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragaliq.baseline import Baseline, Provenance, RecordedPolicy
 from ragaliq.config import GateConfig
-from ragaliq.judges._text import STOPWORDS, content_words, figures, is_negated
+from ragaliq.judges._text import STOPWORDS, content_words, is_negated, numbers
 from ragaliq.models import SCHEMA_VERSION, CaseResult, ClaimVerdict, JudgeInfo, RunReport, Usage
 
 __all__ = [
@@ -127,6 +127,8 @@ class EvaluatorDecision(_Model):
     status: EvaluatorStatus
     passed: bool
     errors: int = 0
+    turned_off: bool = False
+    """The baseline has this evaluator but the run does not: the PR turned it off."""
 
 
 class ClaimChange(_Model):
@@ -211,7 +213,7 @@ def same_claim(a: str, b: str) -> bool:
     na, nb = _normalise(a), _normalise(b)
     if na == nb:
         return True
-    if figures(a) != figures(b) or is_negated(a) != is_negated(b) or not _names_agree(a, b):
+    if numbers(a) != numbers(b) or is_negated(a) != is_negated(b) or not _names_agree(a, b):
         return False
     wa, wb = set(content_words(a)), set(content_words(b))
     if wa and wb and len(wa & wb) / len(wa | wb) >= FUZZY_JACCARD:
@@ -280,20 +282,33 @@ def _change(case: CaseResult, claim: ClaimVerdict) -> ClaimChange:
 def _unmatched(claims: Iterable[ClaimVerdict], others: list[ClaimVerdict]) -> list[ClaimVerdict]:
     """The claims with no counterpart among ``others``; each of those matches one claim at most.
 
-    Claims repeated word for word are paired first, so that a re-wording cannot take the
-    counterpart of an exact repeat.
+    Claims repeated word for word are paired first; the re-worded rest are paired so that as
+    many as possible find a counterpart (a maximum matching, by augmenting paths).
     """
     pending, free = list(claims), list(others)
-    for matches in (_same_text, same_claim):
-        left = []
-        for claim in pending:
-            match = next((o for o in free if matches(claim.text, o.text)), None)
-            if match is None:
-                left.append(claim)
-            else:
-                free.remove(match)
-        pending = left
-    return pending
+    exact_left = []
+    for claim in pending:
+        match = next((o for o in free if _same_text(claim.text, o.text)), None)
+        if match is None:
+            exact_left.append(claim)
+        else:
+            free.remove(match)
+    edges = [[j for j, o in enumerate(free) if same_claim(c.text, o.text)] for c in exact_left]
+    owner: dict[int, int] = {}  # index in free -> index in exact_left
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j in edges[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in owner or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    for i in range(len(exact_left)):
+        augment(i, set())  # a claim once matched stays matched, perhaps to another counterpart
+    matched = set(owner.values())
+    return [c for i, c in enumerate(exact_left) if i not in matched]
 
 
 def _same_text(a: str, b: str) -> bool:
@@ -463,6 +478,25 @@ def _decide_evaluators(
             "This PR changes thresholds (" + "; ".join(edited) + "); until it is merged and "
             "the baseline updated, the stricter of the two applies."
         )
+    missing = sorted(set(baseline.thresholds) - set(decisions)) if baseline is not None else []
+    for name in missing:
+        assert baseline is not None  # missing is empty without one
+        base_summary = baseline.report.summary.evaluators.get(name)
+        decisions[name] = EvaluatorDecision(
+            head=None,
+            baseline=base_summary.score if base_summary else None,
+            delta=None,
+            threshold=baseline.thresholds[name],
+            max_drop=rules.drop_for(name),
+            status="no_score",
+            passed=False,
+            turned_off=True,
+        )
+    if missing:
+        notices.append(
+            f"This run has no {', '.join(missing)} score, which the baseline has: a PR cannot "
+            "turn an evaluator off until it is merged and the baseline updated."
+        )
     return decisions
 
 
@@ -501,6 +535,8 @@ def _regressed_cases(
 
 
 def _failure_line(name: str, decision: EvaluatorDecision) -> str:
+    if decision.turned_off:
+        return f"{name}: turned off, but the baseline has it"
     if decision.status == "no_score":
         return f"{name}: no case could be scored"
     head = decision.head if decision.head is not None else 0.0

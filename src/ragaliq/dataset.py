@@ -7,6 +7,8 @@ a ``cases`` list. The whole file is checked before anything is judged.
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,10 +63,13 @@ def _chunks(value: Any) -> Any:
     return value
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def _case_id(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be blank; give every case a short, stable name")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+    if any(unicodedata.category(ch) in {"Cc", "Zl", "Zp"} for ch in value):
         raise ValueError("must be one line without control characters such as tabs or newlines")
     return value
 
@@ -171,11 +176,11 @@ class InvalidJson:
 def jsonl_records(text: str) -> list[tuple[int, Any]]:
     """Each non-blank line's JSON value (or :class:`InvalidJson`) with its line number.
 
-    Lines end at a line feed only (a carriage return before it is whitespace to JSON): U+2028 and
-    its kin are valid inside JSON strings.
+    Lines end at a line feed, a carriage return or both; not at U+2028 and its kin, which are
+    valid inside JSON strings (where a raw line feed or carriage return is not).
     """
     records: list[tuple[int, Any]] = []
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(_LINE_END.split(text), start=1):
         if not line.strip():
             continue
         try:

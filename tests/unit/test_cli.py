@@ -269,3 +269,17 @@ def test_a_pr_that_turns_an_evaluator_off_is_still_judged_on_it(runner, tmp_path
     )
     assert "This PR turns off hallucination" in gated.output
     assert "hallucination" in json.loads(out.read_text())["summary"]["evaluators"]
+
+
+def test_baseline_update_without_a_config_records_no_policy_and_says_so(
+    runner, tmp_path, monkeypatch
+):
+    config = setup(tmp_path, [faithful()])
+    report = tmp_path / "r.json"
+    assert runner.invoke(cli, ["run", "--config", str(config), "-o", str(report)]).exit_code == 0
+    monkeypatch.chdir(tmp_path / "..")
+    out = tmp_path / "b.json"
+    result = runner.invoke(cli, ["baseline", "update", "--report", str(report), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "no gate policy is recorded" in result.stderr
+    assert json.loads(out.read_text())["policy"] is None

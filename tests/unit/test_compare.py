@@ -288,3 +288,48 @@ async def test_a_pr_cannot_loosen_the_policy_the_baseline_was_recorded_with():
     assert "fail_on_new_hallucinations true → false" in notice
     # A baseline recorded before policies were recorded leaves the PR's rules alone.
     assert compare(head, record_baseline(base_report), rules=loose).passed is True
+
+
+def test_every_claim_that_can_find_a_counterpart_finds_one(monkeypatch):
+    from ragaliq import compare as module
+    from tests.conftest import make_verdict
+
+    # y matches both old claims, x only q: pairing y with q first would leave x unmatched.
+    related = {("y", "q"), ("y", "p"), ("x", "q")}
+    monkeypatch.setattr(module, "same_claim", lambda a, b: (a, b) in related)
+    head = [make_verdict(text="y"), make_verdict(text="x")]
+    base = [make_verdict(text="q"), make_verdict(text="p")]
+    assert module._unmatched(head, base) == []
+    assert [c.text for c in module._unmatched([*head, make_verdict(text="z")], base)] == ["z"]
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "Yes, annual Personal plans can be refunded within 14 days.",
+            "Annual Personal plans can be refunded within 14 days.",
+        ),
+        (
+            "EU workspaces are also encrypted at rest.",
+            "Workspaces in the EU are also encrypted at rest.",
+        ),
+        ("Acme was founded in 1999.", "The company Acme was founded in 1999."),
+        ("The team has 10 seats.", "The team has ten seats."),
+    ],
+)
+def test_re_wordings_that_keep_the_facts_are_the_same_claim(a, b):
+    assert same_claim(a, b)
+
+
+async def test_an_evaluator_the_baseline_has_cannot_vanish_from_the_comparison():
+    base = record_baseline(await report_of({"a": [S, S, N]}))
+    head = await report_of(
+        {"a": [S, S, N]},
+        evaluators=[FaithfulnessEvaluator(threshold=0.5), RelevanceEvaluator(threshold=0.5)],
+    )
+    decision = compare(head, base, rules=GateRules())
+    assert decision.passed is False
+    assert decision.evaluators["hallucination"].turned_off is True
+    assert "hallucination: turned off, but the baseline has it" in decision.failures
+    assert any("cannot turn an evaluator off" in n for n in decision.notices)

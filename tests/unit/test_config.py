@@ -188,3 +188,14 @@ def test_a_key_given_twice_is_reported_at_its_line():
 def test_an_empty_file_name_is_an_error_not_a_folder(key):
     with pytest.raises(ConfigError, match=f"^ragaliq.yaml: {key}: must name a file"):
         parse_config(f'{key}: ""\n')
+
+
+def test_yaml_merge_keys_still_work():
+    text = (
+        "evaluators:\n"
+        "  faithfulness: &base {threshold: 0.7, max_drop: 0.1}\n"
+        "  hallucination: {<<: *base, threshold: 0.8}\n"
+    )
+    config = parse_config(text)
+    assert config.evaluators.hallucination.threshold == 0.8
+    assert config.evaluators.hallucination.max_drop == 0.1

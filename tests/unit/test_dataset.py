@@ -202,3 +202,15 @@ def test_a_yaml_case_with_a_key_given_twice_is_reported(tmp_path):
     path = tmp_path / "d.yaml"
     path.write_text("- id: a\n  query: q\n  query: r\n  context: [c]\n  response: s\n", "utf-8")
     assert f"{path}:3: invalid YAML: the key 'query' is given twice" in problems(path)
+
+
+def test_old_mac_line_endings_separate_lines(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(GOOD) + "\r" + json.dumps({**GOOD, "id": "b"}) + "\r", "utf-8")
+    assert [c.id for c in load_dataset(path)] == ["a", "b"]
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u0085"])
+def test_a_case_id_has_no_line_separators(tmp_path, separator):
+    path = write_jsonl(tmp_path / "d.jsonl", [{**GOOD, "id": f"a{separator}b"}])
+    assert f"{path}:1: id: must be one line" in problems(path)

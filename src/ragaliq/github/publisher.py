@@ -154,8 +154,8 @@ class GitHubPublisher:
         """Make our comment marked ``marker`` read ``body``, creating it if there is none.
 
         Every comment on the pull request is read (all pages); ours is one whose first line is
-        ``marker`` and whose author is the token's user (``github-actions[bot]`` when the token may
-        not ask who it is). If there are several, the newest is edited.
+        ``marker`` and whose author is the token's user (any bot, when the token may not ask who
+        it is, as app and Actions tokens may not). If there are several, the newest is edited.
 
         Args:
             body: The whole comment; its first line must be ``marker``.
