@@ -17,7 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragaliq.baseline import Baseline, Provenance, RecordedPolicy
 from ragaliq.config import GateConfig
-from ragaliq.judges._text import STOPWORDS, content_words, is_negated, numbers
+from ragaliq.judges._text import (
+    STOPWORDS,
+    content_words,
+    is_negated,
+    numbers,
+    starts_sentence,
+)
 from ragaliq.models import SCHEMA_VERSION, CaseResult, ClaimVerdict, JudgeInfo, RunReport, Usage
 
 __all__ = [
@@ -222,13 +228,12 @@ def same_claim(a: str, b: str) -> bool:
 
 
 _CAPITALISED = re.compile(r"(?<![\w'\u2019-])[A-Z][\w'\u2019-]*")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;\"\u201c(]\s*)$")
 
 
 def _capitalised(text: str) -> list[tuple[str, bool]]:
     """Capitalised words in order, lower-cased, each with whether it starts a sentence."""
     return [
-        (m.group(0).lower(), bool(_SENTENCE_START.search(text[: m.start()])))
+        (m.group(0).lower(), starts_sentence(text, m.start()))
         for m in _CAPITALISED.finditer(text)
         if m.group(0).lower() not in STOPWORDS
     ]

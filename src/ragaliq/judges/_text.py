@@ -20,6 +20,7 @@ __all__ = [
     "negated_words",
     "numbers",
     "split_sentences",
+    "starts_sentence",
     "stem",
     "tokens",
 ]
@@ -266,6 +267,11 @@ _NAME_RUN = re.compile(
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\"\u201c(]\s*)$")
 
 
+def starts_sentence(text: str, index: int) -> bool:
+    """Whether the word at ``index`` starts a sentence (or a quote or an aside)."""
+    return bool(_SENTENCE_START.search(text[:index]))
+
+
 _COMMON_CAPITALISED = frozenset(
     """
     god government fahrenheit celsius english autumn spring summer winter diy tv ok am pm mr mrs
@@ -284,7 +290,7 @@ def names(text: str) -> list[str]:
     found: list[str] = []
     for match in _NAME_RUN.finditer(text):
         parts = [p for p in re.split(r"\s+", match.group(0)) if p[:1].isupper()]
-        at_start = bool(_SENTENCE_START.search(text[: match.start()]))
+        at_start = starts_sentence(text, match.start())
         if at_start and len(parts) == 1:
             continue
         for part in parts:
