@@ -1,4 +1,4 @@
-"""Train the offline judge's claim model and write src/ragaliq/judges/offline_model.json.
+"""Train the offline judge's claim model and write src/ragaliq/judges/offline/model.json.
 
 Usage::
 
@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from ragtruth import DEFAULT_DATA, TASKS, Scores, claim_labels, load_ragtruth  # noqa: E402
 
-from ragaliq.judges._features import FEATURES, ContextIndex, analyse_claims  # noqa: E402
-from ragaliq.judges.offline import (  # noqa: E402
+from ragaliq.judges.offline.features import FEATURES, ContextIndex, analyse_claims  # noqa: E402
+from ragaliq.judges.offline.judge import (  # noqa: E402
     MODEL_PATH,
     case_kind,
     extract_sentence_claims,

@@ -8,23 +8,15 @@ normalised text and then by a fuzzy match, so that a re-worded claim is not repo
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from difflib import SequenceMatcher
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragaliq.baseline import Baseline, Provenance, RecordedPolicy
 from ragaliq.config import GateConfig
-from ragaliq.judges._text import (
-    STOPWORDS,
-    content_words,
-    is_negated,
-    numbers,
-    starts_sentence,
-)
 from ragaliq.models import SCHEMA_VERSION, CaseResult, ClaimVerdict, JudgeInfo, RunReport, Usage
+from ragaliq.text.matching import unmatched
 
 __all__ = [
     "CaseError",
@@ -35,13 +27,7 @@ __all__ = [
     "RegressedCase",
     "compare",
     "hallucinated_claims",
-    "same_claim",
 ]
-
-FUZZY_RATIO = 0.85
-"""Character similarity at which two claims are the same claim re-worded."""
-FUZZY_JACCARD = 0.75
-"""Content-word overlap at which two claims are the same claim re-worded."""
 
 
 class _Model(BaseModel):
@@ -205,62 +191,6 @@ class GateDecision(_Model):
         return {name: e.head for name, e in self.evaluators.items()}
 
 
-def _normalise(text: str) -> str:
-    return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
-
-
-def same_claim(a: str, b: str) -> bool:
-    """Whether two claims say the same thing: equal when normalised, or a close re-wording.
-
-    A re-wording must keep what a reader would check: the same figures, the same names in the
-    same order, and the same negation. "$10 a month" and "$100 a month", "the capital of France"
-    and "of Germany", "safe" and "not safe" are different claims however alike they read.
-    """
-    na, nb = _normalise(a), _normalise(b)
-    if na == nb:
-        return True
-    if numbers(a) != numbers(b) or is_negated(a) != is_negated(b) or not _names_agree(a, b):
-        return False
-    wa, wb = set(content_words(a)), set(content_words(b))
-    if wa and wb and len(wa & wb) / len(wa | wb) >= FUZZY_JACCARD:
-        return True
-    return SequenceMatcher(None, na, nb, autojunk=False).ratio() >= FUZZY_RATIO
-
-
-_CAPITALISED = re.compile(r"(?<![\w'\u2019-])[A-Z][\w'\u2019-]*")
-
-
-def _capitalised(text: str) -> list[tuple[str, bool]]:
-    """Capitalised words in order, lower-cased, each with whether it starts a sentence."""
-    return [
-        (m.group(0).lower(), starts_sentence(text, m.start()))
-        for m in _CAPITALISED.finditer(text)
-        if m.group(0).lower() not in STOPWORDS
-    ]
-
-
-def _proper_words(text: str, other: str) -> list[str]:
-    """The names in a claim, in order.
-
-    A word that only starts a sentence ("Phone support ...") counts when either claim
-    capitalises it elsewhere ("... is Paris").
-    """
-    inside = {w for t in (text, other) for w, first in _capitalised(t) if not first}
-    return [w for w, first in _capitalised(text) if not first or w in inside]
-
-
-def _names_agree(a: str, b: str) -> bool:
-    """The same names, and not the same sentence with its names swapped ("Alice sued Bob")."""
-    pa, pb = _proper_words(a, b), _proper_words(b, a)
-    if set(pa) != set(pb):
-        return False
-    if pa == pb:
-        return True
-    skeleton_a = [w for w in _normalise(a).split() if w not in pa]
-    skeleton_b = [w for w in _normalise(b).split() if w not in pb]
-    return skeleton_a != skeleton_b
-
-
 def hallucinated_claims(case: CaseResult) -> list[ClaimVerdict]:
     """The claims the hallucination evaluator counted, or every claim not SUPPORTED."""
     result = case.results.get("hallucination")
@@ -269,6 +199,10 @@ def hallucinated_claims(case: CaseResult) -> list[ClaimVerdict]:
         indices = {item["index"] for item in listed if isinstance(item, dict)}
         return [c for i, c in enumerate(case.claims) if i in indices]
     return [c for c in case.claims if c.verdict.value != "SUPPORTED"]
+
+
+def _text_of(claim: ClaimVerdict) -> str:
+    return claim.text
 
 
 def _change(case: CaseResult, claim: ClaimVerdict) -> ClaimChange:
@@ -282,42 +216,6 @@ def _change(case: CaseResult, claim: ClaimVerdict) -> ClaimChange:
         confidence=claim.confidence,
         agreement=claim.agreement,
     )
-
-
-def _unmatched(claims: Iterable[ClaimVerdict], others: list[ClaimVerdict]) -> list[ClaimVerdict]:
-    """The claims with no counterpart among ``others``; each of those matches one claim at most.
-
-    Claims repeated word for word are paired first; the re-worded rest are paired so that as
-    many as possible find a counterpart (a maximum matching, by augmenting paths).
-    """
-    pending, free = list(claims), list(others)
-    exact_left = []
-    for claim in pending:
-        match = next((o for o in free if _same_text(claim.text, o.text)), None)
-        if match is None:
-            exact_left.append(claim)
-        else:
-            free.remove(match)
-    edges = [[j for j, o in enumerate(free) if same_claim(c.text, o.text)] for c in exact_left]
-    owner: dict[int, int] = {}  # index in free -> index in exact_left
-
-    def augment(i: int, seen: set[int]) -> bool:
-        for j in edges[i]:
-            if j not in seen:
-                seen.add(j)
-                if j not in owner or augment(owner[j], seen):
-                    owner[j] = i
-                    return True
-        return False
-
-    for i in range(len(exact_left)):
-        augment(i, set())  # a claim once matched stays matched, perhaps to another counterpart
-    matched = set(owner.values())
-    return [c for i, c in enumerate(exact_left) if i not in matched]
-
-
-def _same_text(a: str, b: str) -> bool:
-    return _normalise(a) == _normalise(b)
 
 
 def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> GateDecision:
@@ -338,8 +236,8 @@ def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> 
             new += [_change(case, c) for c in now]
             continue
         was = hallucinated_claims(before)
-        new += [_change(case, c) for c in _unmatched(now, was)]
-        fixed += [_change(before, c) for c in _unmatched(was, now)]
+        new += [_change(case, c) for c in unmatched(now, was, text=_text_of)]
+        fixed += [_change(before, c) for c in unmatched(was, now, text=_text_of)]
     unstable = [c for c in new if _is_unstable(head_cases[c.case_id], c.claim)]
     if unstable and not rules.count_unstable:
         new = [c for c in new if c not in unstable]

@@ -4,9 +4,10 @@ import pytest
 
 from ragaliq.errors import JudgeResponseError, JudgeUnavailableError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
-from ragaliq.judges.claude import PROMPT_VERSION, evidence_in_context
+from ragaliq.judges.claude import PROMPT_VERSION
 from ragaliq.models import Verdict
 from ragaliq.runner import RunSettings, run_suite
+from ragaliq.text.matching import evidence_in_context
 from tests.conftest import make_case
 from tests.fakes.anthropic_server import Fault, Reply
 from tests.fakes.claude_sim import answer, blocks, request_text, system_text, task_of

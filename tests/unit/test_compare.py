@@ -12,11 +12,12 @@ from ragaliq.baseline import (
     record_baseline,
     save_baseline,
 )
-from ragaliq.compare import GateRules, compare, same_claim
+from ragaliq.compare import GateRules, compare
 from ragaliq.errors import BaselineError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
 from ragaliq.models import Verdict
 from ragaliq.runner import run_suite
+from ragaliq.text.matching import same_claim, unmatched
 from tests.conftest import make_case
 from tests.fakes.judge import FakeJudge
 
@@ -290,17 +291,15 @@ async def test_a_pr_cannot_loosen_the_policy_the_baseline_was_recorded_with():
     assert compare(head, record_baseline(base_report), rules=loose).passed is True
 
 
-def test_every_claim_that_can_find_a_counterpart_finds_one(monkeypatch):
-    from ragaliq import compare as module
-    from tests.conftest import make_verdict
-
+def test_every_claim_that_can_find_a_counterpart_finds_one():
     # y matches both old claims, x only q: pairing y with q first would leave x unmatched.
     related = {("y", "q"), ("y", "p"), ("x", "q")}
-    monkeypatch.setattr(module, "same_claim", lambda a, b: (a, b) in related)
-    head = [make_verdict(text="y"), make_verdict(text="x")]
-    base = [make_verdict(text="q"), make_verdict(text="p")]
-    assert module._unmatched(head, base) == []
-    assert [c.text for c in module._unmatched([*head, make_verdict(text="z")], base)] == ["z"]
+
+    def pairs(head: list[str], base: list[str]) -> list[str]:
+        return unmatched(head, base, text=str, same=lambda a, b: (a, b) in related)
+
+    assert pairs(["y", "x"], ["q", "p"]) == []
+    assert pairs(["y", "x", "z"], ["q", "p"]) == ["z"]
 
 
 @pytest.mark.parametrize(

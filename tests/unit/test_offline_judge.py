@@ -5,9 +5,9 @@ import json
 import pytest
 
 from ragaliq.judges import OfflineJudge
-from ragaliq.judges._text import content_words, numbers, split_sentences
 from ragaliq.judges.offline import extract_sentence_claims
 from ragaliq.models import Verdict
+from ragaliq.text.words import content_words, numbers, split_sentences
 from tests.conftest import make_case
 
 CONTEXT = (
@@ -290,8 +290,8 @@ async def test_a_record_verdict_quotes_the_field():
 
 
 def test_the_shipped_model_matches_the_features():
-    from ragaliq.judges._features import FEATURES
     from ragaliq.judges.offline import load_model
+    from ragaliq.judges.offline.features import FEATURES
 
     models = load_model()
     for model in (models.answer, models.summary, models.record):
@@ -302,8 +302,8 @@ def test_the_shipped_model_matches_the_features():
 
 
 def test_the_kind_of_case_picks_the_model():
-    from ragaliq.judges._features import ContextIndex
     from ragaliq.judges.offline import case_kind, load_model
+    from ragaliq.judges.offline.features import ContextIndex
 
     passages = ("The museum opens at nine and closes at five.",)
     answer = ContextIndex.build(passages, query="When does the museum open?")

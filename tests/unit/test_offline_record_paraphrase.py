@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ragaliq.judges._record import parse_record
+from ragaliq.judges.offline.records import parse_record
 
 RECORD = json.dumps(
     {

@@ -41,8 +41,9 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
+from ragaliq.text.matching import evidence_in_context
 
-__all__ = ["PROMPT_VERSION", "ClaudeJudge", "evidence_in_context"]
+__all__ = ["PROMPT_VERSION", "ClaudeJudge"]
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 PROMPT_FILES = ("system.md", "extract_claims.md", "verify_claims.md", "relevance.md")
@@ -117,22 +118,6 @@ class _InvalidReply(Exception):
 def _escape(text: str) -> str:
     """Keep untrusted text from closing or opening our own XML blocks."""
     return _OWN_TAGS.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", text)
-
-
-def _normalise(text: str) -> str:
-    return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
-
-
-def evidence_in_context(evidence: str, context: Sequence[str]) -> bool:
-    """Whether a quote occurs in the context, ignoring case, whitespace and punctuation.
-
-    Words must match whole ("10 million" is not in "110 million"). A quote joined with an
-    ellipsis counts when each of its parts occurs.
-    """
-    haystack = f" {_normalise(' '.join(context))} "
-    parts = [_normalise(p) for p in re.split(r"\.\.\.|\u2026", evidence)]
-    parts = [p for p in parts if p]
-    return bool(parts) and all(f" {p} " in haystack for p in parts)
 
 
 Sleep = Callable[[float], Awaitable[None]]

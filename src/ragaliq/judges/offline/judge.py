@@ -15,7 +15,7 @@ is a JSON record, the fields the claim agrees with, contradicts or that the reco
    context lacks is not SUPPORTED.
 2. **Verbatim support** (every content word in one sentence, most word triples as written) is a
    confident SUPPORTED.
-3. Otherwise a small logistic regression shipped as data (``offline_model.json``, one for prose
+3. Otherwise a small logistic regression shipped as data (``model.json``, one for prose
    and one for records, reproduced from the tune part of RAGTruth by
    ``scripts/train_offline.py``) gives the probability that the claim is hallucinated. Each kind
    of case (:func:`case_kind`: an answer to a question, prose with no question, a record) has
@@ -40,9 +40,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from ragaliq.judges._features import FEATURES, Analysis, ContextIndex, analyse_claims
-from ragaliq.judges._text import content_words, split_sentences
 from ragaliq.judges.base import check_verdict_count, no_context_verdicts
+from ragaliq.judges.offline.features import FEATURES, Analysis, ContextIndex, analyse_claims
 from ragaliq.models import (
     ClaimsResult,
     ClaimVerdict,
@@ -52,6 +51,7 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
+from ragaliq.text.words import content_words, split_sentences
 
 __all__ = [
     "MODEL_RESOURCE",
@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 OFFLINE_JUDGE_NAME = "offline-heuristic"
-MODEL_RESOURCE = "offline_model.json"
+MODEL_RESOURCE = "model.json"
 """The claim model, shipped in this package next to this module."""
 PARTIAL_COVERAGE = 0.5
 """Share of a claim's content words the context must hold for PARTIALLY_SUPPORTED."""
@@ -72,15 +72,21 @@ RELEVANCE_SATURATION = 0.8
 MAX_EVIDENCE_CHARS = 400
 CONFIDENT = "offline_confident"
 """Flag on a SUPPORTED verdict the offline judge is sure of: the cascade settles it offline."""
-_SOURCES = ("offline.py", "_features.py", "_text.py", "_record.py", MODEL_RESOURCE)
+_SOURCES = (
+    ("ragaliq.judges.offline", "judge.py"),
+    ("ragaliq.judges.offline", "features.py"),
+    ("ragaliq.judges.offline", "records.py"),
+    ("ragaliq.judges.offline", MODEL_RESOURCE),
+    ("ragaliq.text", "words.py"),
+)
+"""Everything the offline verdicts depend on: a change to any of it is a new judge version."""
 
 
 def _version() -> str:
     digest = hashlib.sha256()
-    package = resources.files(__package__ or "ragaliq.judges")
-    for name in _SOURCES:
+    for package, name in _SOURCES:
         digest.update(name.encode())
-        digest.update(package.joinpath(name).read_bytes())
+        digest.update(resources.files(package).joinpath(name).read_bytes())
     return digest.hexdigest()[:12]
 
 
@@ -154,7 +160,7 @@ def load_model() -> Models:
     Raises:
         RuntimeError: the file does not match the features this code computes (a packaging bug).
     """
-    package = resources.files(__package__ or "ragaliq.judges")
+    package = resources.files("ragaliq.judges.offline")
     data = json.loads(package.joinpath(MODEL_RESOURCE).read_text(encoding="utf-8"))
     if tuple(data["features"]) != FEATURES:
         raise RuntimeError(
@@ -373,7 +379,7 @@ def rule_verdict(a: Analysis) -> tuple[Verdict, str] | None:
                 "the context.",
             )
         return Verdict.NOT_ENOUGH_INFO, f"The figure {shown} does not occur in the context."
-    if record is None and a.novel_names and FORCE_NOVEL_NAMES:
+    if record is None and a.novel_names:
         shown = ", ".join(_name_words(a)[:4])
         verdict = (
             Verdict.PARTIALLY_SUPPORTED
@@ -388,13 +394,11 @@ def rule_verdict(a: Analysis) -> tuple[Verdict, str] | None:
             else Verdict.NOT_ENOUGH_INFO
         )
         return verdict, _sentence(_missing(a)) + "."
-    if record is not None and record.unknown and FORCE_UNKNOWN_FIELDS:
+    if record is not None and record.unknown:
         return Verdict.NOT_ENOUGH_INFO, _sentence(record.unknown[0]) + _also(_missing(a))
     return None
 
 
-FORCE_UNKNOWN_FIELDS = True
-FORCE_NOVEL_NAMES = True
 SHORT_CLAIM_WORDS = 5
 SHORT_CLAIM_NOVEL = 2
 EXTRACTIVE_RESPONSE = 0.2

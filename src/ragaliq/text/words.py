@@ -1,4 +1,4 @@
-"""Text handling for the offline judge: sentences, content words and numbers.
+"""Words, sentences, numbers, names and negation, as the offline judge and the gate read them.
 
 Deliberately small and dependency-free: a regex sentence splitter that knows abbreviations,
 decimals and bullet lists, a light suffix stemmer, and a number normaliser.

@@ -20,8 +20,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ragaliq.judges._record import Record, RecordFindings, parse_record
-from ragaliq.judges._text import (
+from ragaliq.judges.offline.records import Record, RecordFindings, parse_record
+from ragaliq.text.words import (
     content_tokens,
     content_words,
     figures,
@@ -32,7 +32,7 @@ from ragaliq.judges._text import (
     split_sentences,
     tokens,
 )
-from ragaliq.judges._text import stem as stem_of
+from ragaliq.text.words import stem as stem_of
 
 __all__ = ["FEATURES", "Analysis", "ContextIndex", "Sentence", "analyse_claims"]
 

@@ -1,0 +1,23 @@
+"""The offline judge: deterministic verdicts from grounding features, with no network or key."""
+
+from __future__ import annotations
+
+from ragaliq.judges.offline.judge import (
+    CONFIDENT,
+    OFFLINE_JUDGE_NAME,
+    OfflineJudge,
+    case_kind,
+    extract_sentence_claims,
+    load_model,
+    model_of_kind,
+)
+
+__all__ = [
+    "CONFIDENT",
+    "OFFLINE_JUDGE_NAME",
+    "OfflineJudge",
+    "case_kind",
+    "extract_sentence_claims",
+    "load_model",
+    "model_of_kind",
+]
