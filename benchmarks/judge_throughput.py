@@ -72,7 +72,8 @@ async def run_once(
     cases: list[TestCase], base_url: str, cache: Path, concurrency: int
 ) -> tuple[RunReport, float]:
     config = JudgeConfig(model="claude-sonnet-5-5", concurrency=concurrency, max_retries=4)
-    judge = CachedJudge(ClaudeJudge(config, api_key="sk-bench", base_url=base_url), cache)
+    claude = ClaudeJudge(config, api_key="sk-bench", base_url=base_url)
+    judge = CachedJudge(claude, cache, secret="sk-bench")
     start = time.perf_counter()
     try:
         report = await run_suite(

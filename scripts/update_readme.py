@@ -34,9 +34,10 @@ def render_example() -> str:
     config_path = QUICKSTART / "ragaliq.yaml"
     inputs = load_inputs(config_path, QUICKSTART / "rag_outputs_pr.jsonl")
     config = load_config(config_path)
-    baseline = load_baseline(inputs.baseline_path)
+    baseline_path = config.resolve(config.baseline, base=QUICKSTART)
+    baseline = load_baseline(baseline_path)
     if baseline is None:
-        sys.exit(f"no baseline at {inputs.baseline_path}; run `--record-baseline` first")
+        sys.exit(f"no baseline at {baseline_path}; run `--record-baseline` first")
     report = asyncio.run(
         run_suite(
             load_dataset(QUICKSTART / "rag_outputs_pr.jsonl"),

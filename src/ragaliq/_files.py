@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ragaliq.errors import OutputError
+from ragaliq.redaction import redact
 
 __all__ = ["check_writable", "write_atomic"]
 
@@ -21,9 +22,12 @@ def write_atomic(path: Path, text: str) -> None:
     action runs as root in its container, so a private report or baseline could not be read by
     the workflow's later steps, such as ``git add`` or an artifact upload.)
 
+    Every registered secret is redacted from ``text`` first (see :mod:`ragaliq.redaction`).
+
     Raises:
         OutputError: the file or its folder cannot be written; nothing is left behind.
     """
+    text = redact(text)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = _mode_for(path)

@@ -9,33 +9,37 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ragaliq._files import check_writable, write_atomic
-from ragaliq.baseline import Baseline, parse_baseline, record_baseline, save_baseline
+from ragaliq.baseline import record_baseline, save_baseline
 from ragaliq.compare import GateDecision, GateRules, compare
-from ragaliq.config import JudgeConfig
-from ragaliq.errors import ConfigError, PublishError, RagaliqError
+from ragaliq.config import GatePolicy, JudgeConfig
+from ragaliq.errors import CommentForbiddenError, ConfigError, PublishError, RagaliqError
 from ragaliq.github.commands import Workflow
-from ragaliq.github.publisher import CommentForbiddenError, GitHubPublisher, read_file_at
+from ragaliq.github.comment import GitHubPublisher
+from ragaliq.github.contents import ContentsAtCommit
 from ragaliq.github.settings import ActionSettings
 from ragaliq.judges.factory import API_KEY_ENV, api_key_from
 from ragaliq.models import RunReport
-from ragaliq.outcome import ExitCode
+from ragaliq.outcome import INTERRUPTED, ExitCode
 from ragaliq.pipeline import (
     Inputs,
+    baseline_judge,
     judge_inputs,
     keep_baseline_evaluators,
-    load_inputs,
+    load_gate_inputs,
     run_gate,
 )
+from ragaliq.redaction import redact, register_env_secrets, register_secret
 from ragaliq.report.html import render_html_report
-from ragaliq.report.markdown import render_summary
+from ragaliq.report.markdown import render_status, render_summary
 from ragaliq.report.marker import comment_marker
 from ragaliq.report.progress import ProgressPrinter
+from ragaliq.repository import FallbackSource, FileSource, GitCommit, WorkTree, repo_path
+from ragaliq.trust import read_bar
 
 __all__ = ["DECISION_PATH", "MAX_ANNOTATIONS", "REPORT_PATH", "action", "main"]
 
@@ -46,33 +50,37 @@ DECISION_PATH = ".ragaliq/decision.json"
 """Where the gate decision is written, e.g. for `ragaliq render` in a separate workflow."""
 ISSUES_URL = "https://github.com/ragaliq/ragaliq-gate/issues"
 
-BaseFileReader = Callable[[str, str], "str | None"]
-"""Reads a repository file at a commit: (path, sha) -> text, or None when it does not exist."""
+BaseSourceFactory = Callable[[str], FileSource]
+"""The repository's files at a commit: sha -> a source (git, else the GitHub API)."""
 PublisherFactory = Callable[[int], GitHubPublisher]
 
 
 def main() -> int:
     """Run the action from ``os.environ``; never raises."""
     env = dict(os.environ)
+    register_env_secrets(env, names=("INPUT_ANTHROPIC-API-KEY", "INPUT_GITHUB-TOKEN"))
     workflow = Workflow(output_file=None, summary_file=None)
+    settings: ActionSettings | None = None
+    publishers: PublisherFactory | None = None
     try:
         settings = ActionSettings.from_env(env)
         workflow = Workflow(output_file=settings.output_file, summary_file=settings.summary_file)
+        publishers = _publisher_factory(settings)
         return action(
             settings=settings,
             env=env,
             workflow=workflow,
-            read_base_file=_base_file_reader(settings),
-            open_publisher=lambda number: GitHubPublisher(
-                token=settings.github_token,
-                repository=settings.repository,
-                pr_number=number,
-                api_url=settings.api_url,
-            ),
+            open_base_source=_base_source_factory(settings),
+            open_publisher=publishers,
         )
     except RagaliqError as exc:
         workflow.error(str(exc), title="RagaliQ Gate")
+        _could_not_judge(settings, workflow, publishers, str(exc))
         return ExitCode.UNJUDGED
+    except KeyboardInterrupt:
+        workflow.error("interrupted: nothing more was written", title="RagaliQ Gate")
+        _could_not_judge(settings, workflow, publishers, "the run was interrupted")
+        return INTERRUPTED
     except Exception as exc:  # the edge: report anything unexpected as one clear error
         workflow.log(traceback.format_exc())
         workflow.error(
@@ -80,7 +88,37 @@ def main() -> int:
             f"report it with this log at {ISSUES_URL}",
             title="RagaliQ Gate",
         )
+        _could_not_judge(settings, workflow, publishers, f"unexpected {type(exc).__name__}")
         return ExitCode.UNJUDGED
+
+
+def _publisher_factory(settings: ActionSettings) -> PublisherFactory:
+    return lambda number: GitHubPublisher(
+        token=settings.github_token,
+        repository=settings.repository,
+        pr_number=number,
+        api_url=settings.api_url,
+    )
+
+
+def _base_source_factory(settings: ActionSettings) -> BaseSourceFactory:
+    """Git in the workspace, else the Contents API when the checkout lacks the commit."""
+
+    def source(sha: str) -> FileSource:
+        label = f"the base commit {sha[:12]}"
+        return FallbackSource(
+            (
+                GitCommit(settings.workspace, sha, label=label),
+                ContentsAtCommit(
+                    token=settings.github_token,
+                    repository=settings.repository,
+                    sha=sha,
+                    api_url=settings.api_url,
+                ),
+            )
+        )
+
+    return source
 
 
 def action(
@@ -88,41 +126,66 @@ def action(
     settings: ActionSettings,
     env: Mapping[str, str],
     workflow: Workflow,
-    read_base_file: BaseFileReader,
+    open_base_source: BaseSourceFactory,
     open_publisher: PublisherFactory,
 ) -> ExitCode:
-    """Run the gate (or record the baseline) and return the exit code."""
+    """Run the gate (or record the baseline) and return the exit code.
+
+    On a pull request the bar (config, baseline, templates, judge, cache settings) is read from
+    the base commit and only the dataset from the pull request's checkout (see
+    :mod:`ragaliq.trust`).
+    """
     for secret in (settings.anthropic_api_key, settings.github_token):
         if secret:
+            register_secret(secret)
             workflow.mask(secret)
     judge_env = dict(env)
     if settings.anthropic_api_key:
         judge_env[API_KEY_ENV] = settings.anthropic_api_key
-    inputs = load_inputs(
-        settings.workspace / settings.config,
-        settings.workspace / settings.dataset if settings.dataset else None,
-    )
-    baseline_path = (
-        settings.workspace / settings.baseline if settings.baseline else inputs.baseline_path
-    )
     comment_id = _checked_comment_id(settings.comment_id)
-    html_file = settings.workspace / settings.html_report if settings.html_report else None
+    work = WorkTree(settings.workspace)
+    config_file = repo_path(settings.config, what="input config")
+    pr = settings.pull_request
+    trusted: FileSource = work if pr is None else open_base_source(pr.base_sha)
+    explicit_baseline = (
+        repo_path(settings.baseline, what="input baseline") if settings.baseline else None
+    )
+    bar = read_bar(
+        trusted=trusted,
+        work=work,
+        config_file=config_file,
+        baseline_file=explicit_baseline,
+        with_baseline=settings.mode == "gate",
+    )
+    inputs = load_gate_inputs(
+        bar, work=work, config_path=settings.workspace / config_file, dataset=settings.dataset
+    )
+    if inputs.config.judge.api_key is not None:
+        register_secret(inputs.config.judge.api_key.get_secret_value())
+    html_file = _workspace_file(settings, settings.html_report, "input html-report")
     results = (settings.workspace / REPORT_PATH, settings.workspace / DECISION_PATH, html_file)
     if settings.mode == "update-baseline":
+        baseline_path = settings.workspace / (explicit_baseline or bar.baseline_file)
+        work.check(explicit_baseline or bar.baseline_file, what="baseline")
         check_writable(*results, baseline_path, reads=inputs.files)
         return _update_baseline(settings, inputs, judge_env, workflow, baseline_path)
 
-    judge_config, skip_reason = _judge_for_key(inputs, judge_env)
+    judge_config, chosen = baseline_judge(inputs, bar.baseline)
+    judge_config, skip_reason = _judge_for_key(judge_config, inputs.config.gate, judge_env)
     if skip_reason is not None:
         workflow.notice(skip_reason, title="RagaliQ Gate skipped")
         workflow.write_summary(f"## RagaliQ Gate: skipped\n\n{skip_reason}\n")
         _set_outputs(workflow, passed=True, report_path="", comment_url="", decision=None)
+        _publish(
+            settings,
+            workflow,
+            render_status(title="RagaliQ Gate skipped", reason=skip_reason, comment_id=comment_id),
+            open_publisher,
+        )
         return ExitCode.PASSED
 
-    check_writable(*results, reads=(*inputs.files, baseline_path))
-    recorded, notices = _read_baseline(settings, baseline_path, read_base_file, workflow)
-    inputs, kept = keep_baseline_evaluators(inputs, recorded)
-    notices += kept
+    check_writable(*results, reads=inputs.files)
+    inputs, kept = keep_baseline_evaluators(inputs, bar.baseline)
     report = judge_inputs(
         inputs,
         env=judge_env,
@@ -132,10 +195,10 @@ def action(
     outcome = run_gate(
         inputs,
         report=report,
-        baseline=recorded,
+        baseline=bar.baseline,
         comment_id=comment_id,
         details_url=settings.run_url,
-        extra_notices=notices,
+        extra_notices=(*chosen, *kept),
     )
     report_path, html_path = _write_results(settings, inputs, report, outcome.decision)
     workflow.write_summary(outcome.summary)
@@ -158,90 +221,59 @@ def action(
     return outcome.exit_code
 
 
-def _judge_for_key(inputs: Inputs, env: Mapping[str, str]) -> tuple[JudgeConfig | None, str | None]:
+def _workspace_file(settings: ActionSettings, raw: str, what: str) -> Path | None:
+    """A result file named by an input: a path inside the workspace, never through a link."""
+    if not raw:
+        return None
+    path = repo_path(raw, what=what)
+    WorkTree(settings.workspace).check(path, what=what)
+    return settings.workspace / path
+
+
+def _could_not_judge(
+    settings: ActionSettings | None,
+    workflow: Workflow,
+    open_publisher: PublisherFactory | None,
+    reason: str,
+) -> None:
+    """After a failure: the outputs say not passed, and the comment says what went wrong.
+
+    A comment from an earlier push must never keep saying "passed" over a run that could not
+    judge. Failures while saying so are logged, not raised.
+    """
+    try:
+        workflow.set_output("passed", "false")
+        if settings is None or settings.mode != "gate" or open_publisher is None:
+            return
+        workflow.write_summary(f"## RagaliQ Gate: could not judge\n\n{reason}\n")
+        try:
+            comment_id = _checked_comment_id(settings.comment_id)
+        except ConfigError:
+            return  # without a valid id, our comment cannot be told from others
+        body = render_status(
+            title="RagaliQ Gate could not judge this change", reason=reason, comment_id=comment_id
+        )
+        _publish(settings, workflow, body, open_publisher)
+    except (RagaliqError, OSError) as exc:
+        workflow.log(f"the failure could not be reported everywhere: {exc}")
+
+
+def _judge_for_key(
+    judge: JudgeConfig, policy: GatePolicy, env: Mapping[str, str]
+) -> tuple[JudgeConfig, str | None]:
     """The judge to use when a key may be missing, or a reason to skip the gate."""
-    judge = inputs.config.judge
     if judge.provider == "offline" or api_key_from(judge, env) is not None:
-        return None, None
-    policy = inputs.config.gate.on_missing_key
+        return judge, None
     missing = (
         "No Anthropic API key is available to this run (pull requests from forks get no secrets)"
     )
-    if policy == "skip":
-        return None, f"{missing}, so the gate is skipped (gate.on_missing_key: skip)."
-    if policy == "offline":
+    if policy.on_missing_key == "skip":
+        return judge, f"{missing}, so the gate is skipped (gate.on_missing_key: skip)."
+    if policy.on_missing_key == "offline":
         return judge.model_copy(update={"provider": "offline"}), None
     raise ConfigError(
         f"{missing}; set the anthropic-api-key input, or gate.on_missing_key to skip or offline"
     )
-
-
-def _read_baseline(
-    settings: ActionSettings,
-    path: Path,
-    read_base_file: BaseFileReader,
-    workflow: Workflow,
-) -> tuple[Baseline | None, tuple[str, ...]]:
-    """The baseline as of the PR's base commit, not as the PR's checkout has it."""
-    local = path.read_text(encoding="utf-8") if path.is_file() else None
-    pr = settings.pull_request
-    if pr is None:
-        text, source = local, str(path)
-    else:
-        relative = _repo_relative(path, settings.workspace)
-        text = read_base_file(relative, pr.base_sha)
-        source = f"{relative} at the base commit {pr.base_sha[:12]}"
-    notices: list[str] = []
-    if pr is not None and local is not None and local != text:
-        notices.append(
-            f"This PR edits {path.name}; the gate compares with the version on the base "
-            "branch, and the edit takes effect once merged."
-        )
-    if text is None:
-        workflow.log(f"no baseline found ({source})")
-        return None, tuple(notices)
-    return parse_baseline(text, source=source), tuple(notices)
-
-
-def _repo_relative(path: Path, workspace: Path) -> str:
-    relative = _relative_to(path, workspace)
-    if relative is None:
-        raise ConfigError(
-            f"the baseline {path} is outside the repository {workspace}; use a path inside it"
-        )
-    return relative
-
-
-def _relative_to(path: Path, workspace: Path) -> str | None:
-    try:
-        return path.resolve().relative_to(workspace.resolve()).as_posix()
-    except ValueError:
-        return None
-
-
-def _base_file_reader(settings: ActionSettings) -> BaseFileReader:
-    """Read from git in the workspace; fall back to the Contents API when git lacks the commit."""
-
-    def read(path: str, sha: str) -> str | None:
-        git = subprocess.run(
-            ["git", "-C", str(settings.workspace), "show", f"{sha}:{path}"],
-            capture_output=True,
-            check=False,
-        )
-        if git.returncode == 0:
-            return git.stdout.decode("utf-8")
-        stderr = git.stderr.decode("utf-8", "replace")
-        if "does not exist in" in stderr or "exists on disk, but not in" in stderr:
-            return None
-        return read_file_at(
-            token=settings.github_token,
-            repository=settings.repository,
-            path=path,
-            ref=sha,
-            api_url=settings.api_url,
-        )
-
-    return read
 
 
 def _update_baseline(
@@ -291,9 +323,9 @@ def _write_results(
     report_file = settings.workspace / REPORT_PATH
     write_atomic(report_file, report.model_dump_json(indent=2) + "\n")
     write_atomic(settings.workspace / DECISION_PATH, decision.model_dump_json(indent=2) + "\n")
-    if not settings.html_report:
+    html_file = _workspace_file(settings, settings.html_report, "input html-report")
+    if html_file is None:
         return _in_workspace(report_file, settings.workspace), ""
-    html_file = settings.workspace / settings.html_report
     write_atomic(html_file, render_html_report(report, decision=decision, cases=inputs.cases))
     return (
         _in_workspace(report_file, settings.workspace),
@@ -307,8 +339,10 @@ def _in_workspace(path: Path, workspace: Path) -> str:
     A Docker action sees the workspace at its own mount point (``/github/workspace``), which is
     not where the runner keeps it; a relative path means the same file in every step.
     """
-    relative = _relative_to(path, workspace)
-    return str(path) if relative is None else relative
+    try:
+        return path.resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _publish(
@@ -328,7 +362,7 @@ def _publish(
         return ""
     try:
         with open_publisher(pr.number) as publisher:
-            result = publisher.upsert(body=body, marker=comment_marker(settings.comment_id))
+            result = publisher.upsert(body=redact(body), marker=comment_marker(settings.comment_id))
     except CommentForbiddenError as exc:
         workflow.notice(f"{exc} The job summary has the full result.", title="No PR comment")
         return ""

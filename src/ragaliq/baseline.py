@@ -39,6 +39,8 @@ class Provenance(BaseModel):
     judge_model: str
     prompt_version: str
     evaluator_versions: dict[str, str]
+    judge_endpoint: str | None = None
+    """A custom base URL or cloud region/project; None for Anthropic's own API."""
 
     @classmethod
     def of(cls, report: RunReport) -> Provenance:
@@ -48,6 +50,7 @@ class Provenance(BaseModel):
             judge_model=report.judge.model,
             prompt_version=report.judge.prompt_version,
             evaluator_versions={name: e.version for name, e in report.evaluators.items()},
+            judge_endpoint=report.judge.endpoint,
         )
 
     def differences(self, other: Provenance) -> list[str]:
@@ -57,6 +60,7 @@ class Provenance(BaseModel):
             ("judge provider", self.judge_provider, other.judge_provider),
             ("judge model", self.judge_model, other.judge_model),
             ("prompt version", self.prompt_version, other.prompt_version),
+            ("judge endpoint", self.judge_endpoint or "default", other.judge_endpoint or "default"),
         ):
             if mine != theirs:
                 out.append(f"{label}: {mine} → {theirs}")
@@ -79,6 +83,8 @@ class RecordedPolicy(BaseModel):
     fail_on_new_hallucinations: bool
     on_error: Literal["fail", "ignore"]
     count_unstable: bool
+    on_missing_cases: Literal["fail", "notice"] = "fail"
+    """Whether baseline cases missing from a run fail the gate; "fail" for older baselines."""
 
 
 class Baseline(BaseModel):

@@ -42,22 +42,29 @@ from ragaliq.models import RunReport, Usage
 from ragaliq.outcome import ExitCode, run_exit_code
 from ragaliq.pipeline import (
     Inputs,
+    baseline_judge,
     gate_exit_code,
     judge_inputs,
     keep_baseline_evaluators,
+    load_gate_inputs,
     load_inputs,
+    local_cache_path,
+    local_root,
     run_gate,
 )
 from ragaliq.preflight import preflight
+from ragaliq.redaction import redact, register_env_secrets
 from ragaliq.report import format_decision, format_preflight, format_run_table
 from ragaliq.report._format import plural
 from ragaliq.report.html import render_html_report
-from ragaliq.report.markdown import render_comment, render_summary
+from ragaliq.report.markdown import UserTemplate, render_comment, render_summary
 from ragaliq.report.marker import comment_marker
 from ragaliq.report.progress import ProgressPrinter
+from ragaliq.repository import WorkTree, repo_path
 from ragaliq.runner import summarise
 from ragaliq.scaffold import write_scaffold
 from ragaliq.shards import Shard, merge_reports, parse_shard, shard_cases
+from ragaliq.trust import base_source, read_bar
 
 __all__ = ["cli", "main"]
 
@@ -79,14 +86,19 @@ def _edge(func: Callable[P, R]) -> Callable[P, R]:
             ctx = click.get_current_context(silent=True)
             if ctx is not None and ctx.find_root().params.get("debug"):
                 traceback.print_exc()
-            click.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             sys.exit(ExitCode.UNJUDGED)
         except KeyboardInterrupt:
             # Files are written atomically and only at the end, so none is left half-written.
-            click.echo("\ninterrupted: nothing more was written", err=True)
+            echo("\ninterrupted: nothing more was written", err=True)
             sys.exit(INTERRUPTED)
 
     return wrapper
+
+
+def echo(message: str = "", *, err: bool = False, nl: bool = True) -> None:
+    """Print to the terminal with every registered secret redacted."""
+    click.echo(redact(message), err=err, nl=nl)
 
 
 def _read_model(path: Path, kind: type[Any], what: str) -> Any:
@@ -108,7 +120,7 @@ def _read_model(path: Path, kind: type[Any], what: str) -> Any:
 def _write(path: Path | None, text: str, label: str) -> None:
     if path is not None:
         write_atomic(path, text if text.endswith("\n") else text + "\n")
-        click.echo(f"{label} written to {path}")
+        echo(f"{label} written to {path}")
 
 
 def _config_or_default(path: Path) -> GateConfig:
@@ -148,6 +160,7 @@ FilePath = click.Path(path_type=Path, dir_okay=False)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 def cli(debug: bool) -> None:
     """RagaliQ Gate: judge RAG outputs and gate pull requests on their quality."""
+    register_env_secrets(os.environ)
 
 
 def _shard_option(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Shard | None:
@@ -194,7 +207,7 @@ def run(
     if shard is not None:
         inputs = dataclasses.replace(inputs, cases=shard_cases(inputs.cases, shard))
         if not inputs.cases:
-            click.echo(f"shard {shard}: no cases fall in this shard; nothing to judge")
+            echo(f"shard {shard}: no cases fall in this shard; nothing to judge")
             _write(output, _empty_report(inputs).model_dump_json(indent=2), "report")
             sys.exit(ExitCode.PASSED)
     if dry_run:
@@ -203,11 +216,11 @@ def run(
                 inputs.cases,
                 config=inputs.config.judge,
                 env=os.environ,
-                base_dir=inputs.config_dir,
+                cache_path=inputs.cache_path,
                 evaluators=build_evaluators(inputs.config.evaluators),
             )
         )
-        click.echo(format_preflight(plan))
+        echo(format_preflight(plan))
         sys.exit(ExitCode.PASSED)
     report = judge_inputs(inputs, env=os.environ, on_progress=_progress())
     if shard is not None:
@@ -216,7 +229,7 @@ def run(
     _write(output, report.model_dump_json(indent=2), "report")
     code = run_exit_code(report, inputs.config.gate)
     if shard is not None and code is ExitCode.FAILED:
-        click.echo(
+        echo(
             f"shard {shard}: thresholds and case errors are applied to the merged report "
             "(ragaliq merge, then ragaliq compare), so this shard exits 0"
         )
@@ -231,8 +244,8 @@ def _progress() -> ProgressPrinter:
 
 def _print_report(report: RunReport) -> None:
     for notice in report.notices:
-        click.echo(f"notice: {notice}", err=True)
-    click.echo(format_run_table(report))
+        echo(f"notice: {notice}", err=True)
+    echo(format_run_table(report))
 
 
 def _empty_report(inputs: Inputs) -> RunReport:
@@ -248,9 +261,9 @@ def _empty_report(inputs: Inputs) -> RunReport:
 
 def _explain_unjudged(report: RunReport, code: ExitCode) -> None:
     if report.stopped_early:
-        click.echo(f"error: the run stopped early: {report.stopped_early}", err=True)
+        echo(f"error: the run stopped early: {report.stopped_early}", err=True)
     elif code is ExitCode.UNJUDGED:
-        click.echo("error: no case could be judged; see the case errors above", err=True)
+        echo("error: no case could be judged; see the case errors above", err=True)
 
 
 @cli.command()
@@ -261,7 +274,7 @@ def validate(config_path: Path, dataset: Path | None) -> None:
     """Check the config and the dataset without judging anything."""
     inputs = load_inputs(config_path, dataset)
     names = [e.name for e in build_evaluators(inputs.config.evaluators)]
-    click.echo(
+    echo(
         f"{config_path}: ok ({', '.join(names) or 'no evaluators'}); "
         f"{inputs.dataset_path}: ok ({plural(len(inputs.cases), 'case')})"
     )
@@ -270,7 +283,7 @@ def validate(config_path: Path, dataset: Path | None) -> None:
 @cli.command()
 def schema() -> None:
     """Print the JSON Schema of ragaliq.yaml (for editor completion)."""
-    click.echo(config_json_schema())
+    echo(config_json_schema())
 
 
 @cli.group()
@@ -309,14 +322,14 @@ def baseline_update(
     if config_path.exists():
         policy = GateRules.from_config(config).recorded(report.evaluators)
     else:
-        click.echo(
+        echo(
             f"note: no {config_path}, so no gate policy is recorded; pass --config to record "
             "the max_drop and failure rules a PR may not loosen",
             err=True,
         )
     recorded = record_baseline(report, allow_errors=allow_errors, commit=commit, policy=policy)
     save_baseline(recorded, output)
-    click.echo(
+    echo(
         f"baseline written to {output} ({report.summary.cases} cases, judge "
         f"{report.judge.provider}/{report.judge.model})"
     )
@@ -356,7 +369,7 @@ def compare_command(
             )
     rules = GateRules.from_config(_config_or_default(config_path))
     decision = compare(report, recorded, rules=rules)
-    click.echo(format_decision(decision))
+    echo(format_decision(decision))
     _write(output, decision.model_dump_json(indent=2), "decision")
     sys.exit(gate_exit_code(report, decision))
 
@@ -391,15 +404,16 @@ def render(
     """Render the PR comment (or the job summary) from a decision."""
     check_writable(output, reads=(decision_path, report_path, template))
     decision: GateDecision = _read_model(decision_path, GateDecision, "gate decision")
+    user_template = UserTemplate.from_file(template) if template is not None else None
     if as_summary:
         if report_path is None:
             raise ConfigError("--summary needs --report")
         report: RunReport = _read_model(report_path, RunReport, "run report")
-        text = render_summary(decision, report=report, template=template)
+        text = render_summary(decision, report=report, template=user_template)
     else:
-        text = render_comment(decision, comment_id=_comment_id(comment_id), template=template)
+        text = render_comment(decision, comment_id=_comment_id(comment_id), template=user_template)
     if output is None:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
     else:
         _write(output, text, "rendered Markdown")
 
@@ -416,11 +430,21 @@ def _comment_id(value: str) -> str:
 @config_option
 @dataset_option
 @click.option(
+    "--base",
+    "base_ref",
+    default="auto",
+    show_default=True,
+    help="Where the bar (config, baseline, templates) is read from, as in the action: a git "
+    "commit, branch or tag; 'auto' is the merge base with the default branch when git knows "
+    "one, else the working tree; 'none' is the working tree.",
+)
+@click.option(
     "--baseline",
     "baseline_path",
     type=FilePath,
     default=None,
-    help="The baseline [default: the config's 'baseline'].",
+    help="The baseline, a file of the repository read at --base [default: the config's "
+    "'baseline']. A baseline named here must exist.",
 )
 @output_option
 @click.option("--decision-out", type=FilePath, default=None, help="Write the decision (JSON).")
@@ -443,6 +467,7 @@ def _comment_id(value: str) -> str:
 def gate(
     config_path: Path,
     dataset: Path | None,
+    base_ref: str,
     baseline_path: Path | None,
     output: Path | None,
     decision_out: Path | None,
@@ -453,29 +478,43 @@ def gate(
 ) -> None:
     """Judge, compare with the baseline and render the comment: the gate, run locally.
 
-    Without a baseline file only the thresholds apply, and the comment lists every hallucinated
-    claim. Exit code 0 when the gate passes, 1 when it fails, 2 when nothing could be judged.
+    As in the action, the bar (the config, the baseline and templates) is read at --base and
+    only the dataset from the working tree; your uncommitted config changes are shown as
+    proposals, and those that tighten the bar apply at once. Without a baseline only the
+    thresholds apply, and the comment lists every hallucinated claim. Exit code 0 when the gate
+    passes, 1 when it fails, 2 when nothing could be judged.
     """
-    inputs = load_inputs(config_path, dataset)
-    baseline_file = baseline_path or inputs.baseline_path
-    check_writable(
-        output,
-        decision_out,
-        comment_out,
-        summary_out,
-        html_out,
-        reads=(*inputs.files, baseline_file),
+    root = local_root(config_path)
+    work = WorkTree(root)
+    trusted = base_source(root, base_ref)
+    explicit = None
+    if baseline_path is not None:
+        explicit = repo_path(_inside(root, baseline_path, "--baseline"), what="--baseline")
+    bar = read_bar(
+        trusted=trusted,
+        work=work,
+        config_file=_inside(root, config_path, "--config"),
+        baseline_file=explicit,
+        config_name=str(config_path),
     )
-    recorded = load_baseline(baseline_file)
+    inputs = load_gate_inputs(bar, work=work, config_path=config_path, dataset=dataset)
+    check_writable(output, decision_out, comment_out, summary_out, html_out, reads=inputs.files)
     checked_id = _comment_id(comment_id)
-    inputs, kept = keep_baseline_evaluators(inputs, recorded)
-    report = judge_inputs(inputs, env=os.environ, on_progress=_progress())
+    judge_config, chosen = baseline_judge(inputs, bar.baseline)
+    inputs, kept = keep_baseline_evaluators(inputs, bar.baseline)
+    report = judge_inputs(
+        inputs, env=os.environ, judge_config=judge_config, on_progress=_progress()
+    )
     outcome = run_gate(
-        inputs, report=report, baseline=recorded, comment_id=checked_id, extra_notices=kept
+        inputs,
+        report=report,
+        baseline=bar.baseline,
+        comment_id=checked_id,
+        extra_notices=(*chosen, *kept),
     )
     _print_report(report)
-    click.echo("")
-    click.echo(format_decision(outcome.decision, shown_notices=report.notices))
+    echo("")
+    echo(format_decision(outcome.decision, shown_notices=report.notices))
     _write(output, report.model_dump_json(indent=2), "report")
     _write(decision_out, outcome.decision.model_dump_json(indent=2), "decision")
     _write(comment_out, outcome.comment, "comment")
@@ -487,6 +526,16 @@ def gate(
     sys.exit(outcome.exit_code)
 
 
+def _inside(root: Path, path: Path, option: str) -> str:
+    """``path`` (as given on the command line) as a path from the repository's root."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError as exc:
+        raise ConfigError(
+            f"{option} {path}: must be inside the repository {root}, where the gate reads it"
+        ) from exc
+
+
 @cli.command(short_help="Join shard reports into one report.")
 @click.argument("reports", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("-o", "--output", type=FilePath, required=True, help="Write the merged report.")
@@ -496,7 +545,7 @@ def merge(reports: tuple[Path, ...], output: Path) -> None:
     check_writable(output, reads=reports)
     loaded: list[RunReport] = [_read_model(p, RunReport, "run report") for p in reports]
     merged = merge_reports(loaded, names=[str(p) for p in reports])
-    click.echo(format_run_table(merged))
+    echo(format_run_table(merged))
     _write(output, merged.model_dump_json(indent=2), "merged report")
 
 
@@ -531,7 +580,7 @@ def publish(
     For the two-workflow pattern on fork PRs: a `workflow_run` job that never checks out PR code
     posts the comment the `pull_request` job rendered.
     """
-    from ragaliq.github.publisher import GitHubPublisher
+    from ragaliq.github.comment import GitHubPublisher
 
     token = os.environ.get("GITHUB_TOKEN", "")
     if not token:
@@ -547,7 +596,7 @@ def publish(
         token=token, repository=repository, pr_number=pr_number, api_url=api_url
     ) as publisher:
         result = publisher.upsert(body=body, marker=comment_marker(_comment_id(comment_id)))
-    click.echo(f"comment {result.action}: {result.url}")
+    echo(f"comment {result.action}: {result.url}")
 
 
 @cli.command(short_help="Write a starter config, dataset, workflow and .gitignore.")
@@ -564,8 +613,8 @@ def publish(
 def init(root: Path, force: bool) -> None:
     """Write a starter ragaliq.yaml, an example rag_outputs.jsonl and the PR workflow."""
     for path in write_scaffold(root, force=force):
-        click.echo(f"wrote {path}")
-    click.echo(
+        echo(f"wrote {path}")
+    echo(
         "next: check them with `ragaliq validate` and try `ragaliq gate`; in both workflows, "
         "make the first step run your pipeline and pin the action's commit SHA; then push to "
         "main, where ragaliq-baseline.yml records the baseline pull requests are compared with"
@@ -592,7 +641,9 @@ def calibrate_command(
     config = _config_or_default(config_path)
     labels = load_labels(labels_path)
     check_writable(output, reads=(labels_path, config_path))
-    choice = build_judge(config.judge, env=os.environ, base_dir=config_path.resolve().parent)
+    choice = build_judge(
+        config.judge, env=os.environ, cache_path=local_cache_path(config, config_path)
+    )
 
     async def go() -> Calibration:
         try:
@@ -608,21 +659,21 @@ def calibrate_command(
 
     result = asyncio.run(go())
     for notice in choice.all_notices():
-        click.echo(f"notice: {notice}", err=True)
-    click.echo(format_calibration(result))
+        echo(f"notice: {notice}", err=True)
+    echo(format_calibration(result))
     _write(output, result.to_json(), "calibration")
     if result.n == 0:
-        click.echo("error: no labelled claim could be judged; see the errors above", err=True)
+        echo("error: no labelled claim could be judged; see the errors above", err=True)
         sys.exit(ExitCode.UNJUDGED)
     if min_kappa is not None and math.isnan(result.binary.kappa):
-        click.echo(
+        echo(
             "error: the hallucinated-or-not kappa is undefined (every label or every verdict is "
             "in one class), so --min-kappa cannot be checked; label both kinds of claim",
             err=True,
         )
         sys.exit(ExitCode.FAILED)
     if min_kappa is not None and not result.binary.kappa >= min_kappa:
-        click.echo(
+        echo(
             f"error: hallucinated-or-not kappa {result.binary.kappa:.3f} is below "
             f"--min-kappa {min_kappa:g}",
             err=True,

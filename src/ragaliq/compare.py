@@ -9,7 +9,7 @@ normalised text and then by a fuzzy match, so that a re-worded claim is not repo
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,6 +44,8 @@ class GateRules(_Model):
     on_error: Literal["fail", "ignore"] = "fail"
     count_unstable: bool = False
     """Whether claims flagged ``unstable`` (repeats disagreed) can be newly hallucinated."""
+    on_missing_cases: Literal["fail", "notice"] = "fail"
+    """Whether baseline cases missing from the run fail the gate."""
 
     @classmethod
     def from_config(cls, config: GateConfig) -> GateRules:
@@ -59,6 +61,7 @@ class GateRules(_Model):
             fail_on_new_hallucinations=config.gate.fail_on_new_hallucinations,
             on_error=config.gate.on_error,
             count_unstable=config.gate.count_unstable,
+            on_missing_cases=config.gate.on_missing_cases,
         )
 
     def drop_for(self, evaluator: str) -> float:
@@ -72,6 +75,7 @@ class GateRules(_Model):
             fail_on_new_hallucinations=self.fail_on_new_hallucinations,
             on_error=self.on_error,
             count_unstable=self.count_unstable,
+            on_missing_cases=self.on_missing_cases,
         )
 
     def at_least(self, policy: RecordedPolicy) -> tuple[GateRules, list[str]]:
@@ -94,12 +98,17 @@ class GateRules(_Model):
         if policy.count_unstable and not count_unstable:
             loosened.append("count_unstable true → false")
             count_unstable = True
+        on_missing = self.on_missing_cases
+        if policy.on_missing_cases == "fail" and on_missing == "notice":
+            loosened.append("on_missing_cases fail → notice")
+            on_missing = "fail"
         rules = self.model_copy(
             update={
                 "max_drop": max_drop,
                 "fail_on_new_hallucinations": fail_on_new,
                 "on_error": on_error,
                 "count_unstable": count_unstable,
+                "on_missing_cases": on_missing,
             }
         )
         return rules, loosened
@@ -121,6 +130,11 @@ class EvaluatorDecision(_Model):
     errors: int = 0
     turned_off: bool = False
     """The baseline has this evaluator but the run does not: the PR turned it off."""
+    shared_cases: int | None = None
+    """How many cases both runs scored: ``baseline`` and ``delta`` are over these alone."""
+    head_shared: float | None = None
+    """The head's mean over the shared cases; it must reach the threshold too, so that new
+    cases cannot hide a drop on the baseline's."""
 
 
 class ClaimChange(_Model):
@@ -267,11 +281,23 @@ def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> 
             "recorded from the same dataset, since the scores compared are of different cases."
         )
     if added:
-        notices.append(f"{len(added)} cases are new since the baseline: {_few(added)}.")
+        notices.append(
+            f"{len(added)} cases are new since the baseline: {_few(added)}. They count towards "
+            "the thresholds; drops are measured on the cases both runs share."
+        )
+    missing_cases = ""
     if removed:
-        notices.append(f"{len(removed)} baseline cases are gone: {_few(removed)}.")
+        missing_cases = f"{len(removed)} baseline cases are missing from this run: {_few(removed)}"
+        if rules.on_missing_cases == "notice":
+            notices.append(f"{missing_cases} (gate.on_missing_cases: notice).")
 
     failures = [_failure_line(name, e) for name, e in evaluators.items() if not e.passed]
+    if missing_cases and rules.on_missing_cases == "fail":
+        failures.append(
+            f"{missing_cases}; a run must judge every case the baseline has "
+            "(gate.on_missing_cases: fail). To drop cases on purpose, record the baseline without "
+            "them on the base branch first"
+        )
     if errors and rules.on_error == "fail":
         failures.append(f"{len(errors)} cases could not be judged (gate.on_error: fail)")
     if head.stopped_early:
@@ -347,20 +373,19 @@ def _decide_evaluators(
     edited: list[str] = []
     for name, summary in head.summary.evaluators.items():
         threshold = summary.threshold
-        base_score: float | None = None
+        shared = _SharedScores()
         if baseline is not None:
             recorded = baseline.thresholds.get(name)
             if recorded is not None and recorded != threshold:
                 edited.append(f"{name} {recorded:g} → {threshold:g}")
                 threshold = max(threshold, recorded)  # a PR cannot lower its own bar
-            base_summary = baseline.report.summary.evaluators.get(name)
-            base_score = base_summary.score if base_summary else None
+            shared = _shared_scores(head, baseline.report, name)
         max_drop = rules.drop_for(name)
         head_score = summary.score
-        delta = None if head_score is None or base_score is None else head_score - base_score
+        delta = shared.delta
         if head_score is None:
             status: EvaluatorStatus = "no_score"
-        elif head_score < threshold:
+        elif head_score < threshold or (shared.head is not None and shared.head < threshold):
             status = "below_threshold"
         elif comparable and delta is not None and delta < -max_drop - 1e-9:
             status = "regressed"
@@ -368,13 +393,15 @@ def _decide_evaluators(
             status = "pass"
         decisions[name] = EvaluatorDecision(
             head=head_score,
-            baseline=base_score,
-            delta=None if delta is None else round(delta, 6),
+            baseline=shared.baseline,
+            delta=delta,
             threshold=threshold,
             max_drop=max_drop,
             status=status,
             passed=status == "pass",
             errors=summary.errors,
+            shared_cases=shared.cases if baseline is not None else None,
+            head_shared=shared.head,
         )
     if edited:
         notices.append(
@@ -401,6 +428,45 @@ def _decide_evaluators(
             "turn an evaluator off until it is merged and the baseline updated."
         )
     return decisions
+
+
+class _SharedScores(NamedTuple):
+    """One evaluator's means over the cases both runs scored."""
+
+    baseline: float | None = None
+    head: float | None = None
+    cases: int = 0
+
+    @property
+    def delta(self) -> float | None:
+        if self.baseline is None or self.head is None:
+            return None
+        return round(self.head - self.baseline, 6)
+
+
+def _scores(report: RunReport, name: str) -> dict[str, float]:
+    """Each judged case's score for one evaluator, by case id."""
+    return {
+        case.id: result.score
+        for case in report.cases
+        if case.status == "ok"
+        and (result := case.results.get(name)) is not None
+        and result.status == "ok"
+        and result.score is not None
+    }
+
+
+def _shared_scores(head: RunReport, baseline: RunReport, name: str) -> _SharedScores:
+    """The means of both runs over the cases both scored: a paired comparison."""
+    now, before = _scores(head, name), _scores(baseline, name)
+    shared = sorted(now.keys() & before.keys())
+    if not shared:
+        return _SharedScores()
+    return _SharedScores(
+        baseline=round(sum(before[i] for i in shared) / len(shared), 6),
+        head=round(sum(now[i] for i in shared) / len(shared), 6),
+        cases=len(shared),
+    )
 
 
 def _is_unstable(case: CaseResult, claim: str) -> bool:
@@ -443,11 +509,18 @@ def _failure_line(name: str, decision: EvaluatorDecision) -> str:
     if decision.status == "no_score":
         return f"{name}: no case could be scored"
     head = decision.head if decision.head is not None else 0.0
+    shared = decision.head_shared
     if decision.status == "below_threshold":
+        if head >= decision.threshold and shared is not None:
+            return (
+                f"{name}: {shared:.3f} over the {decision.shared_cases} cases the baseline has is "
+                f"below the threshold {decision.threshold:.2f} (new cases do not lift it)"
+            )
         return f"{name}: {head:.3f} is below the threshold {decision.threshold:.2f}"
     base = decision.baseline if decision.baseline is not None else 0.0
+    now = shared if shared is not None else head
     return (
-        f"{name}: {head:.3f} dropped {base - head:.3f} from the baseline {base:.3f} "
+        f"{name}: {now:.3f} dropped {base - now:.3f} from the baseline {base:.3f} "
         f"(max_drop {decision.max_drop:g})"
     )
 

@@ -29,6 +29,7 @@ from ragaliq._validation import field_problems, unparsable
 from ragaliq._yaml import load_yaml
 from ragaliq.errors import ConfigError
 from ragaliq.models import Verdict
+from ragaliq.redaction import register_secret
 
 __all__ = [
     "DEFAULT_CLAUDE_MODEL",
@@ -187,6 +188,9 @@ class GatePolicy(_Section):
     """Count claims whose repeated verdicts disagree (``judge.repeat``) as newly hallucinated."""
     on_missing_key: Literal["skip", "offline", "fail"] = "skip"
     """In the action, what a PR run without an API key does (fork PRs get no secrets)."""
+    on_missing_cases: Literal["fail", "notice"] = "fail"
+    """Whether baseline cases missing from the run fail the gate (deleting the cases a PR does
+    badly on must not pass it) or only get a notice."""
 
 
 class TemplatesConfig(_Section):
@@ -254,10 +258,13 @@ def parse_config(text: str, *, name: str = DEFAULT_CONFIG_FILE) -> GateConfig:
     if not isinstance(data, dict):
         raise ConfigError(f"{name}: must be a mapping of settings (got {type(data).__name__})")
     try:
-        return GateConfig.model_validate(data)
+        config = GateConfig.model_validate(data)
     except ValidationError as exc:
         lines = [f"{name}: {p.path}: {p.message}" for p in field_problems(exc, GateConfig)]
         raise ConfigError("\n".join(lines)) from exc
+    if config.judge.api_key is not None:
+        register_secret(config.judge.api_key.get_secret_value())
+    return config
 
 
 def config_json_schema() -> str:

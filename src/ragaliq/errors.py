@@ -11,9 +11,12 @@ single message and an exit code, and nothing else is shown without ``--debug``::
     │   └── JudgeUnavailableError  the judge cannot be used at all (bad key, API down): stop the run
     ├── BudgetExceededError      the next case would take the spend past ``budget_usd``
     ├── BaselineError            the baseline file is missing, corrupt or incompatible
+    ├── RepositoryError          a file of the repository cannot be read for certain (the base
+    │                            commit is missing, git or the GitHub API failed, a symlink)
     ├── TemplateError            a comment or summary template failed to render
     ├── OutputError              a report, decision, comment or baseline could not be written
     └── PublishError             GitHub refused or failed to take the comment
+        └── CommentForbiddenError  the token may not write comments (a fork PR's token)
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BaselineError",
     "BudgetExceededError",
+    "CommentForbiddenError",
     "ConfigError",
     "DatasetError",
     "JudgeError",
@@ -34,6 +38,7 @@ __all__ = [
     "OutputError",
     "PublishError",
     "RagaliqError",
+    "RepositoryError",
     "TemplateError",
 ]
 
@@ -77,6 +82,15 @@ class BaselineError(RagaliqError):
     """The baseline file is missing, corrupt or from an incompatible version."""
 
 
+class RepositoryError(RagaliqError):
+    """A file of the repository cannot be read for certain, so the gate cannot trust its absence.
+
+    Raised for a base commit the checkout lacks when the GitHub API cannot stand in, a git or API
+    failure, a path that is a symbolic link, a folder or a special file, or a file over its size
+    limit.
+    """
+
+
 class TemplateError(RagaliqError):
     """A Jinja template could not be loaded or rendered."""
 
@@ -87,3 +101,7 @@ class OutputError(RagaliqError):
 
 class PublishError(RagaliqError):
     """The PR comment could not be published."""
+
+
+class CommentForbiddenError(PublishError):
+    """The token may read the pull request but not write comments on it (a fork PR, typically)."""

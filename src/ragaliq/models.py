@@ -193,6 +193,9 @@ class JudgeInfo(_Frozen):
     prompt_version: str
     heuristic: bool = False
     """True for the offline judge: its verdicts come from grounding rules, not a language model."""
+    endpoint: str | None = None
+    """Where the judge was reached: a custom base URL, or the cloud platform's region/project;
+    None for Anthropic's own API."""
 
 
 class EvaluatorInfo(_Frozen):

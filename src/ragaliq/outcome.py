@@ -7,7 +7,10 @@ from enum import IntEnum
 from ragaliq.config import GatePolicy
 from ragaliq.models import RunReport
 
-__all__ = ["ExitCode", "run_exit_code"]
+__all__ = ["INTERRUPTED", "ExitCode", "run_exit_code"]
+
+INTERRUPTED = 130
+"""Exit code after Ctrl-C, as shells report a process ended by SIGINT."""
 
 
 class ExitCode(IntEnum):

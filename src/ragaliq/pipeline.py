@@ -2,6 +2,10 @@
 
 Each function takes its collaborators as parameters and returns plain models; only the CLI and
 the action build real objects and turn results into exit codes and messages.
+
+Two ways in: :func:`load_inputs` reads a config and its dataset from the working tree (``run``,
+``validate``); :func:`load_gate_inputs` reads the bar from a trusted source (the base commit) and
+only the dataset from the change (``gate`` and the action on a pull request).
 """
 
 from __future__ import annotations
@@ -14,23 +18,29 @@ from pathlib import Path
 
 from ragaliq.baseline import Baseline
 from ragaliq.compare import GateDecision, GateRules, compare
-from ragaliq.config import GateConfig, JudgeConfig, load_config
+from ragaliq.config import GateConfig, JudgeConfig
 from ragaliq.dataset import load_dataset
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
 from ragaliq.judges import build_judge
 from ragaliq.models import RunReport, TestCase
 from ragaliq.outcome import ExitCode
-from ragaliq.report.markdown import check_templates, render_comment, render_summary
+from ragaliq.report.markdown import UserTemplate, check_template, render_comment, render_summary
+from ragaliq.repository import WorkTree, git_toplevel, is_tracked, repo_path
 from ragaliq.runner import Progress, RunSettings, run_suite
+from ragaliq.trust import Bar, judge_of_baseline, read_bar
 
 __all__ = [
     "GateOutcome",
     "Inputs",
+    "baseline_judge",
     "gate_exit_code",
     "judge_inputs",
     "keep_baseline_evaluators",
+    "load_gate_inputs",
     "load_inputs",
+    "local_cache_path",
+    "local_root",
     "run_gate",
 ]
 
@@ -40,56 +50,161 @@ class Inputs:
     """A validated config and dataset, ready to judge."""
 
     config: GateConfig
+    root: Path
+    """The repository the config belongs to; config paths stay inside it."""
     config_path: Path
-    config_dir: Path
     dataset_path: Path
     cases: list[TestCase]
-
-    @property
-    def comment_template(self) -> Path | None:
-        """Your PR comment template, if the config names one."""
-        return self._template(self.config.templates.comment)
-
-    @property
-    def summary_template(self) -> Path | None:
-        """Your job summary template, if the config names one."""
-        return self._template(self.config.templates.summary)
-
-    def _template(self, name: str | None) -> Path | None:
-        return self.config.resolve(name, base=self.config_dir) if name else None
+    comment_template: UserTemplate | None = None
+    summary_template: UserTemplate | None = None
+    cache_path: Path | None = None
+    """The judge cache, when the config keeps one."""
+    baseline: Baseline | None = None
+    """With :func:`load_gate_inputs`: the baseline read with the bar."""
+    baseline_file: str = ""
+    notices: tuple[str, ...] = ()
+    """What the reading of the inputs found worth saying (proposed settings, a refused cache)."""
 
     @property
     def files(self) -> tuple[Path, ...]:
-        """Every file these inputs were read from: the config, the dataset and any templates."""
-        templates = (self.comment_template, self.summary_template)
-        return (self.config_path, self.dataset_path, *(t for t in templates if t is not None))
+        """Files these inputs were read from, which no result may overwrite."""
+        return (self.config_path, self.dataset_path)
 
-    @property
-    def baseline_path(self) -> Path:
-        """The baseline file named by the config."""
-        return self.config.resolve(self.config.baseline, base=self.config_dir)
+
+def local_root(config_path: Path) -> Path:
+    """The repository a local config belongs to: git's top folder, else the config's folder."""
+    folder = config_path.resolve().parent
+    return git_toplevel(folder) or folder
+
+
+def local_cache_path(config: GateConfig, config_path: Path) -> Path | None:
+    """The judge cache a local config names, or None when the config keeps none.
+
+    Raises:
+        ConfigError: the path leaves the repository.
+        RepositoryError: it is, or passes through, a symbolic link, or is not a regular file.
+    """
+    if not config.judge.cache:
+        return None
+    root = local_root(config_path)
+    folder = str(Path(_config_file(root, config_path)).parent)
+    path = repo_path(
+        config.judge.cache_path, folder="" if folder == "." else folder, what="judge.cache_path"
+    )
+    WorkTree(root).check(path, what="judge.cache_path")
+    return root / path
+
+
+def _config_file(root: Path, config_path: Path) -> str:
+    try:
+        return config_path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError as exc:
+        raise ConfigError(
+            f"{config_path}: the config must be inside the repository {root}"
+        ) from exc
 
 
 def load_inputs(config_path: Path, dataset: Path | None) -> Inputs:
-    """Load and validate the config and the dataset it names (or ``dataset``)."""
-    config = load_config(config_path)
-    config_dir = config_path.resolve().parent
-    if dataset is None:
-        if config.dataset is None:
-            raise ConfigError(
-                f"{config_path}: dataset: no dataset given; set 'dataset' in the config "
-                "or pass --dataset"
-            )
-        dataset = config.resolve(config.dataset, base=config_dir)
-    inputs = Inputs(
-        config=config,
-        config_path=config_path,
-        config_dir=config_dir,
-        dataset_path=dataset,
-        cases=load_dataset(dataset),
+    """Load and validate the config and the dataset it names (or ``dataset``), from disk.
+
+    Paths in the config are repository paths (relative to the config, inside the repository,
+    never through a symbolic link); ``dataset``, given on the command line, is taken as it is.
+    """
+    root = local_root(config_path)
+    work = WorkTree(root)
+    bar = read_bar(
+        trusted=work,
+        work=work,
+        config_file=_config_file(root, config_path),
+        with_baseline=False,
+        config_name=str(config_path),
     )
-    check_templates(comment=inputs.comment_template, summary=inputs.summary_template)
-    return inputs
+    return _inputs(bar, work=work, config_path=config_path, dataset=dataset, refuse_tracked=False)
+
+
+def load_gate_inputs(
+    bar: Bar,
+    *,
+    work: WorkTree,
+    config_path: Path,
+    dataset: str | Path | None,
+) -> Inputs:
+    """The inputs of a gate run: the bar as read, and the change's dataset.
+
+    The judge cache must not be a file the change's tree tracks (a forged cache could pass a
+    regression); such a cache is not used, and a notice says so.
+    """
+    return _inputs(bar, work=work, config_path=config_path, dataset=dataset, refuse_tracked=True)
+
+
+def _inputs(
+    bar: Bar,
+    *,
+    work: WorkTree,
+    config_path: Path,
+    dataset: str | Path | None,
+    refuse_tracked: bool,
+) -> Inputs:
+    config = bar.config
+    notices = list(bar.notices)
+    if isinstance(dataset, Path):
+        dataset_path = dataset
+    else:
+        raw = dataset or config.dataset
+        if raw is None:
+            raise ConfigError(
+                f"{bar.config_file}: dataset: no dataset given; set 'dataset' in the config or "
+                "pass --dataset"
+            )
+        what = "dataset" if dataset else f"{bar.config_file}: dataset"
+        relative = repo_path(raw, folder="" if dataset else bar.config_folder, what=what)
+        work.check(relative, what=what)
+        dataset_path = work.local(relative)
+    templates = config.templates
+    comment = (
+        UserTemplate.read(
+            bar.source,
+            bar.path(templates.comment, what="templates.comment"),
+            what="templates.comment",
+        )
+        if templates.comment
+        else None
+    )
+    summary = (
+        UserTemplate.read(
+            bar.source,
+            bar.path(templates.summary, what="templates.summary"),
+            what="templates.summary",
+        )
+        if templates.summary
+        else None
+    )
+    check_template(comment)
+    check_template(summary, summary=True)
+    cache_path = None
+    if config.judge.cache:
+        cache_file = bar.path(config.judge.cache_path, what="judge.cache_path")
+        work.check(cache_file, what="judge.cache_path")
+        if refuse_tracked and is_tracked(work.root, cache_file):
+            notices.append(
+                f"The judge cache {cache_file} is tracked by this change's tree, so it is not "
+                "used: cached verdicts must come from the gate's own runs, not from a commit."
+            )
+        else:
+            cache_path = work.local(cache_file)
+    return Inputs(
+        config=config,
+        root=work.root,
+        config_path=config_path,
+        dataset_path=dataset_path,
+        cases=load_dataset(dataset_path),
+        comment_template=comment,
+        summary_template=summary,
+        cache_path=cache_path,
+        baseline=bar.baseline,
+        baseline_file=bar.baseline_file,
+        notices=tuple(notices),
+    )
 
 
 def keep_baseline_evaluators(
@@ -97,7 +212,7 @@ def keep_baseline_evaluators(
 ) -> tuple[Inputs, tuple[str, ...]]:
     """The inputs with every evaluator the baseline has turned on, and a notice if one was off.
 
-    A PR cannot lower its own bar by turning an evaluator off: until it is merged and the
+    A change cannot lower its own bar by turning an evaluator off: until it is merged and the
     baseline updated, what the baseline measured is still measured.
     """
     if baseline is None:
@@ -120,6 +235,14 @@ def keep_baseline_evaluators(
     return dataclasses.replace(inputs, config=config), (notice,)
 
 
+def baseline_judge(
+    inputs: Inputs, baseline: Baseline | None
+) -> tuple[JudgeConfig, tuple[str, ...]]:
+    """The judge that makes this run comparable with ``baseline``, and a notice if it changed."""
+    judge, notice = judge_of_baseline(inputs.config.judge, baseline)
+    return judge, (notice,) if notice else ()
+
+
 def judge_inputs(
     inputs: Inputs,
     *,
@@ -129,7 +252,7 @@ def judge_inputs(
 ) -> RunReport:
     """Judge the inputs' cases with the configured judge (or ``judge_config``) and evaluators."""
     config = judge_config or inputs.config.judge
-    choice = build_judge(config, env=env, base_dir=inputs.config_dir)
+    choice = build_judge(config, env=env, cache_path=inputs.cache_path)
     evaluators = build_evaluators(inputs.config.evaluators)
     settings = RunSettings(
         concurrency=config.concurrency,
@@ -180,8 +303,9 @@ def run_gate(
 ) -> GateOutcome:
     """Compare a finished run with the baseline and render the comment and the summary."""
     decision = compare(report, baseline, rules=GateRules.from_config(inputs.config))
-    if extra_notices:
-        decision = decision.model_copy(update={"notices": (*decision.notices, *extra_notices)})
+    notices = (*inputs.notices, *extra_notices)
+    if notices:
+        decision = decision.model_copy(update={"notices": (*decision.notices, *notices)})
     comment = render_comment(
         decision,
         comment_id=comment_id,

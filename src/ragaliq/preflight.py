@@ -53,11 +53,11 @@ async def preflight(
     *,
     config: JudgeConfig,
     env: Mapping[str, str],
-    base_dir: Path,
+    cache_path: Path | None,
     evaluators: Sequence[Evaluator],
 ) -> Preflight:
     """Estimate a run's judge calls, cache hits, tokens and cost without calling the judge."""
-    choice = build_judge(config, env=env, base_dir=base_dir)
+    choice = build_judge(config, env=env, cache_path=cache_path)
     try:
         judge = choice.judge
         cascade = isinstance(judge, CascadeJudge)

@@ -355,12 +355,18 @@ def leaves(group: BaseExceptionGroup[E]) -> list[E]:
 
 
 def summarise(cases: Sequence[CaseResult], evaluators: Mapping[str, EvaluatorInfo]) -> RunSummary:
-    """Per-evaluator means over the cases each one could judge; errors are left out."""
+    """Per-evaluator means over the cases judged whole; a case with an error is left out.
+
+    A case whose claims failed to judge is left out of every evaluator's mean, relevance's
+    included, so that every mean is over the same cases.
+    """
     summaries: dict[str, EvaluatorSummary] = {}
     for name, info in evaluators.items():
-        results = [c.results[name] for c in cases if name in c.results]
-        scored = [r for r in results if r.status == "ok" and r.score is not None]
-        errors = sum(r.status == "error" for r in results)
+        results = [(c, c.results[name]) for c in cases if name in c.results]
+        scored = [
+            r for c, r in results if c.status == "ok" and r.status == "ok" and r.score is not None
+        ]
+        errors = sum(r.status == "error" for _, r in results)
         total = sum(r.score for r in scored if r.score is not None)
         score = round(total / len(scored), 6) if scored else None
         summaries[name] = EvaluatorSummary(

@@ -278,7 +278,7 @@ def test_a_pr_that_edits_the_baseline_is_compared_with_the_base_version(setup):
     action.github.add_pull(REPO, 9, base_sha=base, head_sha=head)
     code, log, _, _ = action.run(event=pr_event(9, base, head), event_name="pull_request")
     assert code == 1, log
-    assert "This PR edits baseline.json" in log
+    assert "This change edits .ragaliq/baseline.json" in log
 
 
 def test_the_first_run_without_a_baseline_applies_thresholds_only(setup):

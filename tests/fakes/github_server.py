@@ -17,7 +17,11 @@ Supported endpoints (all under ``prefix``, e.g. ``/api/v3`` to mimic GHES):
 * ``GET /repos/{owner}/{repo}/pulls/{number}`` and ``GET /repos/{owner}/{repo}/issues/{number}``
 * ``GET|POST /repos/{owner}/{repo}/issues/{number}/comments`` (GET paginated with ``Link``)
 * ``GET|PATCH|DELETE /repos/{owner}/{repo}/issues/comments/{id}``
-* ``GET /repos/{owner}/{repo}/contents/{path}?ref=...`` (files registered per ref)
+* ``GET /repos/{owner}/{repo}/contents/{path}?ref=...`` (files registered per ref; a symbolic
+  link to a file answers with the target's content and path, as GitHub does; a file over 1 MB
+  comes without its content, which ``GET /repos/{owner}/{repo}/git/blobs/{sha}`` gives)
+* ``GET /repos/{owner}/{repo}/commits/{sha}`` (every ref a file was registered at, and
+  :meth:`FakeGitHub.add_commit`)
 
 Anything else answers 404 ``{"message": "Not Found", ...}`` like GitHub.
 """
@@ -132,6 +136,11 @@ class _Failure:
 class _File:
     content: bytes
     sha: str
+    target: str | None = None
+    """For a symbolic link: the path it points to."""
+
+
+_CONTENTS_API_MAX = 1024 * 1024
 
 
 @dataclass
@@ -236,6 +245,7 @@ class FakeGitHub:
         self._issues: set[tuple[str, int]] = set()
         self._comments: dict[int, tuple[str, int, Comment]] = {}
         self._files: dict[tuple[str, str, str], _File] = {}
+        self._commits: set[tuple[str, str]] = set()
         self._failures: list[_Failure] = []
         self._routes: list[tuple[str, re.Pattern[str], _Handler]] = [
             ("GET", re.compile(r"/user"), self._get_user),
@@ -249,6 +259,8 @@ class FakeGitHub:
             ("PATCH", re.compile(rf"{_REPO}/issues/comments/(?P<id>\d+)"), self._edit_comment),
             ("DELETE", re.compile(rf"{_REPO}/issues/comments/(?P<id>\d+)"), self._delete_comment),
             ("GET", re.compile(rf"{_REPO}/contents(?:/(?P<path>.*))?"), self._get_contents),
+            ("GET", re.compile(rf"{_REPO}/commits/(?P<sha>{_SEG})"), self._get_commit),
+            ("GET", re.compile(rf"{_REPO}/git/blobs/(?P<sha>{_SEG})"), self._get_blob),
         ]
 
     # ------------------------------------------------------------------ lifecycle
@@ -355,14 +367,26 @@ class FakeGitHub:
         with self._lock:
             return [dataclasses.replace(c) for c in self._comments_of(_repo_key(repo), number)]
 
-    def add_file(self, repo: str, path: str, content: bytes | str, *, ref: str) -> None:
-        """Serve ``content`` at ``GET /repos/{repo}/contents/{path}?ref={ref}``."""
+    def add_file(
+        self, repo: str, path: str, content: bytes | str, *, ref: str, symlink_to: str = ""
+    ) -> None:
+        """Serve ``content`` at ``GET /repos/{repo}/contents/{path}?ref={ref}``.
+
+        With ``symlink_to``, ``path`` is a symbolic link to that path (``content`` is unused).
+        """
         data = content.encode() if isinstance(content, str) else bytes(content)
         with self._lock:
             self.add_repo(repo)
+            self._commits.add((_repo_key(repo), ref))
             self._files[(_repo_key(repo), ref, path.strip("/"))] = _File(
-                content=data, sha=_blob_sha(data)
+                content=data, sha=_blob_sha(data), target=symlink_to.strip("/") or None
             )
+
+    def add_commit(self, repo: str, sha: str) -> None:
+        """Make ``GET /repos/{repo}/commits/{sha}`` answer (a commit without registered files)."""
+        with self._lock:
+            self.add_repo(repo)
+            self._commits.add((_repo_key(repo), sha))
 
     def fail(
         self,
@@ -664,7 +688,10 @@ class FakeGitHub:
             "download_url": f"{_RAW_BASE}/{repo}/{ref}/{path}" if file is not None else None,
             "_links": {"self": self_url, "git": git_url, "html": html_url},
         }
-        if file is not None:
+        if file is not None and len(file.content) > _CONTENTS_API_MAX:
+            data["encoding"] = "none"
+            data["content"] = ""
+        elif file is not None:
             data["encoding"] = "base64"
             data["content"] = base64.encodebytes(file.content).decode("ascii")
         return data
@@ -761,6 +788,10 @@ class FakeGitHub:
         ref = ctx.first("ref") or "main"
         path = ctx.params.get("path", "").strip("/")
         file = self._files.get((key, ref, path))
+        if file is not None and file.target is not None:
+            path, file = file.target, self._files.get((key, ref, file.target))
+            if file is None:
+                raise _not_found()
         if file is not None:
             return _Response(200, self._content_json(ctx.repo, ref, path, file))
         prefix = f"{path}/" if path else ""
@@ -778,6 +809,39 @@ class FakeGitHub:
             entry.pop("content", None)
             entry.pop("encoding", None)
         return _Response(200, listing)
+
+    def _get_commit(self, ctx: _Context) -> _Response:
+        sha = ctx.params["sha"]
+        if (_repo_key(ctx.repo), sha) not in self._commits:
+            raise _not_found()
+        api = self._api(f"/repos/{self._display(ctx.repo)}")
+        return _Response(
+            200,
+            {
+                "sha": sha,
+                "url": f"{api}/commits/{sha}",
+                "html_url": f"{HTML_BASE}/{self._display(ctx.repo)}/commit/{sha}",
+                "commit": {"message": "a commit", "tree": {"sha": _blob_sha(sha.encode())}},
+                "parents": [],
+                "files": [],
+            },
+        )
+
+    def _get_blob(self, ctx: _Context) -> _Response:
+        key = _repo_key(ctx.repo)
+        for (repo_key, _, _), file in self._files.items():
+            if repo_key == key and file.sha == ctx.params["sha"]:
+                return _Response(
+                    200,
+                    {
+                        "sha": file.sha,
+                        "size": len(file.content),
+                        "encoding": "base64",
+                        "content": base64.encodebytes(file.content).decode("ascii"),
+                        "url": self._api(f"/repos/{self._display(ctx.repo)}/git/blobs/{file.sha}"),
+                    },
+                )
+        raise _not_found()
 
 
 def _decode_body(raw: bytes) -> Any:

@@ -4,12 +4,13 @@ import sqlite3
 
 from ragaliq.errors import JudgeError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
-from ragaliq.judges.cache import CachedJudge
+from ragaliq.judges.cache import TABLE, UNSIGNED_WARNING, CachedJudge
 from ragaliq.models import Usage
 from ragaliq.runner import run_suite
 from tests.conftest import make_case
 from tests.fakes.judge import FakeJudge
 
+KEY = "sk-ant-cache-signing"
 CONTEXT = ("Annual plans can be refunded within 14 days of purchase.",)
 
 
@@ -31,7 +32,7 @@ def cases(n=5, **overrides):
 
 async def run_cached(judge, path, n=1):
     """One run through a fresh CachedJudge over ``judge``; the report and the cache judge."""
-    cached = CachedJudge(judge, path)
+    cached = CachedJudge(judge, path, secret=KEY)
     report = await run_suite(cases(n), judge=cached, evaluators=suite())
     await cached.aclose()
     return report, cached
@@ -41,13 +42,13 @@ async def test_an_unchanged_dataset_costs_zero_calls_on_the_second_run(
     make_judge, fake_anthropic, tmp_path
 ):
     path = tmp_path / "cache.sqlite"
-    cold = CachedJudge(make_judge(), path)
+    cold = CachedJudge(make_judge(), path, secret=KEY)
     first = await run_suite(cases(), judge=cold, evaluators=suite())
     await cold.aclose()
     assert first.usage.calls == 15
     assert first.usage.cache_hits == 0
 
-    warm = CachedJudge(make_judge(), path)
+    warm = CachedJudge(make_judge(), path, secret=KEY)
     second = await run_suite(cases(), judge=warm, evaluators=suite())
     await warm.aclose()
     assert fake_anthropic.count() == 15  # nothing new reached the API
@@ -61,7 +62,7 @@ async def test_an_unchanged_dataset_costs_zero_calls_on_the_second_run(
 
 async def test_a_changed_case_misses_only_its_own_entries(make_judge, fake_anthropic, tmp_path):
     path = tmp_path / "cache.sqlite"
-    judge = CachedJudge(make_judge(), path)
+    judge = CachedJudge(make_judge(), path, secret=KEY)
     await run_suite(cases(3), judge=judge, evaluators=suite())
     changed = cases(3)
     changed[1] = make_case(id="c1", context=CONTEXT, response="Refunds take 30 days.")
@@ -88,13 +89,13 @@ async def test_a_locked_cache_is_a_warning_and_the_run_goes_on(
     make_judge, fake_anthropic, tmp_path
 ):
     path = tmp_path / "cache.sqlite"
-    first = CachedJudge(make_judge(), path)
+    first = CachedJudge(make_judge(), path, secret=KEY)
     await first.aclose()
     locker = sqlite3.connect(path, isolation_level=None)
     locker.execute("PRAGMA locking_mode=EXCLUSIVE")
     locker.execute("BEGIN EXCLUSIVE")
     try:
-        judge = CachedJudge(make_judge(), path, lock_timeout_s=0.05)
+        judge = CachedJudge(make_judge(), path, secret=KEY, lock_timeout_s=0.05)
         report = await run_suite(cases(1), judge=judge, evaluators=suite())
         await judge.aclose()
     finally:
@@ -106,7 +107,7 @@ async def test_a_locked_cache_is_a_warning_and_the_run_goes_on(
 
 
 async def test_identical_questions_in_flight_are_asked_once(make_judge, fake_anthropic, tmp_path):
-    judge = CachedJudge(make_judge(), tmp_path / "cache.sqlite")
+    judge = CachedJudge(make_judge(), tmp_path / "cache.sqlite", secret=KEY)
     fake_anthropic.latency = 0.05
     same = [
         make_case(id=f"dup{i}", context=CONTEXT, response="Annual plans refund.") for i in range(4)
@@ -119,40 +120,62 @@ async def test_identical_questions_in_flight_are_asked_once(make_judge, fake_ant
 
 async def test_the_key_covers_model_and_prompt_version(make_judge, fake_anthropic, tmp_path):
     path = tmp_path / "cache.sqlite"
-    a = CachedJudge(make_judge(), path)
+    a = CachedJudge(make_judge(), path, secret=KEY)
     await run_suite(cases(1), judge=a, evaluators=suite())
     await a.aclose()
-    b = CachedJudge(make_judge(model="claude-haiku-4-5"), path)
+    b = CachedJudge(make_judge(model="claude-haiku-4-5"), path, secret=KEY)
     report = await run_suite(cases(1), judge=b, evaluators=suite())
     await b.aclose()
     assert report.usage.calls == 3
     assert report.usage.cache_hits == 0
 
 
-async def test_a_row_that_no_longer_reads_is_dropped_and_judged_again(
-    make_judge, fake_anthropic, tmp_path
-):
+async def test_a_planted_row_is_ignored_and_judged_again(make_judge, fake_anthropic, tmp_path):
     path = tmp_path / "cache.sqlite"
     await run_cached(make_judge(), path)
     db = sqlite3.connect(path, isolation_level=None)
-    db.execute("UPDATE results SET value = '{\"claims\": ['")
+    forged = '{"verdicts": [], "usage": {}}'
+    db.execute(f"UPDATE {TABLE} SET value = ?", (forged,))
     db.close()
 
     report, again = await run_cached(make_judge(), path)
     assert report.summary.errors == 0
     assert report.usage.calls == 3
-    assert len(again.warnings) == 1
-    assert "could not be read were dropped" in again.warnings[0]
+    assert again.warnings == [UNSIGNED_WARNING.format(path=path)]
 
-    report, healed = await run_cached(make_judge(), path)
-    assert report.usage.calls == 0
-    assert healed.warnings == []
+
+async def test_a_cache_written_with_another_key_is_not_trusted(
+    make_judge, fake_anthropic, tmp_path
+):
+    path = tmp_path / "cache.sqlite"
+    other = CachedJudge(make_judge(), path, secret="sk-ant-someone-else")
+    await run_suite(cases(1), judge=other, evaluators=suite())
+    await other.aclose()
+    report, _ = await run_cached(make_judge(), path)
+    assert report.usage.calls == 3
+    assert report.usage.cache_hits == 0
+
+
+async def test_a_signed_row_that_no_longer_reads_is_dropped_and_judged_again(
+    make_judge, fake_anthropic, tmp_path
+):
+    path = tmp_path / "cache.sqlite"
+    await run_cached(make_judge(), path)
+    writer = CachedJudge(make_judge(), path, secret=KEY)
+    key = writer.key_for("extract_claims", cases(1)[0])
+    writer._put(key, '{"claims": [')  # as a build with another result layout might have stored
+    await writer.aclose()
+
+    report, again = await run_cached(make_judge(), path)
+    assert report.summary.errors == 0
+    assert report.usage.calls == 1
+    assert len(again.warnings) == 1
 
 
 async def test_a_shared_question_that_fails_is_paid_for_once(tmp_path):
     failure = JudgeError("scripted failure", usage=Usage(calls=2, cost_usd=0.5))
     inner = FakeJudge(fail={"dup0": failure}, pause=0.01)
-    judge = CachedJudge(inner, tmp_path / "cache.sqlite")
+    judge = CachedJudge(inner, tmp_path / "cache.sqlite", secret=KEY)
     same = [make_case(id=f"dup{i}", context=CONTEXT, response="Refunds.") for i in range(2)]
     report = await run_suite(same, judge=judge, evaluators=[HallucinationEvaluator()])
     await judge.aclose()

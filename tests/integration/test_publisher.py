@@ -1,4 +1,4 @@
-"""GitHubPublisher and read_file_at driven through the real PyGithub against FakeGitHub."""
+"""GitHubPublisher driven through the real PyGithub against FakeGitHub."""
 
 from __future__ import annotations
 
@@ -10,14 +10,8 @@ from typing import Any
 import pytest
 from github import Auth, Github
 
-from ragaliq.errors import PublishError
-from ragaliq.github.publisher import (
-    CommentForbiddenError,
-    CommentPublisher,
-    GitHubPublisher,
-    PublishResult,
-    read_file_at,
-)
+from ragaliq.errors import CommentForbiddenError, PublishError
+from ragaliq.github.comment import CommentPublisher, GitHubPublisher, PublishResult
 from ragaliq.report.marker import comment_marker
 from tests.fakes.github_server import HTML_BASE, FakeGitHub
 
@@ -466,6 +460,20 @@ def test_a_token_that_cannot_ask_who_it_is_edits_the_bots_marker_comment(
     assert [c.body for c in fake.comments(REPO, PR)] == [body("new"), body("quoted")]
 
 
+def test_the_actions_token_never_edits_another_bots_marker_comment(
+    fake: FakeGitHub, publisher: GitHubPublisher
+) -> None:
+    impostor = fake.add_comment(REPO, PR, body("says passed"), user="evil-app[bot]")
+    fake.fail("GET", "^/user$", 403)
+
+    result = publisher.upsert(body=body("failed"), marker=MARKER)
+
+    assert result.action == "created"
+    stored = {c.id: (c.user_login, c.body) for c in fake.comments(REPO, PR)}
+    assert stored[impostor.id] == ("evil-app[bot]", body("says passed"))
+    assert stored[result.comment_id] == (BOT, body("failed"))
+
+
 def test_the_tokens_own_login_is_used_when_it_can_be_asked(sleeps: SleepLog) -> None:
     with FakeGitHub(token=TOKEN, login="ragaliq-app[bot]") as fake:
         fake.add_pull(REPO, PR)
@@ -568,97 +576,25 @@ def test_publisher_satisfies_the_protocol_and_hides_the_token(publisher: GitHubP
         result.action = "updated"  # type: ignore[misc]
 
 
-# ---------------------------------------------------------------- read_file_at
-
-
-def read(fake: FakeGitHub, path: str, ref: str = HEAD, **overrides: Any) -> str | None:
-    values: dict[str, Any] = {
-        "token": TOKEN,
-        "repository": REPO,
-        "path": path,
-        "ref": ref,
-        "api_url": fake.base_url,
-        "sleep": lambda _: None,
-        **overrides,
-    }
-    return read_file_at(**values)
-
-
-def test_read_file_at_returns_the_text_at_the_ref(fake: FakeGitHub) -> None:
-    fake.add_file(REPO, ".ragaliq/baseline.json", '{"cases": ["héllo"]}\n', ref=HEAD)
-    fake.add_file(REPO, ".ragaliq/baseline.json", '{"cases": []}\n', ref="main")
-
-    assert read(fake, ".ragaliq/baseline.json") == '{"cases": ["héllo"]}\n'
-    assert read(fake, "/.ragaliq/baseline.json", ref="main") == '{"cases": []}\n'
-    (request, _) = fake.requests_matching("GET", "/contents/")
-    assert request.query["ref"] == [HEAD]
-
-
-def test_read_file_at_missing_file_or_ref_is_none(fake: FakeGitHub) -> None:
-    fake.add_file(REPO, "present.txt", "x", ref="main")
-
-    assert read(fake, "absent.txt") is None
-    assert read(fake, "present.txt", ref=HEAD) is None
-
-
-def test_read_file_at_refuses_directories_and_binary(fake: FakeGitHub) -> None:
-    fake.add_file(REPO, "dir/a.txt", "a", ref=HEAD)
-    fake.add_file(REPO, "blob.bin", b"\xff\xfe\x00binary", ref=HEAD)
-
-    with pytest.raises(PublishError, match="is a directory"):
-        read(fake, "dir")
-    with pytest.raises(PublishError, match="not UTF-8"):
-        read(fake, "blob.bin")
-
-
-def test_read_file_at_retries_5xx(fake: FakeGitHub, sleeps: SleepLog) -> None:
-    fake.add_file(REPO, "f.txt", "content", ref=HEAD)
-    fake.fail("GET", "/contents/", 502, times=2)
-
-    assert read(fake, "f.txt", sleep=sleeps) == "content"
-    assert sleeps.delays == [1.0, 2.0]
-
-    fake.fail("GET", "/contents/", 503, times=3)
-    with pytest.raises(PublishError, match="503"):
-        read(fake, "f.txt", sleep=sleeps)
-
-
-def test_read_file_at_errors(fake: FakeGitHub) -> None:
-    with pytest.raises(PublishError, match="github-token") as excinfo:
-        read(fake, "f.txt", token="ghp_not_valid_secret")
-    assert "ghp_not_valid_secret" not in str(excinfo.value)
-
-    fake.fail("GET", "/contents/", 403)
-    with pytest.raises(PublishError, match=r"403.*contents: read"):
-        read(fake, "f.txt")
-
-
-def test_read_file_at_with_an_injected_client(fake: FakeGitHub) -> None:
-    fake.add_file(REPO, "f.txt", "content", ref=HEAD)
-    with Github(
-        base_url=fake.base_url,
-        auth=Auth.Token(TOKEN),
-        retry=None,
-        seconds_between_requests=0,
-        seconds_between_writes=0,
-    ) as client:
-        assert read(fake, "f.txt", token="unused", github=client) == "content"
-        assert read(fake, "missing.txt", token="unused", github=client) is None
-        assert client.get_repo(REPO).get_pull(PR).number == PR
-
-
-def test_an_app_token_that_cannot_ask_who_it_is_does_not_post_twice(sleeps: SleepLog) -> None:
+def test_an_app_token_that_cannot_ask_who_it_is_edits_its_named_comment(sleeps: SleepLog) -> None:
     with FakeGitHub(token=TOKEN, login="ragaliq-app[bot]") as fake:
         fake.add_pull(REPO, PR)
         fake.add_comment(REPO, PR, body("a user quoting our marker"), user="reviewer")
+        other_bot = fake.add_comment(REPO, PR, body("another bot's"), user="other-app[bot]")
         for _ in range(3):
             fake.fail("GET", "^/user$", 403)
             with GitHubPublisher(
-                token=TOKEN, repository=REPO, pr_number=PR, api_url=fake.base_url, sleep=sleeps
+                token=TOKEN,
+                repository=REPO,
+                pr_number=PR,
+                api_url=fake.base_url,
+                sleep=sleeps,
+                bot_login="ragaliq-app[bot]",
             ) as publisher:
                 publisher.upsert(body=body("run"), marker=MARKER)
         mine = [c for c in fake.comments(REPO, PR) if c.user_login == "ragaliq-app[bot]"]
         assert len(mine) == 1
+        assert fake.comments(REPO, PR)[1].body == other_bot.body
 
 
 def test_a_failing_who_am_i_stops_the_publish_instead_of_guessing(sleeps: SleepLog) -> None:

@@ -96,14 +96,18 @@ def test_provenance_names_the_cascade_claude_model_and_both_versions():
 async def test_the_factory_builds_the_cascade_and_needs_a_key(tmp_path):
     config = JudgeConfig.model_validate({"provider": "cascade", "cache": False})
     with pytest.raises(ConfigError, match="cascade needs an API key"):
-        build_judge(config, env={}, base_dir=tmp_path)
-    choice = build_judge(config, env={"ANTHROPIC_API_KEY": "sk-test"}, base_dir=tmp_path)
+        build_judge(config, env={}, cache_path=tmp_path / "cache.sqlite")
+    choice = build_judge(
+        config, env={"ANTHROPIC_API_KEY": "sk-test"}, cache_path=tmp_path / "cache.sqlite"
+    )
     assert isinstance(choice.judge, CascadeJudge)
     assert choice.judge.info.provider == "cascade"
     assert describe_judge(config, env={"ANTHROPIC_API_KEY": "sk-test"}) == choice.judge.info
     await choice.judge.aclose()
     cached = JudgeConfig.model_validate({"provider": "cascade", "cache_path": "c.sqlite"})
-    choice = build_judge(cached, env={"ANTHROPIC_API_KEY": "sk-test"}, base_dir=tmp_path)
+    choice = build_judge(
+        cached, env={"ANTHROPIC_API_KEY": "sk-test"}, cache_path=tmp_path / "cache.sqlite"
+    )
     assert isinstance(choice.judge, CascadeJudge)
     assert choice.cache is not None and choice.judge.claude is choice.cache
     await choice.judge.aclose()

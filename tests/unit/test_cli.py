@@ -209,7 +209,7 @@ def test_validate_finds_a_broken_comment_template_before_anything_is_judged(runn
     config = setup(tmp_path, [faithful()], "templates: {comment: mine.md.j2}\n")
     missing = runner.invoke(cli, ["validate", "--config", str(config)])
     assert missing.exit_code == 2
-    assert "mine.md.j2: cannot read the template" in missing.stderr
+    assert "templates.comment: mine.md.j2 not found" in missing.stderr
     (tmp_path / "mine.md.j2").write_text("{% extends 'comment.md.j2' %}\n{% block x %}", "utf-8")
     broken = runner.invoke(cli, ["validate", "--config", str(config)])
     assert broken.exit_code == 2

@@ -108,12 +108,44 @@ async def test_a_hallucination_in_a_new_case_is_new():
     assert any("new since the baseline" in n for n in decision.notices)
 
 
-async def test_removed_cases_are_a_notice():
-    base = record_baseline(await report_of({"a": [S, S, S], "gone": [S, S, S]}))
+async def test_baseline_cases_missing_from_the_run_fail_the_gate_by_default():
+    base = record_baseline(await report_of({"a": [S, S, S], "gone": [S, N, S]}))
     head = await report_of({"a": [S, S, S]})
     decision = compare(head, base, rules=GateRules())
     assert decision.removed_cases == ("gone",)
-    assert any("gone" in n for n in decision.notices)
+    assert not decision.passed
+    assert any("missing from this run: gone" in f for f in decision.failures)
+
+
+async def test_missing_cases_are_a_notice_when_the_policy_says_so():
+    base = record_baseline(await report_of({"a": [S, S, S], "gone": [S, N, S]}))
+    head = await report_of({"a": [S, S, S]})
+    decision = compare(head, base, rules=GateRules(on_missing_cases="notice"))
+    assert decision.passed
+    assert any("missing from this run: gone" in n for n in decision.notices)
+
+
+async def test_a_pr_cannot_loosen_the_missing_cases_policy_of_the_baseline():
+    policy = GateRules().recorded(["faithfulness", "hallucination", "relevance"])
+    base = record_baseline(await report_of({"a": [S, S, S], "gone": [S, S, S]}), policy=policy)
+    head = await report_of({"a": [S, S, S]})
+    decision = compare(head, base, rules=GateRules(on_missing_cases="notice"))
+    assert not decision.passed
+    assert any("on_missing_cases fail → notice" in n for n in decision.notices)
+
+
+async def test_new_perfect_cases_do_not_dilute_a_drop_on_the_shared_cases():
+    shared = {f"c{i}": [S, S, S] for i in range(4)}
+    base = record_baseline(await report_of(shared))
+    worse = {**shared, "c0": [N, N, N], "c1": [N, N, S]}
+    copies = {f"copy{i}": [S, S, S] for i in range(60)}
+    decision = compare(await report_of({**worse, **copies}), base, rules=GateRules())
+    faith = decision.evaluators["faithfulness"]
+    assert faith.head is not None and faith.head > 0.9  # the whole run looks fine
+    assert faith.shared_cases == 4
+    assert faith.delta == pytest.approx(-5 / 12)
+    assert faith.status in ("regressed", "below_threshold")
+    assert not decision.passed
 
 
 async def test_a_drop_past_max_drop_fails_even_above_the_threshold():

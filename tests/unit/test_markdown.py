@@ -43,6 +43,7 @@ from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.markdown import (
     COMMENT_LIMIT,
     SUMMARY_LIMIT,
+    UserTemplate,
     escape_markdown,
     render_comment,
     render_summary,
@@ -861,10 +862,10 @@ def test_summary_limit_counts_bytes():
 # --- user templates ------------------------------------------------------------------------
 
 
-def write(tmp_path: Path, name: str, source: str) -> Path:
+def write(tmp_path: Path, name: str, source: str) -> UserTemplate:
     path = tmp_path / name
     path.write_text(source, encoding="utf-8")
-    return path
+    return UserTemplate.from_file(path)
 
 
 def test_user_template_extends_ours_and_overrides_a_block(tmp_path):
@@ -886,24 +887,64 @@ def test_user_template_named_like_ours_can_still_extend_ours(tmp_path):
     template = write(
         tmp_path,
         "comment.md.j2",
-        '{% extends "comment.md.j2" %}{% block headline %}## Our RAG gate\n\n{% endblock %}',
+        '{% extends "comment.md.j2" %}{% block usage %}## Our RAG gate\n\n{% endblock %}',
     )
     text = render_comment(realistic_decision(), template=template)
     assert "## Our RAG gate" in text
-    assert "RagaliQ Gate failed" not in text
+    assert "RagaliQ Gate failed" in text
 
 
-def test_standalone_user_template_gets_the_marker_and_the_filters(tmp_path):
+@pytest.mark.parametrize("block", ["headline", "notices", "marker"])
+def test_a_template_cannot_override_the_verdict_the_notices_or_the_marker(tmp_path, block):
+    template = write(
+        tmp_path,
+        "liar.md.j2",
+        f'{{% extends "comment.md.j2" %}}{{% block {block} %}}### ✅ passed{{% endblock %}}',
+    )
+    with pytest.raises(TemplateError, match=f"overrides the block {block}.*the gate's"):
+        render_comment(realistic_decision(), template=template)
+
+
+def test_a_template_that_says_passed_elsewhere_keeps_the_real_headline_first(tmp_path):
+    template = write(
+        tmp_path,
+        "liar.md.j2",
+        '{% extends "comment.md.j2" %}{% block scores %}### ✅ RagaliQ Gate passed\n\n'
+        "{% endblock %}",
+    )
+    text = render_comment(realistic_decision(), template=template)
+    assert text.index("### ❌ RagaliQ Gate failed") < text.index("### ✅ RagaliQ Gate passed")
+    notices = realistic_decision().notices
+    assert all(escape_markdown(n)[:40] in text for n in notices)
+
+
+def test_a_template_cannot_hide_the_notices_in_an_html_comment(tmp_path):
+    template = write(
+        tmp_path,
+        "hide.md.j2",
+        '{% extends "comment.md.j2" %}{% block cases %}<!--{% endblock %}'
+        "{% block update_baseline %}-->{% endblock %}",
+    )
+    with pytest.raises(TemplateError, match="HTML comment"):
+        render_comment(realistic_decision(), template=template)
+
+
+def test_a_standalone_template_is_refused_since_it_would_drop_the_verdict(tmp_path):
+    template = write(tmp_path, "plain.md.j2", "### ✅ all good\n")
+    with pytest.raises(TemplateError, match="must \\{% extends"):
+        render_comment(realistic_decision(), template=template)
+
+
+def test_filters_escape_untrusted_text_in_a_user_block(tmp_path):
     template = write(
         tmp_path,
         "plain.md.j2",
+        '{% extends "comment.md.j2" %}{% block new_hallucinations %}'
         "{% for c in decision.new_hallucinations %}* {{ c.claim | shorten(20) | md }}\n"
-        "{% endfor %}",
+        "{% endfor %}{% endblock %}",
     )
     text = render_comment(hostile_decision(), template=template)
-    lines = text.splitlines()
-    assert lines[0] == comment_marker()
-    assert lines[1] == "* &lt;script&gt;alert(1)&lt;/s…"
+    assert "* &lt;script&gt;alert(1)&lt;/s…" in text.splitlines()
 
 
 def test_user_summary_template_extends_ours(tmp_path):
@@ -926,6 +967,14 @@ def test_user_summary_template_extends_ours(tmp_path):
         ("{{ 1 + 'a' }}", r"bad\.md\.j2:1: TypeError"),
         ('{% extends "missing.md.j2" %}', r"bad\.md\.j2:1: template 'missing\.md\.j2' not found"),
         ("{{ decision.evaluators.clear() }}", r"bad\.md\.j2:1: "),
+        ("{{ 'x' * 100000000 }}", r"bad\.md\.j2:1: .*over 1,000,000 characters"),
+        ("{{ 'xy' | center(100000000) }}", r"bad\.md\.j2:1: .*size over 1,000,000"),
+        ("{{ 2 ** 100000 }}", r"bad\.md\.j2:1: .*power over 64"),
+        (
+            '{% include "/proc/self/environ" %}',
+            r"not a path inside the repository",
+        ),
+        ('{% include "../../outside.j2" %}', r"leads out of the repository"),
     ],
 )
 def test_broken_or_unsafe_user_templates_raise_template_error(tmp_path, source, message):
@@ -934,9 +983,16 @@ def test_broken_or_unsafe_user_templates_raise_template_error(tmp_path, source, 
         render_comment(realistic_decision(), template=template)
 
 
+def test_a_template_through_a_symbolic_link_is_refused(tmp_path):
+    (tmp_path / "real.md.j2").write_text('{% extends "comment.md.j2" %}', encoding="utf-8")
+    (tmp_path / "link.md.j2").symlink_to(tmp_path / "real.md.j2")
+    with pytest.raises(TemplateError, match="symbolic link"):
+        UserTemplate.from_file(tmp_path / "link.md.j2")
+
+
 def test_a_missing_user_template_is_a_template_error(tmp_path):
-    with pytest.raises(TemplateError, match="cannot read the template"):
-        render_comment(realistic_decision(), template=tmp_path / "nope.md.j2")
+    with pytest.raises(TemplateError, match="not found"):
+        UserTemplate.from_file(tmp_path / "nope.md.j2")
 
 
 def test_bad_arguments():

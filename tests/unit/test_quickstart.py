@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -62,9 +63,10 @@ def test_gating_the_example_change_is_what_the_quick_start_says(tmp_path):
     strict = tmp_path / "ragaliq.yaml"
     text = (QUICKSTART / "ragaliq.yaml").read_text(encoding="utf-8")
     strict.write_text(
-        text.replace("fail_on_new_hallucinations: false", "fail_on_new_hallucinations: true")
-        + f"baseline: {QUICKSTART / '.ragaliq' / 'baseline.json'}\n",
+        text.replace("fail_on_new_hallucinations: false", "fail_on_new_hallucinations: true"),
         encoding="utf-8",
     )
+    (tmp_path / ".ragaliq").mkdir()
+    shutil.copy(QUICKSTART / ".ragaliq" / "baseline.json", tmp_path / ".ragaliq" / "baseline.json")
     code, output = gate(tmp_path, strict)
     assert code == 1, output

@@ -13,6 +13,7 @@ from ragaliq.runner import RunSettings, majority_verdicts, run_suite
 from tests.conftest import make_case
 from tests.fakes.judge import FakeJudge
 
+KEY = "sk-ant-cache-signing"
 S, P, N, C = (
     Verdict.SUPPORTED,
     Verdict.PARTIALLY_SUPPORTED,
@@ -103,7 +104,7 @@ async def test_repeated_verifications_are_cached_apart(tmp_path):
     from ragaliq.judges.cache import CachedJudge
 
     inner = NoisyJudge({0: [S], 1: [N], 2: [S]}, claims={"a": ["x"]})
-    judge = CachedJudge(inner, tmp_path / "c.sqlite")
+    judge = CachedJudge(inner, tmp_path / "c.sqlite", secret=KEY)
     first = await run_suite(
         [make_case(id="a")],
         judge=judge,

@@ -177,7 +177,9 @@ def test_heuristic_judges_are_named_in_the_notices(tmp_path):
     from ragaliq.judges import build_judge
 
     for provider, env in (("offline", {"ANTHROPIC_API_KEY": "k"}), ("auto", {})):
-        choice = build_judge(JudgeConfig(provider=provider), env=env, base_dir=tmp_path)
+        choice = build_judge(
+            JudgeConfig(provider=provider), env=env, cache_path=tmp_path / "cache.sqlite"
+        )
         assert choice.judge.info.heuristic is True
         assert any("heuristic" in n for n in choice.notices)
 

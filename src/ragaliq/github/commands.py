@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ragaliq.errors import OutputError
+from ragaliq.redaction import redact
 
 __all__ = ["Workflow", "escape_data", "escape_property"]
 
@@ -38,6 +39,9 @@ class Workflow:
 
     def command(self, name: str, message: str, **properties: str) -> None:
         """Emit ``::name props::message``."""
+        if name != "add-mask":
+            message = redact(message)
+            properties = {k: redact(v) for k, v in properties.items()}
         props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items() if v)
         head = f"::{name} {props}::" if props else f"::{name}::"
         self.stream.write(head + escape_data(message) + "\n")
@@ -63,7 +67,7 @@ class Workflow:
 
     def log(self, message: str) -> None:
         """A plain log line."""
-        self.stream.write(message + "\n")
+        self.stream.write(redact(message) + "\n")
         self.stream.flush()
 
     def set_output(self, name: str, value: str) -> None:
@@ -71,6 +75,7 @@ class Workflow:
         if self.output_file is None:
             self.log(f"output {name}={value}")
             return
+        value = redact(value)
         delimiter = f"ragaliq_{secrets.token_hex(8)}"
         _append(self.output_file, f"{name}<<{delimiter}\n{value}\n{delimiter}\n", "GITHUB_OUTPUT")
 
@@ -78,7 +83,7 @@ class Workflow:
         """Append Markdown to the job summary."""
         if self.summary_file is None:
             return
-        text = markdown if markdown.endswith("\n") else markdown + "\n"
+        text = redact(markdown if markdown.endswith("\n") else markdown + "\n")
         _append(self.summary_file, text, "GITHUB_STEP_SUMMARY")
 
 

@@ -15,8 +15,9 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
+from ragaliq.text.matching import evidence_in_context
 
-__all__ = ["Judge", "check_verdict_count", "no_context_verdicts"]
+__all__ = ["Judge", "check_verdict_count", "no_context_verdicts", "verified_evidence"]
 
 
 @runtime_checkable
@@ -78,3 +79,25 @@ def check_verdict_count(claims: Sequence[str], result: VerificationResult) -> Ve
             f"the judge returned {len(result.verdicts)} verdicts for {len(claims)} claims"
         )
     return result
+
+
+UNVERIFIED_EVIDENCE = "unverified_evidence"
+"""Flag on a verdict that said SUPPORTED with a quote the context does not have."""
+
+
+def verified_evidence(verdict: ClaimVerdict, context: Sequence[str]) -> ClaimVerdict:
+    """A SUPPORTED verdict whose quote is not in the context, as NOT_ENOUGH_INFO (flagged).
+
+    Applied to every model verdict, fresh or from the cache: support must be shown, not said.
+    """
+    if verdict.verdict is not Verdict.SUPPORTED or UNVERIFIED_EVIDENCE in verdict.flags:
+        return verdict
+    if verdict.evidence and evidence_in_context(verdict.evidence, context):
+        return verdict
+    return verdict.model_copy(
+        update={
+            "verdict": Verdict.NOT_ENOUGH_INFO,
+            "reason": f"Said SUPPORTED, but the quote is not in the context. {verdict.reason}",
+            "flags": (*verdict.flags, UNVERIFIED_EVIDENCE),
+        }
+    )

@@ -1,15 +1,21 @@
 """A content-addressed cache of judge results in one SQLite file.
 
-The key is the sha256 of the judge's provider, model and prompt version, the operation and its
-canonical input, so an unchanged case costs no call on the next run and any change to the prompt,
-the model or the case misses. Only validated results are stored. A corrupt or locked file is
-reported as a warning and the run goes on without the cache.
+The key is the sha256 of the judge's identity (provider, model, prompt version, endpoint), the
+operation and its canonical input, so an unchanged case costs no call on the next run and any
+change to the prompt, the model, the endpoint or the case misses. Only validated results are
+stored. A corrupt or locked file is reported as a warning and the run goes on without the cache.
+
+A cache file can be planted (a pull request's code runs before the gate in the same job), so every
+entry is signed with a key derived from the judge's API key, which the pull request's code does not
+have; an entry whose signature does not match is ignored. And a cached SUPPORTED verdict has its
+evidence checked against the case's context again, exactly as a fresh one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import json
 import sqlite3
 import time
@@ -20,7 +26,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from ragaliq.errors import JudgeError
-from ragaliq.judges.base import Judge
+from ragaliq.judges.base import Judge, verified_evidence
 from ragaliq.models import (
     ClaimsResult,
     JudgeInfo,
@@ -33,8 +39,13 @@ from ragaliq.models import (
 
 __all__ = ["CACHE_FORMAT", "CachedJudge"]
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 """Part of every key: bumped when the stored layout changes, so old entries are never misread."""
+TABLE = "signed_results"
+UNSIGNED_WARNING = (
+    "judge cache {path}: entries not signed with this judge's key were ignored and judged again "
+    "(a cache from another key, or a planted one)"
+)
 
 R = TypeVar("R", bound=JudgeResult)
 
@@ -42,9 +53,12 @@ R = TypeVar("R", bound=JudgeResult)
 class CachedJudge:
     """Wraps any judge; answers repeated questions from ``path`` without calling it."""
 
-    def __init__(self, inner: Judge, path: Path, *, lock_timeout_s: float = 2.0) -> None:
+    def __init__(
+        self, inner: Judge, path: Path, *, secret: str, lock_timeout_s: float = 2.0
+    ) -> None:
         self.inner = inner
         self.path = path
+        self._signing_key = hashlib.sha256(b"ragaliq-judge-cache\x00" + secret.encode()).digest()
         self.lock_timeout_s = lock_timeout_s
         self.warnings: list[str] = []
         self._pending: dict[str, asyncio.Future[str]] = {}
@@ -62,8 +76,14 @@ class CachedJudge:
         self, case: TestCase, claims: Sequence[str], *, sample: int = 0
     ) -> VerificationResult:
         key = self.key_for("verify_claims", case, claims, sample=sample)
-        return await self._cached(
+        result = await self._cached(
             key, VerificationResult, lambda: self.inner.verify_claims(case, claims, sample=sample)
+        )
+        checked = tuple(verified_evidence(v, case.context) for v in result.verdicts)
+        return (
+            result
+            if checked == result.verdicts
+            else result.model_copy(update={"verdicts": checked})
         )
 
     async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
@@ -107,6 +127,7 @@ class CachedJudge:
             info.provider,
             info.model,
             info.prompt_version,
+            info.endpoint,
             operation,
             payload,
         ]
@@ -159,7 +180,7 @@ class CachedJudge:
         if self._db is None:
             return
         try:
-            self._db.execute("DELETE FROM results WHERE key = ?", (key,))
+            self._db.execute(f"DELETE FROM {TABLE} WHERE key = ?", (key,))
         except sqlite3.Error as exc:
             self._disable(exc)
 
@@ -170,10 +191,10 @@ class CachedJudge:
             try:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute(
-                    "CREATE TABLE IF NOT EXISTS results ("
-                    "key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+                    f"CREATE TABLE IF NOT EXISTS {TABLE} (key TEXT PRIMARY KEY, "
+                    "value TEXT NOT NULL, signature TEXT NOT NULL, created REAL NOT NULL)"
                 )
-                db.execute("SELECT count(*) FROM results").fetchone()
+                db.execute(f"SELECT count(*) FROM {TABLE}").fetchone()
             except BaseException:
                 db.close()
                 raise
@@ -186,22 +207,38 @@ class CachedJudge:
         if self._db is None:
             return None
         try:
-            row = self._db.execute("SELECT value FROM results WHERE key = ?", (key,)).fetchone()
+            row = self._db.execute(
+                f"SELECT value, signature FROM {TABLE} WHERE key = ?", (key,)
+            ).fetchone()
         except sqlite3.Error as exc:
             self._disable(exc)
             return None
-        return None if row is None else str(row[0])
+        if row is None:
+            return None
+        value, signature = str(row[0]), str(row[1])
+        if not hmac.compare_digest(signature, self._sign(key, value)):
+            warning = UNSIGNED_WARNING.format(path=self.path)
+            if warning not in self.warnings:
+                self.warnings.append(warning)
+            self._delete(key)
+            return None
+        return value
 
     def _put(self, key: str, value: str) -> None:
         if self._db is None:
             return
         try:
             self._db.execute(
-                "INSERT OR REPLACE INTO results (key, value, created) VALUES (?, ?, ?)",
-                (key, value, time.time()),
+                f"INSERT OR REPLACE INTO {TABLE} (key, value, signature, created) "
+                "VALUES (?, ?, ?, ?)",
+                (key, value, self._sign(key, value), time.time()),
             )
         except sqlite3.Error as exc:
             self._disable(exc)
+
+    def _sign(self, key: str, value: str) -> str:
+        message = f"{key}\x00{value}".encode()
+        return hmac.new(self._signing_key, message, hashlib.sha256).hexdigest()
 
     def _disable(self, exc: Exception) -> None:
         self._warn(exc)

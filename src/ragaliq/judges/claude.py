@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import JudgeError, JudgeResponseError, JudgeUnavailableError
-from ragaliq.judges.base import check_verdict_count
+from ragaliq.judges.base import check_verdict_count, verified_evidence
 from ragaliq.judges.pricing import cost_usd, price_for
 from ragaliq.models import (
     ClaimsResult,
@@ -41,7 +41,6 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
-from ragaliq.text.matching import evidence_in_context
 
 __all__ = ["PROMPT_VERSION", "ClaudeJudge"]
 
@@ -150,7 +149,10 @@ class ClaudeJudge:
         self._paused_until = 0.0
         self._unusable: JudgeUnavailableError | None = None
         self._info = JudgeInfo(
-            provider="anthropic", model=config.model, prompt_version=PROMPT_VERSION
+            provider="anthropic",
+            model=config.model,
+            prompt_version=PROMPT_VERSION,
+            endpoint=base_url.rstrip("/") if base_url else None,
         )
         self._min_cache_tokens = 2048 if "haiku" in config.model else 1024
 
@@ -280,25 +282,14 @@ class ClaudeJudge:
     # -- one validated answer -------------------------------------------------------------
 
     def _verdict(self, claim: str, item: VerdictItem, case: TestCase) -> ClaimVerdict:
-        evidence = item.evidence.strip() or None
-        if item.verdict is Verdict.SUPPORTED and not (
-            evidence and evidence_in_context(evidence, case.context)
-        ):
-            return ClaimVerdict(
-                text=claim,
-                verdict=Verdict.NOT_ENOUGH_INFO,
-                evidence=evidence,
-                reason=f"Said SUPPORTED, but the quote is not in the context. {item.reason}",
-                confidence=item.confidence,
-                flags=("unverified_evidence",),
-            )
-        return ClaimVerdict(
+        verdict = ClaimVerdict(
             text=claim,
             verdict=item.verdict,
-            evidence=evidence,
+            evidence=item.evidence.strip() or None,
             reason=item.reason,
             confidence=item.confidence,
         )
+        return verified_evidence(verdict, case.context)
 
     async def _ask(
         self,

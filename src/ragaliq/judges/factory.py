@@ -73,10 +73,13 @@ def describe_judge(config: JudgeConfig, *, env: Mapping[str, str]) -> JudgeInfo:
     return claude
 
 
-def build_judge(config: JudgeConfig, *, env: Mapping[str, str], base_dir: Path) -> JudgeChoice:
+def build_judge(
+    config: JudgeConfig, *, env: Mapping[str, str], cache_path: Path | None
+) -> JudgeChoice:
     """The configured judge; ``auto`` falls back to the offline judge without a key.
 
-    ``cascade`` puts the offline judge in front of Claude (the cache, when on, wraps Claude).
+    ``cascade`` puts the offline judge in front of Claude. The cache (``cache_path``, when the
+    config keeps one) wraps Claude, signed with a key derived from the API key.
 
     Raises:
         ConfigError: ``provider: claude`` or ``cascade`` without an API key.
@@ -96,7 +99,11 @@ def build_judge(config: JudgeConfig, *, env: Mapping[str, str], base_dir: Path) 
         )
     base_url = config.base_url or env.get(BASE_URL_ENV) or None
     claude = ClaudeJudge(config, api_key=key, base_url=base_url)
-    cached = CachedJudge(claude, base_dir / config.cache_path) if config.cache else None
+    cached = (
+        CachedJudge(claude, cache_path, secret=key)
+        if config.cache and cache_path is not None
+        else None
+    )
     inner: Judge = cached or claude
     if config.provider == "cascade":
         return JudgeChoice(judge=CascadeJudge(OfflineJudge(), inner), cache=cached)

@@ -16,33 +16,39 @@ half open.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import Any
 
 import jinja2
+from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ragaliq.compare import ClaimChange, GateDecision
-from ragaliq.errors import TemplateError
+from ragaliq.errors import RagaliqError, TemplateError
 from ragaliq.models import CaseResult, RunReport
 from ragaliq.report._format import delta, pct, plural, score, usd
 from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.console import format_usage
 from ragaliq.report.marker import comment_marker
+from ragaliq.repository import MAX_TEXT_BYTES, FileSource, WorkTree, repo_path
 
 __all__ = [
     "COMMENT_LIMIT",
     "COMMENT_TEMPLATE",
+    "MAX_VALUE_CHARS",
+    "PROTECTED_BLOCKS",
     "SUMMARY_LIMIT",
     "SUMMARY_TEMPLATE",
     "CaseGroup",
-    "check_templates",
+    "UserTemplate",
     "escape_markdown",
     "render_comment",
+    "render_status",
     "render_summary",
 ]
 
@@ -78,6 +84,10 @@ _BLOCK_MARKER = re.compile(r"^(?:[#+-]|\d{1,9}[.)](?=\s|$))")
 _URL = re.compile(r"^https?://[^\s<>()\[\]\"'`]+$")
 
 _USER_PREFIX = "user-template:"
+MAX_VALUE_CHARS = 1_000_000
+"""The longest string or list a template may build; a template past it is stopped."""
+PROTECTED_BLOCKS = ("marker", "headline", "notices")
+"""Blocks of the built-in comment that your template cannot override: the verdict is the gate's."""
 
 
 def escape_markdown(text: object) -> str:
@@ -165,21 +175,132 @@ FILTERS: dict[str, Callable[..., str | list[CaseGroup]]] = {
 }
 
 
-def _environment(template: Path | None) -> tuple[ImmutableSandboxedEnvironment, str | None]:
+@dataclass(frozen=True, kw_only=True)
+class UserTemplate:
+    """A template of yours, read from where the bar is read, with the files it includes.
+
+    ``include`` reads a template that ``{% include %}``, ``{% import %}`` or ``{% extends %}``
+    names, relative to this template's folder; the built-in templates (``comment.md.j2`` ...)
+    are found by name first.
+    """
+
+    path: str
+    """Where it was read from, for messages."""
+    text: str
+    include: Callable[[str], str | None]
+
+    @classmethod
+    def read(cls, source: FileSource, path: str, *, what: str) -> UserTemplate:
+        """The template at repository path ``path`` of ``source``.
+
+        Raises:
+            TemplateError: it is absent, not UTF-8, or over the size limit; or, through
+                ``include``, an included file is.
+        """
+        folder = str(PurePosixPath(path).parent)
+        folder = "" if folder == "." else folder
+
+        def load(name: str) -> str | None:
+            included = repo_path(name, folder=folder, what=f"{what} (included from {path})")
+            return _read_template(source, included, what=what)
+
+        text = _read_template(source, path, what=what)
+        if text is None:
+            raise TemplateError(
+                f"{what}: {path} not found in {source.description}; commit the template there "
+                "or remove the setting"
+            )
+        return cls(path=path, text=text, include=load)
+
+    @classmethod
+    def from_file(cls, path: Path) -> UserTemplate:
+        """A template file named on the command line (its includes beside it)."""
+        folder = path.resolve().parent
+        return cls.read(WorkTree(folder), path.name, what="--template")
+
+
+def _read_template(source: FileSource, path: str, *, what: str) -> str | None:
+    try:
+        data = source.read(path, limit=MAX_TEXT_BYTES, what=what)
+    except RagaliqError as exc:
+        raise TemplateError(str(exc)) from exc
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TemplateError(f"{what}: {path} is not UTF-8 text; re-save it as UTF-8") from exc
+
+
+class _BoundedEnvironment(ImmutableSandboxedEnvironment):
+    """The sandbox, with no value longer than ``MAX_VALUE_CHARS`` built by an operator or a call."""
+
+    intercepted_binops = frozenset({"*", "+", "**"})
+
+    def call_binop(
+        self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any
+    ) -> Any:
+        if operator == "**" and isinstance(right, int) and abs(right) > 64:
+            raise SecurityError("the template raises a number to a power over 64")
+        if operator == "*" and _too_long(left, right):
+            raise SecurityError(f"the template builds a value over {MAX_VALUE_CHARS:,} characters")
+        return _checked(super().call_binop(context, operator, left, right))
+
+    def call(
+        __self,
+        __context: jinja2.runtime.Context,
+        __obj: Any,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        return _checked(super().call(__context, __obj, *args, **kwargs))
+
+
+def _too_long(left: Any, right: Any) -> bool:
+    for seq, times in ((left, right), (right, left)):
+        if isinstance(seq, str | list | tuple) and isinstance(times, int):
+            return len(seq) * times > MAX_VALUE_CHARS
+    return False
+
+
+def _bounded_filter(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A filter that refuses a size argument or a result over ``MAX_VALUE_CHARS``."""
+
+    @functools.wraps(function)
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        for value in (*args, *kwargs.values()):
+            if isinstance(value, int) and not isinstance(value, bool) and value > MAX_VALUE_CHARS:
+                raise SecurityError(
+                    f"the template asks a filter for a size over {MAX_VALUE_CHARS:,} characters"
+                )
+        return _checked(function(*args, **kwargs))
+
+    return bounded
+
+
+def _checked(value: Any) -> Any:
+    if isinstance(value, str | list | tuple) and len(value) > MAX_VALUE_CHARS:
+        raise SecurityError(f"the template builds a value over {MAX_VALUE_CHARS:,} characters")
+    return value
+
+
+def _environment(template: UserTemplate | None) -> tuple[ImmutableSandboxedEnvironment, str | None]:
     loaders: list[jinja2.BaseLoader] = []
     user_name = None
     if template is not None:
-        try:
-            source = template.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise TemplateError(f"{template}: cannot read the template ({exc})") from exc
-        user_name = _USER_PREFIX + str(template)
-        found = (source, str(template), lambda: True)
+        user_name = _USER_PREFIX + template.path
+        found = (template.text, template.path, lambda: True)
         loaders.append(jinja2.FunctionLoader(lambda name: found if name == user_name else None))
     loaders.append(TemplateLoader())
     if template is not None:
-        loaders.append(jinja2.FileSystemLoader(template.parent))
-    env = ImmutableSandboxedEnvironment(
+        include = template.include
+
+        def included(name: str) -> tuple[str, str, Callable[[], bool]] | None:
+            text = include(name)
+            return None if text is None else (text, name, lambda: True)
+
+        loaders.append(jinja2.FunctionLoader(included))
+    env = _BoundedEnvironment(
         loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -188,6 +309,7 @@ def _environment(template: Path | None) -> tuple[ImmutableSandboxedEnvironment, 
         lstrip_blocks=True,
     )
     env.filters.update(FILTERS)
+    env.filters = {name: _bounded_filter(f) for name, f in env.filters.items()}
     return env, user_name
 
 
@@ -215,44 +337,111 @@ def _template_error(exc: Exception, fallback: str) -> TemplateError | None:
     return TemplateError(f"{place}: {message}")
 
 
-def _load(template: Path | None, default: str) -> jinja2.Template:
+@dataclass(frozen=True, kw_only=True)
+class _Loaded:
+    """A template ready to render, with the built-in blocks it must keep."""
+
+    template: jinja2.Template
+    user: UserTemplate | None
+    protected: dict[str, Callable[[jinja2.runtime.Context], Iterator[str]]]
+
+
+def _load(template: UserTemplate | None, default: str) -> _Loaded:
     env, user_name = _environment(template)
-    name = user_name or default
     try:
-        return env.get_template(name)
+        builtin = env.get_template(COMMENT_TEMPLATE)
+        env.get_template(default)
     except jinja2.TemplateNotFound as exc:
-        if exc.name == default:
-            raise TemplateError(
-                f"built-in template {default!r} not found under {templates_root()}"
-            ) from exc
-        raise _template_error(exc, str(template)) or exc from exc
+        raise TemplateError(
+            f"built-in template {exc.name!r} not found under {templates_root()}"
+        ) from exc
+    if template is None or user_name is None:
+        return _Loaded(template=env.get_template(default), user=None, protected={})
+    try:
+        loaded = env.get_template(user_name)
     except jinja2.TemplateError as exc:
-        raise _template_error(exc, str(template or default)) or exc from exc
+        raise _template_error(exc, template.path) or exc from exc
+    names = PROTECTED_BLOCKS if default == COMMENT_TEMPLATE else PROTECTED_BLOCKS[1:]
+    overridden = sorted(set(loaded.blocks) & set(names))
+    if overridden:
+        raise TemplateError(
+            f"{template.path}: overrides the block {', '.join(overridden)}, which the gate renders "
+            "itself (the verdict, the notices and the marker are the gate's); remove it and "
+            "restyle the other blocks"
+        )
+    return _Loaded(
+        template=loaded,
+        user=template,
+        protected={name: builtin.blocks[name] for name in names},
+    )
 
 
-def check_templates(*, comment: Path | None = None, summary: Path | None = None) -> None:
-    """Read and compile your templates now, before any judging rather than after it.
+def check_template(template: UserTemplate | None, *, summary: bool = False) -> None:
+    """Compile your template now, before any judging rather than after it.
 
     Raises:
         TemplateError: naming the file (and line) and the problem.
     """
-    if comment is not None:
-        _load(comment, COMMENT_TEMPLATE)
-    if summary is not None:
-        _load(summary, SUMMARY_TEMPLATE)
+    _load(template, SUMMARY_TEMPLATE if summary else COMMENT_TEMPLATE)
 
 
-def _render(template: jinja2.Template, context: Mapping[str, Any]) -> str:
+class _TooLong(Exception):
+    """A rendering passed its cap; it counts as too long, without being finished."""
+
+
+def _render(loaded: _Loaded, context: Mapping[str, Any], *, cap: int) -> str:
+    """Render, with the protected blocks forced to the built-in ones; stop past ``cap`` chars."""
+    template = loaded.template
+    chunks: list[str] = []
+    size = 0
     try:
-        return template.render(context)
-    except Exception as exc:
-        error = _template_error(exc, template.filename or template.name or "template")
-        if error is None:
-            raise
-        raise error from exc
+        ctx = template.new_context(dict(context))
+        for name, block in loaded.protected.items():
+            ctx.blocks[name] = [block]
+        for chunk in template.root_render_func(ctx):
+            size += len(chunk)
+            if size > cap:
+                raise _TooLong
+            chunks.append(chunk)
+    except _TooLong:
+        raise
+    except Exception:
+        try:
+            template.environment.handle_exception()  # re-raises with the template's lines
+        except Exception as exc:
+            error = _template_error(exc, template.filename or template.name or "template")
+            if error is None:
+                raise
+            raise error from exc
+    text = "".join(chunks)
+    if loaded.user is not None:
+        _check_verdict_kept(loaded, context, text)
+    return text
+
+
+def _check_verdict_kept(loaded: _Loaded, context: Mapping[str, Any], text: str) -> None:
+    """A template of yours must show the gate's headline and notices, and hide nothing."""
+    assert loaded.user is not None
+    path = loaded.user.path
+    for name in ("headline", "notices"):
+        block = loaded.protected[name]
+        expected = "".join(block(loaded.template.new_context(dict(context)))).strip()
+        if expected and expected not in text:
+            raise TemplateError(
+                f'{path}: must {{% extends "{COMMENT_TEMPLATE}" %}} (or the summary template) so '
+                f"that the gate's {name} stays in the rendering"
+            )
+    marker = context.get("marker") or ""
+    if text.replace(marker, "", 1).count("<!--"):
+        raise TemplateError(
+            f"{path}: writes an HTML comment (<!--), which could hide the gate's verdict or "
+            "notices; remove it"
+        )
 
 
 _Limits = dict[str, int | bool]
+_OVER = "\x00over the cap\x00"
+"""What a rendering stopped at its cap gives :func:`_fit` (compared by identity)."""
 _Step = tuple[str, int | bool]
 
 
@@ -265,9 +454,19 @@ def _fit(
     limit: int,
     what: str,
 ) -> str:
-    """The fullest rendering within ``limit``, cutting the lists in ``steps`` order."""
-    text = render(limits)
-    if size(text) <= limit:
+    """The fullest rendering within ``limit``, cutting the lists in ``steps`` order.
+
+    A rendering that passes ``4 * limit`` characters is stopped there and counts as too long.
+    """
+
+    def attempt(limits: _Limits) -> str:
+        try:
+            return render(limits)
+        except _TooLong:
+            return _OVER
+
+    text = attempt(limits)
+    if text is not _OVER and size(text) <= limit:
         return text
     for key, target in steps:
         current = limits[key]
@@ -275,8 +474,8 @@ def _fit(
             if current == target:
                 continue
             limits[key] = target
-            text = render(limits)
-            if size(text) <= limit:
+            text = attempt(limits)
+            if text is not _OVER and size(text) <= limit:
                 return text
             continue
         if current <= target:
@@ -284,17 +483,18 @@ def _fit(
         low, high, best = target, int(current) - 1, None
         while low <= high:
             middle = (low + high) // 2
-            candidate = render({**limits, key: middle})
-            if size(candidate) <= limit:
+            candidate = attempt({**limits, key: middle})
+            if candidate is not _OVER and size(candidate) <= limit:
                 best, low = candidate, middle + 1
             else:
                 high = middle - 1
         if best is not None:
             return best
         limits[key] = target
-        text = render(limits)
+        text = attempt(limits)
+    taken = "more than four times that" if text is _OVER else f"{size(text):,}"
     raise TemplateError(
-        f"the {what} takes {size(text):,} of at most {limit:,} even with every list cut; "
+        f"the {what} takes {taken} of at most {limit:,} even with every list cut; "
         "shorten the notices or the template"
     )
 
@@ -363,7 +563,7 @@ def render_comment(
     decision: GateDecision,
     *,
     comment_id: str = "default",
-    template: Path | None = None,
+    template: UserTemplate | None = None,
     details_url: str | None = None,
     limit: int = COMMENT_LIMIT,
 ) -> str:
@@ -393,7 +593,7 @@ def render_comment(
     context.update(marker=marker, details_url=details_url)
 
     def render(limits: _Limits) -> str:
-        text = _render(loaded, {**context, "limits": limits})
+        text = _render(loaded, {**context, "limits": limits}, cap=4 * limit)
         if text.split("\n", 1)[0] != marker:
             text = f"{marker}\n{text}"
         return text if text.endswith("\n") else text + "\n"
@@ -405,6 +605,18 @@ def render_comment(
         size=len,
         limit=limit,
         what="comment",
+    )
+
+
+def render_status(*, title: str, reason: str, comment_id: str = "default") -> str:
+    """The comment of a run that reached no decision: skipped, or could not judge.
+
+    It replaces whatever the comment said before, so that a verdict from an earlier push never
+    stands over a run that did not decide. ``reason`` is untrusted (it may quote an API).
+    """
+    return (
+        f"{comment_marker(comment_id)}\n### ⚠️ {escape_markdown(title)}\n\n"
+        f"{escape_markdown(_shorten(reason, 2000))}\n\n<sub>RagaliQ Gate</sub>\n"
     )
 
 
@@ -420,7 +632,7 @@ def render_summary(
     decision: GateDecision,
     *,
     report: RunReport,
-    template: Path | None = None,
+    template: UserTemplate | None = None,
     limit: int = SUMMARY_LIMIT,
 ) -> str:
     """The job summary: the comment's headline and tables, every list in full, and every case.
@@ -449,7 +661,7 @@ def render_summary(
     )
 
     def render(limits: _Limits) -> str:
-        text = _render(loaded, {**context, "limits": limits})
+        text = _render(loaded, {**context, "limits": limits}, cap=4 * limit)
         return text if text.endswith("\n") else text + "\n"
 
     return _fit(

@@ -1,0 +1,78 @@
+"""Secrets never leave: every known secret value is taken out of all text the run writes.
+
+The CLI and the action register the secrets they hold (the Anthropic key, the GitHub token, and
+any environment variable whose name says it is a secret) once, at their edge. Every writer of text
+that leaves the process (the console, the report, the decision, the comment, the job summary, the
+HTML report, step outputs) passes its text through :func:`redact`, so a secret that reaches a
+message by any road (an API error that echoes the key, a template, a dataset) shows as
+``[redacted]``.
+
+The registry is process-wide on purpose: a secret must be kept out of every sink, including ones
+deep in a library's error message, without every function taking it as a parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable, Mapping
+
+__all__ = [
+    "MIN_SECRET_CHARS",
+    "REDACTED",
+    "SECRET_NAME",
+    "forget_secrets",
+    "redact",
+    "register_env_secrets",
+    "register_secret",
+]
+
+REDACTED = "[redacted]"
+MIN_SECRET_CHARS = 8
+"""Shorter values are not treated as secrets: redacting them would mangle ordinary text."""
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE", re.IGNORECASE)
+"""Environment variable names whose values are secrets (``AWS_SECRET_ACCESS_KEY``, ...)."""
+
+_lock = threading.Lock()
+_secrets: set[str] = set()
+_pattern: re.Pattern[str] | None = None
+
+
+def register_secret(value: str | None) -> None:
+    """Redact ``value`` (and its JSON-escaped form) from all text written from now on."""
+    if value is None:
+        return
+    global _pattern
+    forms = {v for line in value.splitlines() if len(v := line.strip()) >= MIN_SECRET_CHARS}
+    forms |= {json.dumps(form)[1:-1] for form in forms}
+    with _lock:
+        if forms <= _secrets:
+            return
+        _secrets.update(forms)
+        alternatives = sorted(_secrets, key=len, reverse=True)
+        _pattern = re.compile("|".join(re.escape(s) for s in alternatives))
+
+
+def register_env_secrets(env: Mapping[str, str], *, names: Iterable[str] = ()) -> None:
+    """Register every value in ``env`` whose name looks like a secret's, plus ``names``."""
+    wanted = set(names)
+    for name, value in env.items():
+        if name in wanted or SECRET_NAME.search(name):
+            register_secret(value)
+
+
+def redact(text: str) -> str:
+    """``text`` with every registered secret replaced by ``[redacted]``."""
+    pattern = _pattern
+    if pattern is None or not text:
+        return text
+    return pattern.sub(REDACTED, text)
+
+
+def forget_secrets() -> None:
+    """Clear the registry (for tests that run several edges in one process)."""
+    global _pattern
+    with _lock:
+        _secrets.clear()
+        _pattern = None

@@ -1,0 +1,315 @@
+"""Reading the repository's files: literal paths, and where a file is read from.
+
+Every path the gate reads from a config (the dataset, the baseline, templates, the judge cache) is
+a *repository path*: relative, inside the repository, with no ``..``, no ``~``, no absolute root
+(:func:`repo_path`). A file is read from a :class:`FileSource`:
+
+- :class:`WorkTree`, the checkout on disk, refuses a path that is or passes through a symbolic
+  link, that is not a regular file (``/dev/zero``, a FIFO, a folder), or that is over its size
+  limit;
+- :class:`GitCommit`, one commit of the local git repository, read with ``git ls-tree`` and
+  ``git cat-file`` (a symbolic link in the tree is refused, never followed);
+- :class:`FallbackSource`, the commit through git, else through the GitHub Contents API when the
+  checkout lacks that commit (a shallow clone).
+
+A source answers ``None`` only when the file is known to be absent; anything it cannot be sure
+about raises :class:`~ragaliq.errors.RepositoryError`, so that an unreadable baseline is never
+mistaken for "no baseline yet".
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Protocol
+
+from ragaliq.errors import ConfigError, RepositoryError
+
+__all__ = [
+    "MAX_TEXT_BYTES",
+    "CommitMissingError",
+    "FallbackSource",
+    "FileSource",
+    "GitCommit",
+    "WorkTree",
+    "git_default_base",
+    "git_resolve",
+    "git_toplevel",
+    "is_tracked",
+    "repo_path",
+]
+
+MAX_TEXT_BYTES = 1024 * 1024
+"""The size limit of a config or template file."""
+
+
+def repo_path(raw: str, *, folder: str = "", what: str) -> str:
+    """A path from a config, as a normalised path from the repository's root.
+
+    Args:
+        raw: The path as written, relative to ``folder``.
+        folder: The repository path of the folder ``raw`` is relative to (the config's folder).
+        what: What the path is, for messages (``templates.comment``).
+
+    Raises:
+        ConfigError: the path is empty, absolute, starts with ``~``, has a NUL or a backslash,
+            or climbs out of the repository with ``..``.
+    """
+    if not raw.strip():
+        raise ConfigError(f"{what}: the path is empty; name a file inside the repository")
+    if "\x00" in raw or "\\" in raw:
+        raise ConfigError(
+            f"{what}: {raw!r} has a NUL or a backslash; write the path with forward slashes"
+        )
+    if raw.startswith(("/", "~")) or PurePosixPath(raw).is_absolute():
+        raise ConfigError(
+            f"{what}: {raw!r} is not a path inside the repository; give a path relative to "
+            "the config file"
+        )
+    parts: list[str] = [p for p in PurePosixPath(folder).parts if p not in ("", ".")]
+    for part in PurePosixPath(raw).parts:
+        if part == ".":
+            continue
+        if part == "..":
+            if not parts:
+                raise ConfigError(
+                    f"{what}: {raw!r} leads out of the repository; give a path inside it"
+                )
+            parts.pop()
+            continue
+        parts.append(part)
+    if not parts:
+        raise ConfigError(f"{what}: {raw!r} is the repository's root folder, not a file")
+    return "/".join(parts)
+
+
+class FileSource(Protocol):
+    """Somewhere the repository's files are read from."""
+
+    @property
+    def description(self) -> str:
+        """Where the files come from, for messages: ``the base commit 1a2b3c4d5e6f``."""
+        ...
+
+    def read(self, path: str, *, limit: int, what: str) -> bytes | None:
+        """The file at repository path ``path``, or None when it is known to be absent.
+
+        Raises:
+            RepositoryError: the file cannot be read for certain, is a symbolic link, a folder
+                or a special file, or is larger than ``limit`` bytes.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class WorkTree:
+    """The checkout on disk."""
+
+    root: Path
+    label: str = "the working tree"
+
+    @property
+    def description(self) -> str:
+        return self.label
+
+    def local(self, path: str) -> Path:
+        """The file on disk for a repository path."""
+        return self.root / path
+
+    def check(self, path: str, *, what: str) -> Path | None:
+        """The file on disk, or None when absent; refuses links, folders and special files.
+
+        Raises:
+            RepositoryError: a part of the path is a symbolic link, or it is not a regular file.
+        """
+        current = self.root
+        parts = PurePosixPath(path).parts
+        for i, part in enumerate(parts):
+            current = current / part
+            try:
+                info = current.lstat()
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                raise RepositoryError(
+                    f"{what}: {path} cannot be read ({exc.strerror or type(exc).__name__})"
+                ) from exc
+            if stat.S_ISLNK(info.st_mode):
+                raise RepositoryError(
+                    f"{what}: {'/'.join(parts[: i + 1])} is a symbolic link; the gate reads "
+                    "only regular files inside the repository, so commit the file itself"
+                )
+            last = i == len(parts) - 1
+            if not last and not stat.S_ISDIR(info.st_mode):
+                return None
+            if last and not stat.S_ISREG(info.st_mode):
+                kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+                raise RepositoryError(f"{what}: {path} is {kind}; name a regular file")
+        return current
+
+    def read(self, path: str, *, limit: int, what: str) -> bytes | None:
+        found = self.check(path, what=what)
+        if found is None:
+            return None
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        try:
+            fd = os.open(found, flags)
+        except OSError as exc:
+            raise RepositoryError(
+                f"{what}: {path} cannot be read ({exc.strerror or type(exc).__name__})"
+            ) from exc
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise RepositoryError(f"{what}: {path} is not a regular file; name a regular file")
+            data = handle.read(limit + 1)
+        if len(data) > limit:
+            raise RepositoryError(f"{what}: {path} is over the size limit of {limit:,} bytes")
+        return data
+
+
+class CommitMissingError(RepositoryError):
+    """The local git repository does not have the commit (a shallow checkout), or has no git."""
+
+
+def _git(root: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(
+            ["git", "-C", str(root), *args],
+            input=stdin,
+            capture_output=True,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise CommitMissingError("git is not installed") from exc
+
+
+def _first_line(data: bytes) -> str:
+    text = data.decode("utf-8", "replace").strip()
+    return text.splitlines()[0] if text else "no message"
+
+
+@dataclass(frozen=True)
+class GitCommit:
+    """One commit of the git repository at ``root``."""
+
+    root: Path
+    sha: str
+    label: str = ""
+
+    @property
+    def description(self) -> str:
+        return self.label or f"the commit {self.sha[:12]}"
+
+    def read(self, path: str, *, limit: int, what: str) -> bytes | None:
+        check = _git(self.root, "cat-file", "-e", f"{self.sha}^{{commit}}")
+        if check.returncode != 0:
+            raise CommitMissingError(
+                f"the checkout does not have {self.description} ({_first_line(check.stderr)})"
+            )
+        listing = _git(self.root, "ls-tree", "-z", "--full-tree", self.sha, "--", path)
+        if listing.returncode != 0:
+            raise RepositoryError(
+                f"{what}: git cannot list {path} at {self.description}: "
+                f"{_first_line(listing.stderr)}"
+            )
+        entries = [e for e in listing.stdout.split(b"\x00") if e]
+        if not entries:
+            return None
+        meta, _, _ = entries[0].partition(b"\t")
+        mode, kind, obj = meta.decode("ascii", "replace").split(" ")
+        if mode == "120000":
+            raise RepositoryError(
+                f"{what}: {path} is a symbolic link at {self.description}; the gate reads only "
+                "regular files, so commit the file itself"
+            )
+        if kind != "blob":
+            raise RepositoryError(f"{what}: {path} is a {kind} at {self.description}, not a file")
+        size = _git(self.root, "cat-file", "-s", obj)
+        if size.returncode != 0:
+            raise RepositoryError(
+                f"{what}: git cannot read {path} at {self.description}: {_first_line(size.stderr)}"
+            )
+        if int(size.stdout.strip() or 0) > limit:
+            raise RepositoryError(f"{what}: {path} is over the size limit of {limit:,} bytes")
+        blob = _git(self.root, "cat-file", "blob", obj)
+        if blob.returncode != 0:
+            raise RepositoryError(
+                f"{what}: git cannot read {path} at {self.description}: {_first_line(blob.stderr)}"
+            )
+        return blob.stdout
+
+
+@dataclass(frozen=True)
+class FallbackSource:
+    """The first of ``sources`` that has the commit: git, then the GitHub API."""
+
+    sources: Sequence[FileSource]
+
+    @property
+    def description(self) -> str:
+        return self.sources[0].description
+
+    def read(self, path: str, *, limit: int, what: str) -> bytes | None:
+        missing: list[str] = []
+        for source in self.sources:
+            try:
+                return source.read(path, limit=limit, what=what)
+            except CommitMissingError as exc:
+                missing.append(str(exc))
+        raise RepositoryError(
+            f"{what}: {path} cannot be read at {self.description}: " + "; ".join(missing)
+        )
+
+
+def is_tracked(root: Path, path: str) -> bool | None:
+    """Whether git tracks ``path`` in the checkout's index; None when git cannot say."""
+    try:
+        listed = _git(root, "ls-files", "-z", "--", path)
+    except CommitMissingError:
+        return None
+    if listed.returncode != 0:
+        return None
+    return bool(listed.stdout.strip(b"\x00"))
+
+
+def git_default_base(root: Path) -> str | None:
+    """The merge base of HEAD with the default branch, when git knows a default branch."""
+    try:
+        candidates = []
+        head = _git(root, "symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD")
+        if head.returncode == 0 and head.stdout.strip():
+            candidates.append(head.stdout.decode().strip())
+        candidates += ["origin/main", "origin/master", "main", "master"]
+        for ref in candidates:
+            base = _git(root, "merge-base", "HEAD", ref)
+            if base.returncode == 0 and base.stdout.strip():
+                return base.stdout.decode().strip()
+    except CommitMissingError:
+        return None
+    return None
+
+
+def git_toplevel(folder: Path) -> Path | None:
+    """The top folder of the git repository ``folder`` is in, if it is in one."""
+    try:
+        top = _git(folder, "rev-parse", "--show-toplevel")
+    except CommitMissingError:
+        return None
+    if top.returncode != 0 or not top.stdout.strip():
+        return None
+    return Path(top.stdout.decode().strip())
+
+
+def git_resolve(root: Path, ref: str) -> str | None:
+    """The commit ``ref`` names in the repository at ``root``, if any."""
+    try:
+        found = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except CommitMissingError:
+        return None
+    if found.returncode != 0 or not found.stdout.strip():
+        return None
+    return found.stdout.decode().strip()

@@ -1,0 +1,399 @@
+"""The trust boundary of a gate run: what defines the bar, and where it is read from.
+
+A pull request is untrusted; its base commit is trusted. Everything that decides whether a change
+passes (the config: judge, endpoint, cache, evaluators and their options, thresholds, policy,
+templates; and the baseline) is read from the **base commit**, through git or the GitHub API,
+never from the pull request's checkout. Only the dataset comes from the pull request.
+
+The pull request's own config is read to say what it *proposes*. It may **tighten** the bar at
+once (a higher threshold, a smaller ``max_drop``, one more evaluator, a stricter policy); every
+other change it makes is listed as applying once it is merged (:func:`tighten`).
+
+Where there is no base commit (a push to the default branch, a local run outside git), the
+working tree is the trusted source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pydantic import BaseModel
+
+from ragaliq.baseline import Baseline, parse_baseline
+from ragaliq.config import EvaluatorsConfig, GateConfig, GatePolicy, JudgeConfig, parse_config
+from ragaliq.errors import BaselineError, ConfigError
+from ragaliq.evaluators import EVALUATORS
+from ragaliq.repository import (
+    MAX_TEXT_BYTES,
+    FileSource,
+    GitCommit,
+    WorkTree,
+    git_default_base,
+    git_resolve,
+    repo_path,
+)
+
+__all__ = [
+    "MAX_BASELINE_BYTES",
+    "Bar",
+    "base_source",
+    "judge_of_baseline",
+    "read_bar",
+    "read_text",
+    "tighten",
+]
+
+MAX_BASELINE_BYTES = 512 * 1024 * 1024
+"""The size limit of a baseline file."""
+
+_POLICY_ORDER: dict[str, tuple[str, ...]] = {
+    "on_error": ("ignore", "fail"),
+    "on_missing_key": ("skip", "offline", "fail"),
+    "on_missing_cases": ("notice", "fail"),
+}
+"""Policy choices from loosest to strictest."""
+_HIGHER_IS_STRICTER = {("hallucination", "min_confidence")}
+"""Evaluator options that a pull request may raise at once."""
+_PROVIDER_OF_JUDGE = {"offline": "offline", "anthropic": "claude", "cascade": "cascade"}
+"""``judge.provider`` for each provider name a report records."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bar:
+    """What a gate run measures a change against, all of it from the trusted source."""
+
+    config: GateConfig
+    """The config in force: the trusted one, tightened where the change tightens it."""
+    config_file: str
+    """The config's repository path."""
+    baseline: Baseline | None
+    """None when the baseline is known to be absent: the first run applies thresholds only."""
+    baseline_file: str
+    notices: tuple[str, ...]
+    """What the change proposes or tightens, and where the bar was read from."""
+    source: FileSource
+    """Where the bar was read from."""
+
+    @property
+    def config_folder(self) -> str:
+        """The repository path of the config's folder (``""`` for the root)."""
+        parent = str(PurePosixPath(self.config_file).parent)
+        return "" if parent == "." else parent
+
+    def path(self, raw: str, *, what: str) -> str:
+        """A path from the config, as a repository path (relative to the config's folder)."""
+        return repo_path(raw, folder=self.config_folder, what=what)
+
+
+def read_text(
+    source: FileSource, path: str, *, what: str, limit: int = MAX_TEXT_BYTES
+) -> str | None:
+    """A text file from ``source``, or None when it is known to be absent.
+
+    Raises:
+        RepositoryError: it cannot be read for certain, or is not a regular file within ``limit``.
+        ConfigError: it is not UTF-8 text.
+    """
+    data = source.read(path, limit=limit, what=what)
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{what}: {path} at {source.description} is not UTF-8 text; re-save it as UTF-8"
+        ) from exc
+
+
+def read_bar(
+    *,
+    trusted: FileSource,
+    work: WorkTree,
+    config_file: str,
+    baseline_file: str | None = None,
+    with_baseline: bool = True,
+    config_name: str | None = None,
+) -> Bar:
+    """Read the bar from ``trusted`` and what the change proposes from ``work``.
+
+    Args:
+        trusted: The base commit (or the working tree, where there is no base).
+        work: The change's checkout.
+        config_file: The config's repository path.
+        baseline_file: A baseline named explicitly (an input or an option), which must exist;
+            otherwise the config's ``baseline``, whose absence means "no baseline yet".
+        with_baseline: Whether to read the baseline at all (``run`` does not need it).
+        config_name: How to name the config in messages (the path the user gave).
+
+    Raises:
+        ConfigError: a config does not validate, or names a path outside the repository.
+        BaselineError: an explicitly named baseline does not exist, or the baseline is corrupt.
+        RepositoryError: a file cannot be read for certain (never taken as absent).
+    """
+    notices: list[str] = []
+    same_source = trusted is work
+    proposed_text = read_text(work, config_file, what="config")
+    name = config_name or config_file
+    proposed = (
+        None
+        if proposed_text is None
+        else parse_config(proposed_text, name=name if same_source else f"{name} (this change)")
+    )
+    if same_source:
+        if proposed is None:
+            raise ConfigError(
+                f"{name}: not found; write one with `ragaliq init` (or by hand: see the "
+                "README's config reference), or pass --config with the right path"
+            )
+        config, trusted_config = proposed, proposed
+    else:
+        trusted_text = read_text(trusted, config_file, what="config")
+        if trusted_text is None:
+            trusted_config = GateConfig()
+            notices.append(
+                f"{config_file} is not in {trusted.description}, so this run uses the built-in "
+                "defaults; the config applies once it is on the base branch."
+            )
+        else:
+            trusted_config = parse_config(
+                trusted_text, name=f"{config_file} at {trusted.description}"
+            )
+        config, changes = tighten(trusted_config, proposed)
+        notices += changes
+        if proposed is None and trusted_text is not None:
+            notices.append(
+                f"This change deletes {config_file}; the gate keeps using the base commit's."
+            )
+    folder = str(PurePosixPath(config_file).parent)
+    folder = "" if folder == "." else folder
+    path = baseline_file or repo_path(trusted_config.baseline, folder=folder, what="baseline")
+    text = (
+        read_text(trusted, path, what="baseline", limit=MAX_BASELINE_BYTES)
+        if with_baseline
+        else None
+    )
+    baseline = None
+    if text is None and baseline_file is not None and with_baseline:
+        raise BaselineError(
+            f"{path}: not found at {trusted.description}; check the path (a typo?), or leave it "
+            "out to use the config's baseline"
+        )
+    if text is not None:
+        baseline = parse_baseline(text, source=f"{path} at {trusted.description}")
+        if not same_source:
+            edited = read_text(work, path, what="baseline", limit=MAX_BASELINE_BYTES)
+            if edited is not None and edited != text:
+                notices.append(
+                    f"This change edits {path}; the gate compares with the version on the base "
+                    "branch, and the edit takes effect once merged."
+                )
+    return Bar(
+        config=config,
+        config_file=config_file,
+        baseline=baseline,
+        baseline_file=path,
+        notices=tuple(notices),
+        source=trusted,
+    )
+
+
+def tighten(trusted: GateConfig, proposed: GateConfig | None) -> tuple[GateConfig, list[str]]:
+    """The trusted config, tightened where the proposed one is stricter; and notices saying so.
+
+    A proposal may turn an evaluator on, raise a threshold or ``min_confidence``, lower a
+    ``max_drop``, and make a policy stricter; those apply now. Any other difference (the judge,
+    its endpoint, cache, templates, scoring options, paths, a looser setting) is listed as
+    applying once merged.
+    """
+    if proposed is None:
+        return trusted, []
+    tightened: list[str] = []
+    pending: list[str] = []
+    sections: dict[str, Any] = {}
+    for name in EvaluatorsConfig.model_fields:
+        section = _tighten_evaluator(name, trusted, proposed, tightened, pending)
+        if section is not None:
+            sections[name] = section
+    gate = _tighten_policy(trusted.gate, proposed.gate, tightened, pending)
+    for key in sorted(set(GateConfig.model_fields) - {"evaluators", "gate"}):
+        pending += _differences(key, getattr(trusted, key), getattr(proposed, key))
+    config = trusted.model_copy(
+        update={"evaluators": trusted.evaluators.model_copy(update=sections), "gate": gate}
+    )
+    notices = []
+    if tightened:
+        notices.append(
+            "This change tightens the gate (" + "; ".join(tightened) + "); the tighter "
+            "setting applies now."
+        )
+    if pending:
+        notices.append(
+            "This change proposes settings that apply once it is merged, since the bar comes "
+            "from the base commit: " + "; ".join(pending) + "."
+        )
+    return config, notices
+
+
+def _tighten_evaluator(
+    name: str,
+    trusted: GateConfig,
+    proposed: GateConfig,
+    tightened: list[str],
+    pending: list[str],
+) -> Any:
+    """One evaluator's section, tightened; None when the proposal tightens nothing of it."""
+    mine = getattr(trusted.evaluators, name)
+    theirs = getattr(proposed.evaluators, name)
+    update: dict[str, Any] = {}
+    if theirs.enabled != mine.enabled:
+        if theirs.enabled:
+            update["enabled"] = True
+            tightened.append(f"turns on {name}")
+        else:
+            pending.append(f"turns off {name}")
+    default = EVALUATORS[name].default_threshold
+    old, new = _value(mine.threshold, default), _value(theirs.threshold, default)
+    if new > old:
+        update["threshold"] = new
+        tightened.append(f"{name} threshold {old:g} → {new:g}")
+    elif new < old:
+        pending.append(f"{name} threshold {old:g} → {new:g}")
+    old = _value(mine.max_drop, trusted.gate.max_drop)
+    new = _value(theirs.max_drop, proposed.gate.max_drop)
+    if new < old:
+        update["max_drop"] = new
+        tightened.append(f"{name} max_drop {old:g} → {new:g}")
+    elif new > old:
+        pending.append(f"{name} max_drop {old:g} → {new:g}")
+    for option in type(mine).model_fields:
+        if option in ("enabled", "threshold", "max_drop"):
+            continue
+        a, b = getattr(mine, option), getattr(theirs, option)
+        if a == b:
+            continue
+        if (name, option) in _HIGHER_IS_STRICTER and (a is None or (b is not None and b > a)):
+            update[option] = b
+            tightened.append(f"{name} {option} {_show(a)} → {_show(b)}")
+        else:
+            pending.append(f"{name}.{option} {_show(a)} → {_show(b)}")
+    return mine.model_copy(update=update) if update else None
+
+
+def _tighten_policy(
+    mine: GatePolicy, theirs: GatePolicy, tightened: list[str], pending: list[str]
+) -> GatePolicy:
+    update: dict[str, Any] = {}
+    if theirs.max_drop < mine.max_drop:
+        update["max_drop"] = theirs.max_drop
+        tightened.append(f"max_drop {mine.max_drop:g} → {theirs.max_drop:g}")
+    elif theirs.max_drop > mine.max_drop:
+        pending.append(f"max_drop {mine.max_drop:g} → {theirs.max_drop:g}")
+    for flag in ("fail_on_new_hallucinations", "count_unstable"):
+        a, b = getattr(mine, flag), getattr(theirs, flag)
+        if b and not a:
+            update[flag] = True
+            tightened.append(f"{flag} false → true")
+        elif a and not b:
+            pending.append(f"{flag} true → false")
+    for choice, order in _POLICY_ORDER.items():
+        a, b = getattr(mine, choice), getattr(theirs, choice)
+        if order.index(b) > order.index(a):
+            update[choice] = b
+            tightened.append(f"{choice} {a} → {b}")
+        elif order.index(b) < order.index(a):
+            pending.append(f"{choice} {a} → {b}")
+    for key in sorted(set(GatePolicy.model_fields) - {"max_drop", *_POLICY_ORDER}):
+        if key in ("fail_on_new_hallucinations", "count_unstable"):
+            continue
+        pending += _differences(f"gate.{key}", getattr(mine, key), getattr(theirs, key))
+    return mine.model_copy(update=update)
+
+
+def _value(value: float | None, default: float) -> float:
+    return default if value is None else value
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, dict):
+        return (
+            "{"
+            + ", ".join(
+                f"{k}: {v:g}" if isinstance(v, float) else f"{k}: {v}"
+                for k, v in sorted(value.items())
+            )
+            + "}"
+        )
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _differences(key: str, mine: Any, theirs: Any) -> list[str]:
+    """``key a → b`` for each field that differs; secrets by name only."""
+    if isinstance(mine, BaseModel) and isinstance(theirs, BaseModel):
+        out: list[str] = []
+        for field in type(mine).model_fields:
+            out += _differences(f"{key}.{field}", getattr(mine, field), getattr(theirs, field))
+        return out
+    if mine == theirs:
+        return []
+    if key.endswith("api_key") or isinstance(mine, dict) or isinstance(theirs, dict):
+        return [f"{key} (changed)"]
+    return [f"{key} {_show(mine)} → {_show(theirs)}"]
+
+
+def judge_of_baseline(
+    judge: JudgeConfig, baseline: Baseline | None
+) -> tuple[JudgeConfig, str | None]:
+    """The judge to use against ``baseline``: the provider and model that recorded it.
+
+    A comparison is only fair between runs judged alike, so a run compared with a baseline is
+    judged by the baseline's judge whatever the config now says; the endpoint stays the trusted
+    config's (a base URL is never taken from a file the key would then be sent to).
+    """
+    if baseline is None:
+        return judge, None
+    recorded = baseline.provenance
+    provider = _PROVIDER_OF_JUDGE.get(recorded.judge_provider, recorded.judge_provider)
+    if provider not in ("offline", "claude", "cascade"):
+        return judge, None
+    update: dict[str, Any] = {"provider": provider}
+    if judge.provider == "auto" and provider == "claude":
+        update = {}  # Claude when there is a key; without one, the run says it is not comparable
+    if provider != "offline":
+        update["model"] = recorded.judge_model
+    chosen = judge.model_copy(update=update)
+    if chosen == judge:
+        return chosen, None
+    shown = "the offline judge" if provider == "offline" else f"{provider}/{recorded.judge_model}"
+    return chosen, (
+        f"The baseline was judged by {shown}, so this run is too, and the scores compare; the "
+        "config's judge applies once the baseline is recorded with it on the base branch."
+    )
+
+
+def base_source(root: Path, ref: str) -> FileSource:
+    """Where a local gate reads the bar: ``ref`` in git, ``auto`` or ``none``.
+
+    ``auto`` is the merge base of HEAD with the default branch, when git knows one, and the
+    working tree otherwise (outside git, or before the first commit); ``none`` is the working
+    tree.
+
+    Raises:
+        ConfigError: ``ref`` is not a commit git knows.
+    """
+    work = WorkTree(root)
+    if ref == "none":
+        return work
+    if ref == "auto":
+        sha = git_default_base(root)
+        return work if sha is None else GitCommit(root, sha, label=f"the base commit {sha[:12]}")
+    sha = git_resolve(root, ref)
+    if sha is None:
+        raise ConfigError(
+            f"--base {ref}: not a commit in the repository {root}; give a commit, branch or tag, "
+            "or 'none' to read everything from the working tree"
+        )
+    return GitCommit(root, sha, label=f"{ref} ({sha[:12]})")
