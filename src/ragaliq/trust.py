@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from ragaliq.baseline import Baseline, parse_baseline
 from ragaliq.config import EvaluatorsConfig, GateConfig, GatePolicy, JudgeConfig, parse_config
-from ragaliq.errors import BaselineError, ConfigError
+from ragaliq.errors import BaselineError, ConfigError, RepositoryError
 from ragaliq.evaluators import EVALUATORS
 from ragaliq.repository import (
     MAX_TEXT_BYTES,
@@ -183,7 +183,10 @@ def read_bar(
     if text is not None:
         baseline = parse_baseline(text, source=f"{path} at {trusted.description}")
         if not same_source:
-            edited = read_text(work, path, what="baseline", limit=MAX_BASELINE_BYTES)
+            try:
+                edited = read_text(work, path, what="baseline", limit=MAX_BASELINE_BYTES)
+            except RepositoryError as exc:
+                edited = f"unreadable: {exc}"
             if edited is not None and edited != text:
                 notices.append(
                     f"This change edits {path}; the gate compares with the version on the base "

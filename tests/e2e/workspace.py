@@ -1,0 +1,191 @@
+"""A workspace for `ragaliq action` run as a subprocess, with the environment a Docker action gets.
+
+A real git repository plays the workspace: the baseline is committed on the base commit and the PR
+changes the dataset. The judge is the fake Anthropic API (via ANTHROPIC_BASE_URL) and the PR lives
+on the fake GitHub API (via GITHUB_API_URL); both are driven by the real SDK and the real PyGithub.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.github_server import FakeGitHub
+
+REPO = "acme/rag-bot"
+KEY = "sk-ant-api03-e2e-secret"
+TOKEN = "ghs_test"
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+CONFIG = """\
+dataset: rag_outputs.jsonl
+judge:
+  provider: auto
+  max_retries: 1
+evaluators:
+  faithfulness: {threshold: 0.7}
+  hallucination: {threshold: 0.75}
+  relevance: {threshold: 0.5}
+gate:
+  max_drop: 0.02
+"""
+
+
+def git(workspace: Path, *args: str) -> str:
+    out = subprocess.run(
+        ["git", "-C", str(workspace), *args], capture_output=True, text=True, check=True
+    )
+    return out.stdout.strip()
+
+
+def cases() -> list[dict]:
+    lines = (QUICKSTART / "rag_outputs.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def write_dataset(workspace: Path, rows: list[dict]) -> None:
+    (workspace / "rag_outputs.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
+    )
+
+
+def regress(rows: list[dict]) -> list[dict]:
+    """Seed a regression: the storage case now states figures its context does not have."""
+    out = []
+    for row in rows:
+        if row["id"] in {"storage-limits-by-plan", "restore-deleted-folder", "sso-setup"}:
+            row = {**row, "response": row["response"] + " The limit doubles to 999 TB in 2031."}
+        out.append(row)
+    return out
+
+
+class Action:
+    def __init__(self, tmp: Path, anthropic: FakeAnthropic, github: FakeGitHub) -> None:
+        self.tmp = tmp
+        self.anthropic = anthropic
+        self.github = github
+        self.workspace = tmp / "workspace"
+        self.workspace.mkdir()
+        git(self.workspace, "init", "-q", "-b", "main")
+        git(self.workspace, "config", "user.email", "ci@example.com")
+        git(self.workspace, "config", "user.name", "CI")
+        (self.workspace / "ragaliq.yaml").write_text(CONFIG, encoding="utf-8")
+        (self.workspace / ".ragaliq").mkdir()
+        (self.workspace / ".ragaliq" / ".gitignore").write_text("cache.sqlite*\n", encoding="utf-8")
+        write_dataset(self.workspace, cases())
+        self.runs = 0
+
+    def commit(self, message: str) -> str:
+        git(self.workspace, "add", "-A")
+        git(self.workspace, "commit", "-q", "-m", message)
+        return git(self.workspace, "rev-parse", "HEAD")
+
+    def run_unchanged_pull(self, number: int, **inputs: str) -> tuple[int, str, dict, str]:
+        """Commit main, open pull request ``number`` on it with no change, and run the gate."""
+        base = self.commit("main")
+        self.github.add_pull(REPO, number, base_sha=base, head_sha=base)
+        return self.run(event=pr_event(number, base, base), event_name="pull_request", **inputs)
+
+    def run(self, *, event: dict, event_name: str, **inputs: str) -> tuple[int, str, dict, str]:
+        self.runs += 1
+        run_dir = self.tmp / f"run{self.runs}"
+        run_dir.mkdir()
+        (run_dir / "event.json").write_text(json.dumps(event), encoding="utf-8")
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(self.tmp),
+            "GITHUB_ACTIONS": "true",
+            "CI": "true",
+            "GITHUB_WORKSPACE": str(self.workspace),
+            "GITHUB_EVENT_PATH": str(run_dir / "event.json"),
+            "GITHUB_EVENT_NAME": event_name,
+            "GITHUB_REPOSITORY": REPO,
+            "GITHUB_API_URL": self.github.base_url,
+            "GITHUB_SERVER_URL": "https://github.example",
+            "GITHUB_RUN_ID": "4242",
+            "GITHUB_SHA": git(self.workspace, "rev-parse", "HEAD"),
+            "GITHUB_OUTPUT": str(run_dir / "output"),
+            "GITHUB_STEP_SUMMARY": str(run_dir / "summary.md"),
+            "ANTHROPIC_BASE_URL": self.anthropic.base_url,
+            "INPUT_CONFIG": "ragaliq.yaml",
+            "INPUT_DATASET": "",
+            "INPUT_BASELINE": "",
+            "INPUT_MODE": "gate",
+            "INPUT_ANTHROPIC-API-KEY": KEY,
+            "INPUT_GITHUB-TOKEN": TOKEN,
+            "INPUT_COMMENT": "upsert",
+            "INPUT_COMMENT-ID": "default",
+            "INPUT_HTML-REPORT": "",
+        }
+        for name, value in inputs.items():
+            env[f"INPUT_{name.upper().replace('_', '-')}"] = value
+        (run_dir / "output").touch()
+        (run_dir / "summary.md").touch()
+        proc = subprocess.run(
+            [sys.executable, "-m", "ragaliq", "action"],
+            cwd=self.workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        return (
+            proc.returncode,
+            proc.stdout + proc.stderr,
+            parse_outputs((run_dir / "output").read_text(encoding="utf-8")),
+            (run_dir / "summary.md").read_text(encoding="utf-8"),
+        )
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    outputs: dict[str, str] = {}
+    lines = iter(text.splitlines())
+    for line in lines:
+        name, _, delimiter = line.partition("<<")
+        value = []
+        for inner in lines:
+            if inner == delimiter:
+                break
+            value.append(inner)
+        outputs[name] = "\n".join(value)
+    return outputs
+
+
+def pr_event(number: int, base: str, head: str, head_repo: str = REPO) -> dict:
+    return {
+        "action": "synchronize",
+        "number": number,
+        "pull_request": {
+            "number": number,
+            "base": {"sha": base, "ref": "main", "repo": {"full_name": REPO}},
+            "head": {"sha": head, "ref": "feature", "repo": {"full_name": head_repo}},
+        },
+    }
+
+
+def record_baseline_on_main(action: Action) -> str:
+    action.commit("main: the RAG outputs")
+    code, log, outputs, summary = action.run(
+        event={"ref": "refs/heads/main"},
+        event_name="push",
+        mode="update-baseline",
+        html_report="main-report.html",
+    )
+    assert code == 0, log
+    baseline = action.workspace / ".ragaliq" / "baseline.json"
+    # Paths in outputs are relative to the workspace: a Docker action mounts it elsewhere.
+    assert outputs["baseline-path"] == ".ragaliq/baseline.json"
+    assert outputs["report-path"] == ".ragaliq/report.json"
+    assert outputs["html-report-path"] == "main-report.html"
+    assert "storage-limits-by-plan" in (action.workspace / "main-report.html").read_text()
+    assert json.loads((action.workspace / ".ragaliq" / "decision.json").read_text())["passed"]
+    assert json.loads(baseline.read_text())["provenance"]["judge_provider"] == "anthropic"
+    assert "Baseline recorded" in log
+    assert summary.strip()
+    for produced in (".ragaliq/report.json", ".ragaliq/decision.json", "main-report.html"):
+        (action.workspace / produced).unlink()
+    return action.commit("main: record the baseline")
