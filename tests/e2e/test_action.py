@@ -134,3 +134,28 @@ def test_a_bad_comment_id_or_html_path_fails_before_any_judge_call(setup):
     assert "blocker/r.html: cannot be written" in log
     assert "Traceback" not in log
     assert action.anthropic.requests == []
+
+
+def test_a_run_that_cannot_judge_replaces_a_passing_comment(setup):
+    action = setup
+    base = record_baseline_on_main(action)
+    action.github.add_pull(REPO, 12, base_sha=base, head_sha=base)
+    head = base
+    code, log, outputs, _ = action.run(event=pr_event(12, base, head), event_name="pull_request")
+    assert code == 0, log
+    assert "RagaliQ Gate passed" in action.github.comments(REPO, 12)[0].body
+
+    # The next push regresses while the judge API refuses the key: nothing can be judged.
+    write_dataset(action.workspace, regress(cases()))
+    head = action.commit("feature: regress")
+    action.anthropic.api_key = "sk-ant-another-key"
+    code, log, outputs, summary = action.run(
+        event=pr_event(12, base, head), event_name="pull_request"
+    )
+    assert code == 2, log
+    assert outputs["passed"] == "false"
+    (comment,) = action.github.comments(REPO, 12)
+    assert "could not judge this change" in comment.body
+    assert "401" in comment.body
+    assert "passed" not in comment.body
+    assert "could not judge" in summary
