@@ -70,6 +70,8 @@ def repo_path(raw: str, *, folder: str = "", what: str) -> str:
             f"{what}: {raw!r} is not a path inside the repository; give a path relative to "
             "the config file"
         )
+    if all(part == "." for part in PurePosixPath(raw).parts):
+        raise ConfigError(f"{what}: {raw!r} names a folder, not a file")
     parts: list[str] = [p for p in PurePosixPath(folder).parts if p not in ("", ".")]
     for part in PurePosixPath(raw).parts:
         if part == ".":
