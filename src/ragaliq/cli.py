@@ -38,7 +38,7 @@ from ragaliq.errors import BaselineError, ConfigError, RagaliqError
 from ragaliq.evaluators import build_evaluators
 from ragaliq.judges import build_judge
 from ragaliq.judges.factory import describe_judge
-from ragaliq.models import RunReport, Usage
+from ragaliq.models import RunReport, RunSummary, Usage
 from ragaliq.outcome import ExitCode, run_exit_code
 from ragaliq.pipeline import (
     Inputs,
@@ -61,9 +61,9 @@ from ragaliq.report.markdown import UserTemplate, render_comment, render_summary
 from ragaliq.report.marker import comment_marker
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
-from ragaliq.runner import summarise
 from ragaliq.scaffold import write_scaffold
 from ragaliq.shards import Shard, merge_reports, parse_shard, shard_cases
+from ragaliq.text.plain import one_line, safe_lines
 from ragaliq.trust import base_source, read_bar
 
 __all__ = ["cli", "main"]
@@ -97,8 +97,8 @@ def _edge(func: Callable[P, R]) -> Callable[P, R]:
 
 
 def echo(message: str = "", *, err: bool = False, nl: bool = True) -> None:
-    """Print to the terminal with every registered secret redacted."""
-    click.echo(redact(message), err=err, nl=nl)
+    """Print with every registered secret redacted and no line a CI runner takes for a command."""
+    click.echo(safe_lines(redact(message)), err=err, nl=nl)
 
 
 def _read_model(path: Path, kind: type[Any], what: str) -> Any:
@@ -244,7 +244,7 @@ def _progress() -> ProgressPrinter:
 
 def _print_report(report: RunReport) -> None:
     for notice in report.notices:
-        echo(f"notice: {notice}", err=True)
+        echo(f"notice: {one_line(notice)}", err=True)
     echo(format_run_table(report))
 
 
@@ -253,7 +253,7 @@ def _empty_report(inputs: Inputs) -> RunReport:
     return RunReport(
         judge=describe_judge(inputs.config.judge, env=os.environ),
         evaluators=infos,
-        summary=summarise([], infos),
+        summary=RunSummary.of([], infos),
         usage=Usage(),
         cases=(),
     )

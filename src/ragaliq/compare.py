@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragaliq.baseline import Baseline, Provenance, RecordedPolicy
 from ragaliq.config import GateConfig
@@ -31,7 +31,7 @@ __all__ = [
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class GateRules(_Model):
@@ -198,6 +198,16 @@ class GateDecision(_Model):
     judge: JudgeInfo
     baseline_provenance: Provenance | None = None
     baseline_commit: str | None = None
+
+    @field_validator("schema_version")
+    @classmethod
+    def _supported(cls, value: int) -> int:
+        if value != SCHEMA_VERSION:
+            raise ValueError(
+                f"schema_version {value} is not the supported {SCHEMA_VERSION}; decide the gate "
+                "again with this version of RagaliQ Gate"
+            )
+        return value
 
     @property
     def scores(self) -> dict[str, float | None]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -22,8 +22,6 @@ from ragaliq.models import (
     CaseResult,
     ClaimVerdict,
     EvaluationResult,
-    EvaluatorInfo,
-    EvaluatorSummary,
     RelevanceResult,
     RunReport,
     RunSummary,
@@ -40,7 +38,6 @@ __all__ = [
     "first_leaf",
     "majority_verdicts",
     "run_suite",
-    "summarise",
 ]
 
 T = TypeVar("T")
@@ -301,7 +298,7 @@ async def run_suite(
     return RunReport(
         judge=judge.info,
         evaluators=infos,
-        summary=summarise(case_results, infos),
+        summary=RunSummary.of(case_results, infos),
         usage=run.usage,
         cases=tuple(case_results),
         notices=tuple(notices),
@@ -352,35 +349,3 @@ def leaves(group: BaseExceptionGroup[E]) -> list[E]:
     for exc in group.exceptions:
         found += leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc]
     return found
-
-
-def summarise(cases: Sequence[CaseResult], evaluators: Mapping[str, EvaluatorInfo]) -> RunSummary:
-    """Per-evaluator means over the cases judged whole; a case with an error is left out.
-
-    A case whose claims failed to judge is left out of every evaluator's mean, relevance's
-    included, so that every mean is over the same cases.
-    """
-    summaries: dict[str, EvaluatorSummary] = {}
-    for name, info in evaluators.items():
-        results = [(c, c.results[name]) for c in cases if name in c.results]
-        scored = [
-            r for c, r in results if c.status == "ok" and r.status == "ok" and r.score is not None
-        ]
-        errors = sum(r.status == "error" for _, r in results)
-        total = sum(r.score for r in scored if r.score is not None)
-        score = round(total / len(scored), 6) if scored else None
-        summaries[name] = EvaluatorSummary(
-            score=score,
-            pass_rate=round(sum(bool(r.passed) for r in scored) / len(scored), 6)
-            if scored
-            else None,
-            passed=score is not None and score >= info.threshold,
-            threshold=info.threshold,
-            judged=len(scored),
-            errors=errors,
-        )
-    return RunSummary(
-        cases=len(cases),
-        errors=sum(c.status == "error" for c in cases),
-        evaluators=summaries,
-    )

@@ -693,6 +693,15 @@ def test_hostile_text_makes_no_links_headings_or_strikethrough():
         ("tab\there\x00nul\u2028sep", "tab here nul sep"),
         ("    indented code", "indented code"),
         ("abc\u202edcba", "abcdcba"),
+        ("a\u200eb\u200fc\u061cd\u2066e\u2069f\u202ag", "abcdefg"),
+        (
+            "fixed in 0123456789abcdef0123456789abcdef01234567 today",
+            "fixed in 0123456\u200b789abcdef0123456789abcdef01234567 today",
+        ),
+        (
+            "build 12345678901234567890123456789012345678901",
+            "build 12345678901234567890123456789012345678901",
+        ),
         ("", ""),
     ],
 )
