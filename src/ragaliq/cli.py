@@ -71,9 +71,6 @@ __all__ = ["cli", "main"]
 P = ParamSpec("P")
 R = TypeVar("R")
 
-INTERRUPTED = 130
-"""Exit code after Ctrl-C, as shells report a process ended by SIGINT."""
-
 
 def _edge(func: Callable[P, R]) -> Callable[P, R]:
     """Turn RagaliQ errors into one clear line and exit code 2 (a traceback with --debug)."""
@@ -91,7 +88,7 @@ def _edge(func: Callable[P, R]) -> Callable[P, R]:
         except KeyboardInterrupt:
             # Files are written atomically and only at the end, so none is left half-written.
             echo("\ninterrupted: nothing more was written", err=True)
-            sys.exit(INTERRUPTED)
+            sys.exit(ExitCode.INTERRUPTED)
 
     return wrapper
 

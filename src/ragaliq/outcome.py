@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
-from ragaliq.config import GatePolicy
-from ragaliq.models import RunReport
+if TYPE_CHECKING:  # only types: the entry point imports this module before anything heavy
+    from ragaliq.config import GatePolicy
+    from ragaliq.models import RunReport
 
-__all__ = ["INTERRUPTED", "ExitCode", "run_exit_code"]
-
-INTERRUPTED = 130
-"""Exit code after Ctrl-C, as shells report a process ended by SIGINT."""
+__all__ = ["ExitCode", "run_exit_code"]
 
 
 class ExitCode(IntEnum):
@@ -22,6 +21,8 @@ class ExitCode(IntEnum):
     """An evaluator fell below its threshold or regressed, or cases failed to judge."""
     UNJUDGED = 2
     """Nothing could be judged: bad config or dataset, judge unavailable, budget exceeded."""
+    INTERRUPTED = 130
+    """Ctrl-C, as shells report a process ended by SIGINT."""
 
 
 def run_exit_code(report: RunReport, policy: GatePolicy) -> ExitCode:

@@ -52,3 +52,25 @@ def test_a_dataset_cannot_write_workflow_commands_through_the_console(tmp_path):
     for line in result.output.splitlines():
         assert not line.lstrip().startswith("::"), line
     assert "\u202e" not in result.output
+
+
+def test_ctrl_c_while_the_command_line_starts_exits_130_with_one_line():
+    import subprocess
+    import sys
+
+    start = (
+        "import builtins\n"
+        "real = builtins.__import__\n"
+        "def interrupted(name, *args, **kwargs):\n"
+        "    if name == 'click':\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = interrupted\n"
+        "from ragaliq.__main__ import main\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", start], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 130
+    assert done.stderr.strip() == "interrupted: nothing more was written"

@@ -208,3 +208,23 @@ def test_an_explicit_baseline_that_does_not_exist_is_an_error(tmp_path):
     assert result.exit_code == 2
     assert "not found" in result.stderr
     assert json.dumps("No baseline yet")[1:-1] not in result.output
+
+
+@pytest.mark.parametrize(
+    ("cache_path", "message"),
+    [
+        ("/tmp/cache.sqlite", "is not a path inside the repository"),
+        ("~/cache.sqlite", "is not a path inside the repository"),
+        ("../../cache.sqlite", "leads out of the repository"),
+    ],
+)
+def test_a_judge_cache_outside_the_repository_is_refused(tmp_path, cache_path, message):
+    shutil.copy(QUICKSTART / "rag_outputs.jsonl", tmp_path / "rag_outputs.jsonl")
+    (tmp_path / "ragaliq.yaml").write_text(
+        f"dataset: rag_outputs.jsonl\njudge: {{cache_path: '{cache_path}'}}\n", encoding="utf-8"
+    )
+    result = CliRunner().invoke(
+        cli, ["run", "--config", str(tmp_path / "ragaliq.yaml")], env={"ANTHROPIC_API_KEY": ""}
+    )
+    assert result.exit_code == 2
+    assert f"judge.cache_path: {cache_path!r} {message}" in result.stderr
