@@ -35,7 +35,7 @@ from ragaliq.compare import GateDecision, GateRules, compare
 from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_json_schema, load_config
 from ragaliq.dataset import load_dataset
 from ragaliq.errors import BaselineError, ConfigError, RagaliqError
-from ragaliq.evaluators import build_evaluators
+from ragaliq.evaluators import HallucinationEvaluator, build_evaluators
 from ragaliq.judges import build_judge
 from ragaliq.judges.factory import describe_judge
 from ragaliq.models import RunReport, RunSummary, Usage
@@ -648,7 +648,7 @@ def calibrate_command(
                 labels,
                 judge=choice.judge,
                 concurrency=config.judge.concurrency,
-                min_confidence=config.evaluators.hallucination.min_confidence,
+                min_confidence=config.evaluators.options(HallucinationEvaluator).min_confidence,
                 budget_usd=config.judge.budget_usd,
             )
         finally:

@@ -30,6 +30,10 @@ __all__ = [
 ]
 
 
+HALLUCINATION = "hallucination"
+"""The evaluator whose flagged claims are the hallucinated ones the comment lists."""
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
@@ -50,13 +54,12 @@ class GateRules(_Model):
     @classmethod
     def from_config(cls, config: GateConfig) -> GateRules:
         """The rules of a config file."""
-        sections = {
-            "faithfulness": config.evaluators.faithfulness,
-            "hallucination": config.evaluators.hallucination,
-            "relevance": config.evaluators.relevance,
-        }
         return cls(
-            max_drop={n: s.max_drop for n, s in sections.items() if s.max_drop is not None},
+            max_drop={
+                name: options.max_drop
+                for name, options in config.evaluators.sections()
+                if options.max_drop is not None
+            },
             default_max_drop=config.gate.max_drop,
             fail_on_new_hallucinations=config.gate.fail_on_new_hallucinations,
             on_error=config.gate.on_error,
@@ -216,13 +219,10 @@ class GateDecision(_Model):
 
 
 def hallucinated_claims(case: CaseResult) -> list[ClaimVerdict]:
-    """The claims the hallucination evaluator counted, or every claim not SUPPORTED."""
-    result = case.results.get("hallucination")
-    listed = result.details.get("hallucinated_claims") if result is not None else None
-    if isinstance(listed, list):
-        indices = {item["index"] for item in listed if isinstance(item, dict)}
-        return [c for i, c in enumerate(case.claims) if i in indices]
-    return [c for c in case.claims if c.verdict.value != "SUPPORTED"]
+    """The claims the hallucination evaluator holds against a case (none without it)."""
+    result = case.results.get(HALLUCINATION)
+    flagged = set(result.flagged_claims or ()) if result is not None else set()
+    return [claim for i, claim in enumerate(case.claims) if i in flagged]
 
 
 def _text_of(claim: ClaimVerdict) -> str:

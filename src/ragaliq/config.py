@@ -10,38 +10,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import (
-    AfterValidator,
-    AllowInfNan,
-    BaseModel,
-    ConfigDict,
-    Field,
-    SecretStr,
-    Strict,
-    ValidationError,
-    model_validator,
-)
+from pydantic import Field, SecretStr, ValidationError
 
+from ragaliq._fields import Count, FileName, Flag, Fraction, Number, Section
 from ragaliq._validation import field_problems, unparsable
 from ragaliq._yaml import load_yaml
 from ragaliq.errors import ConfigError
-from ragaliq.models import Verdict
+from ragaliq.evaluators.registry import EvaluatorSections, evaluator_sections
 from ragaliq.redaction import register_secret
 
 __all__ = [
     "DEFAULT_CLAUDE_MODEL",
     "DEFAULT_CONFIG_FILE",
     "EvaluatorsConfig",
-    "FaithfulnessConfig",
     "GateConfig",
     "GatePolicy",
-    "HallucinationConfig",
     "JudgeConfig",
     "ModelPrice",
-    "RelevanceConfig",
     "TemplatesConfig",
     "config_json_schema",
     "load_config",
@@ -52,42 +40,7 @@ DEFAULT_CONFIG_FILE = "ragaliq.yaml"
 DEFAULT_CLAUDE_MODEL = "claude-sonnet-5-5"
 
 
-def _unit_interval(value: float) -> float:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"must be between 0 and 1 (got {value:g})")
-    return value
-
-
-def _weight(value: float) -> float:
-    if not -1.0 <= value <= 1.0:
-        raise ValueError(f"must be between -1 and 1 (got {value:g})")
-    return value
-
-
-# Numbers and flags are strict: YAML already types them, so `true` for a threshold, a quoted
-# "0.7" or `.inf` seconds is a mistake worth reporting rather than a value to coerce.
-Number = Annotated[float, Strict(), AllowInfNan(False)]
-Count = Annotated[int, Strict()]
-Flag = Annotated[bool, Strict()]
-
-
-def _file_name(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must name a file (got an empty string); remove the key for the default")
-    return value
-
-
-FileName = Annotated[str, Strict(), AfterValidator(_file_name)]
-"""A path in the config, relative to the config file."""
-Fraction = Annotated[Number, AfterValidator(_unit_interval)]
-Weight = Annotated[Number, AfterValidator(_weight)]
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ModelPrice(_Section):
+class ModelPrice(Section):
     """USD per million tokens for one model."""
 
     input: Number = Field(ge=0)
@@ -98,7 +51,7 @@ class ModelPrice(_Section):
     """Defaults to 1.25 times ``input``."""
 
 
-class JudgeConfig(_Section):
+class JudgeConfig(Section):
     """Which judge decides the verdicts, and how it may spend."""
 
     provider: Literal["auto", "claude", "offline", "cascade"] = "auto"
@@ -133,49 +86,15 @@ class JudgeConfig(_Section):
     """Overrides of the built-in price table, by model name."""
 
 
-class _EvaluatorSection(_Section):
-    enabled: Flag = True
-    threshold: Fraction | None = None
-    """Minimum mean score; each evaluator has its own default."""
-    max_drop: Fraction | None = None
-    """Largest drop from the baseline tolerated; defaults to ``gate.max_drop``."""
+if TYPE_CHECKING:
+    EvaluatorsConfig = EvaluatorSections
+else:
+    EvaluatorsConfig = evaluator_sections()
+"""The evaluators of the suite, one section per evaluator in the registry; each is on unless
+``enabled: false``."""
 
 
-class FaithfulnessConfig(_EvaluatorSection):
-    """Faithfulness: the mean weight of the claims' verdicts."""
-
-    preset: Literal["standard", "axion", "strict"] = "standard"
-    """Verdict weights: standard S=1 P=0.5 N=0 C=0; axion C=-1; strict N=-1 C=-1."""
-    verdict_scores: dict[Verdict, Weight] = Field(default_factory=dict)
-    """Overrides of single verdict weights, each between -1 and 1."""
-
-
-class HallucinationConfig(_EvaluatorSection):
-    """Hallucination: the share of claims the context backs."""
-
-    min_confidence: Fraction | None = None
-    """Count a SUPPORTED claim as hallucinated when the judge's confidence is below this."""
-
-
-class RelevanceConfig(_EvaluatorSection):
-    """Relevance: how well the response answers the query."""
-
-
-class EvaluatorsConfig(_Section):
-    """The evaluators of the suite; each one is on unless ``enabled: false``."""
-
-    faithfulness: FaithfulnessConfig = Field(default_factory=FaithfulnessConfig)
-    hallucination: HallucinationConfig = Field(default_factory=HallucinationConfig)
-    relevance: RelevanceConfig = Field(default_factory=RelevanceConfig)
-
-    @model_validator(mode="after")
-    def _one_enabled(self) -> EvaluatorsConfig:
-        if not any(e.enabled for e in (self.faithfulness, self.hallucination, self.relevance)):
-            raise ValueError("every evaluator is disabled; enable at least one")
-        return self
-
-
-class GatePolicy(_Section):
+class GatePolicy(Section):
     """When the gate fails."""
 
     max_drop: Fraction = 0.05
@@ -193,7 +112,7 @@ class GatePolicy(_Section):
     badly on must not pass it) or only get a notice."""
 
 
-class TemplatesConfig(_Section):
+class TemplatesConfig(Section):
     """Your own Jinja templates; each may ``{% extends "comment.md.j2" %}`` and override blocks."""
 
     comment: FileName | None = None
@@ -202,7 +121,7 @@ class TemplatesConfig(_Section):
     """The job summary template, relative to the config file."""
 
 
-class GateConfig(_Section):
+class GateConfig(Section):
     """The whole ``ragaliq.yaml``."""
 
     dataset: FileName | None = None

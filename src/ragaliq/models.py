@@ -170,6 +170,9 @@ class EvaluationResult(_Frozen):
     status: Status = "ok"
     reasoning: str = ""
     details: dict[str, Any] = Field(default_factory=dict)
+    flagged_claims: tuple[int, ...] | None = None
+    """The claims this evaluator holds against the case (the hallucinated ones), by position in
+    the case's claims; None for an evaluator that does not judge claims one by one."""
 
 
 class CaseResult(_Frozen):

@@ -218,14 +218,14 @@ def keep_baseline_evaluators(
     if baseline is None:
         return inputs, ()
     sections = inputs.config.evaluators
-    off = [
+    off = sorted(
         name
-        for name in sorted(baseline.thresholds)
-        if name in type(sections).model_fields and not getattr(sections, name).enabled
-    ]
+        for name, options in sections.sections()
+        if name in baseline.thresholds and not options.enabled
+    )
     if not off:
         return inputs, ()
-    turned_on = {name: getattr(sections, name).model_copy(update={"enabled": True}) for name in off}
+    turned_on = {name: sections.section(name).model_copy(update={"enabled": True}) for name in off}
     config = inputs.config.model_copy(update={"evaluators": sections.model_copy(update=turned_on)})
     notice = (
         f"This PR turns off {', '.join(off)}; the baseline has "

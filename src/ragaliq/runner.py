@@ -13,7 +13,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ragaliq.errors import JudgeError, JudgeUnavailableError
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
@@ -90,7 +90,7 @@ class _Run:
         self,
         cases: Sequence[TestCase],
         judge: Judge,
-        evaluators: Sequence[Evaluator],
+        evaluators: Sequence[Evaluator[Any]],
         settings: RunSettings,
     ) -> None:
         self.cases = cases
@@ -265,7 +265,7 @@ async def run_suite(
     cases: Sequence[TestCase],
     *,
     judge: Judge,
-    evaluators: Sequence[Evaluator],
+    evaluators: Sequence[Evaluator[Any]],
     settings: RunSettings | None = None,
     notices: Sequence[str] = (),
 ) -> RunReport:

@@ -22,9 +22,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragaliq.baseline import Baseline, parse_baseline
-from ragaliq.config import EvaluatorsConfig, GateConfig, GatePolicy, JudgeConfig, parse_config
+from ragaliq.config import GateConfig, GatePolicy, JudgeConfig, parse_config
 from ragaliq.errors import BaselineError, ConfigError, RepositoryError
-from ragaliq.evaluators import EVALUATORS
+from ragaliq.evaluators import evaluator_class
 from ragaliq.repository import (
     MAX_TEXT_BYTES,
     FileSource,
@@ -54,8 +54,6 @@ _POLICY_ORDER: dict[str, tuple[str, ...]] = {
     "on_missing_cases": ("notice", "fail"),
 }
 """Policy choices from loosest to strictest."""
-_HIGHER_IS_STRICTER = {("hallucination", "min_confidence")}
-"""Evaluator options that a pull request may raise at once."""
 _PROVIDER_OF_JUDGE = {"offline": "offline", "anthropic": "claude", "cascade": "cascade"}
 """``judge.provider`` for each provider name a report records."""
 
@@ -215,7 +213,7 @@ def tighten(trusted: GateConfig, proposed: GateConfig | None) -> tuple[GateConfi
     tightened: list[str] = []
     pending: list[str] = []
     sections: dict[str, Any] = {}
-    for name in EvaluatorsConfig.model_fields:
+    for name, _ in trusted.evaluators.sections():
         section = _tighten_evaluator(name, trusted, proposed, tightened, pending)
         if section is not None:
             sections[name] = section
@@ -247,8 +245,8 @@ def _tighten_evaluator(
     pending: list[str],
 ) -> Any:
     """One evaluator's section, tightened; None when the proposal tightens nothing of it."""
-    mine = getattr(trusted.evaluators, name)
-    theirs = getattr(proposed.evaluators, name)
+    mine = trusted.evaluators.section(name)
+    theirs = proposed.evaluators.section(name)
     update: dict[str, Any] = {}
     if theirs.enabled != mine.enabled:
         if theirs.enabled:
@@ -256,7 +254,7 @@ def _tighten_evaluator(
             tightened.append(f"turns on {name}")
         else:
             pending.append(f"turns off {name}")
-    default = EVALUATORS[name].default_threshold
+    default = evaluator_class(name).default_threshold
     old, new = _value(mine.threshold, default), _value(theirs.threshold, default)
     if new > old:
         update["threshold"] = new
@@ -276,7 +274,7 @@ def _tighten_evaluator(
         a, b = getattr(mine, option), getattr(theirs, option)
         if a == b:
             continue
-        if (name, option) in _HIGHER_IS_STRICTER and (a is None or (b is not None and b > a)):
+        if option in mine.stricter_when_higher and (a is None or (b is not None and b > a)):
             update[option] = b
             tightened.append(f"{name} {option} {_show(a)} → {_show(b)}")
         else:
