@@ -15,9 +15,9 @@ from pathlib import Path
 
 from ragaliq._files import check_writable, write_atomic
 from ragaliq.baseline import record_baseline, save_baseline
-from ragaliq.compare import GateDecision, GateRules, compare
 from ragaliq.config import GatePolicy, JudgeConfig
 from ragaliq.errors import CommentForbiddenError, ConfigError, PublishError, RagaliqError
+from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
 from ragaliq.github.contents import ContentsAtCommit

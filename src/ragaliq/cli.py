@@ -31,11 +31,11 @@ from ragaliq.baseline import (
     save_baseline,
 )
 from ragaliq.calibrate import Calibration, calibrate, format_calibration, load_labels
-from ragaliq.compare import GateDecision, GateRules, compare
 from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_json_schema, load_config
 from ragaliq.dataset import load_dataset
 from ragaliq.errors import BaselineError, ConfigError, RagaliqError
 from ragaliq.evaluators import HallucinationEvaluator, build_evaluators
+from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.judges import build_judge
 from ragaliq.judges.factory import describe_judge
 from ragaliq.models import RunReport, RunSummary, Usage

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragaliq.baseline import Baseline
-from ragaliq.compare import GateDecision, GateRules, compare
 from ragaliq.config import GateConfig, JudgeConfig
 from ragaliq.dataset import load_dataset
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
+from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.judges import build_judge
 from ragaliq.models import RunReport, TestCase
 from ragaliq.outcome import ExitCode

@@ -12,9 +12,9 @@ from ragaliq.baseline import (
     record_baseline,
     save_baseline,
 )
-from ragaliq.compare import GateRules, compare
 from ragaliq.errors import BaselineError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.gate import GateRules, compare
 from ragaliq.models import Verdict
 from ragaliq.runner import run_suite
 from ragaliq.text.matching import same_claim, unmatched

@@ -15,8 +15,11 @@ import pytest
 from cmarkgfm.cmark import Options
 
 from ragaliq.baseline import Provenance, record_baseline
-from ragaliq.compare import (
-    CaseError,
+from ragaliq.dataset import load_dataset
+from ragaliq.errors import TemplateError
+from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.gate import (
+    CaseFailure,
     ClaimChange,
     EvaluatorDecision,
     GateDecision,
@@ -24,9 +27,6 @@ from ragaliq.compare import (
     RegressedCase,
     compare,
 )
-from ragaliq.dataset import load_dataset
-from ragaliq.errors import TemplateError
-from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
 from ragaliq.judges import OfflineJudge
 from ragaliq.models import (
     CaseResult,
@@ -196,7 +196,7 @@ def realistic_decision(**overrides: Any) -> GateDecision:
             ),
         ),
         "errors": (
-            CaseError(
+            CaseFailure(
                 case_id="api-rate-limits",
                 query=API_Q,
                 error="the judge replied twice without a verdict for claim 2",
@@ -317,7 +317,7 @@ def hostile_decision() -> GateDecision:
                 case_id=HOSTILE, query=HOSTILE, evaluator="faithfulness", baseline=1.0, head=0.5
             ),
         ),
-        errors=(CaseError(case_id=HOSTILE, query=HOSTILE, error=HOSTILE),),
+        errors=(CaseFailure(case_id=HOSTILE, query=HOSTILE, error=HOSTILE),),
         notices=(HOSTILE,),
         baseline_commit=HOSTILE,
     )

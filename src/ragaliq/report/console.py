@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ragaliq.compare import GateDecision
+from ragaliq.gate import GateDecision
 from ragaliq.models import RunReport, Usage
 from ragaliq.preflight import Preflight
 from ragaliq.report._format import plural

@@ -28,8 +28,8 @@ import jinja2
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from ragaliq.compare import ClaimChange, GateDecision
 from ragaliq.errors import RagaliqError, TemplateError
+from ragaliq.gate import ClaimChange, GateDecision
 from ragaliq.models import CaseResult, RunReport
 from ragaliq.report._format import delta, pct, plural, score, usd
 from ragaliq.report._templates import TemplateLoader, templates_root
