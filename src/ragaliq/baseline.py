@@ -86,6 +86,10 @@ class RecordedPolicy(BaseModel):
     count_unstable: bool
     on_missing_cases: Literal["fail", "notice"] = "fail"
     """Whether baseline cases missing from a run fail the gate; "fail" for older baselines."""
+    confidence: float = Field(default=0.95, ge=0.5, le=0.999, allow_inf_nan=False)
+    """The level of the interval a drop must clear to fail the gate."""
+    on_inconclusive: Literal["pass", "fail"] = "pass"
+    """What a drop past ``max_drop`` the suite cannot resolve does."""
 
 
 class Baseline(BaseModel):

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import AfterValidator, Field, SecretStr, ValidationError
 
 from ragaliq._fields import Count, FileName, Flag, Fraction, Number, Section
 from ragaliq._validation import field_problems, unparsable
@@ -94,11 +94,25 @@ else:
 ``enabled: false``."""
 
 
+def _confidence(value: float) -> float:
+    if not 0.5 <= value <= 0.999:
+        raise ValueError(f"must be between 0.5 and 0.999 (got {value:g})")
+    return value
+
+
+Confidence = Annotated[Number, AfterValidator(_confidence)]
+
+
 class GatePolicy(Section):
     """When the gate fails."""
 
     max_drop: Fraction = 0.05
     """Largest drop of an evaluator's score from the baseline before the gate fails."""
+    confidence: Confidence = 0.95
+    """How sure the gate must be that a drop is real before it fails on it: the level of the
+    interval for the mean change over the cases both runs share."""
+    on_inconclusive: Literal["pass", "fail"] = "pass"
+    """What a drop past ``max_drop`` that the suite cannot tell from noise does."""
     fail_on_new_hallucinations: Flag = False
     """Fail the gate when any claim is newly hallucinated, whatever the scores."""
     on_error: Literal["fail", "ignore"] = "fail"

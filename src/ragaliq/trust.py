@@ -52,6 +52,7 @@ _POLICY_ORDER: dict[str, tuple[str, ...]] = {
     "on_error": ("ignore", "fail"),
     "on_missing_key": ("skip", "offline", "fail"),
     "on_missing_cases": ("notice", "fail"),
+    "on_inconclusive": ("pass", "fail"),
 }
 """Policy choices from loosest to strictest."""
 _PROVIDER_OF_JUDGE = {"offline": "offline", "anthropic": "claude", "cascade": "cascade"}
@@ -291,6 +292,11 @@ def _tighten_policy(
         tightened.append(f"max_drop {mine.max_drop:g} → {theirs.max_drop:g}")
     elif theirs.max_drop > mine.max_drop:
         pending.append(f"max_drop {mine.max_drop:g} → {theirs.max_drop:g}")
+    if theirs.confidence < mine.confidence:
+        update["confidence"] = theirs.confidence
+        tightened.append(f"confidence {mine.confidence:g} → {theirs.confidence:g}")
+    elif theirs.confidence > mine.confidence:
+        pending.append(f"confidence {mine.confidence:g} → {theirs.confidence:g}")
     for flag in ("fail_on_new_hallucinations", "count_unstable"):
         a, b = getattr(mine, flag), getattr(theirs, flag)
         if b and not a:
@@ -305,7 +311,7 @@ def _tighten_policy(
             tightened.append(f"{choice} {a} → {b}")
         elif order.index(b) < order.index(a):
             pending.append(f"{choice} {a} → {b}")
-    for key in sorted(set(GatePolicy.model_fields) - {"max_drop", *_POLICY_ORDER}):
+    for key in sorted(set(GatePolicy.model_fields) - {"max_drop", "confidence", *_POLICY_ORDER}):
         if key in ("fail_on_new_hallucinations", "count_unstable"):
             continue
         pending += _differences(f"gate.{key}", getattr(mine, key), getattr(theirs, key))

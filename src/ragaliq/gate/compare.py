@@ -20,6 +20,7 @@ from ragaliq.gate.decision import (
     RegressedCase,
 )
 from ragaliq.gate.rules import GateRules
+from ragaliq.gate.statistics import PairedDelta, cases_to_resolve, paired_delta
 from ragaliq.models import CaseResult, ClaimVerdict, RunReport
 from ragaliq.text.matching import unmatched
 
@@ -243,14 +244,23 @@ def _decide_evaluators(
         max_drop = rules.drop_for(name)
         head_score = summary.score
         delta = shared.delta
+        change = paired_delta(shared.deltas, confidence=rules.confidence) if comparable else None
+        to_resolve = None
         if head_score is None:
             status: EvaluatorStatus = "no_score"
         elif head_score < threshold or (shared.head is not None and shared.head < threshold):
             status = "below_threshold"
         elif comparable and delta is not None and delta < -max_drop - 1e-9:
-            status = "regressed"
+            if change is not None and change.resolved_drop:
+                status = "regressed"
+            else:
+                status = "inconclusive"
+                sd = change.sd if change is not None else 0.0
+                to_resolve = cases_to_resolve(sd, max_drop=max_drop, confidence=rules.confidence)
+                notices.append(_inconclusive_notice(name, shared, change, to_resolve, rules))
         else:
             status = "pass"
+        passed = status == "pass" or (status == "inconclusive" and rules.on_inconclusive == "pass")
         decisions[name] = EvaluatorDecision(
             head=head_score,
             baseline=shared.baseline,
@@ -258,10 +268,13 @@ def _decide_evaluators(
             threshold=threshold,
             max_drop=max_drop,
             status=status,
-            passed=status == "pass",
+            passed=passed,
             errors=summary.errors,
             shared_cases=shared.cases if baseline is not None else None,
             head_shared=shared.head,
+            interval=None if change is None else (round(change.low, 6), round(change.high, 6)),
+            confidence=None if change is None else rules.confidence,
+            cases_to_resolve=to_resolve,
         )
     if edited:
         notices.append(
@@ -291,17 +304,42 @@ def _decide_evaluators(
 
 
 class _SharedScores(NamedTuple):
-    """One evaluator's means over the cases both runs scored."""
+    """One evaluator's means over the cases both runs scored, and the per-case changes."""
 
     baseline: float | None = None
     head: float | None = None
     cases: int = 0
+    deltas: tuple[float, ...] = ()
 
     @property
     def delta(self) -> float | None:
         if self.baseline is None or self.head is None:
             return None
         return round(self.head - self.baseline, 6)
+
+
+def _inconclusive_notice(
+    name: str,
+    shared: _SharedScores,
+    change: PairedDelta | None,
+    to_resolve: int | None,
+    rules: GateRules,
+) -> str:
+    drop = -(shared.delta or 0.0)
+    if change is None:
+        noise = "one shared case cannot say how noisy the scores are"
+    else:
+        noise = (
+            f"its {rules.confidence:.0%} interval [{change.low:+.3f}, {change.high:+.3f}] "
+            "includes no change"
+        )
+    more = f"; about {to_resolve} cases would resolve a drop of that size" if to_resolve else ""
+    does = "fails" if rules.on_inconclusive == "fail" else "does not fail"
+    return (
+        f"{name} dropped {drop:.3f} on the {shared.cases} cases both runs share, past max_drop "
+        f"{rules.drop_for(name):g}, but {noise}: the suite cannot tell this drop from noise"
+        f"{more}. It {does} the gate (gate.on_inconclusive: {rules.on_inconclusive})."
+    )
 
 
 def _scores(report: RunReport, name: str) -> dict[str, float]:
@@ -326,6 +364,7 @@ def _shared_scores(head: RunReport, baseline: RunReport, name: str) -> _SharedSc
         baseline=round(sum(before[i] for i in shared) / len(shared), 6),
         head=round(sum(now[i] for i in shared) / len(shared), 6),
         cases=len(shared),
+        deltas=tuple(now[i] - before[i] for i in shared),
     )
 
 
@@ -363,6 +402,12 @@ def _failure_line(name: str, decision: EvaluatorDecision) -> str:
         return f"{name}: turned off, but the baseline has it"
     if decision.status == "no_score":
         return f"{name}: no case could be scored"
+    if decision.status == "inconclusive":
+        return (
+            f"{name}: dropped {-(decision.delta or 0.0):.3f}, past max_drop "
+            f"{decision.max_drop:g}, but within what the suite can resolve "
+            "(gate.on_inconclusive: fail)"
+        )
     head = decision.head if decision.head is not None else 0.0
     shared = decision.head_shared
     if decision.status == "below_threshold":

@@ -23,7 +23,8 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
-EvaluatorStatus = Literal["pass", "below_threshold", "regressed", "no_score"]
+EvaluatorStatus = Literal["pass", "below_threshold", "regressed", "inconclusive", "no_score"]
+"""``inconclusive``: a drop past ``max_drop`` that the suite cannot tell from noise."""
 
 
 class EvaluatorDecision(_Model):
@@ -44,6 +45,12 @@ class EvaluatorDecision(_Model):
     head_shared: float | None = None
     """The head's mean over the shared cases; it must reach the threshold too, so that new
     cases cannot hide a drop on the baseline's."""
+    interval: tuple[float, float] | None = None
+    """The confidence interval of ``delta``; None with fewer than two shared cases."""
+    confidence: float | None = None
+    """The interval's level."""
+    cases_to_resolve: int | None = None
+    """When inconclusive: roughly how many cases would resolve a drop of ``max_drop``."""
 
 
 class ClaimChange(_Model):

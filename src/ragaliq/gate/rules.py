@@ -27,6 +27,10 @@ class GateRules(BaseModel):
     """Whether claims flagged ``unstable`` (repeats disagreed) can be newly hallucinated."""
     on_missing_cases: Literal["fail", "notice"] = "fail"
     """Whether baseline cases missing from the run fail the gate."""
+    confidence: float = 0.95
+    """The level of the interval a drop must clear (lie wholly below zero) to fail the gate."""
+    on_inconclusive: Literal["pass", "fail"] = "pass"
+    """What a drop past ``max_drop`` that the suite cannot resolve does."""
 
     @classmethod
     def from_config(cls, config: GateConfig) -> GateRules:
@@ -42,6 +46,8 @@ class GateRules(BaseModel):
             on_error=config.gate.on_error,
             count_unstable=config.gate.count_unstable,
             on_missing_cases=config.gate.on_missing_cases,
+            confidence=config.gate.confidence,
+            on_inconclusive=config.gate.on_inconclusive,
         )
 
     def drop_for(self, evaluator: str) -> float:
@@ -56,6 +62,8 @@ class GateRules(BaseModel):
             on_error=self.on_error,
             count_unstable=self.count_unstable,
             on_missing_cases=self.on_missing_cases,
+            confidence=self.confidence,
+            on_inconclusive=self.on_inconclusive,
         )
 
     def at_least(self, policy: RecordedPolicy) -> tuple[GateRules, list[str]]:
@@ -82,6 +90,14 @@ class GateRules(BaseModel):
         if policy.on_missing_cases == "fail" and on_missing == "notice":
             loosened.append("on_missing_cases fail → notice")
             on_missing = "fail"
+        confidence = self.confidence
+        if policy.confidence < confidence:
+            loosened.append(f"confidence {policy.confidence:g} → {confidence:g}")
+            confidence = policy.confidence
+        on_inconclusive = self.on_inconclusive
+        if policy.on_inconclusive == "fail" and on_inconclusive == "pass":
+            loosened.append("on_inconclusive fail → pass")
+            on_inconclusive = "fail"
         rules = self.model_copy(
             update={
                 "max_drop": max_drop,
@@ -89,6 +105,8 @@ class GateRules(BaseModel):
                 "on_error": on_error,
                 "count_unstable": count_unstable,
                 "on_missing_cases": on_missing,
+                "confidence": confidence,
+                "on_inconclusive": on_inconclusive,
             }
         )
         return rules, loosened

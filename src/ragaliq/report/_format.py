@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["MISSING", "delta", "pct", "plural", "score", "usd"]
+__all__ = ["MISSING", "delta", "interval", "pct", "plural", "score", "usd"]
 
 MISSING = "\N{EN DASH}"
 """Shown for a value that does not exist (no baseline, no score)."""
@@ -26,6 +26,13 @@ def delta(value: float | None) -> str:
     if rounded == 0:
         return "\N{PLUS-MINUS SIGN}0.000"
     return f"+{rounded:.3f}" if rounded > 0 else f"\N{MINUS SIGN}{-rounded:.3f}"
+
+
+def interval(value: tuple[float, float] | None) -> str:
+    """``[-0.101, +0.004]`` with real minus signs, as :func:`delta` shows each end."""
+    if value is None:
+        return MISSING
+    return f"[{delta(value[0])}, {delta(value[1])}]"
 
 
 def usd(value: float | None) -> str:

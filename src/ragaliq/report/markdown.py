@@ -31,7 +31,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from ragaliq.errors import RagaliqError, TemplateError
 from ragaliq.gate import ClaimChange, GateDecision
 from ragaliq.models import CaseResult, RunReport
-from ragaliq.report._format import delta, pct, plural, score, usd
+from ragaliq.report._format import delta, interval, pct, plural, score, usd
 from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.console import format_usage
 from ragaliq.report.marker import comment_marker
@@ -170,6 +170,7 @@ FILTERS: dict[str, Callable[..., str | list[CaseGroup]]] = {
     "score": score,
     "pct": pct,
     "delta": delta,
+    "interval": interval,
     "shorten": _shorten,
     "usd": usd,
     "plural": plural,
