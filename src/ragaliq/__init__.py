@@ -28,7 +28,7 @@ __all__ = [
     "load_dataset",
 ]
 
-__version__ = "0.1.0"
+from ragaliq._version import __version__
 
 _HOMES = {
     "CaseResult": "ragaliq.models",

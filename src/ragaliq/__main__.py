@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from ragaliq.outcome import ExitCode
+from ragaliq.exits import ExitCode
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ from ragaliq._files import check_writable, write_atomic
 from ragaliq.baseline import record_baseline, save_baseline
 from ragaliq.config import GatePolicy, JudgeConfig
 from ragaliq.errors import CommentForbiddenError, ConfigError, PublishError, RagaliqError
+from ragaliq.exits import ExitCode
 from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
@@ -24,7 +25,6 @@ from ragaliq.github.contents import ContentsAtCommit
 from ragaliq.github.settings import ActionSettings
 from ragaliq.judges.factory import API_KEY_ENV, api_key_from
 from ragaliq.models import RunReport
-from ragaliq.outcome import ExitCode
 from ragaliq.pipeline import (
     Inputs,
     baseline_judge,

@@ -21,29 +21,29 @@ import click
 from click.core import ParameterSource
 from pydantic import ValidationError
 
-from ragaliq import __version__
 from ragaliq._files import check_writable, write_atomic
 from ragaliq._validation import field_problems
+from ragaliq._version import __version__
 from ragaliq.baseline import (
     DEFAULT_BASELINE_PATH,
     load_baseline,
     record_baseline,
     save_baseline,
 )
-from ragaliq.calibrate import Calibration, calibrate, format_calibration, load_labels
+from ragaliq.calibrate import Calibration, calibrate
 from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_json_schema, load_config
 from ragaliq.dataset import load_dataset
 from ragaliq.errors import BaselineError, ConfigError, RagaliqError
 from ragaliq.evaluators import HallucinationEvaluator, build_evaluators
+from ragaliq.exits import ExitCode, gate_exit_code, run_exit_code
 from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.judges import build_judge
 from ragaliq.judges.factory import describe_judge
+from ragaliq.labels import load_labels
 from ragaliq.models import RunReport, RunSummary, Usage
-from ragaliq.outcome import ExitCode, run_exit_code
 from ragaliq.pipeline import (
     Inputs,
     baseline_judge,
-    gate_exit_code,
     judge_inputs,
     keep_baseline_evaluators,
     load_gate_inputs,
@@ -56,6 +56,7 @@ from ragaliq.preflight import preflight
 from ragaliq.redaction import redact, register_env_secrets
 from ragaliq.report import format_decision, format_preflight, format_run_table
 from ragaliq.report._format import plural
+from ragaliq.report.calibration import format_calibration
 from ragaliq.report.html import render_html_report
 from ragaliq.report.markdown import UserTemplate, render_comment, render_summary
 from ragaliq.report.marker import comment_marker
@@ -224,13 +225,12 @@ def run(
         report = report.model_copy(update={"shard": str(shard)})
     _print_report(report)
     _write(output, report.model_dump_json(indent=2), "report")
-    code = run_exit_code(report, inputs.config.gate)
-    if shard is not None and code is ExitCode.FAILED:
+    code = run_exit_code(report, inputs.config.gate, shard=shard is not None)
+    if shard is not None and run_exit_code(report, inputs.config.gate) is ExitCode.FAILED:
         echo(
             f"shard {shard}: thresholds and case errors are applied to the merged report "
             "(ragaliq merge, then ragaliq compare), so this shard exits 0"
         )
-        code = ExitCode.PASSED
     _explain_unjudged(report, code)
     sys.exit(code)
 

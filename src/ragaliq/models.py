@@ -24,6 +24,7 @@ __all__ = [
     "EvaluatorSummary",
     "JudgeInfo",
     "JudgeResult",
+    "Progress",
     "RelevanceResult",
     "RunReport",
     "RunSummary",
@@ -113,6 +114,15 @@ class Usage(BaseModel):
             cache_hits=self.cache_hits + other.cache_hits,
             cost_usd=round(self.cost_usd + other.cost_usd, 8),
         )
+
+
+class Progress(_Frozen):
+    """Where a run stands, reported after each case."""
+
+    done: int
+    total: int
+    errors: int
+    usage: Usage
 
 
 class ClaimVerdict(_Frozen):

@@ -21,20 +21,19 @@ from ragaliq.config import GateConfig, JudgeConfig
 from ragaliq.dataset import load_dataset
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
+from ragaliq.exits import ExitCode, gate_exit_code
 from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.judges import build_judge
-from ragaliq.models import RunReport, TestCase
-from ragaliq.outcome import ExitCode
+from ragaliq.models import Progress, RunReport, TestCase
 from ragaliq.report.markdown import UserTemplate, check_template, render_comment, render_summary
 from ragaliq.repository import WorkTree, git_toplevel, is_tracked, repo_path
-from ragaliq.runner import Progress, RunSettings, run_suite
+from ragaliq.runner import RunSettings, run_suite
 from ragaliq.trust import Bar, judge_of_baseline, read_bar
 
 __all__ = [
-    "GateOutcome",
+    "GateRun",
     "Inputs",
     "baseline_judge",
-    "gate_exit_code",
     "judge_inputs",
     "keep_baseline_evaluators",
     "load_gate_inputs",
@@ -274,7 +273,7 @@ def judge_inputs(
 
 
 @dataclass(frozen=True, kw_only=True)
-class GateOutcome:
+class GateRun:
     """A finished gate: the run, the decision, what to show and how to exit."""
 
     report: RunReport
@@ -282,14 +281,6 @@ class GateOutcome:
     comment: str
     summary: str
     exit_code: ExitCode
-
-
-def gate_exit_code(report: RunReport, decision: GateDecision) -> ExitCode:
-    """2 when nothing could be judged or the run stopped early, else 0 or 1 by the decision."""
-    judged = any(s.judged for s in report.summary.evaluators.values())
-    if report.stopped_early or not judged:
-        return ExitCode.UNJUDGED
-    return ExitCode.PASSED if decision.passed else ExitCode.FAILED
 
 
 def run_gate(
@@ -300,7 +291,7 @@ def run_gate(
     comment_id: str = "default",
     details_url: str | None = None,
     extra_notices: tuple[str, ...] = (),
-) -> GateOutcome:
+) -> GateRun:
     """Compare a finished run with the baseline and render the comment and the summary."""
     decision = compare(report, baseline, rules=GateRules.from_config(inputs.config))
     notices = (*inputs.notices, *extra_notices)
@@ -313,7 +304,7 @@ def run_gate(
         details_url=details_url,
     )
     summary = render_summary(decision, report=report, template=inputs.summary_template)
-    return GateOutcome(
+    return GateRun(
         report=report,
         decision=decision,
         comment=comment,

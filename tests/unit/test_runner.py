@@ -118,7 +118,10 @@ async def test_an_unusable_judge_stops_the_run():
             evaluators=suite(),
             settings=RunSettings(concurrency=2),
         )
-    assert len(judge.calls) < 50 * 3
+    # Two workers per request slot start one case each, and a case asks for its claims and its
+    # relevance at once: at most 4 cases x 2 calls before the stop, where a runner that went on
+    # would make 100.
+    assert len(judge.calls) <= 4 * 2
 
 
 async def test_usage_is_summed_over_every_call():

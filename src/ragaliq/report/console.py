@@ -7,7 +7,7 @@ from collections.abc import Collection
 from ragaliq.gate import GateDecision
 from ragaliq.models import RunReport, Usage
 from ragaliq.preflight import Preflight
-from ragaliq.report._format import plural
+from ragaliq.report._format import plural, verdict_label
 from ragaliq.text.plain import one_line
 
 __all__ = ["format_decision", "format_preflight", "format_run_table", "format_usage"]
@@ -95,7 +95,8 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
         )
     for change in listed[:10]:
         lines.append(
-            f"  {label} {one_line(change.case_id)}: {one_line(change.claim)} [{change.verdict}]"
+            f"  {label} {one_line(change.case_id)}: {one_line(change.claim)} "
+            f"[{verdict_label(change.verdict)}]"
         )
     if len(listed) > 10:
         lines.append(f"  ... and {len(listed) - 10} more")

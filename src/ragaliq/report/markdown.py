@@ -31,7 +31,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from ragaliq.errors import RagaliqError, TemplateError
 from ragaliq.gate import ClaimChange, GateDecision
 from ragaliq.models import CaseResult, RunReport
-from ragaliq.report._format import delta, interval, pct, plural, score, usd
+from ragaliq.report._format import delta, interval, pct, plural, score, usd, verdict_label
 from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.console import format_usage
 from ragaliq.report.marker import comment_marker
@@ -134,18 +134,6 @@ def _shorten(text: object, n: int = 80) -> str:
     return value[: max(n - 1, 0)].rstrip() + "…"
 
 
-_VERDICTS = {
-    "SUPPORTED": "supported",
-    "PARTIALLY_SUPPORTED": "partly supported",
-    "NOT_ENOUGH_INFO": "not in the context",
-    "CONTRADICTED": "contradicted",
-}
-
-
-def _verdict(value: str) -> str:
-    return _VERDICTS.get(value, value)
-
-
 @dataclass(frozen=True, kw_only=True)
 class CaseGroup:
     """Claims of one case, for templates: ``{% for group in claims | by_case %}``."""
@@ -174,7 +162,7 @@ FILTERS: dict[str, Callable[..., str | list[CaseGroup]]] = {
     "shorten": _shorten,
     "usd": usd,
     "plural": plural,
-    "verdict": _verdict,
+    "verdict": verdict_label,
     "by_case": _by_case,
 }
 
