@@ -18,6 +18,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "CasePlan",
     "CaseResult",
+    "ChunkRating",
+    "ChunkRatings",
     "ClaimVerdict",
     "ClaimsResult",
     "EvaluationResult",
@@ -70,7 +72,10 @@ class TestCase(_Frozen):
     response: str
     """The RAG system's answer."""
     expected_answer: str | None = None
-    """A reference answer, kept for reports."""
+    """A reference answer; its sentences are the facts retrieval must bring, when
+    ``expected_facts`` is empty."""
+    expected_facts: tuple[str, ...] = ()
+    """Statements the context must hold for a good answer (context recall)."""
     tags: tuple[str, ...] = ()
     """Free labels for filtering."""
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -79,9 +84,22 @@ class TestCase(_Frozen):
     @property
     def input_hash(self) -> str:
         """A sha256 over the parts the judges read; equal hashes mean an unchanged case."""
-        parts = [self.query, list(self.context), self.response]
+        parts: list[Any] = [self.query, list(self.context), self.response]
+        if self.expected_facts or self.expected_answer:
+            parts.append(list(self.needed_facts))
         payload = json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+    @property
+    def needed_facts(self) -> tuple[str, ...]:
+        """What retrieval must bring: ``expected_facts``, else the reference answer's sentences."""
+        if self.expected_facts:
+            return self.expected_facts
+        if self.expected_answer and self.expected_answer.strip():
+            from ragaliq.text.words import split_sentences  # models stay import-light
+
+            return tuple(s for s in split_sentences(self.expected_answer) if s.strip())
+        return ()
 
     @property
     def has_context(self) -> bool:
@@ -159,9 +177,26 @@ class ClaimsResult(JudgeResult):
 
 
 class VerificationResult(JudgeResult):
-    """One verdict per claim, in the claims' order."""
+    """One verdict per claim, in the claims' order; and one per needed fact, when asked."""
 
     verdicts: tuple[ClaimVerdict, ...]
+    fact_verdicts: tuple[ClaimVerdict, ...] = ()
+    """Verdicts on the facts retrieval had to bring (context recall), verified in the same call."""
+
+
+class ChunkRating(_Frozen):
+    """Whether one retrieved chunk is relevant to the query."""
+
+    relevant: bool
+    reason: str = ""
+    heuristic: bool = False
+    """True when a rule, not a language model, decided (the offline judge)."""
+
+
+class ChunkRatings(JudgeResult):
+    """One rating per retrieved chunk, in the retrieval's order."""
+
+    ratings: tuple[ChunkRating, ...]
 
 
 class RelevanceResult(JudgeResult):
@@ -196,6 +231,10 @@ class CaseResult(_Frozen):
     query: str = ""
     """The query, kept so that reports and comments can show it without the dataset."""
     claims: tuple[ClaimVerdict, ...] = ()
+    facts: tuple[ClaimVerdict, ...] = ()
+    """Verdicts on the facts retrieval had to bring, when the case names any."""
+    chunks: tuple[ChunkRating, ...] = ()
+    """Ratings of the retrieved chunks, when an evaluator asked for them."""
     results: dict[str, EvaluationResult] = Field(default_factory=dict)
     error: str | None = None
     """Why the case could not be judged, when it could not."""

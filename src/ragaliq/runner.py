@@ -17,9 +17,15 @@ from typing import Any, TypeVar
 
 from ragaliq.errors import JudgeError, JudgeUnavailableError
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
-from ragaliq.judges.base import Judge, check_verdict_count, no_context_verdicts
+from ragaliq.judges.base import (
+    Judge,
+    check_chunk_count,
+    check_verdict_count,
+    no_context_verdicts,
+)
 from ragaliq.models import (
     CaseResult,
+    ChunkRating,
     ClaimVerdict,
     EvaluationResult,
     Progress,
@@ -68,10 +74,26 @@ class RunSettings:
 @dataclass(kw_only=True)
 class _CaseAnswers:
     verdicts: tuple[ClaimVerdict, ...] | None = None
+    facts: tuple[ClaimVerdict, ...] | None = None
     relevance: RelevanceResult | None = None
+    chunks: tuple[ChunkRating, ...] | None = None
     claims_error: str | None = None
     relevance_error: str | None = None
+    chunks_error: str | None = None
     usage: Usage
+
+    def failure_for(self, evaluator: Evaluator[Any]) -> str | None:
+        """Why an evaluator cannot score the case: a pass it needs failed."""
+        needs = (
+            (evaluator.needs_claims or evaluator.needs_facts, self.claims_error),
+            (evaluator.needs_relevance, self.relevance_error),
+            (evaluator.needs_chunks, self.chunks_error),
+        )
+        return next((error for needed, error in needs if needed and error), None)
+
+    @property
+    def errors(self) -> list[str]:
+        return [e for e in (self.claims_error, self.relevance_error, self.chunks_error) if e]
 
 
 class _Run:
@@ -88,7 +110,9 @@ class _Run:
         self.settings = settings
         self.slots = asyncio.Semaphore(settings.concurrency)
         self.needs_claims = any(e.needs_claims for e in evaluators)
+        self.needs_facts = any(e.needs_facts for e in evaluators)
         self.needs_relevance = any(e.needs_relevance for e in evaluators)
+        self.needs_chunks = any(e.needs_chunks for e in evaluators)
 
     async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
         async with self.slots:
@@ -98,22 +122,28 @@ class _Run:
         answers = _CaseAnswers(usage=Usage())
         try:
             async with asyncio.TaskGroup() as group:
-                if self.needs_claims:
+                if self.needs_claims or self.needs_facts:
                     group.create_task(self.claims_pass(case, answers))
                 if self.needs_relevance:
                     group.create_task(self.relevance_pass(case, answers))
+                if self.needs_chunks:
+                    group.create_task(self.chunks_pass(case, answers))
         except* JudgeUnavailableError as group_error:
             raise first_leaf(group_error) from None
-        judgement = CaseJudgement(case=case, verdicts=answers.verdicts, relevance=answers.relevance)
+        judgement = CaseJudgement(
+            case=case,
+            verdicts=answers.verdicts,
+            facts=answers.facts,
+            relevance=answers.relevance,
+            chunks=answers.chunks,
+        )
         results: dict[str, EvaluationResult] = {}
         for evaluator in self.evaluators:
-            failure = (answers.claims_error if evaluator.needs_claims else None) or (
-                answers.relevance_error if evaluator.needs_relevance else None
-            )
+            failure = answers.failure_for(evaluator)
             results[evaluator.name] = (
                 evaluator.error(failure) if failure else evaluator.evaluate(judgement)
             )
-        errors = [e for e in (answers.claims_error, answers.relevance_error) if e]
+        errors = answers.errors
         return (
             CaseResult(
                 id=case.id,
@@ -121,6 +151,8 @@ class _Run:
                 status="error" if errors else "ok",
                 query=case.query,
                 claims=answers.verdicts or (),
+                facts=answers.facts or (),
+                chunks=answers.chunks or (),
                 results=results,
                 error="; ".join(errors) or None,
             ),
@@ -131,25 +163,32 @@ class _Run:
         answers.claims_error = await _guarded("claims", answers, self._claims(case, answers))
 
     async def _claims(self, case: TestCase, answers: _CaseAnswers) -> None:
-        extraction = await self.call(lambda: self.judge.extract_claims(case))
-        answers.usage += extraction.usage
-        claims = extraction.claims
-        if not claims:
-            answers.verdicts = ()
+        """The claims, extracted once, and with the needed facts verified in one call."""
+        claims: tuple[str, ...] = ()
+        if self.needs_claims:
+            extraction = await self.call(lambda: self.judge.extract_claims(case))
+            answers.usage += extraction.usage
+            claims = extraction.claims
+        facts = case.needed_facts if self.needs_facts else ()
+        if not claims and not facts:
+            answers.verdicts, answers.facts = (), ()
         elif not case.has_context:
-            answers.verdicts = no_context_verdicts(claims).verdicts
+            unsupported = no_context_verdicts(claims, facts)
+            answers.verdicts, answers.facts = unsupported.verdicts, unsupported.fact_verdicts
         else:
-            answers.verdicts = await self.verify(case, claims, answers)
+            answers.verdicts, answers.facts = await self.verify(case, claims, facts, answers)
 
     async def verify(
-        self, case: TestCase, claims: Sequence[str], answers: _CaseAnswers
-    ) -> tuple[ClaimVerdict, ...]:
+        self, case: TestCase, claims: Sequence[str], facts: Sequence[str], answers: _CaseAnswers
+    ) -> tuple[tuple[ClaimVerdict, ...], tuple[ClaimVerdict, ...]]:
         """Verify once, or ``repeat`` times at once and keep the majority verdict per claim."""
         results: list[VerificationResult] = []
 
         async def one(sample: int) -> None:
-            result = await self.call(lambda: self.judge.verify_claims(case, claims, sample=sample))
-            results.append(check_verdict_count(claims, result))
+            result = await self.call(
+                lambda: self.judge.verify_claims(case, claims, sample=sample, facts=facts)
+            )
+            results.append(check_verdict_count(claims, result, facts))
 
         try:
             async with asyncio.TaskGroup() as group:
@@ -166,8 +205,12 @@ class _Run:
         for result in results:
             answers.usage += result.usage
         if len(results) == 1:
-            return results[0].verdicts
-        return majority_verdicts(results, unstable_below=UNSTABLE_BELOW)
+            return results[0].verdicts, results[0].fact_verdicts
+        as_facts = [VerificationResult(verdicts=r.fact_verdicts) for r in results]
+        return (
+            majority_verdicts(results, unstable_below=UNSTABLE_BELOW),
+            majority_verdicts(as_facts, unstable_below=UNSTABLE_BELOW),
+        )
 
     async def relevance_pass(self, case: TestCase, answers: _CaseAnswers) -> None:
         answers.relevance_error = await _guarded(
@@ -178,6 +221,17 @@ class _Run:
         relevance = await self.call(lambda: self.judge.evaluate_relevance(case))
         answers.usage += relevance.usage
         answers.relevance = relevance
+
+    async def chunks_pass(self, case: TestCase, answers: _CaseAnswers) -> None:
+        answers.chunks_error = await _guarded("chunks", answers, self._chunks(case, answers))
+
+    async def _chunks(self, case: TestCase, answers: _CaseAnswers) -> None:
+        if not case.context:
+            answers.chunks = ()
+            return
+        ratings = await self.call(lambda: self.judge.rate_chunks(case))
+        answers.usage += ratings.usage
+        answers.chunks = check_chunk_count(case, ratings).ratings
 
 
 async def _guarded(label: str, answers: _CaseAnswers, work: Awaitable[None]) -> str | None:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 from ragaliq.errors import JudgeError
 from ragaliq.models import (
+    ChunkRating,
+    ChunkRatings,
     ClaimsResult,
     ClaimVerdict,
     JudgeInfo,
@@ -25,6 +27,7 @@ class FakeJudge:
     """Claims, verdicts and relevance scripted per case id; anything unscripted is a default.
 
     ``claims[id]``: the claims extracted; ``verdicts[id]``: one Verdict per claim;
+    ``fact_verdicts[id]``: one per needed fact; ``chunks[id]``: relevance of each chunk;
     ``relevance[id]``: a score; ``fail[id]``: an exception raised by every operation on the case;
     ``free``: cases whose calls cost nothing (as cache hits do); ``pause``: seconds each call
     waits, so that cases in flight overlap.
@@ -32,6 +35,9 @@ class FakeJudge:
 
     claims: dict[str, list[str]] = field(default_factory=dict)
     verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
+    fact_verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
+    chunks: dict[str, list[bool]] = field(default_factory=dict)
+    """Per case, whether each retrieved chunk is relevant (all are, unless scripted)."""
     relevance: dict[str, float] = field(default_factory=dict)
     fail: dict[str, Exception] = field(default_factory=dict)
     usage_per_call: Usage = field(default_factory=lambda: Usage(calls=1, input_tokens=100))
@@ -63,15 +69,33 @@ class FakeJudge:
         return ClaimsResult(claims=tuple(claims), usage=usage)
 
     async def verify_claims(
-        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
+        self,
+        case: TestCase,
+        claims: Sequence[str],
+        *,
+        sample: int = 0,
+        facts: Sequence[str] = (),
     ) -> VerificationResult:
         usage = await self._record("verify", case)
         scripted = self.verdicts.get(case.id, [Verdict.SUPPORTED] * len(claims))
+        scripted_facts = self.fact_verdicts.get(case.id, [Verdict.SUPPORTED] * len(facts))
+
+        def verdict(text: str, value: Verdict) -> ClaimVerdict:
+            return ClaimVerdict(
+                text=text, verdict=value, evidence=None, reason="scripted", confidence=0.9
+            )
+
         return VerificationResult(
-            verdicts=tuple(
-                ClaimVerdict(text=c, verdict=v, evidence=None, reason="scripted", confidence=0.9)
-                for c, v in zip(claims, scripted, strict=False)
-            ),
+            verdicts=tuple(map(verdict, claims, scripted)),
+            fact_verdicts=tuple(map(verdict, facts, scripted_facts)),
+            usage=usage,
+        )
+
+    async def rate_chunks(self, case: TestCase) -> ChunkRatings:
+        usage = await self._record("chunks", case)
+        relevant = self.chunks.get(case.id, [True] * len(case.context))
+        return ChunkRatings(
+            ratings=tuple(ChunkRating(relevant=r, reason="scripted") for r in relevant),
             usage=usage,
         )
 

@@ -30,10 +30,10 @@ class NoisyJudge(FakeJudge):
         self.by_sample = by_sample
         self.samples: list[int] = []
 
-    async def verify_claims(self, case, claims, *, sample=0):
+    async def verify_claims(self, case, claims, *, sample=0, facts=()):
         self.samples.append(sample)
         self.verdicts[case.id] = self.by_sample[sample]
-        return await super().verify_claims(case, claims, sample=sample)
+        return await super().verify_claims(case, claims, sample=sample, facts=facts)
 
 
 def result(*verdicts, confidence=0.9):
@@ -149,7 +149,7 @@ async def test_unstable_claims_are_listed_in_the_comment():
 
 
 class FailingVerify(FakeJudge):
-    async def verify_claims(self, case, claims, *, sample=0):
+    async def verify_claims(self, case, claims, *, sample=0, facts=()):
         await asyncio.sleep(0)
         raise JudgeError("no valid reply", usage=Usage(calls=2, cost_usd=0.25))
 

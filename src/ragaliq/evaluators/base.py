@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from ragaliq._fields import Flag, Fraction, Section
-from ragaliq.models import ClaimVerdict, EvaluationResult, EvaluatorInfo, RelevanceResult, TestCase
+from ragaliq.models import (
+    ChunkRating,
+    ClaimVerdict,
+    EvaluationResult,
+    EvaluatorInfo,
+    RelevanceResult,
+    TestCase,
+)
 
 __all__ = ["CaseJudgement", "Evaluator", "EvaluatorOptions"]
 
@@ -45,7 +52,11 @@ class CaseJudgement:
     case: TestCase
     verdicts: tuple[ClaimVerdict, ...] | None = None
     """One verdict per claim, or None when no evaluator asked for claims."""
+    facts: tuple[ClaimVerdict, ...] | None = None
+    """One verdict per needed fact (``TestCase.needed_facts``), when an evaluator asked."""
     relevance: RelevanceResult | None = None
+    chunks: tuple[ChunkRating, ...] | None = None
+    """One rating per retrieved chunk, when an evaluator asked."""
 
 
 class Evaluator(ABC, Generic[OptionsT]):
@@ -61,7 +72,9 @@ class Evaluator(ABC, Generic[OptionsT]):
     """Bumped whenever scoring changes, so a changed score shows up as a changed evaluator."""
     default_threshold: ClassVar[float]
     needs_claims: ClassVar[bool] = False
+    needs_facts: ClassVar[bool] = False
     needs_relevance: ClassVar[bool] = False
+    needs_chunks: ClassVar[bool] = False
     Options: ClassVar[type[EvaluatorOptions]] = EvaluatorOptions
 
     def __init__(self, options: OptionsT | None = None, /, **values: Any) -> None:
@@ -106,6 +119,12 @@ class Evaluator(ABC, Generic[OptionsT]):
             reasoning=reasoning,
             details=details or {},
             flagged_claims=flagged,
+        )
+
+    def skipped(self, reason: str) -> EvaluationResult:
+        """A ``skipped`` result: the case gives this evaluator nothing to score (not 0, not 1)."""
+        return EvaluationResult(
+            evaluator=self.name, score=None, passed=None, status="skipped", reasoning=reason
         )
 
     def error(self, reason: str) -> EvaluationResult:

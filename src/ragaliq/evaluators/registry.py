@@ -13,6 +13,8 @@ from pydantic import Field, create_model, model_validator
 
 from ragaliq._fields import Section
 from ragaliq.evaluators.base import Evaluator, EvaluatorOptions
+from ragaliq.evaluators.context_precision import ContextPrecisionEvaluator
+from ragaliq.evaluators.context_recall import ContextRecallEvaluator
 from ragaliq.evaluators.faithfulness import FaithfulnessEvaluator
 from ragaliq.evaluators.hallucination import HallucinationEvaluator
 from ragaliq.evaluators.relevance import RelevanceEvaluator
@@ -29,6 +31,8 @@ EVALUATORS: tuple[type[Evaluator[Any]], ...] = (
     FaithfulnessEvaluator,
     HallucinationEvaluator,
     RelevanceEvaluator,
+    ContextPrecisionEvaluator,
+    ContextRecallEvaluator,
 )
 """Every evaluator, in the order reports and comments list them."""
 

@@ -7,6 +7,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from ragaliq.errors import JudgeResponseError
 from ragaliq.models import (
+    ChunkRatings,
     ClaimsResult,
     ClaimVerdict,
     JudgeInfo,
@@ -23,13 +24,19 @@ __all__ = [
     "EstimatingJudge",
     "Judge",
     "Operation",
+    "check_chunk_count",
     "check_verdict_count",
     "no_context_verdicts",
     "verified_evidence",
 ]
 
-Operation = Literal["extract_claims", "verify_claims", "evaluate_relevance"]
-OPERATIONS: tuple[Operation, ...] = ("extract_claims", "verify_claims", "evaluate_relevance")
+Operation = Literal["extract_claims", "verify_claims", "evaluate_relevance", "rate_chunks"]
+OPERATIONS: tuple[Operation, ...] = (
+    "extract_claims",
+    "verify_claims",
+    "evaluate_relevance",
+    "rate_chunks",
+)
 
 
 @runtime_checkable
@@ -50,17 +57,28 @@ class Judge(Protocol):
         ...
 
     async def verify_claims(
-        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
+        self,
+        case: TestCase,
+        claims: Sequence[str],
+        *,
+        sample: int = 0,
+        facts: Sequence[str] = (),
     ) -> VerificationResult:
         """One verdict per claim against the case's context, all claims at once, in order.
 
-        ``sample`` numbers repeated verifications of the same claims (``judge.repeat``), so that a
-        cache keeps each repetition apart; a judge may otherwise ignore it.
+        ``facts`` (what retrieval had to bring, for context recall) are verified in the same
+        call, each on its own, into ``fact_verdicts``. ``sample`` numbers repeated verifications
+        of the same claims (``judge.repeat``), so that a cache keeps each repetition apart; a
+        judge may otherwise ignore it.
         """
         ...
 
     async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
         """How well the response answers the query, from 0 to 1."""
+        ...
+
+    async def rate_chunks(self, case: TestCase) -> ChunkRatings:
+        """Whether each retrieved chunk is relevant to the query, all chunks in one call."""
         ...
 
     async def aclose(self) -> None:
@@ -76,7 +94,13 @@ class EstimatingJudge(Protocol):
     """
 
     def estimate(
-        self, operation: Operation, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+        self,
+        operation: Operation,
+        case: TestCase,
+        claims: Sequence[str] = (),
+        *,
+        sample: int = 0,
+        facts: Sequence[str] = (),
     ) -> Usage:
         """The calls, tokens and USD one operation would take (``cache_hits=1`` if cached)."""
         ...
@@ -86,27 +110,43 @@ class EstimatingJudge(Protocol):
         ...
 
 
-def no_context_verdicts(claims: Sequence[str]) -> VerificationResult:
+def no_context_verdicts(claims: Sequence[str], facts: Sequence[str] = ()) -> VerificationResult:
     """Verdicts for a case without context: nothing can back any claim, and no judge is asked."""
-    return VerificationResult(
-        verdicts=tuple(
-            ClaimVerdict(
-                text=claim,
-                verdict=Verdict.NOT_ENOUGH_INFO,
-                reason="The case has no retrieved context, so nothing can support the claim.",
-                confidence=1.0,
-                flags=("empty_context",),
-            )
-            for claim in claims
+
+    def unsupported(text: str) -> ClaimVerdict:
+        return ClaimVerdict(
+            text=text,
+            verdict=Verdict.NOT_ENOUGH_INFO,
+            reason="The case has no retrieved context, so nothing can support the claim.",
+            confidence=1.0,
+            flags=("empty_context",),
         )
+
+    return VerificationResult(
+        verdicts=tuple(map(unsupported, claims)), fact_verdicts=tuple(map(unsupported, facts))
     )
 
 
-def check_verdict_count(claims: Sequence[str], result: VerificationResult) -> VerificationResult:
-    """Refuse a verification that does not give exactly one verdict per claim."""
+def check_verdict_count(
+    claims: Sequence[str], result: VerificationResult, facts: Sequence[str] = ()
+) -> VerificationResult:
+    """Refuse a verification that does not give exactly one verdict per claim and per fact."""
     if len(result.verdicts) != len(claims):
         raise JudgeResponseError(
             f"the judge returned {len(result.verdicts)} verdicts for {len(claims)} claims"
+        )
+    if len(result.fact_verdicts) != len(facts):
+        raise JudgeResponseError(
+            f"the judge returned {len(result.fact_verdicts)} verdicts for {len(facts)} facts"
+        )
+    return result
+
+
+def check_chunk_count(case: TestCase, result: ChunkRatings) -> ChunkRatings:
+    """Refuse chunk ratings that do not rate every chunk of the case exactly once."""
+    if len(result.ratings) != len(case.context):
+        raise JudgeResponseError(
+            f"the judge rated {len(result.ratings)} chunks of {len(case.context)}"
         )
     return result
 

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from ragaliq.errors import JudgeError
 from ragaliq.judges.base import EstimatingJudge, Judge, Operation, verified_evidence
 from ragaliq.models import (
+    ChunkRatings,
     ClaimsResult,
     JudgeInfo,
     JudgeResult,
@@ -76,18 +77,28 @@ class CachedJudge:
         return await self._cached(key, ClaimsResult, lambda: self.inner.extract_claims(case))
 
     async def verify_claims(
-        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
+        self,
+        case: TestCase,
+        claims: Sequence[str],
+        *,
+        sample: int = 0,
+        facts: Sequence[str] = (),
     ) -> VerificationResult:
-        key = self.key_for("verify_claims", case, claims, sample=sample)
+        key = self.key_for("verify_claims", case, claims, sample=sample, facts=facts)
         result = await self._cached(
-            key, VerificationResult, lambda: self.inner.verify_claims(case, claims, sample=sample)
+            key,
+            VerificationResult,
+            lambda: self.inner.verify_claims(case, claims, sample=sample, facts=facts),
         )
-        checked = tuple(verified_evidence(v, case.context) for v in result.verdicts)
-        return (
-            result
-            if checked == result.verdicts
-            else result.model_copy(update={"verdicts": checked})
-        )
+        verdicts = tuple(verified_evidence(v, case.context) for v in result.verdicts)
+        fact_verdicts = tuple(verified_evidence(v, case.context) for v in result.fact_verdicts)
+        if (verdicts, fact_verdicts) == (result.verdicts, result.fact_verdicts):
+            return result
+        return result.model_copy(update={"verdicts": verdicts, "fact_verdicts": fact_verdicts})
+
+    async def rate_chunks(self, case: TestCase) -> ChunkRatings:
+        key = self.key_for("rate_chunks", case)
+        return await self._cached(key, ChunkRatings, lambda: self.inner.rate_chunks(case))
 
     async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
         key = self.key_for("evaluate_relevance", case)
@@ -101,30 +112,53 @@ class CachedJudge:
         return self.inner.planned_claims(case) if isinstance(self.inner, EstimatingJudge) else None
 
     def estimate(
-        self, operation: Operation, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+        self,
+        operation: Operation,
+        case: TestCase,
+        claims: Sequence[str] = (),
+        *,
+        sample: int = 0,
+        facts: Sequence[str] = (),
     ) -> Usage:
         """A cache hit costs nothing; anything else costs what the judge behind says."""
-        if self.contains(operation, case, claims, sample=sample):
+        if self.contains(operation, case, claims, sample=sample, facts=facts):
             return Usage(cache_hits=1)
         if isinstance(self.inner, EstimatingJudge):
-            return self.inner.estimate(operation, case, claims, sample=sample)
+            return self.inner.estimate(operation, case, claims, sample=sample, facts=facts)
         return Usage()
 
     def contains(
-        self, operation: str, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+        self,
+        operation: str,
+        case: TestCase,
+        claims: Sequence[str] = (),
+        *,
+        sample: int = 0,
+        facts: Sequence[str] = (),
     ) -> bool:
         """Whether an operation's result is cached; nothing is called."""
-        return self._get(self.key_for(operation, case, claims, sample=sample)) is not None
+        key = self.key_for(operation, case, claims, sample=sample, facts=facts)
+        return self._get(key) is not None
 
     def key_for(
-        self, operation: str, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+        self,
+        operation: str,
+        case: TestCase,
+        claims: Sequence[str] = (),
+        *,
+        sample: int = 0,
+        facts: Sequence[str] = (),
     ) -> str:
-        """The cache key of one operation on one case."""
+        """The cache key of one operation on one case: exactly what the operation reads."""
         payload: dict[str, Any]
         if operation == "verify_claims":
             payload = {"context": list(case.context), "claims": list(claims)}
+            if facts:
+                payload["facts"] = list(facts)
             if sample:
                 payload["sample"] = sample
+        elif operation == "rate_chunks":
+            payload = {"query": case.query, "context": list(case.context)}
         else:
             payload = {"query": case.query, "response": case.response}
         return self._key(operation, payload)

@@ -35,6 +35,7 @@ from ragaliq.judges.base import (
 )
 from ragaliq.judges.offline import CONFIDENT, OfflineJudge
 from ragaliq.models import (
+    ChunkRatings,
     ClaimsResult,
     ClaimVerdict,
     JudgeInfo,
@@ -106,41 +107,58 @@ class CascadeJudge:
         return await self.claude.extract_claims(case)
 
     async def verify_claims(
-        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
+        self,
+        case: TestCase,
+        claims: Sequence[str],
+        *,
+        sample: int = 0,
+        facts: Sequence[str] = (),
     ) -> VerificationResult:
-        """Offline first; the claims it does not settle go to Claude in one call.
+        """Offline first; the claims (and needed facts) it does not settle go to Claude at once.
 
         ``sample`` (``judge.repeat``) is passed on to Claude; the offline verdicts are the same
         in every repetition, so a settled claim stays settled.
         """
         if not case.has_context:
-            return no_context_verdicts(claims)
-        first = await self.offline.verify_claims(case, claims)
-        merged: list[ClaimVerdict | None] = [None] * len(claims)
+            return no_context_verdicts(claims, facts)
+        first = await self.offline.verify_claims(case, claims, facts=facts)
+        texts = [*claims, *facts]
+        merged: list[ClaimVerdict | None] = [None] * len(texts)
         rest: list[int] = []
-        for i, verdict in enumerate(first.verdicts):
+        for i, verdict in enumerate((*first.verdicts, *first.fact_verdicts)):
             if settles_offline(verdict):
                 merged[i] = verdict.model_copy(update={"flags": (*verdict.flags, SETTLED_OFFLINE)})
             else:
                 rest.append(i)
         self.stats.cases += 1
-        self.stats.claims += len(claims)
-        self.stats.settled_offline += len(claims) - len(rest)
+        self.stats.claims += len(texts)
+        self.stats.settled_offline += len(texts) - len(rest)
         self.stats.sent_to_claude += len(rest)
         second = VerificationResult(verdicts=())
         if rest:
-            asked = [claims[i] for i in rest]
+            asked_claims = [texts[i] for i in rest if i < len(claims)]
+            asked_facts = [texts[i] for i in rest if i >= len(claims)]
             second = check_verdict_count(
-                asked, await self.claude.verify_claims(case, asked, sample=sample)
+                asked_claims,
+                await self.claude.verify_claims(
+                    case, asked_claims, sample=sample, facts=asked_facts
+                ),
+                asked_facts,
             )
-            for i, verdict in zip(rest, second.verdicts, strict=True):
+            for i, verdict in zip(rest, (*second.verdicts, *second.fact_verdicts), strict=True):
                 merged[i] = verdict
         else:
             self.stats.verify_calls_saved += 1
         verdicts = tuple(v for v in merged if v is not None)
-        return check_verdict_count(
-            claims, VerificationResult(verdicts=verdicts, usage=second.usage)
+        result = VerificationResult(
+            verdicts=verdicts[: len(claims)],
+            fact_verdicts=verdicts[len(claims) :],
+            usage=second.usage,
         )
+        return check_verdict_count(claims, result, facts)
+
+    async def rate_chunks(self, case: TestCase) -> ChunkRatings:
+        return await self.claude.rate_chunks(case)
 
     async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
         return await self.claude.evaluate_relevance(case)
@@ -152,11 +170,17 @@ class CascadeJudge:
         return None
 
     def estimate(
-        self, operation: Operation, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+        self,
+        operation: Operation,
+        case: TestCase,
+        claims: Sequence[str] = (),
+        *,
+        sample: int = 0,
+        facts: Sequence[str] = (),
     ) -> Usage:
         """An upper bound: as if Claude verified every claim (the offline judge settles some)."""
         if isinstance(self.claude, EstimatingJudge):
-            return self.claude.estimate(operation, case, claims, sample=sample)
+            return self.claude.estimate(operation, case, claims, sample=sample, facts=facts)
         return Usage()
 
     async def aclose(self) -> None:

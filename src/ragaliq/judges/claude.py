@@ -26,10 +26,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import JudgeError, JudgeResponseError, JudgeUnavailableError
-from ragaliq.judges.base import Operation, check_verdict_count, verified_evidence
+from ragaliq.judges.base import (
+    Operation,
+    check_chunk_count,
+    check_verdict_count,
+    verified_evidence,
+)
 from ragaliq.judges.pricing import cost_usd, price_for
 from ragaliq.judges.prompts import PROMPT_VERSION, Prompts
 from ragaliq.models import (
+    ChunkRating,
+    ChunkRatings,
     ClaimsResult,
     ClaimVerdict,
     JudgeInfo,
@@ -73,6 +80,16 @@ class VerdictItem(_Reply):
 
 class VerifyReply(_Reply):
     verdicts: list[VerdictItem] = Field(description="One entry per claim, in order.")
+
+
+class ChunkItem(_Reply):
+    chunk: int = Field(description="The chunk's id, exactly as given.")
+    relevant: bool = Field(description="Whether the chunk helps answer the query.")
+    reason: str = Field(description="One short sentence explaining the rating.")
+
+
+class ChunksReply(_Reply):
+    chunks: list[ChunkItem] = Field(description="One entry per chunk, in order.")
 
 
 class RelevanceReply(_Reply):
@@ -143,12 +160,18 @@ class ClaudeJudge:
         return ClaimsResult(claims=claims, usage=usage)
 
     async def verify_claims(
-        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
+        self,
+        case: TestCase,
+        claims: Sequence[str],
+        *,
+        sample: int = 0,
+        facts: Sequence[str] = (),
     ) -> VerificationResult:
+        """The claims and the needed facts, numbered in one list and verified in one call."""
         context_block = self._context_block(case)
         verdicts: list[ClaimVerdict] = []
         usage = Usage()
-        for batch in self._batches(claims):
+        for batch in self._batches([*claims, *facts]):
             try:
                 reply, batch_usage = await self._ask(
                     "verify claims",
@@ -165,14 +188,33 @@ class ClaudeJudge:
             verdicts += [
                 self._verdict(claim, item, case) for claim, item in zip(batch, ordered, strict=True)
             ]
-        result = VerificationResult(verdicts=tuple(verdicts), usage=usage)
-        return check_verdict_count(claims, result)
+        result = VerificationResult(
+            verdicts=tuple(verdicts[: len(claims)]),
+            fact_verdicts=tuple(verdicts[len(claims) :]),
+            usage=usage,
+        )
+        return check_verdict_count(claims, result, facts)
 
     async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
         reply, usage = await self._ask(
             "rate relevance", self.prompts.relevance, self._relevance_content(case), RelevanceReply
         )
         return RelevanceResult(score=reply.score, reasoning=reply.reasoning, usage=usage)
+
+    async def rate_chunks(self, case: TestCase) -> ChunkRatings:
+        """Every chunk's relevance to the query, in one call over the (cached) context block."""
+        if not case.context:
+            return ChunkRatings(ratings=())
+        reply, usage = await self._ask(
+            "rate chunks",
+            self.prompts.chunks,
+            [self._context_block(case), self._chunks_question(case)],
+            ChunksReply,
+            check=functools.partial(_check_chunk_ids, count=len(case.context)),
+        )
+        ordered = sorted(reply.chunks, key=lambda item: item.chunk)
+        ratings = tuple(ChunkRating(relevant=item.relevant, reason=item.reason) for item in ordered)
+        return check_chunk_count(case, ChunkRatings(ratings=ratings, usage=usage))
 
     # -- requests ---------------------------------------------------------------------------
 
@@ -207,6 +249,12 @@ class ClaudeJudge:
             block["cache_control"] = {"type": "ephemeral"}
         return block
 
+    def _chunks_question(self, case: TestCase) -> dict[str, Any]:
+        return _text(
+            f"<query>{_escape(case.query)}</query>\n\nRate whether each chunk of the context "
+            "is relevant to the query."
+        )
+
     def _claims_block(self, batch: Sequence[str]) -> dict[str, Any]:
         listing = "\n".join(f"{i}. {_escape(claim)}" for i, claim in enumerate(batch))
         return _text(f"<claims>\n{listing}\n</claims>\n\nVerify each claim against the context.")
@@ -220,7 +268,13 @@ class ClaudeJudge:
         return None
 
     def estimate(
-        self, operation: Operation, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+        self,
+        operation: Operation,
+        case: TestCase,
+        claims: Sequence[str] = (),
+        *,
+        sample: int = 0,
+        facts: Sequence[str] = (),
     ) -> Usage:
         """What one operation would cost, from the prompt's size; nothing is sent.
 
@@ -233,12 +287,16 @@ class ClaudeJudge:
         elif operation == "evaluate_relevance":
             task, content = self.prompts.relevance, self._relevance_content(case)
             outputs = [60]
+        elif operation == "rate_chunks":
+            task = self.prompts.chunks
+            content = [self._context_block(case), self._chunks_question(case)]
+            outputs = [40 * len(case.context) + 10]
         else:
             task = self.prompts.verify
             context = self._context_block(case)
             content = [context]
             outputs = []
-            for batch in self._batches(claims):
+            for batch in self._batches([*claims, *facts]):
                 content.append(self._claims_block(batch))
                 outputs.append(70 * len(batch) + 10)
         prompt_chars = system + len(task)
@@ -457,6 +515,20 @@ def _check_indices(reply: VerifyReply, count: int) -> None:
     if missing:
         shown = ", ".join(str(i) for i in missing[:10])
         raise _InvalidReply(f"no verdict for claim {shown}; give one verdict for every claim")
+
+
+def _check_chunk_ids(reply: ChunksReply, count: int) -> None:
+    seen = [item.chunk for item in reply.chunks]
+    unknown = sorted({i for i in seen if not 1 <= i <= count})
+    if unknown:
+        raise _InvalidReply(f"unknown chunk id {unknown[0]}; chunks are numbered 1 to {count}")
+    doubled = sorted({i for i in seen if seen.count(i) > 1})
+    if doubled:
+        raise _InvalidReply(f"chunk {doubled[0]} is rated more than once")
+    missing = sorted(set(range(1, count + 1)) - set(seen))
+    if missing:
+        shown = ", ".join(str(i) for i in missing[:10])
+        raise _InvalidReply(f"no rating for chunk {shown}; rate every chunk")
 
 
 def _retry_after(headers: Any) -> float | None:

@@ -144,7 +144,13 @@ def test_disabled_evaluators_are_left_out():
 
 
 def test_registry_knows_every_evaluator_by_name():
-    assert [e.name for e in EVALUATORS] == ["faithfulness", "hallucination", "relevance"]
+    assert [e.name for e in EVALUATORS] == [
+        "faithfulness",
+        "hallucination",
+        "relevance",
+        "context_precision",
+        "context_recall",
+    ]
     assert evaluator_class("relevance") is RelevanceEvaluator
     with pytest.raises(KeyError):
         evaluator_class("nope")

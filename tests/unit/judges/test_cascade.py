@@ -29,10 +29,10 @@ class RecordingClaude(FakeJudge):
         self.asked: list[list[str]] = []
         self.samples: list[int] = []
 
-    async def verify_claims(self, case, claims, *, sample=0):
-        self.asked.append(list(claims))
+    async def verify_claims(self, case, claims, *, sample=0, facts=()):
+        self.asked.append([*claims, *facts])
         self.samples.append(sample)
-        return await super().verify_claims(case, claims, sample=sample)
+        return await super().verify_claims(case, claims, sample=sample, facts=facts)
 
 
 def cascade() -> tuple[CascadeJudge, RecordingClaude]:

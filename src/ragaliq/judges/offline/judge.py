@@ -40,9 +40,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from ragaliq.judges.base import Operation, check_verdict_count, no_context_verdicts
+from ragaliq.judges.base import (
+    Operation,
+    check_chunk_count,
+    check_verdict_count,
+    no_context_verdicts,
+)
 from ragaliq.judges.offline.features import FEATURES, Analysis, ContextIndex, analyse_claims
 from ragaliq.models import (
+    ChunkRating,
+    ChunkRatings,
     ClaimsResult,
     ClaimVerdict,
     JudgeInfo,
@@ -68,6 +75,10 @@ MODEL_RESOURCE = "model.json"
 """The claim model, shipped in this package next to this module."""
 PARTIAL_COVERAGE = 0.5
 """Share of a claim's content words the context must hold for PARTIALLY_SUPPORTED."""
+CHUNK_QUERY_SHARE = 0.5
+"""Share of the query's content words a chunk must hold to be rated relevant by the heuristic."""
+DRAWN_ON = 0.8
+"""Share of a response sentence's content words a chunk must hold for the response to draw on it."""
 RELEVANCE_SATURATION = 0.8
 """Share of the query's content words a response must echo to count as fully relevant."""
 MAX_EVIDENCE_CHARS = 400
@@ -204,7 +215,13 @@ class OfflineJudge:
         return tuple(extract_sentence_claims(case.response))
 
     def estimate(
-        self, operation: Operation, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+        self,
+        operation: Operation,
+        case: TestCase,
+        claims: Sequence[str] = (),
+        *,
+        sample: int = 0,
+        facts: Sequence[str] = (),
     ) -> Usage:
         """Free: no call, no token, no cost."""
         return Usage()
@@ -213,17 +230,56 @@ class OfflineJudge:
         return ClaimsResult(claims=tuple(extract_sentence_claims(case.response)))
 
     async def verify_claims(
-        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
+        self,
+        case: TestCase,
+        claims: Sequence[str],
+        *,
+        sample: int = 0,
+        facts: Sequence[str] = (),
     ) -> VerificationResult:
-        """Verdicts for the claims; ``sample`` is ignored, as every repetition is the same."""
+        """Verdicts for the claims, and apart from them for the needed facts.
+
+        ``sample`` is ignored, as every repetition is the same. The facts are analysed on their
+        own, so that they do not change the response-wide features of the claims.
+        """
         if not case.has_context:
-            return no_context_verdicts(claims)
+            return no_context_verdicts(claims, facts)
         index = ContextIndex.build(case.context, query=case.query)
         model = self.model.for_index(index)
         verdicts = tuple(
             self._verdict(analysis, model) for analysis in analyse_claims(list(claims), index)
         )
-        return check_verdict_count(claims, VerificationResult(verdicts=verdicts))
+        fact_verdicts = tuple(
+            self._verdict(analysis, model) for analysis in analyse_claims(list(facts), index)
+        )
+        result = VerificationResult(verdicts=verdicts, fact_verdicts=fact_verdicts)
+        return check_verdict_count(claims, result, facts)
+
+    async def rate_chunks(self, case: TestCase) -> ChunkRatings:
+        """A heuristic rating per chunk: the query's key terms, and whether the response uses it."""
+        query = set(content_words(case.query))
+        sentences = [set(content_words(s)) for s in extract_sentence_claims(case.response)]
+        ratings = []
+        for chunk in case.context:
+            words = set(content_words(chunk))
+            held = len(query & words)
+            drawn = [s for s in sentences if s and len(s & words) >= DRAWN_ON * len(s)]
+            if query and held >= CHUNK_QUERY_SHARE * len(query):
+                reason = f"holds {held} of the query's {len(query)} key terms"
+                relevant = True
+            elif drawn:
+                reason = f"the response draws on it ({len(drawn)} of its sentences)"
+                relevant = True
+            else:
+                reason = (
+                    f"holds {held} of the query's {len(query)} key terms, and the response "
+                    "draws on none of it"
+                )
+                relevant = False
+            ratings.append(
+                ChunkRating(relevant=relevant, reason=f"Heuristic: {reason}.", heuristic=True)
+            )
+        return check_chunk_count(case, ChunkRatings(ratings=tuple(ratings)))
 
     async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
         query = set(content_words(case.query))

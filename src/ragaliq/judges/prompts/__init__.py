@@ -13,7 +13,13 @@ from pathlib import Path
 __all__ = ["PROMPTS_DIR", "PROMPT_FILES", "PROMPT_VERSION", "Prompts"]
 
 PROMPTS_DIR = Path(__file__).parent
-PROMPT_FILES = ("system.md", "extract_claims.md", "verify_claims.md", "relevance.md")
+PROMPT_FILES = (
+    "system.md",
+    "extract_claims.md",
+    "verify_claims.md",
+    "relevance.md",
+    "rate_chunks.md",
+)
 
 
 def _prompt_version() -> str:
@@ -36,6 +42,7 @@ class Prompts:
     extract: str
     verify: str
     relevance: str
+    chunks: str
 
     @classmethod
     def load(cls) -> Prompts:

@@ -1,0 +1,65 @@
+"""Context precision: whether the retrieved chunks are relevant to the query, relevant ones first.
+
+Each chunk gets a relevance rating (all of a case's chunks in one judge call, cached like the
+rest; the offline judge's rating is a heuristic and says so), and the score is the rank-weighted
+precision ``sum(relevant_i / i) / sum(1 / i)`` over the chunks in retrieval order.
+
+Why this and not mean average precision (as RAGAS): average precision ignores irrelevant chunks
+ranked after the last relevant one, but those still cost prompt tokens and distract the model;
+the rank-weighted precision counts every irrelevant chunk, more so the higher it is ranked. All
+relevant scores 1.0, none 0.0; a single chunk scores its own rating; a case without chunks is
+skipped (there is nothing to rate), never 0 or 1.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ragaliq._fields import Flag
+from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions
+from ragaliq.models import EvaluationResult
+
+__all__ = ["ContextPrecisionEvaluator", "ContextPrecisionOptions", "rank_weighted_precision"]
+
+
+class ContextPrecisionOptions(EvaluatorOptions):
+    """Context precision: are the chunks relevant, relevant ones first (off unless enabled)."""
+
+    enabled: Flag = False
+
+
+def rank_weighted_precision(relevant: list[bool]) -> float:
+    """``sum(relevant_i / i) / sum(1 / i)`` over ranks ``i`` from 1."""
+    weights = [1 / rank for rank in range(1, len(relevant) + 1)]
+    return sum(w for w, r in zip(weights, relevant, strict=True) if r) / sum(weights)
+
+
+class ContextPrecisionEvaluator(Evaluator[ContextPrecisionOptions]):
+    """The rank-weighted share of relevant chunks."""
+
+    name: ClassVar[str] = "context_precision"
+    version: ClassVar[str] = "1"
+    default_threshold: ClassVar[float] = 0.6
+    needs_chunks: ClassVar[bool] = True
+    Options = ContextPrecisionOptions
+
+    def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
+        ratings = judgement.chunks or ()
+        if not ratings:
+            return self.skipped("The case has no retrieved chunks to rate.")
+        relevant = [r.relevant for r in ratings]
+        irrelevant = [rank for rank, r in enumerate(relevant, start=1) if not r]
+        heuristic = " (a heuristic rating)" if any(r.heuristic for r in ratings) else ""
+        if irrelevant:
+            ranks = ", ".join(str(rank) for rank in irrelevant)
+            reasoning = (
+                f"{len(irrelevant)} of {len(ratings)} chunks are not relevant to the query "
+                f"(ranks {ranks}){heuristic}."
+            )
+        else:
+            reasoning = f"All {len(ratings)} chunks are relevant to the query{heuristic}."
+        return self.result(
+            rank_weighted_precision(relevant),
+            reasoning,
+            {"chunks": len(ratings), "irrelevant_ranks": irrelevant},
+        )

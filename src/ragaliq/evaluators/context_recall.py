@@ -1,0 +1,54 @@
+"""Context recall: whether retrieval brought what the answer needs.
+
+A case names what it needs as ``expected_facts`` (statements), or as an ``expected_answer``
+(split into its sentences). Each needed fact is verified against the context in the same judge
+call as the response's claims, so recall costs no extra call. The score is the mean weight of the
+facts' verdicts: supported 1, partly supported 0.5, anything else 0. A case that names no needed
+fact is skipped with the reason, never scored 0 or 1.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ragaliq._fields import Flag
+from ragaliq.evaluators._claims import verdict_counts
+from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions
+from ragaliq.models import EvaluationResult, Verdict
+
+__all__ = ["RECALL_WEIGHTS", "ContextRecallEvaluator", "ContextRecallOptions"]
+
+RECALL_WEIGHTS = {Verdict.SUPPORTED: 1.0, Verdict.PARTIALLY_SUPPORTED: 0.5}
+"""A needed fact's weight by verdict; other verdicts weigh 0."""
+
+
+class ContextRecallOptions(EvaluatorOptions):
+    """Context recall: did retrieval bring the facts a good answer needs. Off unless enabled."""
+
+    enabled: Flag = False
+
+
+class ContextRecallEvaluator(Evaluator[ContextRecallOptions]):
+    """The share of the needed facts the context holds."""
+
+    name: ClassVar[str] = "context_recall"
+    version: ClassVar[str] = "1"
+    default_threshold: ClassVar[float] = 0.7
+    needs_facts: ClassVar[bool] = True
+    Options = ContextRecallOptions
+
+    def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
+        facts = judgement.facts or ()
+        if not facts:
+            return self.skipped(
+                "The case names no expected_facts or expected_answer, so there is nothing "
+                "retrieval had to bring."
+            )
+        missing = tuple(i for i, f in enumerate(facts) if f.verdict is not Verdict.SUPPORTED)
+        score = sum(RECALL_WEIGHTS.get(f.verdict, 0.0) for f in facts) / len(facts)
+        return self.result(
+            score,
+            f"{len(facts)} needed facts: {verdict_counts(facts)}.",
+            {"facts": len(facts)},
+            flagged=missing,
+        )
