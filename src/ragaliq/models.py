@@ -67,6 +67,8 @@ class TestCase(_Frozen):
     """The RAG system's answer."""
     expected_answer: str | None = None
     """A reference answer, kept for reports."""
+    expected_facts: tuple[str, ...] = ()
+    """Statements the retrieved context should hold for a good answer (for context recall)."""
     tags: tuple[str, ...] = ()
     """Free labels for filtering."""
     metadata: dict[str, Any] = Field(default_factory=dict)
