@@ -72,7 +72,7 @@ def open_regular(
         raise error(f"{name}: is a folder; name a file") from exc
     except OSError as exc:
         raise error(f"{name}: cannot be read ({exc.strerror or type(exc).__name__})") from exc
-    with os.fdopen(fd, "rb") as handle:
+    try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise error(f"{name}: is a folder; name a file")
@@ -86,6 +86,10 @@ def open_regular(
                 f"{name}: {describe_size(info.st_size)} is over the limit of "
                 f"{describe_size(limit)}; {too_big}"
             )
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
         yield _Bounded(handle, limit=limit, name=name, error=error, too_big=too_big)
 
 

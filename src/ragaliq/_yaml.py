@@ -122,6 +122,7 @@ def _check_aliases(loader: _Loader, root: Node) -> None:
     if not loader.aliases:
         return
     sizes: dict[int, int] = {}
+    heights: dict[int, int] = {}
     active: set[int] = set()
     first_alias = loader.aliases[0][0]
 
@@ -152,8 +153,16 @@ def _check_aliases(loader: _Loader, root: Node) -> None:
             measure(child, depth + 1)
         active.discard(key)
         sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+        heights[key] = 1 + max((heights[id(child)] for child in children), default=0)
 
     measure(root, 1)
+    if heights[id(root)] > MAX_DEPTH:
+        raise ComposerError(
+            None,
+            None,
+            f"nested too deeply to read (more than {MAX_DEPTH} levels once aliases are expanded)",
+            first_alias,
+        )
     added = 0
     for mark, node in loader.aliases:
         added += sizes[id(node)]
