@@ -301,7 +301,10 @@ class RagasLegacyRecord(_Foreign):
 
 
 class DeepEvalRecord(_Foreign):
-    """A DeepEval ``LLMTestCase`` or ``Golden`` with its output, as ``save_as`` writes it."""
+    """A DeepEval ``LLMTestCase`` or ``Golden`` with its output, as ``save_as`` writes it.
+
+    ``retrieval_context`` given as one string is split at ``|``, as DeepEval joins it.
+    """
 
     kept: ClassVar[tuple[str, ...]] = (
         "context",
@@ -327,9 +330,11 @@ class DeepEvalRecord(_Foreign):
     custom_column_key_values: Any = None
 
     def fields(self) -> CaseFields:
+        context = self.retrieval_context
         return self._fields(
             query=self.input,
-            context=self.retrieval_context,
+            # DeepEval writes a list as one string joined with "|" in its JSONL and CSV files.
+            context=context.split("|") if isinstance(context, str) else context,
             response=self.actual_output,
             expected_answer=self.expected_output,
             metadata=self.additional_metadata,

@@ -146,7 +146,11 @@ class DatasetInfo:
         """What a run should say about how the dataset was read (nothing for RagaliQ's JSON)."""
         out = []
         if self.shape != NATIVE.label or self.container == "csv":
-            how = "as dataset_format in the config says" if self.forced else "detected"
+            how = (
+                "as dataset_format in the config says"
+                if self.forced
+                else "detected from its name and fields"
+            )
             mapping = f" ({self.mapping})" if self.mapping else ""
             out.append(
                 f"The dataset {self.path} was read as {_CONTAINER_LABELS[self.container]} with "
