@@ -6,10 +6,12 @@ from ragaliq.config import GateConfig, load_config
 from ragaliq.dataset import load_dataset
 from ragaliq.errors import RagaliqError
 from ragaliq.models import CaseResult, ClaimVerdict, RunReport, TestCase, Verdict
+from ragaliq.writer import DatasetWriter
 
 __all__ = [
     "CaseResult",
     "ClaimVerdict",
+    "DatasetWriter",
     "GateConfig",
     "RagaliqError",
     "RunReport",

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragaliq._reading import TooLong
-from ragaliq._shapes import NATIVE, SHAPES, CsvCaseRecord, Shape, ShapeRecord, detect_shape
+from ragaliq._shapes import NATIVE, NATIVE_ID_OPTIONAL, SHAPES, Shape, ShapeRecord, detect_shape
 from ragaliq.errors import DatasetError
 
 __all__ = ["KNOWN_COLUMNS", "CsvTable", "Unreadable", "sniff_header"]
@@ -109,7 +109,7 @@ class CsvTable:
         self._line = 0
         self.shape: Shape | None = None
         """The shape of the columns, known once the header is read."""
-        self.model: type[ShapeRecord] = CsvCaseRecord
+        self.model: type[ShapeRecord] = NATIVE_ID_OPTIONAL.model
         """The model each row is validated with (RagaliQ's lets a CSV leave the id out)."""
         self._model_fields: set[str] = set()
         self._numbered = False
@@ -189,7 +189,7 @@ class CsvTable:
                 f"{where}: give the context either in one 'context' column or in numbered "
                 "columns context_1, context_2 ..., not both"
             )
-        self.model = CsvCaseRecord if shape is NATIVE else shape.model
+        self.model = NATIVE_ID_OPTIONAL.model if shape is NATIVE else shape.model
         self._model_fields = set(self.model.model_fields)
         self._numbered = any(_NUMBERED_CONTEXT.fullmatch(c) for c in plain)
         for column in plain:

@@ -33,12 +33,13 @@ from ragaliq._validation import describe_value
 __all__ = [
     "MAX_FIELD_CHARS",
     "NATIVE",
+    "NATIVE_ID_OPTIONAL",
     "SHAPES",
     "CaseFields",
     "CaseId",
     "CaseRecord",
     "Chunks",
-    "CsvCaseRecord",
+    "IdOptionalRecord",
     "Shape",
     "ShapeName",
     "ShapeRecord",
@@ -203,8 +204,8 @@ class CaseRecord(ShapeRecord):
         )
 
 
-class CsvCaseRecord(CaseRecord):
-    """RagaliQ's shape in a CSV file, where the id column may be left out."""
+class IdOptionalRecord(CaseRecord):
+    """RagaliQ's shape where the id may be left out (a CSV file, the writer): it is derived."""
 
     id: OptionalCaseId = None  # type: ignore[assignment]
 
@@ -374,6 +375,10 @@ NATIVE = Shape(
     _NATIVE_NAMES,
     frozenset({"query", "context", "expected_answer", "expected_facts"}),
 )
+NATIVE_ID_OPTIONAL = Shape(
+    "ragaliq", "RagaliQ", IdOptionalRecord, _NATIVE_NAMES, NATIVE.distinctive
+)
+"""RagaliQ's shape with ids derived where left out: for CSV files and the dataset writer."""
 SHAPES = (
     NATIVE,
     Shape(

@@ -62,6 +62,7 @@ __all__ = [
     "MAX_PROBLEMS",
     "MAX_STREAM_BYTES",
     "MAX_YAML_BYTES",
+    "CaseChecker",
     "Chunks",
     "Container",
     "Dataset",
@@ -294,7 +295,7 @@ class DatasetReader:
     ) -> Iterator[tuple[int, TestCase | None]]:
         """Validate numbered lines (JSON Lines, CSV) or numbered records (JSON, YAML)."""
         name = str(self.path)
-        state = _Pass(name, self._shapes())
+        state = CaseChecker(name, self._shapes())
         table: CsvTable | None = None
         items: Iterator[tuple[int, Any]]
         if self.container == "csv":
@@ -335,7 +336,7 @@ class DatasetReader:
         return f"add a list of cases, each as {_ONE_CASE}"
 
 
-class _Pass:
+class CaseChecker:
     """One pass over a dataset's records: the shape, the ids seen, the problems, the counts."""
 
     def __init__(self, name: str, shapes: tuple[Shape, ...]) -> None:
@@ -384,6 +385,19 @@ class _Pass:
             return None
         self.cases += 1
         return fields, case_id
+
+    def check_one(self, line: int, item: Any) -> tuple[CaseFields, str]:
+        """A valid record's fields and id, or a DatasetError with its problems.
+
+        Raises:
+            DatasetError: the record's problems, as ``file:line: field: problem``.
+        """
+        valid = self.check(line, item)
+        if valid is None:
+            shown = self.problems.shown
+            self.problems = _Problems()
+            raise DatasetError("\n".join(shown))
+        return valid
 
 
 def _validate_case(
