@@ -177,9 +177,10 @@ jobs:
           # with git. (With a shallow checkout it asks the GitHub API for that file instead.)
           fetch-depth: 0
 
-      # Replace with your pipeline: set up its language and dependencies, then write one line per
-      # evaluation question to $dataset, e.g.
-      #   run: python scripts/generate_rag_outputs.py > $dataset
+      # Replace with your pipeline: set up its language and dependencies, then write one case per
+      # evaluation question to $dataset, e.g. with ragaliq.DatasetWriter, which checks each case
+      # as it is written (see examples/producer/ in the RagaliQ Gate repository):
+      #   run: python scripts/produce_rag_outputs.py --output $dataset
       - name: Generate RAG outputs
         run: echo "Judging the committed $dataset; replace this step with your pipeline."
 
