@@ -107,8 +107,12 @@ class _Bounded:
         self._too_big = too_big
 
     def read(self, size: int = -1) -> bytes:
-        want = self._left + 1 if size < 0 else min(size, self._left + 1)
-        data = self._handle.read(want)
+        if size < 0:  # in chunks: a buffer of the whole limit would be allocated up front
+            parts = []
+            while chunk := self.read(_CHUNK):
+                parts.append(chunk)
+            return b"".join(parts)
+        data = self._handle.read(min(size, self._left + 1))
         self._left -= len(data)
         if self._left < 0:
             raise self._error(

@@ -481,6 +481,7 @@ def _jsonl_items(
     first = True
     for number, line in lines:
         if isinstance(line, TooLong):
+            first = False
             yield (
                 number,
                 Unreadable(

@@ -70,6 +70,7 @@ _CONFIG = Template("""\
 # context, response). The example case shows the format; in CI the workflow's first step should
 # write this file from your RAG pipeline.
 dataset: $dataset
+# dataset_format: auto  # or ragaliq, ragas, deepeval (their field names), csv; auto detects them
 
 # The baseline pull requests are compared with, relative to this file. It is recorded on your
 # default branch; the action reads it at each pull request's base commit.
