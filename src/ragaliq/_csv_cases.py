@@ -261,9 +261,9 @@ def _list_cell(column: str, cell: str, *, split_bar: bool) -> list[str] | Unread
         if isinstance(value, list) and all(isinstance(item, str) for item in value):
             return value
         return Unreadable(
-            f"{column}: starts with '[' but is not a list of strings such as "
-            '["chunk 1", "chunk 2"]; write it as a JSON list, or as one chunk that does not '
-            "start with '['"
+            f"{column}: starts with '[' but is not a JSON list of strings such as "
+            '["first", "second"]; write it as one, or as a single item that does not start '
+            "with '['"
         )
     if split_bar:
         return cell.split("|")

@@ -17,6 +17,7 @@ silently win; here it is reported at its line instead. Beyond the safe loader, t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -26,7 +27,7 @@ from yaml.error import Mark
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-__all__ = ["MAX_ALIAS_VALUES", "MAX_DEPTH", "load_yaml", "load_yaml_node"]
+__all__ = ["MAX_ALIAS_VALUES", "MAX_DEPTH", "YamlDocument", "load_yaml", "load_yaml_node"]
 
 MAX_DEPTH = 50
 """Levels of nesting a YAML document may have, counting what its aliases bring in."""
@@ -43,6 +44,8 @@ class _Loader(yaml.SafeLoader):
         super().__init__(stream)
         self._depth = 0
         self.aliases: list[tuple[Mark, Node]] = []
+        self.item_lines: dict[tuple[int, int], int] = {}
+        """(id of a sequence node, index) → the line its item starts on."""
 
     def _next_mark(self) -> Mark:
         event: Any = self.peek_event()  # type: ignore[no-untyped-call]  # untyped in the stubs
@@ -50,6 +53,9 @@ class _Loader(yaml.SafeLoader):
         return mark
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        if isinstance(parent, SequenceNode):
+            # An alias item is its anchor's node, so its own line is kept here.
+            self.item_lines[(id(parent), index)] = self._next_mark().line + 1
         if self.check_event(AliasEvent):
             mark = self._next_mark()
             node = super().compose_node(parent, index)
@@ -176,7 +182,23 @@ def _check_aliases(loader: _Loader, root: Node) -> None:
             )
 
 
-def load_yaml_node(text: str) -> tuple[Any, Node | None]:
+@dataclass(frozen=True)
+class YamlDocument:
+    """A parsed YAML document, with what is needed to name the line of a list's items."""
+
+    data: Any
+    node: Node | None
+    item_lines: dict[tuple[int, int], int]
+
+    def lines_of(self, sequence: SequenceNode) -> list[int]:
+        """The line each item of ``sequence`` starts on (an alias's own line, not its anchor's)."""
+        return [
+            self.item_lines.get((id(sequence), i), child.start_mark.line + 1)
+            for i, child in enumerate(sequence.value)
+        ]
+
+
+def load_yaml_node(text: str) -> YamlDocument:
     """Parse one YAML document safely; return its data and its node tree (for line numbers).
 
     Raises:
@@ -189,9 +211,9 @@ def load_yaml_node(text: str) -> tuple[Any, Node | None]:
     try:
         node = loader.get_single_node()
         if node is None:
-            return None, None
+            return YamlDocument(None, None, {})
         _check_aliases(loader, node)
-        return loader.construct_document(node), node
+        return YamlDocument(loader.construct_document(node), node, loader.item_lines)
     finally:
         loader.dispose()
 
@@ -202,4 +224,4 @@ def load_yaml(text: str) -> Any:
     Raises:
         yaml.YAMLError: with ``problem`` and ``problem_mark`` (the line) set.
     """
-    return load_yaml_node(text)[0]
+    return load_yaml_node(text).data

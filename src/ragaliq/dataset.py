@@ -573,23 +573,23 @@ def _json_records(text: str, name: str) -> list[tuple[int, Any]]:
 
 def _yaml_records(text: str, name: str) -> list[tuple[int, Any]]:
     try:
-        data, node = load_yaml_node(text)
+        document = load_yaml_node(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{name}:{mark.line + 1}" if mark is not None else name
         raise DatasetError(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from exc
     except (RecursionError, ValueError) as exc:
         raise DatasetError(f"{name}: invalid YAML: {unparsable(exc)}") from exc
-    _check_unicode(data, name)
-    items = _cases_of(data, name)
-    seq = node
+    _check_unicode(document.data, name)
+    items = _cases_of(document.data, name)
+    node, seq = document.node, document.node
     if isinstance(node, yaml.MappingNode):
         seq = next((v for k, v in node.value if k.value == "cases"), None)
     if not (isinstance(seq, yaml.SequenceNode) and len(seq.value) == len(items)):
         return [(1, item) for item in items]
     return [
-        (child.start_mark.line + 1, _mark_unquoted_id(item, child))
-        for item, child in zip(items, seq.value, strict=True)
+        (line, _mark_unquoted_id(item, child))
+        for line, item, child in zip(document.lines_of(seq), items, seq.value, strict=True)
     ]
 
 

@@ -286,7 +286,7 @@ def test_a_csv_context_that_starts_like_a_list_but_is_not_one(tmp_path):
     path = write_csv(
         tmp_path / "c.csv", ["id", "query", "context", "response"], [["a", "q", "[oops", "r"]]
     )
-    assert problems(path).startswith(f"{path}:2: context: starts with '[' but is not a list")
+    assert problems(path).startswith(f"{path}:2: context: starts with '[' but is not a JSON list")
 
 
 def test_a_csv_given_to_the_jsonl_reader_says_what_it_is(tmp_path):

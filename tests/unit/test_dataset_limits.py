@@ -197,6 +197,25 @@ def test_quoted_yaml_ids_are_kept_as_written(tmp_path):
     assert [c.id for c in load_dataset(path)] == ["010", "0x1F", "1e400", "NaN"]
 
 
+def test_unquoted_yaml_ids_that_yaml_reads_as_text_stay_as_written(tmp_path):
+    path = tmp_path / "d.yaml"
+    rows = "".join(
+        f"- id: {i}\n  query: q{i}\n  context: [c]\n  response: r\n" for i in ("1e400", "NaN")
+    )
+    path.write_text(rows, encoding="utf-8")
+    assert [c.id for c in load_dataset(path)] == ["1e400", "NaN"]
+
+
+def test_a_case_repeated_through_an_alias_is_reported_at_the_alias(tmp_path):
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "cases:\n  - &x {id: a, query: q, context: [], response: r}\n  - *x\n", encoding="utf-8"
+    )
+    assert problems(path) == (
+        f"{path}:3: id: duplicate id 'a' (first used on line 2); ids must be unique and stable"
+    )
+
+
 @pytest.mark.parametrize(("raw", "read_as"), [("1e400", "number inf"), ("NaN", "number nan")])
 def test_a_json_id_that_is_not_text_is_refused(tmp_path, raw, read_as):
     path = tmp_path / "d.jsonl"
