@@ -283,7 +283,9 @@ class DatasetReader:
                 yield from self.validated(lines, keep=keep)
                 return
             raw = handle.read()
-        yield from self.validated(_document_items(raw, name, self.container), keep=keep)
+        items = _document_items(raw, name, self.container)
+        del raw  # the parsed document is all that is needed now
+        yield from self.validated(items, keep=keep)
 
     def _shapes(self) -> tuple[Shape, ...]:
         if self.dataset_format in {"ragaliq", "ragas", "deepeval"}:
@@ -551,7 +553,6 @@ def _text_lines(text: str) -> Iterator[tuple[int, str | TooLong]]:
 
 def _document_items(raw: bytes, name: str, container: Container) -> Iterator[tuple[int, Any]]:
     text = decode_utf8(raw, name=name, error=DatasetError)
-    del raw
     records = _yaml_records(text, name) if container == "yaml" else _json_records(text, name)
     return iter(records)
 
