@@ -147,7 +147,7 @@ async def judge_all(items: Iterable[Item], judge: OfflineJudge) -> list[Judged]:
         claims = (await judge.extract_claims(item.case)).claims
         verdicts = (await judge.verify_claims(item.case, claims)).verdicts if claims else ()
         result = evaluator.evaluate(CaseJudgement(case=item.case, verdicts=verdicts))
-        predicted = bool(result.details["hallucinated_claims"])
+        predicted = bool(result.flagged_claims)
         out.append(Judged(item, verdicts, predicted))
     return out
 

@@ -57,10 +57,10 @@ def render_example() -> str:
 def record_baseline() -> None:
     from ragaliq.baseline import record_baseline as record
     from ragaliq.baseline import save_baseline
-    from ragaliq.compare import GateRules
     from ragaliq.config import load_config
     from ragaliq.dataset import load_dataset
     from ragaliq.evaluators import build_evaluators
+    from ragaliq.gate import GateRules
     from ragaliq.judges import OfflineJudge
     from ragaliq.runner import run_suite
 

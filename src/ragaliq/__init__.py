@@ -1,12 +1,20 @@
-"""RagaliQ Gate: a pre-merge quality gate for RAG systems."""
+"""RagaliQ Gate: a pre-merge quality gate for RAG systems.
+
+The public names below are imported on first use, so that ``import ragaliq`` (and the command
+line's start-up) loads nothing it does not need.
+"""
 
 from __future__ import annotations
 
-from ragaliq.config import GateConfig, load_config
-from ragaliq.dataset import load_dataset
-from ragaliq.errors import RagaliqError
-from ragaliq.models import CaseResult, ClaimVerdict, RunReport, TestCase, Verdict
-from ragaliq.writer import DatasetWriter
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ragaliq.config import GateConfig, load_config
+    from ragaliq.dataset import load_dataset
+    from ragaliq.errors import RagaliqError
+    from ragaliq.models import CaseResult, ClaimVerdict, RunReport, TestCase, Verdict
+    from ragaliq.writer import DatasetWriter
 
 __all__ = [
     "CaseResult",
@@ -22,4 +30,26 @@ __all__ = [
     "load_dataset",
 ]
 
-__version__ = "0.1.0"
+from ragaliq._version import __version__
+
+_HOMES = {
+    "CaseResult": "ragaliq.models",
+    "ClaimVerdict": "ragaliq.models",
+    "DatasetWriter": "ragaliq.writer",
+    "GateConfig": "ragaliq.config",
+    "RagaliqError": "ragaliq.errors",
+    "RunReport": "ragaliq.models",
+    "TestCase": "ragaliq.models",
+    "Verdict": "ragaliq.models",
+    "load_config": "ragaliq.config",
+    "load_dataset": "ragaliq.dataset",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'ragaliq' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -30,6 +32,7 @@ def write_atomic(path: Path, text: str) -> None:
     text = redact(text)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale(path)
         mode = _mode_for(path)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
@@ -47,6 +50,24 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+STALE_AFTER_S = 600.0
+"""A temporary file older than this was left by a write that never finished (a killed run)."""
+
+
+def _remove_stale(path: Path) -> None:
+    """Remove what earlier writes of ``path`` left behind when they were killed mid-write.
+
+    A write in progress elsewhere is recent, so only files older than ``STALE_AFTER_S`` go.
+    """
+    cutoff = time.time() - STALE_AFTER_S
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        try:
+            if leftover.lstat().st_mtime < cutoff:
+                leftover.unlink()
+        except OSError:
+            continue
 
 
 def check_writable(*paths: Path | None, reads: Iterable[Path | None] = ()) -> None:

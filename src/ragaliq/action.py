@@ -15,16 +15,16 @@ from pathlib import Path
 
 from ragaliq._files import check_writable, write_atomic
 from ragaliq.baseline import record_baseline, save_baseline
-from ragaliq.compare import GateDecision, GateRules, compare
 from ragaliq.config import GatePolicy, JudgeConfig
 from ragaliq.errors import CommentForbiddenError, ConfigError, PublishError, RagaliqError
+from ragaliq.exits import ExitCode
+from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
 from ragaliq.github.contents import ContentsAtCommit
 from ragaliq.github.settings import ActionSettings
 from ragaliq.judges.factory import API_KEY_ENV, api_key_from
 from ragaliq.models import RunReport
-from ragaliq.outcome import INTERRUPTED, ExitCode
 from ragaliq.pipeline import (
     Inputs,
     baseline_judge,
@@ -70,7 +70,7 @@ def main() -> int:
             settings=settings,
             env=env,
             workflow=workflow,
-            open_base_source=_base_source_factory(settings),
+            open_base_source=_base_source_factory(settings, workflow),
             open_publisher=publishers,
         )
     except RagaliqError as exc:
@@ -80,7 +80,7 @@ def main() -> int:
     except KeyboardInterrupt:
         workflow.error("interrupted: nothing more was written", title="RagaliQ Gate")
         _could_not_judge(settings, workflow, publishers, "the run was interrupted")
-        return INTERRUPTED
+        return ExitCode.INTERRUPTED
     except Exception as exc:  # the edge: report anything unexpected as one clear error
         workflow.log(traceback.format_exc())
         workflow.error(
@@ -101,7 +101,7 @@ def _publisher_factory(settings: ActionSettings) -> PublisherFactory:
     )
 
 
-def _base_source_factory(settings: ActionSettings) -> BaseSourceFactory:
+def _base_source_factory(settings: ActionSettings, workflow: Workflow) -> BaseSourceFactory:
     """Git in the workspace, else the Contents API when the checkout lacks the commit."""
 
     def source(sha: str) -> FileSource:
@@ -115,7 +115,8 @@ def _base_source_factory(settings: ActionSettings) -> BaseSourceFactory:
                     sha=sha,
                     api_url=settings.api_url,
                 ),
-            )
+            ),
+            on_fallback=workflow.log,
         )
 
     return source

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -24,6 +24,7 @@ __all__ = [
 ]
 
 DEFAULT_BASELINE_PATH = ".ragaliq/baseline.json"
+Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 _REGENERATE = (
     "regenerate it on the main branch with `ragaliq run -o report.json` and "
     "`ragaliq baseline update --report report.json` (or the action's mode: update-baseline)"
@@ -33,7 +34,7 @@ _REGENERATE = (
 class Provenance(BaseModel):
     """What produced a set of scores; scores are comparable only under equal provenance."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     judge_provider: str
     judge_model: str
@@ -76,21 +77,25 @@ class Provenance(BaseModel):
 class RecordedPolicy(BaseModel):
     """The gate policy in force when the baseline was recorded: the bar a PR cannot lower."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    max_drop: dict[str, float]
+    max_drop: dict[str, Fraction]
     """The tolerated drop per evaluator."""
     fail_on_new_hallucinations: bool
     on_error: Literal["fail", "ignore"]
     count_unstable: bool
     on_missing_cases: Literal["fail", "notice"] = "fail"
     """Whether baseline cases missing from a run fail the gate; "fail" for older baselines."""
+    confidence: float = Field(default=0.95, ge=0.5, le=0.999, allow_inf_nan=False)
+    """The level of the interval a drop must clear to fail the gate."""
+    on_inconclusive: Literal["pass", "fail"] = "pass"
+    """What a drop past ``max_drop`` the suite cannot resolve does."""
 
 
 class Baseline(BaseModel):
     """A run report recorded on the main branch, plus the thresholds in force then."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     schema_version: int = SCHEMA_VERSION
     recorded_at: str
@@ -98,7 +103,7 @@ class Baseline(BaseModel):
     commit: str | None = None
     """The commit the report was produced on, when known."""
     provenance: Provenance
-    thresholds: dict[str, float]
+    thresholds: dict[str, Fraction]
     policy: RecordedPolicy | None = None
     """The gate policy in force then; None in a baseline recorded without one."""
     report: RunReport = Field(repr=False)

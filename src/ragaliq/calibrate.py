@@ -1,19 +1,12 @@
 """Calibrating a judge: how often its verdicts agree with claims a person has labelled.
 
-``ragaliq calibrate --labels golden.jsonl`` verifies each labelled claim against its context with
-the configured judge, one request per claim, and compares the verdicts with the labels. It reports
-accuracy, balanced accuracy and Cohen's kappa twice: over the four verdicts, and over the
-supported-versus-hallucinated view the gate acts on (a claim is hallucinated unless SUPPORTED, as in
-the hallucination evaluator). A claim the judge could not verify is counted as an error and left
+``ragaliq calibrate --labels golden.jsonl`` verifies each labelled claim (:mod:`ragaliq.labels`)
+against its context with the configured judge, one request per claim, run by the same bounded pool
+as a suite (:mod:`ragaliq.pool`), and compares the verdicts with the labels. It reports accuracy,
+balanced accuracy and Cohen's kappa twice: over the four verdicts, and over the
+supported-versus-hallucinated view the gate acts on (a claim is hallucinated unless SUPPORTED, as
+in the hallucination evaluator). A claim the judge could not verify is counted as an error and left
 out of the numbers; it is never turned into a verdict.
-
-A labels file is JSONL, one claim per line::
-
-    {"id": "refund-1", "claim": "Refunds take 14 days.", "context": ["..."], "label": "SUPPORTED"}
-
-``context`` is a list of chunks or one string; ``label`` is one of the four verdicts, or
-``supported``, ``partially_supported`` or ``not_supported`` (read as NOT_ENOUGH_INFO) as in WiCE;
-``source`` is an optional note on where the claim comes from.
 """
 
 from __future__ import annotations
@@ -21,97 +14,38 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from ragaliq._validation import describe_value
-from ragaliq.dataset import (
-    MAX_FIELD_CHARS,
-    Chunks,
-    Text,
-    as_chunks,
-    context_chars,
-    jsonl_records,
-    raise_problems,
-    read_utf8,
-    validate_records,
-)
 from ragaliq.errors import JudgeError, JudgeUnavailableError
 from ragaliq.judges.base import Judge
+from ragaliq.labels import VERDICT_LABELS, LabelledClaim
 from ragaliq.metrics import (
     Confusion,
     accuracy,
     balanced_accuracy,
     cohen_kappa,
     confusion_matrix,
-    kappa_strength,
     ratio,
 )
-from ragaliq.models import ClaimVerdict, JudgeInfo, TestCase, Usage, Verdict
-from ragaliq.runner import first_leaf
+from ragaliq.models import ClaimVerdict, JudgeInfo, Usage, Verdict
+from ragaliq.pool import PoolRun, run_bounded
 
 __all__ = [
     "BINARY_LABELS",
-    "LABEL_ALIASES",
-    "VERDICT_LABELS",
     "BinaryCalibration",
     "Calibration",
     "ClaimPrediction",
-    "Confusion",
     "JudgeFailure",
-    "LabelledClaim",
-    "accuracy",
-    "balanced_accuracy",
     "calibrate",
-    "cohen_kappa",
-    "confusion_matrix",
-    "format_calibration",
-    "kappa_strength",
-    "load_labels",
-    "parse_labels",
-    "summarise",
+    "measure",
 ]
 
-VERDICT_LABELS: tuple[str, ...] = tuple(v.value for v in Verdict)
-"""The rows and columns of the four-verdict confusion matrix, in this order."""
 SUPPORTED_LABEL = "supported"
 HALLUCINATED_LABEL = "hallucinated"
 BINARY_LABELS: tuple[str, ...] = (SUPPORTED_LABEL, HALLUCINATED_LABEL)
 """The rows and columns of the supported-versus-hallucinated confusion matrix."""
-LABEL_ALIASES: Mapping[str, Verdict] = {
-    "supported": Verdict.SUPPORTED,
-    "partially_supported": Verdict.PARTIALLY_SUPPORTED,
-    "not_supported": Verdict.NOT_ENOUGH_INFO,
-    "not_enough_info": Verdict.NOT_ENOUGH_INFO,
-    "contradicted": Verdict.CONTRADICTED,
-}
-"""Lower-case spellings accepted besides the verdicts themselves; WiCE uses the first three."""
-MAX_ERRORS_SHOWN = 10
-"""Judge errors listed by :func:`format_calibration` before the rest are counted."""
-
-"""A confusion matrix: gold label -> predicted label -> count, every label in both."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class LabelledClaim:
-    """One claim, the context to verify it against, and the verdict a person gave it."""
-
-    id: str
-    claim: str
-    context: tuple[str, ...]
-    label: Verdict
-    source: str | None = None
-    """Where the claim comes from, for attribution and for tracing a disagreement."""
-    line: int = 0
-    """The line of the labels file it was read from; 0 when it was not read from a file."""
-
-    def to_case(self) -> TestCase:
-        """The case a judge verifies: the claim as the whole response, with its context."""
-        return TestCase(id=self.id, query="", context=self.context, response=self.claim)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -231,94 +165,6 @@ class Calibration:
         return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
 
 
-# --- the labels file -------------------------------------------------------------------------
-
-
-def _label_choices() -> str:
-    return f"{', '.join(VERDICT_LABELS)} (or {', '.join(list(LABEL_ALIASES)[:3])})"
-
-
-class _LabelRecord(BaseModel):
-    """The on-disk shape of a labelled claim."""
-
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
-
-    id: str = Field(min_length=1)
-    claim: Text
-    context: Chunks
-    label: Verdict
-    source: Text | None = None
-
-    @field_validator("claim")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty")
-        return value
-
-    @field_validator("label", mode="before")
-    @classmethod
-    def _label(cls, value: Any) -> Verdict:
-        if isinstance(value, str):
-            text = value.strip()
-            if text in VERDICT_LABELS:
-                return Verdict(text)
-            if text.lower() in LABEL_ALIASES:
-                return LABEL_ALIASES[text.lower()]
-        raise ValueError(f"must be one of {_label_choices()} (got {describe_value(value)})")
-
-    def to_claim(self, line: int) -> LabelledClaim:
-        return LabelledClaim(
-            id=self.id,
-            claim=self.claim.strip(),
-            context=as_chunks(self.context),
-            label=self.label,
-            source=self.source,
-            line=line,
-        )
-
-
-def load_labels(path: Path) -> list[LabelledClaim]:
-    """Read and validate a labels file (JSONL).
-
-    Raises:
-        DatasetError: the file is missing, not UTF-8, empty, or has invalid lines; the message
-            lists every problem as ``file:line: field: problem``.
-    """
-    text = read_utf8(path, missing="pass the labelled claims with --labels")
-    return parse_labels(text, name=str(path))
-
-
-def parse_labels(text: str, *, name: str) -> list[LabelledClaim]:
-    """Validate labels text (JSONL); ``name`` is used in messages."""
-    records = jsonl_records(text)
-    if not records:
-        raise_problems(
-            [
-                f"{name}: no labelled claims; add one per line as "
-                '{"id": ..., "claim": ..., "context": [...], "label": "SUPPORTED"}'
-            ]
-        )
-    valid = validate_records(
-        records,
-        name=name,
-        model=_LabelRecord,
-        noun="a labelled claim",
-        size_problems=_size_problems,
-    )
-    return [record.to_claim(line) for line, record in valid]
-
-
-def _size_problems(record: _LabelRecord) -> list[str]:
-    context = context_chars(record.context)
-    sizes = {"claim": (len(record.claim), "response"), "context": (context, "context")}
-    return [
-        f"{field_name}: {size:,} characters is over the limit of {MAX_FIELD_CHARS[limit]:,}"
-        for field_name, (size, limit) in sizes.items()
-        if size > MAX_FIELD_CHARS[limit]
-    ]
-
-
 # --- the two views ---------------------------------------------------------------------------
 
 
@@ -333,7 +179,7 @@ def _binary_prediction(prediction: ClaimPrediction, min_confidence: float | None
     return SUPPORTED_LABEL if supported else HALLUCINATED_LABEL
 
 
-def summarise(
+def measure(
     predictions: Sequence[ClaimPrediction],
     *,
     errors: Sequence[JudgeFailure] = (),
@@ -401,9 +247,9 @@ async def calibrate(
         concurrency: Calls in flight at once.
         min_confidence: As ``evaluators.hallucination.min_confidence``: a SUPPORTED verdict below
             it counts as hallucinated in the binary view.
-        budget_usd: Start no new call once the judge has spent this much (calls in flight still
-            finish, so the spend can pass it by up to ``concurrency`` calls); the claims left are
-            neither predictions nor errors, and ``stopped_early`` says so.
+        budget_usd: Start no new claim once the next could take the spend past this (as a
+            suite run does); the claims left are neither predictions nor errors, and
+            ``stopped_early`` says so.
         on_progress: Called with (claims done, claims in all) after each claim, judged or not.
 
     Raises:
@@ -414,29 +260,24 @@ async def calibrate(
         raise ValueError(f"concurrency must be at least 1 (got {concurrency})")
     slots = asyncio.Semaphore(concurrency)
     verdicts: list[ClaimVerdict | JudgeFailure | None] = [None] * len(labels)
-    spent = Usage()
-    finished = 0
-    skipped = 0
 
-    async def one(index: int, item: LabelledClaim) -> None:
-        nonlocal spent, finished, skipped
+    async def work(index: int) -> Usage:
         async with slots:
-            if budget_usd is not None and spent.cost_usd >= budget_usd:
-                skipped += 1
-            else:
-                verdicts[index], usage = await _verify_one(judge, item)
-                spent += usage
-        finished += 1
+            verdicts[index], usage = await _verify_one(judge, labels[index])
+        return usage
+
+    def done(index: int, pool: PoolRun) -> None:
         if on_progress is not None:
-            on_progress(finished, len(labels))
+            on_progress(len(pool.done), len(labels))
 
-    try:
-        async with asyncio.TaskGroup() as group:
-            for index, item in enumerate(labels):
-                group.create_task(one(index, item))
-    except* JudgeUnavailableError as failure:
-        raise first_leaf(failure) from None
-
+    pool = await run_bounded(
+        len(labels),
+        work,
+        workers=concurrency * 2,
+        budget_usd=budget_usd,
+        on_done=done,
+        noun="claims",
+    )
     predictions: list[ClaimPrediction] = []
     errors: list[JudgeFailure] = []
     for item, outcome in zip(labels, verdicts, strict=True):
@@ -453,16 +294,14 @@ async def calibrate(
                 )
             )
     stopped = None
-    if skipped:
-        stopped = (
-            f"budget_usd {budget_usd:g} reached: spent ${spent.cost_usd:.4f}; "
-            f"{skipped} of {len(labels)} claims were not judged"
-        )
-    return summarise(
+    if pool.stopped_early is not None:
+        left = len(labels) - len(pool.done)
+        stopped = f"{pool.stopped_early}; {left} of {len(labels)} claims were not judged"
+    return measure(
         predictions,
         errors=errors,
         judge=judge.info,
-        usage=spent,
+        usage=pool.usage,
         min_confidence=min_confidence,
         stopped_early=stopped,
     )
@@ -486,79 +325,3 @@ async def _verify_one(
         message = f"the judge returned {len(result.verdicts)} verdicts for 1 claim"
         return JudgeFailure(id=item.id, message=message), result.usage
     return result.verdicts[0], result.usage
-
-
-# --- the report ------------------------------------------------------------------------------
-
-
-def _fmt(value: float) -> str:
-    return "n/a" if math.isnan(value) else f"{value:.3f}"
-
-
-def _pct(value: float) -> str:
-    return "n/a" if math.isnan(value) else f"{value:.0%}"
-
-
-def _table(confusion: Confusion, labels: Sequence[str], corner: str) -> list[str]:
-    rows = [[corner, *labels, "total"]]
-    for gold in labels:
-        counts = [confusion[gold][predicted] for predicted in labels]
-        rows.append([gold, *map(str, counts), str(sum(counts))])
-    column_totals = [sum(confusion[gold][predicted] for gold in labels) for predicted in labels]
-    rows.append(["total", *map(str, column_totals), str(sum(column_totals))])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = []
-    for row in rows:
-        cells = [row[0].ljust(widths[0])]
-        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
-        lines.append("  ".join(cells).rstrip())
-    return lines
-
-
-def format_calibration(c: Calibration) -> str:
-    """The calibration as plain text: the metrics, both confusion matrices and the errors."""
-    judge = f"{c.judge.provider}/{c.judge.model}" if c.judge else "the judge"
-    lines = [
-        f"Calibration of {judge} on {c.total} labelled claims: "
-        f"{c.n} judged, {len(c.errors)} errors",
-    ]
-    if c.judge is not None and c.judge.heuristic:
-        lines.append("(a heuristic judge, not a language model)")
-    if c.stopped_early:
-        lines.append(f"stopped early: {c.stopped_early}")
-    b = c.binary
-    threshold = (
-        f", SUPPORTED below confidence {c.min_confidence:g} counts as hallucinated"
-        if (c.min_confidence is not None)
-        else ""
-    )
-    lines += [
-        "",
-        "                        accuracy  balanced accuracy  Cohen's kappa",
-        f"four verdicts           {_fmt(c.accuracy):>8}  {_fmt(c.balanced_accuracy):>17}  "
-        f"{_fmt(c.kappa):>13}  ({kappa_strength(c.kappa)})",
-        f"hallucinated or not     {_fmt(b.accuracy):>8}  {_fmt(b.balanced_accuracy):>17}  "
-        f"{_fmt(b.kappa):>13}  ({kappa_strength(b.kappa)})",
-        "",
-        f"Hallucinated means anything but SUPPORTED, as the gate counts it{threshold}.",
-        f"Of the claims labelled hallucinated, the judge flags {_pct(b.recall)} (recall);",
-        f"of the claims it flags, {_pct(b.precision)} are labelled hallucinated (precision).",
-        "",
-        "Four verdicts (rows: label, columns: judge)",
-        *_table(c.confusion, c.labels, "label \\ judge"),
-        "",
-        "Hallucinated or not (rows: label, columns: judge)",
-        *_table(b.confusion, b.labels, "label \\ judge"),
-    ]
-    if c.errors:
-        lines += ["", f"Judge errors ({len(c.errors)}), left out of the numbers above:"]
-        lines += [f"  {e.id}: {e.message}" for e in c.errors[:MAX_ERRORS_SHOWN]]
-        if len(c.errors) > MAX_ERRORS_SHOWN:
-            lines.append(f"  ... and {len(c.errors) - MAX_ERRORS_SHOWN} more")
-    if c.usage.calls or c.usage.cost_usd:
-        lines += [
-            "",
-            f"Judge usage: {c.usage.calls} calls, {c.usage.input_tokens:,} input and "
-            f"{c.usage.output_tokens:,} output tokens, ${c.usage.cost_usd:.4f}",
-        ]
-    return "\n".join(lines)

@@ -21,29 +21,29 @@ import click
 from click.core import ParameterSource
 from pydantic import ValidationError
 
-from ragaliq import __version__
 from ragaliq._files import check_writable, write_atomic
 from ragaliq._validation import field_problems
+from ragaliq._version import __version__
 from ragaliq.baseline import (
     DEFAULT_BASELINE_PATH,
     load_baseline,
     record_baseline,
     save_baseline,
 )
-from ragaliq.calibrate import Calibration, calibrate, format_calibration, load_labels
-from ragaliq.compare import GateDecision, GateRules, compare
+from ragaliq.calibrate import Calibration, calibrate
 from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_json_schema, load_config
 from ragaliq.dataset import load_dataset
 from ragaliq.errors import BaselineError, ConfigError, RagaliqError
-from ragaliq.evaluators import build_evaluators
+from ragaliq.evaluators import HallucinationEvaluator, build_evaluators
+from ragaliq.exits import ExitCode, gate_exit_code, run_exit_code
+from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.judges import build_judge
 from ragaliq.judges.factory import describe_judge
-from ragaliq.models import RunReport, Usage
-from ragaliq.outcome import ExitCode, run_exit_code
+from ragaliq.labels import load_labels
+from ragaliq.models import RunReport, RunSummary, Usage
 from ragaliq.pipeline import (
     Inputs,
     baseline_judge,
-    gate_exit_code,
     judge_inputs,
     keep_baseline_evaluators,
     load_gate_inputs,
@@ -56,23 +56,21 @@ from ragaliq.preflight import preflight
 from ragaliq.redaction import redact, register_env_secrets
 from ragaliq.report import format_decision, format_preflight, format_run_table
 from ragaliq.report._format import plural
+from ragaliq.report.calibration import format_calibration
 from ragaliq.report.html import render_html_report
 from ragaliq.report.markdown import UserTemplate, render_comment, render_summary
 from ragaliq.report.marker import comment_marker
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
-from ragaliq.runner import summarise
 from ragaliq.scaffold import write_scaffold
 from ragaliq.shards import Shard, merge_reports, parse_shard, shard_cases
+from ragaliq.text.plain import one_line, safe_lines
 from ragaliq.trust import base_source, read_bar
 
 __all__ = ["cli", "main"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-INTERRUPTED = 130
-"""Exit code after Ctrl-C, as shells report a process ended by SIGINT."""
 
 
 def _edge(func: Callable[P, R]) -> Callable[P, R]:
@@ -91,14 +89,14 @@ def _edge(func: Callable[P, R]) -> Callable[P, R]:
         except KeyboardInterrupt:
             # Files are written atomically and only at the end, so none is left half-written.
             echo("\ninterrupted: nothing more was written", err=True)
-            sys.exit(INTERRUPTED)
+            sys.exit(ExitCode.INTERRUPTED)
 
     return wrapper
 
 
 def echo(message: str = "", *, err: bool = False, nl: bool = True) -> None:
-    """Print to the terminal with every registered secret redacted."""
-    click.echo(redact(message), err=err, nl=nl)
+    """Print with every registered secret redacted and no line a CI runner takes for a command."""
+    click.echo(safe_lines(redact(message)), err=err, nl=nl)
 
 
 def _read_model(path: Path, kind: type[Any], what: str) -> Any:
@@ -229,13 +227,12 @@ def run(
         report = report.model_copy(update={"shard": str(shard)})
     _print_report(report)
     _write(output, report.model_dump_json(indent=2), "report")
-    code = run_exit_code(report, inputs.config.gate)
-    if shard is not None and code is ExitCode.FAILED:
+    code = run_exit_code(report, inputs.config.gate, shard=shard is not None)
+    if shard is not None and run_exit_code(report, inputs.config.gate) is ExitCode.FAILED:
         echo(
             f"shard {shard}: thresholds and case errors are applied to the merged report "
             "(ragaliq merge, then ragaliq compare), so this shard exits 0"
         )
-        code = ExitCode.PASSED
     _explain_unjudged(report, code)
     sys.exit(code)
 
@@ -246,7 +243,7 @@ def _progress() -> ProgressPrinter:
 
 def _print_report(report: RunReport) -> None:
     for notice in report.notices:
-        echo(f"notice: {notice}", err=True)
+        echo(f"notice: {one_line(notice)}", err=True)
     echo(format_run_table(report))
 
 
@@ -255,7 +252,7 @@ def _empty_report(inputs: Inputs) -> RunReport:
     return RunReport(
         judge=describe_judge(inputs.config.judge, env=os.environ),
         evaluators=infos,
-        summary=summarise([], infos),
+        summary=RunSummary.of([], infos),
         usage=Usage(),
         cases=(),
     )
@@ -657,7 +654,7 @@ def calibrate_command(
                 labels,
                 judge=choice.judge,
                 concurrency=config.judge.concurrency,
-                min_confidence=config.evaluators.hallucination.min_confidence,
+                min_confidence=config.evaluators.options(HallucinationEvaluator).min_confidence,
                 budget_usd=config.judge.budget_usd,
             )
         finally:

@@ -10,27 +10,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
-from pydantic import (
-    AfterValidator,
-    AllowInfNan,
-    BaseModel,
-    ConfigDict,
-    Field,
-    SecretStr,
-    Strict,
-    ValidationError,
-    model_validator,
-)
+from pydantic import AfterValidator, Field, SecretStr, ValidationError
 
+from ragaliq._fields import Count, FileName, Flag, Fraction, Number, Section
 from ragaliq._reading import decode_utf8, describe_size, read_regular
 from ragaliq._validation import field_problems, unparsable
 from ragaliq._yaml import load_yaml
 from ragaliq.dataset import DatasetFormat
 from ragaliq.errors import ConfigError
-from ragaliq.models import Verdict
+from ragaliq.evaluators.registry import EvaluatorSections, evaluator_sections
 from ragaliq.redaction import register_secret
 
 __all__ = [
@@ -38,13 +29,10 @@ __all__ = [
     "DEFAULT_CONFIG_FILE",
     "MAX_CONFIG_BYTES",
     "EvaluatorsConfig",
-    "FaithfulnessConfig",
     "GateConfig",
     "GatePolicy",
-    "HallucinationConfig",
     "JudgeConfig",
     "ModelPrice",
-    "RelevanceConfig",
     "TemplatesConfig",
     "config_json_schema",
     "load_config",
@@ -57,42 +45,7 @@ MAX_CONFIG_BYTES = 1024 * 1024
 """The size limit of a config file."""
 
 
-def _unit_interval(value: float) -> float:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"must be between 0 and 1 (got {value:g})")
-    return value
-
-
-def _weight(value: float) -> float:
-    if not -1.0 <= value <= 1.0:
-        raise ValueError(f"must be between -1 and 1 (got {value:g})")
-    return value
-
-
-# Numbers and flags are strict: YAML already types them, so `true` for a threshold, a quoted
-# "0.7" or `.inf` seconds is a mistake worth reporting rather than a value to coerce.
-Number = Annotated[float, Strict(), AllowInfNan(False)]
-Count = Annotated[int, Strict()]
-Flag = Annotated[bool, Strict()]
-
-
-def _file_name(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must name a file (got an empty string); remove the key for the default")
-    return value
-
-
-FileName = Annotated[str, Strict(), AfterValidator(_file_name)]
-"""A path in the config, relative to the config file."""
-Fraction = Annotated[Number, AfterValidator(_unit_interval)]
-Weight = Annotated[Number, AfterValidator(_weight)]
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ModelPrice(_Section):
+class ModelPrice(Section):
     """USD per million tokens for one model."""
 
     input: Number = Field(ge=0)
@@ -103,7 +56,7 @@ class ModelPrice(_Section):
     """Defaults to 1.25 times ``input``."""
 
 
-class JudgeConfig(_Section):
+class JudgeConfig(Section):
     """Which judge decides the verdicts, and how it may spend."""
 
     provider: Literal["auto", "claude", "offline", "cascade"] = "auto"
@@ -138,53 +91,33 @@ class JudgeConfig(_Section):
     """Overrides of the built-in price table, by model name."""
 
 
-class _EvaluatorSection(_Section):
-    enabled: Flag = True
-    threshold: Fraction | None = None
-    """Minimum mean score; each evaluator has its own default."""
-    max_drop: Fraction | None = None
-    """Largest drop from the baseline tolerated; defaults to ``gate.max_drop``."""
+if TYPE_CHECKING:
+    EvaluatorsConfig = EvaluatorSections
+else:
+    EvaluatorsConfig = evaluator_sections()
+"""The evaluators of the suite, one section per evaluator in the registry; each is on unless
+``enabled: false``."""
 
 
-class FaithfulnessConfig(_EvaluatorSection):
-    """Faithfulness: the mean weight of the claims' verdicts."""
-
-    preset: Literal["standard", "axion", "strict"] = "standard"
-    """Verdict weights: standard S=1 P=0.5 N=0 C=0; axion C=-1; strict N=-1 C=-1."""
-    verdict_scores: dict[Verdict, Weight] = Field(default_factory=dict)
-    """Overrides of single verdict weights, each between -1 and 1."""
+def _confidence(value: float) -> float:
+    if not 0.5 <= value <= 0.999:
+        raise ValueError(f"must be between 0.5 and 0.999 (got {value:g})")
+    return value
 
 
-class HallucinationConfig(_EvaluatorSection):
-    """Hallucination: the share of claims the context backs."""
-
-    min_confidence: Fraction | None = None
-    """Count a SUPPORTED claim as hallucinated when the judge's confidence is below this."""
+Confidence = Annotated[Number, AfterValidator(_confidence)]
 
 
-class RelevanceConfig(_EvaluatorSection):
-    """Relevance: how well the response answers the query."""
-
-
-class EvaluatorsConfig(_Section):
-    """The evaluators of the suite; each one is on unless ``enabled: false``."""
-
-    faithfulness: FaithfulnessConfig = Field(default_factory=FaithfulnessConfig)
-    hallucination: HallucinationConfig = Field(default_factory=HallucinationConfig)
-    relevance: RelevanceConfig = Field(default_factory=RelevanceConfig)
-
-    @model_validator(mode="after")
-    def _one_enabled(self) -> EvaluatorsConfig:
-        if not any(e.enabled for e in (self.faithfulness, self.hallucination, self.relevance)):
-            raise ValueError("every evaluator is disabled; enable at least one")
-        return self
-
-
-class GatePolicy(_Section):
+class GatePolicy(Section):
     """When the gate fails."""
 
     max_drop: Fraction = 0.05
     """Largest drop of an evaluator's score from the baseline before the gate fails."""
+    confidence: Confidence = 0.95
+    """How sure the gate must be that a drop is real before it fails on it: the level of the
+    interval for the mean change over the cases both runs share."""
+    on_inconclusive: Literal["pass", "fail"] = "pass"
+    """What a drop past ``max_drop`` that the suite cannot tell from noise does."""
     fail_on_new_hallucinations: Flag = False
     """Fail the gate when any claim is newly hallucinated, whatever the scores."""
     on_error: Literal["fail", "ignore"] = "fail"
@@ -198,7 +131,7 @@ class GatePolicy(_Section):
     badly on must not pass it) or only get a notice."""
 
 
-class TemplatesConfig(_Section):
+class TemplatesConfig(Section):
     """Your own Jinja templates; each may ``{% extends "comment.md.j2" %}`` and override blocks."""
 
     comment: FileName | None = None
@@ -207,7 +140,7 @@ class TemplatesConfig(_Section):
     """The job summary template, relative to the config file."""
 
 
-class GateConfig(_Section):
+class GateConfig(Section):
     """The whole ``ragaliq.yaml``."""
 
     dataset: FileName | None = None

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -23,6 +24,7 @@ __all__ = [
     "EvaluatorSummary",
     "JudgeInfo",
     "JudgeResult",
+    "Progress",
     "RelevanceResult",
     "RunReport",
     "RunSummary",
@@ -49,7 +51,7 @@ class Verdict(StrEnum):
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class TestCase(_Frozen):
@@ -90,7 +92,7 @@ class TestCase(_Frozen):
 class Usage(BaseModel):
     """Judge calls, tokens and money spent; summed over a run."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     calls: int = 0
     """Requests sent to a judge's backend (cache hits are not calls)."""
@@ -116,6 +118,15 @@ class Usage(BaseModel):
         )
 
 
+class Progress(_Frozen):
+    """Where a run stands, reported after each case."""
+
+    done: int
+    total: int
+    errors: int
+    usage: Usage
+
+
 class ClaimVerdict(_Frozen):
     """The judge's verdict on one claim of a response."""
 
@@ -136,7 +147,7 @@ class ClaimVerdict(_Frozen):
 class JudgeResult(BaseModel):
     """What every judge operation returns besides its payload: what it cost."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     usage: Usage = Field(default_factory=Usage)
 
@@ -164,13 +175,16 @@ class EvaluationResult(_Frozen):
     """One evaluator's result on one case."""
 
     evaluator: str
-    score: float | None
+    score: float | None = Field(ge=0.0, le=1.0)
     """None when the case could not be judged; an error is never a score."""
     passed: bool | None
     """Whether the score reaches the evaluator's threshold; None without a score."""
     status: Status = "ok"
     reasoning: str = ""
     details: dict[str, Any] = Field(default_factory=dict)
+    flagged_claims: tuple[int, ...] | None = None
+    """The claims this evaluator holds against the case (the hallucinated ones), by position in
+    the case's claims; None for an evaluator that does not judge claims one by one."""
 
 
 class CaseResult(_Frozen):
@@ -203,7 +217,7 @@ class JudgeInfo(_Frozen):
 class EvaluatorInfo(_Frozen):
     """An evaluator as configured for a run."""
 
-    threshold: float
+    threshold: float = Field(ge=0.0, le=1.0)
     version: str
     options: dict[str, Any] = Field(default_factory=dict)
 
@@ -228,6 +242,41 @@ class RunSummary(_Frozen):
     errors: int
     evaluators: dict[str, EvaluatorSummary]
 
+    @classmethod
+    def of(cls, cases: Sequence[CaseResult], evaluators: Mapping[str, EvaluatorInfo]) -> RunSummary:
+        """Per-evaluator means over the cases judged whole; a case with an error is left out.
+
+        A case whose claims failed to judge is left out of every evaluator's mean, relevance's
+        included, so that every mean is over the same cases.
+        """
+        summaries: dict[str, EvaluatorSummary] = {}
+        for name, info in evaluators.items():
+            results = [(c, c.results[name]) for c in cases if name in c.results]
+            scored = [
+                r.score
+                for c, r in results
+                if c.status == "ok" and r.status == "ok" and r.score is not None
+            ]
+            passing = sum(
+                1
+                for c, r in results
+                if c.status == "ok" and r.status == "ok" and r.score is not None and r.passed
+            )
+            score = round(sum(scored) / len(scored), 6) if scored else None
+            summaries[name] = EvaluatorSummary(
+                score=score,
+                pass_rate=round(passing / len(scored), 6) if scored else None,
+                passed=score is not None and score >= info.threshold,
+                threshold=info.threshold,
+                judged=len(scored),
+                errors=sum(r.status == "error" for _, r in results),
+            )
+        return cls(
+            cases=len(cases),
+            errors=sum(c.status == "error" for c in cases),
+            evaluators=summaries,
+        )
+
 
 class RunReport(_Frozen):
     """The result of ``ragaliq run``: the input of the comparison and of every rendering."""
@@ -244,3 +293,21 @@ class RunReport(_Frozen):
     """Why the run stopped before judging every case (budget, unusable judge); None otherwise."""
     shard: str | None = None
     """``K/N`` when the run judged one shard of the dataset; None for a whole run."""
+
+    @field_validator("schema_version")
+    @classmethod
+    def _supported(cls, value: int) -> int:
+        if value != SCHEMA_VERSION:
+            raise ValueError(
+                f"schema_version {value} is not the supported {SCHEMA_VERSION}; produce the "
+                "report again with this version of RagaliQ Gate"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _summary_from_cases(self) -> RunReport:
+        """The summary is always what the cases say: a summary edited by hand counts for nothing."""
+        summary = RunSummary.of(self.cases, self.evaluators)
+        if summary != self.summary:
+            object.__setattr__(self, "summary", summary)  # frozen, but still being built here
+        return self

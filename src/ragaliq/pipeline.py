@@ -17,24 +17,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragaliq.baseline import Baseline
-from ragaliq.compare import GateDecision, GateRules, compare
 from ragaliq.config import GateConfig, JudgeConfig
 from ragaliq.dataset import DatasetInfo, DatasetReader, read_dataset
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
+from ragaliq.exits import ExitCode, gate_exit_code
+from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.judges import build_judge
-from ragaliq.models import RunReport, TestCase
-from ragaliq.outcome import ExitCode
+from ragaliq.models import Progress, RunReport, TestCase
 from ragaliq.report.markdown import UserTemplate, check_template, render_comment, render_summary
 from ragaliq.repository import WorkTree, git_toplevel, is_tracked, repo_path
-from ragaliq.runner import Progress, RunSettings, run_suite
+from ragaliq.runner import RunSettings, run_suite
 from ragaliq.trust import Bar, judge_of_baseline, read_bar
 
 __all__ = [
-    "GateOutcome",
+    "GateRun",
     "Inputs",
     "baseline_judge",
-    "gate_exit_code",
     "judge_inputs",
     "keep_baseline_evaluators",
     "load_gate_inputs",
@@ -237,14 +236,14 @@ def keep_baseline_evaluators(
     if baseline is None:
         return inputs, ()
     sections = inputs.config.evaluators
-    off = [
+    off = sorted(
         name
-        for name in sorted(baseline.thresholds)
-        if name in type(sections).model_fields and not getattr(sections, name).enabled
-    ]
+        for name, options in sections.sections()
+        if name in baseline.thresholds and not options.enabled
+    )
     if not off:
         return inputs, ()
-    turned_on = {name: getattr(sections, name).model_copy(update={"enabled": True}) for name in off}
+    turned_on = {name: sections.section(name).model_copy(update={"enabled": True}) for name in off}
     config = inputs.config.model_copy(update={"evaluators": sections.model_copy(update=turned_on)})
     notice = (
         f"This PR turns off {', '.join(off)}; the baseline has "
@@ -293,7 +292,7 @@ def judge_inputs(
 
 
 @dataclass(frozen=True, kw_only=True)
-class GateOutcome:
+class GateRun:
     """A finished gate: the run, the decision, what to show and how to exit."""
 
     report: RunReport
@@ -301,14 +300,6 @@ class GateOutcome:
     comment: str
     summary: str
     exit_code: ExitCode
-
-
-def gate_exit_code(report: RunReport, decision: GateDecision) -> ExitCode:
-    """2 when nothing could be judged or the run stopped early, else 0 or 1 by the decision."""
-    judged = any(s.judged for s in report.summary.evaluators.values())
-    if report.stopped_early or not judged:
-        return ExitCode.UNJUDGED
-    return ExitCode.PASSED if decision.passed else ExitCode.FAILED
 
 
 def run_gate(
@@ -319,7 +310,7 @@ def run_gate(
     comment_id: str = "default",
     details_url: str | None = None,
     extra_notices: tuple[str, ...] = (),
-) -> GateOutcome:
+) -> GateRun:
     """Compare a finished run with the baseline and render the comment and the summary."""
     decision = compare(report, baseline, rules=GateRules.from_config(inputs.config))
     notices = (*inputs.notices, *extra_notices)
@@ -332,7 +323,7 @@ def run_gate(
         details_url=details_url,
     )
     summary = render_summary(decision, report=report, template=inputs.summary_template)
-    return GateOutcome(
+    return GateRun(
         report=report,
         decision=decision,
         comment=comment,

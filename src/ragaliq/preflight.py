@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ragaliq.config import JudgeConfig
 from ragaliq.evaluators.base import Evaluator
@@ -54,7 +55,7 @@ async def preflight(
     config: JudgeConfig,
     env: Mapping[str, str],
     cache_path: Path | None,
-    evaluators: Sequence[Evaluator],
+    evaluators: Sequence[Evaluator[Any]],
 ) -> Preflight:
     """Estimate a run's judge calls, cache hits, tokens and cost without calling the judge."""
     choice = build_judge(config, env=env, cache_path=cache_path)

@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
@@ -70,6 +70,8 @@ def repo_path(raw: str, *, folder: str = "", what: str) -> str:
             f"{what}: {raw!r} is not a path inside the repository; give a path relative to "
             "the config file"
         )
+    if all(part == "." for part in PurePosixPath(raw).parts):
+        raise ConfigError(f"{what}: {raw!r} names a folder, not a file")
     parts: list[str] = [p for p in PurePosixPath(folder).parts if p not in ("", ".")]
     for part in PurePosixPath(raw).parts:
         if part == ".":
@@ -245,9 +247,14 @@ class GitCommit:
 
 @dataclass(frozen=True)
 class FallbackSource:
-    """The first of ``sources`` that has the commit: git, then the GitHub API."""
+    """The first of ``sources`` that has the commit: git, then the GitHub API.
+
+    ``on_fallback`` hears why a source could not serve (git's own words), once per source.
+    """
 
     sources: Sequence[FileSource]
+    on_fallback: Callable[[str], None] | None = None
+    _told: set[int] = field(default_factory=set, compare=False)
 
     @property
     def description(self) -> str:
@@ -255,11 +262,14 @@ class FallbackSource:
 
     def read(self, path: str, *, limit: int, what: str) -> bytes | None:
         missing: list[str] = []
-        for source in self.sources:
+        for i, source in enumerate(self.sources):
             try:
                 return source.read(path, limit=limit, what=what)
             except CommitMissingError as exc:
                 missing.append(str(exc))
+                if self.on_fallback is not None and i not in self._told:
+                    self._told.add(i)
+                    self.on_fallback(f"{exc}; trying the next source")
         raise RepositoryError(
             f"{what}: {path} cannot be read at {self.description}: " + "; ".join(missing)
         )

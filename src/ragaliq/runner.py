@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ragaliq.errors import JudgeError, JudgeUnavailableError
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
@@ -22,8 +22,7 @@ from ragaliq.models import (
     CaseResult,
     ClaimVerdict,
     EvaluationResult,
-    EvaluatorInfo,
-    EvaluatorSummary,
+    Progress,
     RelevanceResult,
     RunReport,
     RunSummary,
@@ -32,19 +31,16 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
+from ragaliq.pool import PoolRun, first_leaf, leaves, run_bounded
 
 __all__ = [
     "UNSTABLE_BELOW",
-    "Progress",
     "RunSettings",
-    "first_leaf",
     "majority_verdicts",
     "run_suite",
-    "summarise",
 ]
 
 T = TypeVar("T")
-E = TypeVar("E", bound=BaseException)
 
 UNSTABLE_BELOW = 2 / 3
 """Agreement under which a repeated verdict is ``unstable``."""
@@ -54,16 +50,6 @@ _SEVERITY = (
     Verdict.PARTIALLY_SUPPORTED,
     Verdict.SUPPORTED,
 )
-
-
-@dataclass(frozen=True, kw_only=True)
-class Progress:
-    """Where a run stands, reported after each case."""
-
-    done: int
-    total: int
-    errors: int
-    usage: Usage
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,7 +66,7 @@ class RunSettings:
 
 
 @dataclass(kw_only=True)
-class _Outcome:
+class _CaseAnswers:
     verdicts: tuple[ClaimVerdict, ...] | None = None
     relevance: RelevanceResult | None = None
     claims_error: str | None = None
@@ -89,141 +75,80 @@ class _Outcome:
 
 
 class _Run:
+    """The judge and the evaluators of one run, asked once per case."""
+
     def __init__(
         self,
-        cases: Sequence[TestCase],
         judge: Judge,
-        evaluators: Sequence[Evaluator],
+        evaluators: Sequence[Evaluator[Any]],
         settings: RunSettings,
     ) -> None:
-        self.cases = cases
         self.judge = judge
         self.evaluators = evaluators
         self.settings = settings
         self.slots = asyncio.Semaphore(settings.concurrency)
         self.needs_claims = any(e.needs_claims for e in evaluators)
         self.needs_relevance = any(e.needs_relevance for e in evaluators)
-        self.results: dict[int, CaseResult] = {}
-        self.usage = Usage()
-        self.errors = 0
-        self.in_flight = 0
-        self.judged = 0
-        self.stopped_early: str | None = None
-        self.next_index = 0
-        self.max_case_cost = 0.0
-        self.priced = 0
-        """Finished cases that cost something: what the budget's per-case estimate rests on."""
-        self.case_done = asyncio.Condition()
 
     async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
         async with self.slots:
             return await operation()
 
-    def over_budget(self) -> bool:
-        """Whether one more case could take the spend past the budget.
-
-        Each case in flight and the next one are assumed to cost as much as the dearest case so
-        far. Until a case that cost something has finished (cache hits, cases without claims and
-        early errors cost nothing), there is nothing to go on, so cases run one at a time.
-        """
-        budget = self.settings.budget_usd
-        if budget is None or self.priced == 0:
-            return False
-        return self.usage.cost_usd + self.max_case_cost * (self.in_flight + 1) > budget
-
-    async def worker(self) -> None:
-        while self.stopped_early is None and self.next_index < len(self.cases):
-            if self.settings.budget_usd is not None and self.priced == 0 and self.in_flight:
-                async with self.case_done:
-                    await self.case_done.wait()
-                continue
-            if self.over_budget():
-                self.stopped_early = (
-                    f"budget_usd {self.settings.budget_usd:g} reached: spent "
-                    f"${self.usage.cost_usd:.4f} on {self.judged} cases; the next case would "
-                    "pass the budget"
-                )
-                return
-            index = self.next_index
-            self.next_index += 1
-            self.in_flight += 1
-            try:
-                result, usage = await self.judge_case(self.cases[index])
-            finally:
-                self.in_flight -= 1
-            self.results[index] = result
-            self.usage += usage
-            self.max_case_cost = max(self.max_case_cost, usage.cost_usd)
-            self.judged += 1
-            self.priced += usage.cost_usd > 0
-            async with self.case_done:
-                self.case_done.notify_all()
-            self.errors += result.status == "error"
-            if self.settings.on_progress is not None:
-                self.settings.on_progress(
-                    Progress(
-                        done=len(self.results),
-                        total=len(self.cases),
-                        errors=self.errors,
-                        usage=self.usage,
-                    )
-                )
-
     async def judge_case(self, case: TestCase) -> tuple[CaseResult, Usage]:
-        outcome = _Outcome(usage=Usage())
+        answers = _CaseAnswers(usage=Usage())
         try:
             async with asyncio.TaskGroup() as group:
                 if self.needs_claims:
-                    group.create_task(self.claims_pass(case, outcome))
+                    group.create_task(self.claims_pass(case, answers))
                 if self.needs_relevance:
-                    group.create_task(self.relevance_pass(case, outcome))
+                    group.create_task(self.relevance_pass(case, answers))
         except* JudgeUnavailableError as group_error:
             raise first_leaf(group_error) from None
-        judgement = CaseJudgement(case=case, verdicts=outcome.verdicts, relevance=outcome.relevance)
+        judgement = CaseJudgement(case=case, verdicts=answers.verdicts, relevance=answers.relevance)
         results: dict[str, EvaluationResult] = {}
         for evaluator in self.evaluators:
-            failure = (outcome.claims_error if evaluator.needs_claims else None) or (
-                outcome.relevance_error if evaluator.needs_relevance else None
+            failure = (answers.claims_error if evaluator.needs_claims else None) or (
+                answers.relevance_error if evaluator.needs_relevance else None
             )
             results[evaluator.name] = (
                 evaluator.error(failure) if failure else evaluator.evaluate(judgement)
             )
-        errors = [e for e in (outcome.claims_error, outcome.relevance_error) if e]
+        errors = [e for e in (answers.claims_error, answers.relevance_error) if e]
         return (
             CaseResult(
                 id=case.id,
                 input_hash=case.input_hash,
                 status="error" if errors else "ok",
                 query=case.query,
-                claims=outcome.verdicts or (),
+                claims=answers.verdicts or (),
                 results=results,
                 error="; ".join(errors) or None,
             ),
-            outcome.usage,
+            answers.usage,
         )
 
-    async def claims_pass(self, case: TestCase, outcome: _Outcome) -> None:
+    async def claims_pass(self, case: TestCase, answers: _CaseAnswers) -> None:
         try:
             extraction = await self.call(lambda: self.judge.extract_claims(case))
-            outcome.usage += extraction.usage
+            answers.usage += extraction.usage
             claims = extraction.claims
             if not claims:
-                outcome.verdicts = ()
+                answers.verdicts = ()
                 return
             if not case.has_context:
-                outcome.verdicts = no_context_verdicts(claims).verdicts
+                answers.verdicts = no_context_verdicts(claims).verdicts
                 return
-            outcome.verdicts = await self.verify(case, claims, outcome)
+            answers.verdicts = await self.verify(case, claims, answers)
         except JudgeUnavailableError:
             raise
         except JudgeError as exc:
-            outcome.usage += exc.usage or Usage()
-            outcome.claims_error = f"claims: {exc}"
+            answers.usage += exc.usage or Usage()
+            answers.claims_error = f"claims: {exc}"
         except Exception as exc:  # a bug in one case must not lose the rest of the run
-            outcome.claims_error = f"claims: unexpected {type(exc).__name__}: {exc}"
+            answers.claims_error = f"claims: unexpected {type(exc).__name__}: {exc}"
 
     async def verify(
-        self, case: TestCase, claims: Sequence[str], outcome: _Outcome
+        self, case: TestCase, claims: Sequence[str], answers: _CaseAnswers
     ) -> tuple[ClaimVerdict, ...]:
         """Verify once, or ``repeat`` times at once and keep the majority verdict per claim."""
         results: list[VerificationResult] = []
@@ -238,37 +163,37 @@ class _Run:
                     group.create_task(one(sample))
         except* JudgeError as group_error:
             for result in results:
-                outcome.usage += result.usage
+                answers.usage += result.usage
             first = first_leaf(group_error)
             for failure in leaves(group_error):  # the first one's usage is counted where caught
                 if failure is not first:
-                    outcome.usage += failure.usage or Usage()
+                    answers.usage += failure.usage or Usage()
             raise first from None
         for result in results:
-            outcome.usage += result.usage
+            answers.usage += result.usage
         if len(results) == 1:
             return results[0].verdicts
         return majority_verdicts(results, unstable_below=UNSTABLE_BELOW)
 
-    async def relevance_pass(self, case: TestCase, outcome: _Outcome) -> None:
+    async def relevance_pass(self, case: TestCase, answers: _CaseAnswers) -> None:
         try:
             relevance = await self.call(lambda: self.judge.evaluate_relevance(case))
-            outcome.usage += relevance.usage
-            outcome.relevance = relevance
+            answers.usage += relevance.usage
+            answers.relevance = relevance
         except JudgeUnavailableError:
             raise
         except JudgeError as exc:
-            outcome.usage += exc.usage or Usage()
-            outcome.relevance_error = f"relevance: {exc}"
+            answers.usage += exc.usage or Usage()
+            answers.relevance_error = f"relevance: {exc}"
         except Exception as exc:  # a bug in one case must not lose the rest of the run
-            outcome.relevance_error = f"relevance: unexpected {type(exc).__name__}: {exc}"
+            answers.relevance_error = f"relevance: unexpected {type(exc).__name__}: {exc}"
 
 
 async def run_suite(
     cases: Sequence[TestCase],
     *,
     judge: Judge,
-    evaluators: Sequence[Evaluator],
+    evaluators: Sequence[Evaluator[Any]],
     settings: RunSettings | None = None,
     notices: Sequence[str] = (),
 ) -> RunReport:
@@ -277,35 +202,53 @@ async def run_suite(
     Raises:
         JudgeUnavailableError: the judge cannot be used at all; nothing more is scheduled.
     """
-    run = _Run(cases, judge, evaluators, settings or RunSettings())
-    workers = min(len(cases), run.settings.concurrency * 2) or 1
-    try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(workers):
-                group.create_task(run.worker())
-    except* JudgeUnavailableError as group_error:
-        raise first_leaf(group_error) from None
-    case_results = [run.results[i] for i in sorted(run.results)]
+    settings = settings or RunSettings()
+    run = _Run(judge, evaluators, settings)
+    results: dict[int, CaseResult] = {}
+    errors = 0
+
+    async def work(index: int) -> Usage:
+        result, usage = await run.judge_case(cases[index])
+        results[index] = result
+        return usage
+
+    def done(index: int, pool: PoolRun) -> None:
+        nonlocal errors
+        errors += results[index].status == "error"
+        if settings.on_progress is not None:
+            settings.on_progress(
+                Progress(done=len(results), total=len(cases), errors=errors, usage=pool.usage)
+            )
+
+    pool = await run_bounded(
+        len(cases),
+        work,
+        workers=settings.concurrency * 2,
+        budget_usd=settings.budget_usd,
+        on_done=done,
+        noun="cases",
+    )
+    case_results = [results[i] for i in sorted(results)]
     case_results += [
         CaseResult(
             id=case.id,
             input_hash=case.input_hash,
             status="skipped",
             query=case.query,
-            error=run.stopped_early,
+            error=pool.stopped_early,
         )
         for i, case in enumerate(cases)
-        if i not in run.results
+        if i not in results
     ]
     infos = {e.name: e.info() for e in evaluators}
     return RunReport(
         judge=judge.info,
         evaluators=infos,
-        summary=summarise(case_results, infos),
-        usage=run.usage,
+        summary=RunSummary.of(case_results, infos),
+        usage=pool.usage,
         cases=tuple(case_results),
         notices=tuple(notices),
-        stopped_early=run.stopped_early,
+        stopped_early=pool.stopped_early,
     )
 
 
@@ -338,49 +281,3 @@ def majority_verdicts(
             )
         )
     return tuple(merged)
-
-
-def first_leaf(group: BaseExceptionGroup[E]) -> E:
-    """The first exception in a (possibly nested) exception group."""
-    first = group.exceptions[0]
-    return first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
-
-
-def leaves(group: BaseExceptionGroup[E]) -> list[E]:
-    """Every exception in a (possibly nested) exception group, in order."""
-    found: list[E] = []
-    for exc in group.exceptions:
-        found += leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc]
-    return found
-
-
-def summarise(cases: Sequence[CaseResult], evaluators: Mapping[str, EvaluatorInfo]) -> RunSummary:
-    """Per-evaluator means over the cases judged whole; a case with an error is left out.
-
-    A case whose claims failed to judge is left out of every evaluator's mean, relevance's
-    included, so that every mean is over the same cases.
-    """
-    summaries: dict[str, EvaluatorSummary] = {}
-    for name, info in evaluators.items():
-        results = [(c, c.results[name]) for c in cases if name in c.results]
-        scored = [
-            r for c, r in results if c.status == "ok" and r.status == "ok" and r.score is not None
-        ]
-        errors = sum(r.status == "error" for _, r in results)
-        total = sum(r.score for r in scored if r.score is not None)
-        score = round(total / len(scored), 6) if scored else None
-        summaries[name] = EvaluatorSummary(
-            score=score,
-            pass_rate=round(sum(bool(r.passed) for r in scored) / len(scored), 6)
-            if scored
-            else None,
-            passed=score is not None and score >= info.threshold,
-            threshold=info.threshold,
-            judged=len(scored),
-            errors=errors,
-        )
-    return RunSummary(
-        cases=len(cases),
-        errors=sum(c.status == "error" for c in cases),
-        evaluators=summaries,
-    )

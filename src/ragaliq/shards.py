@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ragaliq.errors import ConfigError
-from ragaliq.models import RunReport, TestCase, Usage
-from ragaliq.runner import summarise
+from ragaliq.models import RunReport, RunSummary, TestCase, Usage
 
 __all__ = ["Shard", "merge_reports", "parse_shard", "shard_cases", "shard_index"]
 
@@ -102,7 +101,7 @@ def merge_reports(reports: Sequence[RunReport], *, names: Sequence[str] | None =
     return RunReport(
         judge=first.judge,
         evaluators=first.evaluators,
-        summary=summarise(cases, first.evaluators),
+        summary=RunSummary.of(cases, first.evaluators),
         usage=usage,
         cases=tuple(cases),
         notices=notices,

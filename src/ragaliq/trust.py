@@ -22,9 +22,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragaliq.baseline import Baseline, parse_baseline
-from ragaliq.config import EvaluatorsConfig, GateConfig, GatePolicy, JudgeConfig, parse_config
+from ragaliq.config import GateConfig, GatePolicy, JudgeConfig, parse_config
 from ragaliq.errors import BaselineError, ConfigError, RepositoryError
-from ragaliq.evaluators import EVALUATORS
+from ragaliq.evaluators import evaluator_class
 from ragaliq.repository import (
     MAX_TEXT_BYTES,
     FileSource,
@@ -52,10 +52,9 @@ _POLICY_ORDER: dict[str, tuple[str, ...]] = {
     "on_error": ("ignore", "fail"),
     "on_missing_key": ("skip", "offline", "fail"),
     "on_missing_cases": ("notice", "fail"),
+    "on_inconclusive": ("pass", "fail"),
 }
 """Policy choices from loosest to strictest."""
-_HIGHER_IS_STRICTER = {("hallucination", "min_confidence")}
-"""Evaluator options that a pull request may raise at once."""
 _PROVIDER_OF_JUDGE = {"offline": "offline", "anthropic": "claude", "cascade": "cascade"}
 """``judge.provider`` for each provider name a report records."""
 
@@ -215,7 +214,7 @@ def tighten(trusted: GateConfig, proposed: GateConfig | None) -> tuple[GateConfi
     tightened: list[str] = []
     pending: list[str] = []
     sections: dict[str, Any] = {}
-    for name in EvaluatorsConfig.model_fields:
+    for name, _ in trusted.evaluators.sections():
         section = _tighten_evaluator(name, trusted, proposed, tightened, pending)
         if section is not None:
             sections[name] = section
@@ -247,8 +246,8 @@ def _tighten_evaluator(
     pending: list[str],
 ) -> Any:
     """One evaluator's section, tightened; None when the proposal tightens nothing of it."""
-    mine = getattr(trusted.evaluators, name)
-    theirs = getattr(proposed.evaluators, name)
+    mine = trusted.evaluators.section(name)
+    theirs = proposed.evaluators.section(name)
     update: dict[str, Any] = {}
     if theirs.enabled != mine.enabled:
         if theirs.enabled:
@@ -256,7 +255,7 @@ def _tighten_evaluator(
             tightened.append(f"turns on {name}")
         else:
             pending.append(f"turns off {name}")
-    default = EVALUATORS[name].default_threshold
+    default = evaluator_class(name).default_threshold
     old, new = _value(mine.threshold, default), _value(theirs.threshold, default)
     if new > old:
         update["threshold"] = new
@@ -276,7 +275,7 @@ def _tighten_evaluator(
         a, b = getattr(mine, option), getattr(theirs, option)
         if a == b:
             continue
-        if (name, option) in _HIGHER_IS_STRICTER and (a is None or (b is not None and b > a)):
+        if option in mine.stricter_when_higher and (a is None or (b is not None and b > a)):
             update[option] = b
             tightened.append(f"{name} {option} {_show(a)} → {_show(b)}")
         else:
@@ -293,6 +292,11 @@ def _tighten_policy(
         tightened.append(f"max_drop {mine.max_drop:g} → {theirs.max_drop:g}")
     elif theirs.max_drop > mine.max_drop:
         pending.append(f"max_drop {mine.max_drop:g} → {theirs.max_drop:g}")
+    if theirs.confidence < mine.confidence:
+        update["confidence"] = theirs.confidence
+        tightened.append(f"confidence {mine.confidence:g} → {theirs.confidence:g}")
+    elif theirs.confidence > mine.confidence:
+        pending.append(f"confidence {mine.confidence:g} → {theirs.confidence:g}")
     for flag in ("fail_on_new_hallucinations", "count_unstable"):
         a, b = getattr(mine, flag), getattr(theirs, flag)
         if b and not a:
@@ -307,7 +311,7 @@ def _tighten_policy(
             tightened.append(f"{choice} {a} → {b}")
         elif order.index(b) < order.index(a):
             pending.append(f"{choice} {a} → {b}")
-    for key in sorted(set(GatePolicy.model_fields) - {"max_drop", *_POLICY_ORDER}):
+    for key in sorted(set(GatePolicy.model_fields) - {"max_drop", "confidence", *_POLICY_ORDER}):
         if key in ("fail_on_new_hallucinations", "count_unstable"):
             continue
         pending += _differences(f"gate.{key}", getattr(mine, key), getattr(theirs, key))

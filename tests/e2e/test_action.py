@@ -6,8 +6,10 @@ import json
 
 from tests.e2e.workspace import (
     KEY,
+    REGRESSED,
     REPO,
     cases,
+    git,
     pr_event,
     record_baseline_on_main,
     regress,
@@ -30,12 +32,12 @@ def test_the_gate_on_a_pull_request_end_to_end(setup):
     html = action.workspace / outputs["html-report-path"]
     assert "999 TB" in html.read_text(encoding="utf-8")
     assert outputs["passed"] == "false"
-    assert int(outputs["new-hallucinations"]) == 3
+    assert int(outputs["new-hallucinations"]) == REGRESSED
     assert set(json.loads(outputs["scores"])) == {"faithfulness", "hallucination", "relevance"}
     assert (action.workspace / outputs["report-path"]).is_file()
     decision = json.loads((action.workspace / ".ragaliq" / "decision.json").read_text())
     assert decision["passed"] is False
-    assert len(decision["new_hallucinations"]) == 3
+    assert len(decision["new_hallucinations"]) == REGRESSED
     comments = action.github.comments(REPO, 7)
     assert len(comments) == 1
     body = comments[0].body
@@ -159,3 +161,34 @@ def test_a_run_that_cannot_judge_replaces_a_passing_comment(setup):
     assert "401" in comment.body
     assert "passed" not in comment.body
     assert "could not judge" in summary
+
+
+def test_a_shallow_checkout_reads_the_base_through_the_api_or_stops(setup):
+    action = setup
+    record_baseline_on_main(action)
+    write_dataset(action.workspace, regress(cases()))
+    head = action.commit("feature: regress")
+    missing_base = "b" * 40  # a base commit this checkout does not have
+    action.github.add_pull(REPO, 14, base_sha=missing_base, head_sha=head)
+
+    # GitHub answers 404 for the commit too (or the token may not read the repository):
+    # not "no baseline yet", but a stop with one line.
+    code, log, outputs, _ = action.run(
+        event=pr_event(14, missing_base, head), event_name="pull_request"
+    )
+    assert code == 2, log
+    assert "checkout does not have the base commit bbbbbbbbbbbb" in log  # git's own words
+    assert "contents: read" in log and "fetch-depth: 0" in log
+    assert outputs["passed"] == "false"
+    assert "No baseline yet" not in log
+    assert "This change edits" not in log
+
+    # With the commit readable through the API, the gate runs and fails on the regression.
+    for path in ("ragaliq.yaml", ".ragaliq/baseline.json"):
+        original = git(action.workspace, "show", f"HEAD~1:{path}")
+        action.github.add_file(REPO, path, original + "\n", ref=missing_base)
+    code, log, outputs, _ = action.run(
+        event=pr_event(14, missing_base, head), event_name="pull_request"
+    )
+    assert code == 1, log
+    assert outputs["new-hallucinations"] == str(REGRESSED)

@@ -52,11 +52,16 @@ def write_dataset(workspace: Path, rows: list[dict]) -> None:
     )
 
 
+REGRESSED = 12
+"""How many cases :func:`regress` breaks: enough for the drop to be told from noise."""
+
+
 def regress(rows: list[dict]) -> list[dict]:
-    """Seed a regression: the storage case now states figures its context does not have."""
+    """Seed a regression that a 20-case suite can resolve: most answers now state a figure
+    their context does not have."""
     out = []
-    for row in rows:
-        if row["id"] in {"storage-limits-by-plan", "restore-deleted-folder", "sso-setup"}:
+    for i, row in enumerate(rows):
+        if i < REGRESSED:
             row = {**row, "response": row["response"] + " The limit doubles to 999 TB in 2031."}
         out.append(row)
     return out

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 
 from ragaliq.errors import JudgeError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
@@ -104,6 +105,27 @@ async def test_a_locked_cache_is_a_warning_and_the_run_goes_on(
     assert report.summary.errors == 0
     assert report.usage.calls == 3
     assert judge.warnings and "locked" in judge.warnings[0]
+
+
+async def test_a_second_run_waits_for_the_first_and_shares_its_cache(
+    make_judge, fake_anthropic, tmp_path
+):
+    path = tmp_path / "cache.sqlite"
+    await run_cached(make_judge(), path)
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("BEGIN IMMEDIATE")  # another run, in the middle of writing its answers
+    release = threading.Timer(2.5, lambda: writer.execute("COMMIT"))
+    release.start()
+    try:
+        report, judge = await run_cached(make_judge(), path, n=2)
+    finally:
+        release.join()
+        writer.close()
+    assert judge.warnings == []
+    assert report.usage.cache_hits == 3  # the first run's case
+    assert report.usage.calls == 3  # the new case, whose answers waited to be stored
+    _, again = await run_cached(make_judge(), path, n=2)
+    assert again.warnings == []
 
 
 async def test_identical_questions_in_flight_are_asked_once(make_judge, fake_anthropic, tmp_path):

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from ragaliq.baseline import record_baseline
-from ragaliq.compare import GateDecision, GateRules, compare
 from ragaliq.dataset import load_dataset
+from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.models import RunReport, TestCase
 from ragaliq.report.html import render_html_report
 from tests.unit.test_html_report import (

@@ -9,24 +9,17 @@ from collections.abc import Sequence
 
 import pytest
 
-from ragaliq.calibrate import (
-    BINARY_LABELS,
-    VERDICT_LABELS,
-    ClaimPrediction,
-    LabelledClaim,
-    accuracy,
-    balanced_accuracy,
-    calibrate,
-    cohen_kappa,
-    confusion_matrix,
-    format_calibration,
-    kappa_strength,
-    load_labels,
-    parse_labels,
-    summarise,
-)
+from ragaliq.calibrate import BINARY_LABELS, ClaimPrediction, calibrate, measure
 from ragaliq.errors import DatasetError, JudgeError, JudgeResponseError, JudgeUnavailableError
 from ragaliq.judges import OfflineJudge
+from ragaliq.labels import VERDICT_LABELS, LabelledClaim, load_labels, parse_labels
+from ragaliq.metrics import (
+    accuracy,
+    balanced_accuracy,
+    cohen_kappa,
+    confusion_matrix,
+    kappa_strength,
+)
 from ragaliq.models import (
     ClaimsResult,
     ClaimVerdict,
@@ -37,6 +30,7 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
+from ragaliq.report.calibration import format_calibration
 from tests.conftest import REPO_ROOT
 
 SAMPLE = REPO_ROOT / "examples" / "calibration" / "golden.jsonl"
@@ -163,13 +157,13 @@ def test_kappa_strength_words():
     assert kappa_strength(math.nan) == "undefined"
 
 
-def test_summarise_collapses_to_supported_versus_hallucinated():
+def test_measure_collapses_to_supported_versus_hallucinated():
     pairs = [(S, S), (S, P), (P, P), (N, C), (C, S), (N, N)]
     predictions = [
         ClaimPrediction(id=str(i), gold=g, predicted=p, confidence=0.9)
         for i, (g, p) in enumerate(pairs)
     ]
-    c = summarise(predictions)
+    c = measure(predictions)
     assert c.n == 6
     assert c.labels == VERDICT_LABELS
     assert c.confusion[S][P] == 1 and c.confusion[C][S] == 1 and c.confusion[N][C] == 1
@@ -188,14 +182,14 @@ def test_summarise_collapses_to_supported_versus_hallucinated():
     assert c.binary.precision == pytest.approx(3 / 4)
 
 
-def test_summarise_counts_low_confidence_supported_as_hallucinated_with_min_confidence():
+def test_measure_counts_low_confidence_supported_as_hallucinated_with_min_confidence():
     predictions = [
         ClaimPrediction(id="sure", gold=S, predicted=S, confidence=0.95),
         ClaimPrediction(id="unsure", gold=N, predicted=S, confidence=0.4),
     ]
-    plain = summarise(predictions)
+    plain = measure(predictions)
     assert plain.binary.confusion["hallucinated"]["supported"] == 1
-    strict = summarise(predictions, min_confidence=0.5)
+    strict = measure(predictions, min_confidence=0.5)
     assert strict.binary.confusion["hallucinated"] == {"supported": 0, "hallucinated": 1}
     assert strict.binary.accuracy == 1.0
     assert strict.confusion == plain.confusion  # the four-verdict view is unchanged
@@ -379,7 +373,7 @@ def test_format_calibration_shows_metrics_and_an_aligned_matrix():
         ClaimPrediction(id=str(i), gold=g, predicted=p, confidence=0.9)
         for i, (g, p) in enumerate(pairs)
     ]
-    c = summarise(predictions, judge=JudgeInfo(provider="claude", model="m", prompt_version="1"))
+    c = measure(predictions, judge=JudgeInfo(provider="claude", model="m", prompt_version="1"))
     text = format_calibration(c)
     assert "Calibration of claude/m on 12 labelled claims: 12 judged, 0 errors" in text
     assert f"{c.accuracy:.3f}" in text and f"{c.kappa:.3f}" in text
@@ -399,7 +393,7 @@ def test_format_calibration_shows_metrics_and_an_aligned_matrix():
 
 def test_as_dict_is_json_ready():
     predictions = [ClaimPrediction(id="a", gold=S, predicted=N, confidence=0.5, reason="r")]
-    c = summarise(predictions)
+    c = measure(predictions)
     data = json.loads(c.to_json())
     assert data["n"] == 1
     assert data["confusion"]["SUPPORTED"]["NOT_ENOUGH_INFO"] == 1

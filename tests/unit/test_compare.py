@@ -12,9 +12,9 @@ from ragaliq.baseline import (
     record_baseline,
     save_baseline,
 )
-from ragaliq.compare import GateRules, compare
 from ragaliq.errors import BaselineError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.gate import GateRules, compare
 from ragaliq.models import Verdict
 from ragaliq.runner import run_suite
 from ragaliq.text.matching import same_claim, unmatched
@@ -148,21 +148,58 @@ async def test_new_perfect_cases_do_not_dilute_a_drop_on_the_shared_cases():
     assert not decision.passed
 
 
-async def test_a_drop_past_max_drop_fails_even_above_the_threshold():
-    base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(4)}))
-    head = await report_of({"c0": [S, S, N], "c1": [S, S, S], "c2": [S, S, S], "c3": [S, S, S]})
+async def test_a_broad_drop_past_max_drop_fails_even_above_the_threshold():
+    base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(12)}))
+    head = await report_of({f"c{i}": [S, S, N] if i < 9 else [S, S, S] for i in range(12)})
     decision = compare(head, base, rules=GateRules(default_max_drop=0.05))
     faith = decision.evaluators["faithfulness"]
-    assert faith.head == pytest.approx(1 - 1 / 12)
+    assert faith.head == pytest.approx(1 - 9 / 36)
     assert faith.head >= faith.threshold
     assert faith.status == "regressed"
+    assert faith.interval is not None and faith.interval[1] < 0
     assert decision.passed is False
     assert any("dropped" in f for f in decision.failures)
     assert [(r.case_id, r.evaluator) for r in decision.regressed_cases][:1] == [
         ("c0", "faithfulness")
     ]
-    tolerant = compare(head, base, rules=GateRules(default_max_drop=0.1))
+    tolerant = compare(head, base, rules=GateRules(default_max_drop=0.3))
     assert tolerant.passed is True
+
+
+async def test_a_drop_the_suite_cannot_resolve_is_inconclusive_not_a_failure():
+    # Ten cases; one claim of one case flips: the mean moves by 0.1/3, past max_drop 0.02.
+    base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(10)}))
+    head = await report_of({f"c{i}": [S, S, C] if i == 0 else [S, S, S] for i in range(10)})
+    decision = compare(head, base, rules=GateRules(default_max_drop=0.02))
+    faith = decision.evaluators["faithfulness"]
+    assert faith.status == "inconclusive"
+    assert faith.passed is True
+    assert faith.interval is not None and faith.interval[0] < 0 <= faith.interval[1]
+    assert faith.cases_to_resolve is not None and faith.cases_to_resolve > 10
+    assert decision.passed is True
+    notice = next(n for n in decision.notices if "cannot tell this drop from noise" in n)
+    assert f"about {faith.cases_to_resolve} cases would resolve" in notice
+    # The per-case guard: the case whose claim became contradicted is listed however the mean
+    # moves, and its claim is newly hallucinated.
+    assert ("c0", "faithfulness") in [(r.case_id, r.evaluator) for r in decision.regressed_cases]
+    assert [(c.case_id, c.verdict) for c in decision.new_hallucinations] == [("c0", "CONTRADICTED")]
+    # The same inputs always give the same decision (the bootstrap is seeded by the inputs).
+    again = compare(head, base, rules=GateRules(default_max_drop=0.02))
+    assert again == decision
+    strict = compare(head, base, rules=GateRules(default_max_drop=0.02, on_inconclusive="fail"))
+    assert strict.passed is False
+    assert any("within what the suite can resolve" in f for f in strict.failures)
+
+
+async def test_a_pr_cannot_loosen_the_noise_policy_of_the_baseline():
+    policy = GateRules(on_inconclusive="fail", confidence=0.9).recorded(["faithfulness"])
+    base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(10)}), policy=policy)
+    head = await report_of({f"c{i}": [S, S, C] if i == 0 else [S, S, S] for i in range(10)})
+    decision = compare(head, base, rules=GateRules(default_max_drop=0.02))
+    assert decision.passed is False
+    loosened = next(n for n in decision.notices if "loosens" in n)
+    assert "confidence 0.9 → 0.95" in loosened
+    assert "on_inconclusive fail → pass" in loosened
 
 
 async def test_per_evaluator_max_drop():

@@ -11,6 +11,7 @@ from ragaliq.evaluators import (
     HallucinationEvaluator,
     RelevanceEvaluator,
     build_evaluators,
+    evaluator_class,
 )
 from ragaliq.models import RelevanceResult, Verdict
 from tests.conftest import make_case, make_verdict
@@ -94,14 +95,7 @@ def test_unknown_preset_is_refused():
 
 def test_hallucination_lists_the_hallucinated_claims():
     result = HallucinationEvaluator().evaluate(judged(S, C, S, N, P))
-    listed = result.details["hallucinated_claims"]
-    assert [c["index"] for c in listed] == [1, 3, 4]
-    assert [c["verdict"] for c in listed] == [
-        "CONTRADICTED",
-        "NOT_ENOUGH_INFO",
-        "PARTIALLY_SUPPORTED",
-    ]
-    assert listed[0]["text"] == "claim 1"
+    assert result.flagged_claims == (1, 3, 4)
     assert result.score == pytest.approx(2 / 5)
     assert "3 of 5" in result.reasoning
 
@@ -111,7 +105,7 @@ def test_min_confidence_turns_weak_support_into_hallucination():
     assert HallucinationEvaluator().evaluate(weak).score == 1.0
     strict = HallucinationEvaluator(min_confidence=0.6).evaluate(weak)
     assert strict.score == 0.0
-    assert len(strict.details["hallucinated_claims"]) == 2
+    assert strict.flagged_claims == (0, 1)
 
 
 def test_relevance_takes_the_judges_score():
@@ -150,7 +144,27 @@ def test_disabled_evaluators_are_left_out():
 
 
 def test_registry_knows_every_evaluator_by_name():
-    assert set(EVALUATORS) == {"faithfulness", "hallucination", "relevance"}
+    assert [e.name for e in EVALUATORS] == ["faithfulness", "hallucination", "relevance"]
+    assert evaluator_class("relevance") is RelevanceEvaluator
+    with pytest.raises(KeyError):
+        evaluator_class("nope")
+
+
+def test_the_config_has_one_section_per_registered_evaluator():
+    assert list(EvaluatorsConfig.model_fields) == [e.name for e in EVALUATORS]
+    config = EvaluatorsConfig.model_validate({"hallucination": {"min_confidence": 0.5}})
+    assert config.options(HallucinationEvaluator).min_confidence == 0.5
+    suite = build_evaluators(config)
+    assert suite[1].info().options == {"min_confidence": 0.5}
+
+
+def test_an_evaluator_takes_its_options_as_a_model_or_as_keywords():
+    from ragaliq.evaluators import FaithfulnessOptions
+
+    as_model = FaithfulnessEvaluator(FaithfulnessOptions(preset="axion", threshold=0.6))
+    as_keywords = FaithfulnessEvaluator(preset="axion", threshold=0.6)
+    assert as_model.info() == as_keywords.info()
+    assert as_model.threshold == 0.6
 
 
 def test_passed_compares_with_the_threshold():

@@ -36,3 +36,10 @@ def test_every_error_derives_from_the_root():
 
     for name in errors.__all__:
         assert issubclass(getattr(errors, name), errors.RagaliqError)
+
+
+def test_every_name_the_package_exports_can_be_imported():
+    import ragaliq
+
+    for name in ragaliq.__all__:
+        assert getattr(ragaliq, name) is not None

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,3 +70,17 @@ def test_check_writable_refuses_inputs_twins_and_folders(tmp_path):
         check_writable(tmp_path)
     check_writable(tmp_path / "new" / "deep" / "r.json", None, reads=[config, None])
     assert not (tmp_path / "new").exists()  # writing creates it, not the check
+
+
+def test_temporary_files_a_killed_write_left_are_removed_by_the_next_write(tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    stale = tmp_path / ".report.json.abc123.tmp"
+    stale.write_text("half a report", encoding="utf-8")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    in_progress = tmp_path / ".report.json.def456.tmp"
+    in_progress.write_text("being written by another run", encoding="utf-8")
+    write_atomic(target, "{}")
+    assert not stale.exists()
+    assert in_progress.exists()
+    assert target.read_text(encoding="utf-8") == "{}"

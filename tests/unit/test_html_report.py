@@ -11,10 +11,10 @@ from html.parser import HTMLParser
 import pytest
 
 from ragaliq.baseline import record_baseline
-from ragaliq.compare import ClaimChange, GateDecision, GateRules, compare
 from ragaliq.config import EvaluatorsConfig
 from ragaliq.dataset import load_dataset
 from ragaliq.evaluators import build_evaluators
+from ragaliq.gate import ClaimChange, GateDecision, GateRules, compare
 from ragaliq.judges import OfflineJudge
 from ragaliq.models import CaseResult, ClaimVerdict, RunReport, TestCase, Verdict
 from ragaliq.report.html import locate_claims, render_html_report

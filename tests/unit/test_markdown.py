@@ -15,8 +15,11 @@ import pytest
 from cmarkgfm.cmark import Options
 
 from ragaliq.baseline import Provenance, record_baseline
-from ragaliq.compare import (
-    CaseError,
+from ragaliq.dataset import load_dataset
+from ragaliq.errors import TemplateError
+from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.gate import (
+    CaseFailure,
     ClaimChange,
     EvaluatorDecision,
     GateDecision,
@@ -24,9 +27,6 @@ from ragaliq.compare import (
     RegressedCase,
     compare,
 )
-from ragaliq.dataset import load_dataset
-from ragaliq.errors import TemplateError
-from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
 from ragaliq.judges import OfflineJudge
 from ragaliq.models import (
     CaseResult,
@@ -196,7 +196,7 @@ def realistic_decision(**overrides: Any) -> GateDecision:
             ),
         ),
         "errors": (
-            CaseError(
+            CaseFailure(
                 case_id="api-rate-limits",
                 query=API_Q,
                 error="the judge replied twice without a verdict for claim 2",
@@ -317,7 +317,7 @@ def hostile_decision() -> GateDecision:
                 case_id=HOSTILE, query=HOSTILE, evaluator="faithfulness", baseline=1.0, head=0.5
             ),
         ),
-        errors=(CaseError(case_id=HOSTILE, query=HOSTILE, error=HOSTILE),),
+        errors=(CaseFailure(case_id=HOSTILE, query=HOSTILE, error=HOSTILE),),
         notices=(HOSTILE,),
         baseline_commit=HOSTILE,
     )
@@ -693,6 +693,15 @@ def test_hostile_text_makes_no_links_headings_or_strikethrough():
         ("tab\there\x00nul\u2028sep", "tab here nul sep"),
         ("    indented code", "indented code"),
         ("abc\u202edcba", "abcdcba"),
+        ("a\u200eb\u200fc\u061cd\u2066e\u2069f\u202ag", "abcdefg"),
+        (
+            "fixed in 0123456789abcdef0123456789abcdef01234567 today",
+            "fixed in 0123456\u200b789abcdef0123456789abcdef01234567 today",
+        ),
+        (
+            "build 12345678901234567890123456789012345678901",
+            "build 12345678901234567890123456789012345678901",
+        ),
         ("", ""),
     ],
 )

@@ -9,9 +9,8 @@ from click.testing import CliRunner
 
 from ragaliq.cli import cli
 from ragaliq.errors import ConfigError
-from ragaliq.models import RunReport, Usage
+from ragaliq.models import Progress, RunReport, Usage
 from ragaliq.report.progress import ProgressPrinter
-from ragaliq.runner import Progress
 from ragaliq.shards import merge_reports, parse_shard, shard_index
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "ragaliq.yaml"

@@ -1,14 +1,41 @@
-"""The ``Evaluator`` base class: one score per case from the judge's shared answers."""
+"""The ``Evaluator`` base class: one score per case from the judge's shared answers.
+
+An evaluator owns everything about itself: its name and version, what it needs from the judge,
+its default threshold, and its options, declared once as a pydantic model (``Options``) that is
+at the same time its section of ``ragaliq.yaml`` (``evaluators.<name>``), what the report records,
+and what the gate compares. Adding an evaluator is one module and one line in the registry.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
+from ragaliq._fields import Flag, Fraction, Section
 from ragaliq.models import ClaimVerdict, EvaluationResult, EvaluatorInfo, RelevanceResult, TestCase
 
-__all__ = ["CaseJudgement", "Evaluator"]
+__all__ = ["CaseJudgement", "Evaluator", "EvaluatorOptions"]
+
+
+class EvaluatorOptions(Section):
+    """What every evaluator's section of ``ragaliq.yaml`` has; an evaluator adds its own options."""
+
+    enabled: Flag = True
+    threshold: Fraction | None = None
+    """Minimum mean score; each evaluator has its own default."""
+    max_drop: Fraction | None = None
+    """Largest drop from the baseline tolerated; defaults to ``gate.max_drop``."""
+
+    stricter_when_higher: ClassVar[frozenset[str]] = frozenset()
+    """Options a pull request may raise at once, since a higher value is a stricter gate."""
+
+    def scoring(self) -> dict[str, Any]:
+        """The options that change scores, as the report records them."""
+        return self.model_dump(mode="json", exclude={"enabled", "threshold", "max_drop"})
+
+
+OptionsT = TypeVar("OptionsT", bound=EvaluatorOptions)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,11 +48,12 @@ class CaseJudgement:
     relevance: RelevanceResult | None = None
 
 
-class Evaluator(ABC):
+class Evaluator(ABC, Generic[OptionsT]):
     """Turns a :class:`CaseJudgement` into an :class:`EvaluationResult`.
 
-    Subclasses set the class variables and implement :meth:`evaluate`; the runner asks the judge
-    only for what some evaluator ``needs``, once per case.
+    Subclasses set the class variables, declare ``Options`` (their config section) and implement
+    :meth:`evaluate`; the runner asks the judge only for what some evaluator ``needs``, once per
+    case.
     """
 
     name: ClassVar[str]
@@ -34,15 +62,24 @@ class Evaluator(ABC):
     default_threshold: ClassVar[float]
     needs_claims: ClassVar[bool] = False
     needs_relevance: ClassVar[bool] = False
+    Options: ClassVar[type[EvaluatorOptions]] = EvaluatorOptions
 
-    def __init__(self, *, threshold: float | None = None, max_drop: float | None = None) -> None:
+    def __init__(self, options: OptionsT | None = None, /, **values: Any) -> None:
+        """Build from an ``Options`` model, or from its fields as keywords (``threshold=0.8``).
+
+        Raises:
+            pydantic.ValidationError: a keyword is not an option or its value is invalid.
+        """
+        if options is None:
+            options = self.Options.model_validate(values)  # type: ignore[assignment]
+        self.settings: OptionsT = options  # type: ignore[assignment]
+        threshold = self.settings.threshold
         self.threshold = self.default_threshold if threshold is None else threshold
-        self.max_drop = max_drop
 
     @property
     def options(self) -> dict[str, Any]:
         """Scoring options recorded in the report; empty for evaluators without any."""
-        return {}
+        return self.settings.scoring()
 
     def info(self) -> EvaluatorInfo:
         """How this evaluator is configured, for the report."""
@@ -53,7 +90,12 @@ class Evaluator(ABC):
         """Score one case."""
 
     def result(
-        self, score: float, reasoning: str, details: dict[str, Any] | None = None
+        self,
+        score: float,
+        reasoning: str,
+        details: dict[str, Any] | None = None,
+        *,
+        flagged: tuple[int, ...] | None = None,
     ) -> EvaluationResult:
         """An ``ok`` result, passed when the score reaches the threshold."""
         score = round(min(1.0, max(0.0, score)), 6)
@@ -63,6 +105,7 @@ class Evaluator(ABC):
             passed=score >= self.threshold,
             reasoning=reasoning,
             details=details or {},
+            flagged_claims=flagged,
         )
 
     def error(self, reason: str) -> EvaluationResult:

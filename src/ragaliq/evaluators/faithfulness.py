@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
+from pydantic import Field
+
+from ragaliq._fields import Weight
 from ragaliq.evaluators._claims import NO_CLAIMS_NOTE, verdict_counts
-from ragaliq.evaluators.base import CaseJudgement, Evaluator
+from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions
 from ragaliq.models import EvaluationResult, Verdict
 
-__all__ = ["PRESETS", "FaithfulnessEvaluator"]
+__all__ = ["PRESETS", "FaithfulnessEvaluator", "FaithfulnessOptions"]
 
 S, P, N, C = (
     Verdict.SUPPORTED,
@@ -24,34 +26,37 @@ PRESETS: dict[str, dict[Verdict, float]] = {
 }
 
 
-class FaithfulnessEvaluator(Evaluator):
+class FaithfulnessOptions(EvaluatorOptions):
+    """Faithfulness: the mean weight of the claims' verdicts."""
+
+    preset: Literal["standard", "axion", "strict"] = "standard"
+    """Verdict weights: standard S=1 P=0.5 N=0 C=0; axion C=-1; strict N=-1 C=-1."""
+    verdict_scores: dict[Verdict, Weight] = Field(default_factory=dict)
+    """Overrides of single verdict weights, each between -1 and 1."""
+
+    def weights(self) -> dict[Verdict, float]:
+        """Every verdict's weight: the preset's, with the overrides."""
+        return {**PRESETS[self.preset], **self.verdict_scores}
+
+    def scoring(self) -> dict[str, Any]:
+        return {
+            "preset": self.preset,
+            "verdict_scores": {v.value: w for v, w in self.weights().items()},
+        }
+
+
+class FaithfulnessEvaluator(Evaluator[FaithfulnessOptions]):
     """Mean verdict weight over a response's claims, clamped to [0, 1]."""
 
     name: ClassVar[str] = "faithfulness"
     version: ClassVar[str] = "1"
     default_threshold: ClassVar[float] = 0.7
     needs_claims: ClassVar[bool] = True
+    Options = FaithfulnessOptions
 
-    def __init__(
-        self,
-        *,
-        threshold: float | None = None,
-        max_drop: float | None = None,
-        preset: str = "standard",
-        verdict_scores: Mapping[Verdict, float] | None = None,
-    ) -> None:
-        super().__init__(threshold=threshold, max_drop=max_drop)
-        if preset not in PRESETS:
-            raise ValueError(f"unknown faithfulness preset {preset!r}")
-        self.preset = preset
-        self.weights = {**PRESETS[preset], **(verdict_scores or {})}
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return {
-            "preset": self.preset,
-            "verdict_scores": {v.value: w for v, w in self.weights.items()},
-        }
+    def __init__(self, options: FaithfulnessOptions | None = None, /, **values: Any) -> None:
+        super().__init__(options, **values)
+        self.weights = self.settings.weights()
 
     def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
         verdicts = judgement.verdicts or ()

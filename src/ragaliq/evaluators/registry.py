@@ -1,39 +1,93 @@
-"""Evaluators by name, and building the configured suite."""
+"""The evaluators, in one list: the config, the gate's rules and the runner all iterate it.
+
+Adding an evaluator is a module with an :class:`~ragaliq.evaluators.base.Evaluator` subclass (its
+options declared as its ``Options`` model) and one line in :data:`EVALUATORS`.
+"""
 
 from __future__ import annotations
 
-from ragaliq.config import EvaluatorsConfig
-from ragaliq.evaluators.base import Evaluator
+from collections.abc import Iterator
+from typing import Any, TypeVar
+
+from pydantic import Field, create_model, model_validator
+
+from ragaliq._fields import Section
+from ragaliq.evaluators.base import Evaluator, EvaluatorOptions
 from ragaliq.evaluators.faithfulness import FaithfulnessEvaluator
 from ragaliq.evaluators.hallucination import HallucinationEvaluator
 from ragaliq.evaluators.relevance import RelevanceEvaluator
 
-__all__ = ["EVALUATORS", "build_evaluators"]
+__all__ = [
+    "EVALUATORS",
+    "EvaluatorSections",
+    "build_evaluators",
+    "evaluator_class",
+    "evaluator_sections",
+]
 
-EVALUATORS: dict[str, type[Evaluator]] = {
-    cls.name: cls for cls in (FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator)
-}
+EVALUATORS: tuple[type[Evaluator[Any]], ...] = (
+    FaithfulnessEvaluator,
+    HallucinationEvaluator,
+    RelevanceEvaluator,
+)
+"""Every evaluator, in the order reports and comments list them."""
+
+OptionsT = TypeVar("OptionsT", bound=EvaluatorOptions)
 
 
-def build_evaluators(config: EvaluatorsConfig) -> list[Evaluator]:
-    """The enabled evaluators, each with its own threshold (or its own default)."""
-    suite: list[Evaluator] = []
-    f, h, r = config.faithfulness, config.hallucination, config.relevance
-    if f.enabled:
-        suite.append(
-            FaithfulnessEvaluator(
-                threshold=f.threshold,
-                max_drop=f.max_drop,
-                preset=f.preset,
-                verdict_scores=f.verdict_scores,
-            )
-        )
-    if h.enabled:
-        suite.append(
-            HallucinationEvaluator(
-                threshold=h.threshold, max_drop=h.max_drop, min_confidence=h.min_confidence
-            )
-        )
-    if r.enabled:
-        suite.append(RelevanceEvaluator(threshold=r.threshold, max_drop=r.max_drop))
-    return suite
+class EvaluatorSections(Section):
+    """``evaluators`` in ``ragaliq.yaml``: one section per registered evaluator."""
+
+    def sections(self) -> Iterator[tuple[str, EvaluatorOptions]]:
+        """Each evaluator's name and options, in registry order."""
+        for evaluator in EVALUATORS:
+            yield evaluator.name, self.section(evaluator.name)
+
+    def section(self, name: str) -> EvaluatorOptions:
+        """One evaluator's options by name."""
+        options: EvaluatorOptions = getattr(self, name)
+        return options
+
+    def options(self, evaluator: type[Evaluator[OptionsT]]) -> OptionsT:
+        """One evaluator's options, typed as its own ``Options``."""
+        options: OptionsT = getattr(self, evaluator.name)
+        return options
+
+    @model_validator(mode="after")
+    def _one_enabled(self) -> EvaluatorSections:
+        if not any(options.enabled for _, options in self.sections()):
+            raise ValueError("every evaluator is disabled; enable at least one")
+        return self
+
+
+def evaluator_sections() -> type[EvaluatorSections]:
+    """The config model of ``evaluators``, with a field per registered evaluator."""
+    fields: dict[str, Any] = {
+        evaluator.name: (evaluator.Options, Field(default_factory=evaluator.Options))
+        for evaluator in EVALUATORS
+    }
+    model: type[EvaluatorSections] = create_model(
+        "EvaluatorsConfig", __base__=EvaluatorSections, __doc__=EvaluatorSections.__doc__, **fields
+    )
+    return model
+
+
+def evaluator_class(name: str) -> type[Evaluator[Any]]:
+    """The evaluator registered under ``name``.
+
+    Raises:
+        KeyError: no evaluator has that name.
+    """
+    for evaluator in EVALUATORS:
+        if evaluator.name == name:
+            return evaluator
+    raise KeyError(name)
+
+
+def build_evaluators(config: EvaluatorSections) -> list[Evaluator[Any]]:
+    """The enabled evaluators, each built from its own options."""
+    return [
+        evaluator(config.section(evaluator.name))
+        for evaluator in EVALUATORS
+        if config.section(evaluator.name).enabled
+    ]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ragaliq.evaluators.base import CaseJudgement, Evaluator
+from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions
 from ragaliq.models import EvaluationResult
 
 __all__ = ["RelevanceEvaluator"]
 
 
-class RelevanceEvaluator(Evaluator):
+class RelevanceEvaluator(Evaluator[EvaluatorOptions]):
     """The judge's 0..1 relevance score, with its reasoning."""
 
     name: ClassVar[str] = "relevance"

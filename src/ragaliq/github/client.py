@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from github import Auth, Github, GithubException, RateLimitExceededException
 
-from ragaliq import __version__
+from ragaliq._version import __version__
 
 __all__ = [
     "DEFAULT_API_URL",

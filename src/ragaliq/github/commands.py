@@ -9,6 +9,7 @@ from typing import TextIO
 
 from ragaliq.errors import OutputError
 from ragaliq.redaction import redact
+from ragaliq.text.plain import safe_lines
 
 __all__ = ["Workflow", "escape_data", "escape_property"]
 
@@ -66,8 +67,8 @@ class Workflow:
         self.command("error", message, title=title)
 
     def log(self, message: str) -> None:
-        """A plain log line."""
-        self.stream.write(redact(message) + "\n")
+        """A plain log line (never a workflow command, whatever text it carries)."""
+        self.stream.write(safe_lines(redact(message)) + "\n")
         self.stream.flush()
 
     def set_output(self, name: str, value: str) -> None:

@@ -42,6 +42,9 @@ __all__ = ["CACHE_FORMAT", "CachedJudge"]
 CACHE_FORMAT = 2
 """Part of every key: bumped when the stored layout changes, so old entries are never misread."""
 TABLE = "signed_results"
+LOCK_TIMEOUT_S = 15.0
+"""How long a run waits for another run that is writing the same cache file before giving up on
+the cache; runs that share one file (shards on one runner, a rerun) share its answers."""
 UNSIGNED_WARNING = (
     "judge cache {path}: entries not signed with this judge's key were ignored and judged again "
     "(a cache from another key, or a planted one)"
@@ -54,7 +57,7 @@ class CachedJudge:
     """Wraps any judge; answers repeated questions from ``path`` without calling it."""
 
     def __init__(
-        self, inner: Judge, path: Path, *, secret: str, lock_timeout_s: float = 2.0
+        self, inner: Judge, path: Path, *, secret: str, lock_timeout_s: float = LOCK_TIMEOUT_S
     ) -> None:
         self.inner = inner
         self.path = path

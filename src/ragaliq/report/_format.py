@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
-__all__ = ["MISSING", "delta", "pct", "plural", "score", "usd"]
+__all__ = [
+    "MISSING",
+    "VERDICT_LABELS",
+    "delta",
+    "interval",
+    "pct",
+    "plural",
+    "score",
+    "usd",
+    "verdict_label",
+]
 
 MISSING = "\N{EN DASH}"
+VERDICT_LABELS = {
+    "SUPPORTED": "supported",
+    "PARTIALLY_SUPPORTED": "partly supported",
+    "NOT_ENOUGH_INFO": "not in the context",
+    "CONTRADICTED": "contradicted",
+}
+"""The one label of each verdict, in every rendering: the terminal, the comment and the report."""
 """Shown for a value that does not exist (no baseline, no score)."""
 
 
@@ -28,9 +45,22 @@ def delta(value: float | None) -> str:
     return f"+{rounded:.3f}" if rounded > 0 else f"\N{MINUS SIGN}{-rounded:.3f}"
 
 
+def interval(value: tuple[float, float] | None) -> str:
+    """``[-0.101, +0.004]`` with real minus signs, as :func:`delta` shows each end."""
+    if value is None:
+        return MISSING
+    return f"[{delta(value[0])}, {delta(value[1])}]"
+
+
 def usd(value: float | None) -> str:
     """``$0.0123``, or the dash."""
     return MISSING if value is None else f"${value:,.4f}"
+
+
+def verdict_label(value: object) -> str:
+    """A verdict (or its value) as people read it: ``not in the context``."""
+    key = str(getattr(value, "value", value))
+    return VERDICT_LABELS.get(key, key)
 
 
 def plural(count: int, word: str, plural_form: str | None = None) -> str:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ragaliq.compare import GateDecision
+from ragaliq.gate import GateDecision
 from ragaliq.models import RunReport, Usage
 from ragaliq.preflight import Preflight
-from ragaliq.report._format import plural
+from ragaliq.report._format import plural, verdict_label
+from ragaliq.text.plain import one_line
 
 __all__ = ["format_decision", "format_preflight", "format_run_table", "format_usage"]
 
@@ -38,7 +39,7 @@ def format_run_table(report: RunReport) -> str:
     )
     lines = [
         f"{report.summary.cases} cases · {report.summary.errors} errors · "
-        f"judge: {judge.provider}/{judge.model} ({kind})",
+        f"judge: {one_line(judge.provider)}/{one_line(judge.model)} ({one_line(kind)})",
         "",
         f"{'evaluator':<15} {'score':>6} {'threshold':>10} {'pass rate':>10}  status",
     ]
@@ -53,11 +54,11 @@ def format_run_table(report: RunReport) -> str:
     lines += ["", f"usage: {format_usage(report.usage)}"]
     errored = [c for c in report.cases if c.status == "error"]
     for case in errored[:5]:
-        lines.append(f"error in case {case.id}: {case.error}")
+        lines.append(f"error in case {one_line(case.id)}: {one_line(case.error)}")
     if len(errored) > 5:
         lines.append(f"... and {len(errored) - 5} more case errors (see the report)")
     if report.stopped_early:
-        lines.append(f"stopped early: {report.stopped_early}")
+        lines.append(f"stopped early: {one_line(report.stopped_early)}")
     return "\n".join(lines)
 
 
@@ -66,7 +67,7 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
 
     ``shown_notices`` are left out (the run's own notices, when its table was printed first).
     """
-    lines = [f"notice: {n}" for n in decision.notices if n not in shown_notices]
+    lines = [f"notice: {one_line(n)}" for n in decision.notices if n not in shown_notices]
     headline = "gate: PASSED" if decision.passed else "gate: FAILED"
     lines += [headline, ""]
     lines.append(
@@ -93,10 +94,13 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
             f"{plural(len(decision.regressed_cases), 'regressed case score')}, {errors}"
         )
     for change in listed[:10]:
-        lines.append(f"  {label} {change.case_id}: {change.claim} [{change.verdict}]")
+        lines.append(
+            f"  {label} {one_line(change.case_id)}: {one_line(change.claim)} "
+            f"[{verdict_label(change.verdict)}]"
+        )
     if len(listed) > 10:
         lines.append(f"  ... and {len(listed) - 10} more")
-    lines += [f"failed: {failure}" for failure in decision.failures]
+    lines += [f"failed: {one_line(failure)}" for failure in decision.failures]
     return "\n".join(lines)
 
 
@@ -111,7 +115,8 @@ def format_preflight(plan: Preflight, *, shown: int = 20) -> str:
     ]
     for case in plan.cases[:shown]:
         lines.append(
-            f"{case.case_id[:32]:<32} {case.operations:>10} {case.cache_hits:>7} {case.calls:>6}"
+            f"{one_line(case.case_id)[:32]:<32} {case.operations:>10} {case.cache_hits:>7} "
+            f"{case.calls:>6}"
         )
     if len(plan.cases) > shown:
         lines.append(f"... and {len(plan.cases) - shown} more cases")
@@ -124,5 +129,5 @@ def format_preflight(plan: Preflight, *, shown: int = 20) -> str:
         f"estimated cost: ${usage.cost_usd:.4f}",
         "no judge was called",
     ]
-    lines += [f"notice for the real run: {n}" for n in plan.notices]
+    lines += [f"notice for the real run: {one_line(n)}" for n in plan.notices]
     return "\n".join(lines)

@@ -30,8 +30,8 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from ragaliq.compare import ClaimChange, EvaluatorStatus, GateDecision, RegressedCase
 from ragaliq.errors import TemplateError
+from ragaliq.gate import ClaimChange, EvaluatorStatus, GateDecision, RegressedCase
 from ragaliq.models import CaseResult, ClaimVerdict, RunReport, TestCase, Verdict
 from ragaliq.report._format import delta, pct, plural, score
 from ragaliq.report._locate import Span, locate_claims

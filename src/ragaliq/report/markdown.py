@@ -28,14 +28,15 @@ import jinja2
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from ragaliq.compare import ClaimChange, GateDecision
 from ragaliq.errors import RagaliqError, TemplateError
+from ragaliq.gate import ClaimChange, GateDecision
 from ragaliq.models import CaseResult, RunReport
-from ragaliq.report._format import delta, pct, plural, score, usd
+from ragaliq.report._format import delta, interval, pct, plural, score, usd, verdict_label
 from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.console import format_usage
 from ragaliq.report.marker import comment_marker
 from ragaliq.repository import MAX_TEXT_BYTES, FileSource, WorkTree, repo_path
+from ragaliq.text.plain import BIDI_MARKS
 
 __all__ = [
     "COMMENT_LIMIT",
@@ -74,7 +75,7 @@ _ENTITIES = {
     "$": "&#36;",
 }
 _SPECIAL = re.compile("[" + re.escape("".join(_ENTITIES)) + "]")
-_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_COMMIT_SHA = re.compile(r"(?<![0-9A-Fa-f])([0-9A-Fa-f]{7})(?=[0-9A-Fa-f]{33}(?![0-9A-Fa-f]))")
 _LINE_BREAKS = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]+")
 _AUTOLINKS = re.compile(
     r"@(?=\w)|#(?=\d)|(?i:\b(?:https?|ftp|mailto|xmpp)(?=:)|\bwww(?=\.)|\bgh-(?=\d))"
@@ -97,13 +98,14 @@ def escape_markdown(text: object) -> str:
     Markdown (table cells, list items) and in raw HTML (``<summary>``), while a backslash escape
     would show up literally inside ``<summary>``.
 
-    - line breaks and other control characters become spaces, and bidi overrides are dropped;
+    - line breaks and other control characters become spaces, and every bidi mark is dropped;
     - ``&``, ``<`` and ``>`` become entities, so no HTML, comment or ``</details>`` survives;
     - ``\ ` * _ [ ] | ~ $`` become entities, so no emphasis, code, link, table cell, strikethrough
       or math starts; ``# + -`` and ``1.`` / ``1)`` are escaped at the start, where they would
       begin a heading or a list;
     - a zero-width space follows ``@`` before a word character, ``#`` before a digit, a URL
-      scheme and ``www.``, so GitHub pings no one, links no issue and makes no untrusted link.
+      scheme, ``www.`` and the first seven digits of a 40-digit commit SHA, so GitHub pings no
+      one, links no issue or commit and makes no untrusted link.
 
     Args:
         text: Anything; ``None`` is the empty string, everything else goes through ``str``.
@@ -113,9 +115,10 @@ def escape_markdown(text: object) -> str:
     """
     if text is None:
         return ""
-    value = _BIDI_CONTROLS.sub("", str(text))
+    value = BIDI_MARKS.sub("", str(text))
     value = _LINE_BREAKS.sub(" ", value).strip()
     value = _AUTOLINKS.sub(lambda m: m.group(0) + _ZERO_WIDTH_SPACE, value)
+    value = _COMMIT_SHA.sub(lambda m: m.group(1) + _ZERO_WIDTH_SPACE, value)
     value = _SPECIAL.sub(lambda m: _ENTITIES[m.group(0)], value)
     start = _BLOCK_MARKER.match(value)
     if start is None:
@@ -129,18 +132,6 @@ def _shorten(text: object, n: int = 80) -> str:
     if len(value) <= n:
         return value
     return value[: max(n - 1, 0)].rstrip() + "…"
-
-
-_VERDICTS = {
-    "SUPPORTED": "supported",
-    "PARTIALLY_SUPPORTED": "partly supported",
-    "NOT_ENOUGH_INFO": "not in the context",
-    "CONTRADICTED": "contradicted",
-}
-
-
-def _verdict(value: str) -> str:
-    return _VERDICTS.get(value, value)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,10 +158,11 @@ FILTERS: dict[str, Callable[..., str | list[CaseGroup]]] = {
     "score": score,
     "pct": pct,
     "delta": delta,
+    "interval": interval,
     "shorten": _shorten,
     "usd": usd,
     "plural": plural,
-    "verdict": _verdict,
+    "verdict": verdict_label,
     "by_case": _by_case,
 }
 

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from ragaliq.runner import Progress
+from ragaliq.models import Progress
 
 __all__ = ["ProgressPrinter"]
 

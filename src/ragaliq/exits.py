@@ -1,0 +1,55 @@
+"""Exit codes: what a run or a gate means for the CI job; every rule that picks one is here."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only types: the entry point imports this module before anything heavy
+    from ragaliq.config import GatePolicy
+    from ragaliq.gate import GateDecision
+    from ragaliq.models import RunReport
+
+__all__ = ["ExitCode", "gate_exit_code", "run_exit_code"]
+
+
+class ExitCode(IntEnum):
+    """The process exit codes of every command."""
+
+    PASSED = 0
+    """The gate passed, or was skipped by policy with a notice."""
+    FAILED = 1
+    """An evaluator fell below its threshold or regressed, or cases failed to judge."""
+    UNJUDGED = 2
+    """Nothing could be judged: bad config or dataset, judge unavailable, budget exceeded."""
+    INTERRUPTED = 130
+    """Ctrl-C, as shells report a process ended by SIGINT."""
+
+
+def _unjudged(report: RunReport) -> bool:
+    """Nothing could be judged, or the run stopped before every case was."""
+    judged = any(s.judged for s in report.summary.evaluators.values())
+    return report.stopped_early is not None or not judged
+
+
+def run_exit_code(report: RunReport, policy: GatePolicy, *, shard: bool = False) -> ExitCode:
+    """The exit code of ``ragaliq run`` for a finished report.
+
+    A shard exits 0 once judged: thresholds and case errors apply to the merged report.
+    """
+    if _unjudged(report):
+        return ExitCode.UNJUDGED
+    if shard:
+        return ExitCode.PASSED
+    if not all(s.passed for s in report.summary.evaluators.values()):
+        return ExitCode.FAILED
+    if report.summary.errors and policy.on_error == "fail":
+        return ExitCode.FAILED
+    return ExitCode.PASSED
+
+
+def gate_exit_code(report: RunReport, decision: GateDecision) -> ExitCode:
+    """2 when nothing could be judged or the run stopped early, else 0 or 1 by the decision."""
+    if _unjudged(report):
+        return ExitCode.UNJUDGED
+    return ExitCode.PASSED if decision.passed else ExitCode.FAILED

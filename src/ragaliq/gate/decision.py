@@ -1,0 +1,131 @@
+"""The gate decision, as data: what the comment, the summary, the outputs and the exit code show."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from ragaliq.baseline import Provenance
+from ragaliq.models import SCHEMA_VERSION, JudgeInfo, Usage
+
+__all__ = [
+    "CaseFailure",
+    "ClaimChange",
+    "EvaluatorDecision",
+    "EvaluatorStatus",
+    "GateDecision",
+    "RegressedCase",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
+EvaluatorStatus = Literal["pass", "below_threshold", "regressed", "inconclusive", "no_score"]
+"""``inconclusive``: a drop past ``max_drop`` that the suite cannot tell from noise."""
+
+
+class EvaluatorDecision(_Model):
+    """One evaluator's head score against its threshold and the baseline."""
+
+    head: float | None
+    baseline: float | None
+    delta: float | None
+    threshold: float
+    max_drop: float
+    status: EvaluatorStatus
+    passed: bool
+    errors: int = 0
+    turned_off: bool = False
+    """The baseline has this evaluator but the run does not: the PR turned it off."""
+    shared_cases: int | None = None
+    """How many cases both runs scored: ``baseline`` and ``delta`` are over these alone."""
+    head_shared: float | None = None
+    """The head's mean over the shared cases; it must reach the threshold too, so that new
+    cases cannot hide a drop on the baseline's."""
+    interval: tuple[float, float] | None = None
+    """The confidence interval of ``delta``; None with fewer than two shared cases."""
+    confidence: float | None = None
+    """The interval's level."""
+    cases_to_resolve: int | None = None
+    """When inconclusive: roughly how many cases would resolve a drop of ``max_drop``."""
+
+
+class ClaimChange(_Model):
+    """A claim that became, or stopped being, hallucinated."""
+
+    case_id: str
+    query: str
+    claim: str
+    verdict: str
+    evidence: str | None = None
+    reason: str = ""
+    confidence: float = 1.0
+    agreement: float | None = None
+    """With ``judge.repeat``: the share of repetitions that gave the verdict."""
+
+
+class RegressedCase(_Model):
+    """A case whose score for one evaluator dropped by more than the tolerance."""
+
+    case_id: str
+    query: str
+    evaluator: str
+    baseline: float
+    head: float | None
+    """None when the case now fails to judge."""
+
+
+class CaseFailure(_Model):
+    """A case the judge could not judge in the head run."""
+
+    case_id: str
+    query: str
+    error: str
+
+
+class GateDecision(_Model):
+    """Everything the comment, the summary, the outputs and the exit code are made from."""
+
+    schema_version: int = SCHEMA_VERSION
+    passed: bool
+    failures: tuple[str, ...]
+    """Why the gate failed, one line each; empty when it passed."""
+    first_run: bool
+    """No baseline yet: thresholds only."""
+    comparable: bool
+    """Whether the baseline's provenance equals the head's, so regressions count."""
+    evaluators: dict[str, EvaluatorDecision]
+    new_hallucinations: tuple[ClaimChange, ...] = ()
+    hallucinations: tuple[ClaimChange, ...] = ()
+    """On the first run only: every hallucinated claim, listed but not counted as new."""
+    fixed_hallucinations: tuple[ClaimChange, ...] = ()
+    unstable_claims: tuple[ClaimChange, ...] = ()
+    """Hallucinated claims whose repeated verdicts disagreed; not new unless counted."""
+    regressed_cases: tuple[RegressedCase, ...] = ()
+    errors: tuple[CaseFailure, ...] = ()
+    added_cases: tuple[str, ...] = ()
+    removed_cases: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
+    cases: int
+    usage: Usage
+    judge: JudgeInfo
+    baseline_provenance: Provenance | None = None
+    baseline_commit: str | None = None
+
+    @field_validator("schema_version")
+    @classmethod
+    def _supported(cls, value: int) -> int:
+        if value != SCHEMA_VERSION:
+            raise ValueError(
+                f"schema_version {value} is not the supported {SCHEMA_VERSION}; decide the gate "
+                "again with this version of RagaliQ Gate"
+            )
+        return value
+
+    @property
+    def scores(self) -> dict[str, float | None]:
+        """Head score per evaluator."""
+        return {name: e.head for name, e in self.evaluators.items()}

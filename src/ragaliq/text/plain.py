@@ -1,0 +1,28 @@
+"""Untrusted text on a terminal or in a CI log: one line, and never a runner command.
+
+A dataset's case ids, claims and errors, and a judge's reasons, are printed on the console; in a
+GitHub Actions log a line starting with ``::`` is a workflow command (``::set-output``,
+``::add-mask``, ``::stop-commands``), so untrusted text must never start one.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["BIDI_MARKS", "one_line", "safe_lines"]
+
+BIDI_MARKS = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+"""Every character that changes the direction text is shown in (Trojan Source)."""
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_COMMAND = re.compile(r"^(\s*)(::|##\[)", re.MULTILINE)
+
+
+def one_line(text: object) -> str:
+    """``text`` as one line: control characters and line breaks become spaces, bidi marks go."""
+    value = BIDI_MARKS.sub("", str(text))
+    return _CONTROL.sub(" ", value).strip()
+
+
+def safe_lines(text: str) -> str:
+    """``text`` with every line that a CI runner would take for a command shown as text."""
+    return _COMMAND.sub(lambda m: f"{m.group(1)}> {m.group(2)}", text)
