@@ -7,6 +7,7 @@ collaborators as parameters, so that it can be driven in tests.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import traceback
@@ -23,7 +24,7 @@ from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
 from ragaliq.github.contents import ContentsAtCommit
 from ragaliq.github.settings import ActionSettings
-from ragaliq.judges.factory import API_KEY_ENV, api_key_from
+from ragaliq.judges.factory import API_KEY_ENV, JudgeOpener, api_key_from, open_judge
 from ragaliq.models import RunReport
 from ragaliq.pipeline import (
     Inputs,
@@ -66,12 +67,15 @@ def main() -> int:
         settings = ActionSettings.from_env(env)
         workflow = Workflow(output_file=settings.output_file, summary_file=settings.summary_file)
         publishers = _publisher_factory(settings)
-        return action(
-            settings=settings,
-            env=env,
-            workflow=workflow,
-            open_base_source=_base_source_factory(settings, workflow),
-            open_publisher=publishers,
+        return asyncio.run(
+            action(
+                settings=settings,
+                env=env,
+                workflow=workflow,
+                open_base_source=_base_source_factory(settings, workflow),
+                open_publisher=publishers,
+                open_judge=open_judge,
+            )
         )
     except RagaliqError as exc:
         workflow.error(str(exc), title="RagaliQ Gate")
@@ -122,13 +126,14 @@ def _base_source_factory(settings: ActionSettings, workflow: Workflow) -> BaseSo
     return source
 
 
-def action(
+async def action(
     *,
     settings: ActionSettings,
     env: Mapping[str, str],
     workflow: Workflow,
     open_base_source: BaseSourceFactory,
     open_publisher: PublisherFactory,
+    open_judge: JudgeOpener,
 ) -> ExitCode:
     """Run the gate (or record the baseline) and return the exit code.
 
@@ -169,7 +174,9 @@ def action(
         baseline_path = settings.workspace / (explicit_baseline or bar.baseline_file)
         work.check(explicit_baseline or bar.baseline_file, what="baseline")
         check_writable(*results, baseline_path, reads=inputs.files)
-        return _update_baseline(settings, inputs, judge_env, workflow, baseline_path)
+        return await _update_baseline(
+            settings, inputs, judge_env, workflow, baseline_path, open_judge
+        )
 
     judge_config, chosen = baseline_judge(inputs, bar.baseline)
     judge_config, skip_reason = _judge_for_key(judge_config, inputs.config.gate, judge_env)
@@ -187,12 +194,13 @@ def action(
 
     check_writable(*results, reads=inputs.files)
     inputs, kept = keep_baseline_evaluators(inputs, bar.baseline)
-    report = judge_inputs(
-        inputs,
-        env=judge_env,
-        judge_config=judge_config,
-        on_progress=ProgressPrinter(workflow.stream, live=False),
-    )
+    async with open_judge(judge_config, env=judge_env, cache_path=inputs.cache_path) as choice:
+        report = await judge_inputs(
+            inputs,
+            choice=choice,
+            judge_config=judge_config,
+            on_progress=ProgressPrinter(workflow.stream, live=False),
+        )
     outcome = run_gate(
         inputs,
         report=report,
@@ -277,12 +285,13 @@ def _judge_for_key(
     )
 
 
-def _update_baseline(
+async def _update_baseline(
     settings: ActionSettings,
     inputs: Inputs,
     env: Mapping[str, str],
     workflow: Workflow,
     baseline_path: Path,
+    open_judge: JudgeOpener,
 ) -> ExitCode:
     judge = inputs.config.judge
     if judge.provider != "offline" and api_key_from(judge, env) is None:
@@ -290,7 +299,13 @@ def _update_baseline(
             "mode update-baseline needs the judge the gate uses: set the anthropic-api-key "
             "input (or judge.provider: offline in the config)"
         )
-    report = judge_inputs(inputs, env=env, on_progress=ProgressPrinter(workflow.stream, live=False))
+    async with open_judge(judge, env=env, cache_path=inputs.cache_path) as choice:
+        report = await judge_inputs(
+            inputs,
+            choice=choice,
+            judge_config=judge,
+            on_progress=ProgressPrinter(workflow.stream, live=False),
+        )
     rules = GateRules.from_config(inputs.config)
     recorded = record_baseline(
         report, commit=settings.sha or None, policy=rules.recorded(report.evaluators)

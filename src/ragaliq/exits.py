@@ -6,11 +6,12 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # only types: the entry point imports this module before anything heavy
+    from ragaliq.calibrate import Calibration
     from ragaliq.config import GatePolicy
     from ragaliq.gate import GateDecision
     from ragaliq.models import RunReport
 
-__all__ = ["ExitCode", "gate_exit_code", "run_exit_code"]
+__all__ = ["ExitCode", "calibration_exit_code", "gate_exit_code", "run_exit_code"]
 
 
 class ExitCode(IntEnum):
@@ -53,3 +54,24 @@ def gate_exit_code(report: RunReport, decision: GateDecision) -> ExitCode:
     if _unjudged(report):
         return ExitCode.UNJUDGED
     return ExitCode.PASSED if decision.passed else ExitCode.FAILED
+
+
+def calibration_exit_code(
+    result: Calibration, *, min_kappa: float | None
+) -> tuple[ExitCode, str | None]:
+    """The exit code of ``ragaliq calibrate``, and why it is not 0."""
+    if result.n == 0:
+        return ExitCode.UNJUDGED, "no labelled claim could be judged; see the errors above"
+    if min_kappa is None:
+        return ExitCode.PASSED, None
+    kappa = result.binary.kappa
+    if kappa != kappa:  # NaN: every label or every verdict in one class
+        return ExitCode.FAILED, (
+            "the hallucinated-or-not kappa is undefined (every label or every verdict is in one "
+            "class), so --min-kappa cannot be checked; label both kinds of claim"
+        )
+    if kappa < min_kappa:
+        return ExitCode.FAILED, (
+            f"hallucinated-or-not kappa {kappa:.3f} is below --min-kappa {min_kappa:g}"
+        )
+    return ExitCode.PASSED, None

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 __all__ = [
     "SCHEMA_VERSION",
+    "CasePlan",
     "CaseResult",
     "ClaimVerdict",
     "ClaimsResult",
@@ -24,6 +25,7 @@ __all__ = [
     "EvaluatorSummary",
     "JudgeInfo",
     "JudgeResult",
+    "Preflight",
     "Progress",
     "RelevanceResult",
     "RunReport",
@@ -311,3 +313,22 @@ class RunReport(_Frozen):
         if summary != self.summary:
             object.__setattr__(self, "summary", summary)  # frozen, but still being built here
         return self
+
+
+class CasePlan(_Frozen):
+    """What one case of a dry run would need."""
+
+    case_id: str
+    operations: int
+    cache_hits: int
+    calls: int
+
+
+class Preflight(_Frozen):
+    """The estimate of a whole run (``ragaliq run --dry-run``); nothing was called."""
+
+    judge: JudgeInfo
+    cases: tuple[CasePlan, ...]
+    usage: Usage
+    """Estimated calls, tokens and USD; ``cache_hits`` counts operations the cache answers."""
+    notices: tuple[str, ...] = ()

@@ -10,7 +10,6 @@ only the dataset from the change (``gate`` and the action on a pull request).
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -23,8 +22,9 @@ from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
 from ragaliq.exits import ExitCode, gate_exit_code
 from ragaliq.gate import GateDecision, GateRules, compare
-from ragaliq.judges import build_judge
-from ragaliq.models import Progress, RunReport, TestCase
+from ragaliq.judges import JudgeChoice
+from ragaliq.judges.factory import describe_judge
+from ragaliq.models import Progress, RunReport, RunSummary, TestCase, Usage
 from ragaliq.report.markdown import UserTemplate, check_template, render_comment, render_summary
 from ragaliq.repository import WorkTree, git_toplevel, is_tracked, repo_path
 from ragaliq.runner import RunSettings, run_suite
@@ -34,6 +34,7 @@ __all__ = [
     "GateRun",
     "Inputs",
     "baseline_judge",
+    "empty_report",
     "judge_inputs",
     "keep_baseline_evaluators",
     "load_gate_inputs",
@@ -41,6 +42,7 @@ __all__ = [
     "local_cache_path",
     "local_root",
     "run_gate",
+    "run_settings",
 ]
 
 
@@ -261,34 +263,49 @@ def baseline_judge(
     return judge, (notice,) if notice else ()
 
 
-def judge_inputs(
-    inputs: Inputs,
-    *,
-    env: Mapping[str, str],
-    judge_config: JudgeConfig | None = None,
-    on_progress: Callable[[Progress], None] | None = None,
-) -> RunReport:
-    """Judge the inputs' cases with the configured judge (or ``judge_config``) and evaluators."""
-    config = judge_config or inputs.config.judge
-    choice = build_judge(config, env=env, cache_path=inputs.cache_path)
-    evaluators = build_evaluators(inputs.config.evaluators)
-    settings = RunSettings(
+def run_settings(
+    config: JudgeConfig, on_progress: Callable[[Progress], None] | None = None
+) -> RunSettings:
+    """How a run may use the judge a config describes."""
+    return RunSettings(
         concurrency=config.concurrency,
         budget_usd=config.budget_usd,
         on_progress=on_progress,
         repeat=config.repeat,
     )
 
-    async def go() -> RunReport:
-        try:
-            report = await run_suite(
-                inputs.cases, judge=choice.judge, evaluators=evaluators, settings=settings
-            )
-        finally:
-            await choice.judge.aclose()
-        return report.model_copy(update={"notices": (*choice.all_notices(), *report.notices)})
 
-    return asyncio.run(go())
+async def judge_inputs(
+    inputs: Inputs,
+    *,
+    choice: JudgeChoice,
+    judge_config: JudgeConfig,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> RunReport:
+    """Judge the inputs' cases with ``choice`` and the configured evaluators.
+
+    ``judge_config`` (the config the judge was opened from) bounds the run: concurrency, budget
+    and repeated verifications.
+    """
+    report = await run_suite(
+        inputs.cases,
+        judge=choice.judge,
+        evaluators=build_evaluators(inputs.config.evaluators),
+        settings=run_settings(judge_config, on_progress),
+    )
+    return report.model_copy(update={"notices": (*choice.all_notices(), *report.notices)})
+
+
+def empty_report(inputs: Inputs, *, env: Mapping[str, str]) -> RunReport:
+    """The report of a run with no case (a shard no case falls in)."""
+    infos = {e.name: e.info() for e in build_evaluators(inputs.config.evaluators)}
+    return RunReport(
+        judge=describe_judge(inputs.config.judge, env=env),
+        evaluators=infos,
+        summary=RunSummary.of([], infos),
+        usage=Usage(),
+        cases=(),
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

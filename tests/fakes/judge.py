@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -86,3 +87,19 @@ class FakeJudge:
 
 def failing(message: str = "scripted failure") -> JudgeError:
     return JudgeError(message)
+
+
+class Opener:
+    """A judge opener for the command line (``Collaborators(open_judge=...)``): hands out ``judge``
+    and records the judge configs it was asked for."""
+
+    def __init__(self, judge: object) -> None:
+        self.judge = judge
+        self.opened: list[object] = []
+
+    @contextlib.asynccontextmanager
+    async def __call__(self, config: object, **_: object):
+        from ragaliq.judges import JudgeChoice
+
+        self.opened.append(config)
+        yield JudgeChoice(judge=self.judge)

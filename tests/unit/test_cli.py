@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ragaliq.cli import cli
+from ragaliq.cli import Collaborators, cli
 from tests.conftest import write_jsonl
+from tests.fakes.judge import FakeJudge, Opener
 
 CONTEXT = ["Annual plans can be refunded within 14 days of purchase."]
 
@@ -99,40 +100,29 @@ def test_run_exits_2_on_a_bad_dataset(runner, tmp_path):
     assert "data.jsonl:1: response: missing required field" in result.stderr
 
 
-def test_run_exits_2_when_nothing_could_be_judged(runner, tmp_path, monkeypatch):
+def with_judge(judge) -> Collaborators:
+    return Collaborators(env={}, open_judge=Opener(judge))
+
+
+def test_run_exits_2_when_nothing_could_be_judged(runner, tmp_path):
     from ragaliq.errors import JudgeError
-    from ragaliq.judges.offline import OfflineJudge
 
-    async def broken(self, case, claims, **_):
-        raise JudgeError("verification failed")
-
-    async def broken_relevance(self, case):
-        raise JudgeError("relevance failed")
-
-    monkeypatch.setattr(OfflineJudge, "verify_claims", broken)
-    monkeypatch.setattr(OfflineJudge, "evaluate_relevance", broken_relevance)
+    broken = FakeJudge(fail={f"ok-{i}": JudgeError("judging failed") for i in range(2)})
     config = setup(tmp_path, [faithful(0), faithful(1)])
-    result = runner.invoke(cli, ["run", "--config", str(config)])
+    result = runner.invoke(cli, ["run", "--config", str(config)], obj=with_judge(broken))
     assert result.exit_code == 2
     assert "no case could be judged" in result.stderr
 
 
-def test_errors_fail_the_run_unless_ignored(runner, tmp_path, monkeypatch):
+def test_errors_fail_the_run_unless_ignored(runner, tmp_path):
     from ragaliq.errors import JudgeError
-    from ragaliq.judges.offline import OfflineJudge
 
-    original = OfflineJudge.verify_claims
-
-    async def flaky(self, case, claims, **kwargs):
-        if case.id == "ok-1":
-            raise JudgeError("no verdict")
-        return await original(self, case, claims, **kwargs)
-
-    monkeypatch.setattr(OfflineJudge, "verify_claims", flaky)
+    flaky = with_judge(FakeJudge(fail={"ok-1": JudgeError("no verdict")}))
     rows = [faithful(0), faithful(1), faithful(2)]
-    assert runner.invoke(cli, ["run", "--config", str(setup(tmp_path, rows))]).exit_code == 1
+    run = ["run", "--config", str(setup(tmp_path, rows))]
+    assert runner.invoke(cli, run, obj=flaky).exit_code == 1
     ignore = setup(tmp_path, rows, "gate: {on_error: ignore}\n")
-    assert runner.invoke(cli, ["run", "--config", str(ignore)]).exit_code == 0
+    assert runner.invoke(cli, ["run", "--config", str(ignore)], obj=flaky).exit_code == 0
 
 
 def test_dataset_option_overrides_the_config(runner, tmp_path):
@@ -170,16 +160,16 @@ def test_schema_prints_json_schema(runner):
     assert json.loads(result.output)["title"] == "ragaliq.yaml"
 
 
-def test_an_unwritable_report_path_fails_before_judging(runner, tmp_path, monkeypatch):
+def test_an_unwritable_report_path_fails_before_judging(runner, tmp_path):
     config = setup(tmp_path, [faithful()])
-    judged = []
-    monkeypatch.setattr("ragaliq.cli.judge_inputs", lambda *a, **k: judged.append(1))
+    world = with_judge(FakeJudge())
     (tmp_path / "file").write_text("x", encoding="utf-8")
-    result = runner.invoke(cli, ["run", "--config", str(config), "-o", str(tmp_path / "file/r")])
+    args = ["run", "--config", str(config), "-o", str(tmp_path / "file/r")]
+    result = runner.invoke(cli, args, obj=world)
     assert result.exit_code == 2
     assert "file/r: cannot be written" in result.stderr
     assert "Traceback" not in result.output
-    assert judged == []
+    assert world.open_judge.opened == []
 
 
 def test_a_result_never_overwrites_an_input(runner, tmp_path):
@@ -218,16 +208,16 @@ def test_validate_finds_a_broken_comment_template_before_anything_is_judged(runn
     assert runner.invoke(cli, ["validate", "--config", str(config)]).exit_code == 0
 
 
-def test_ctrl_c_exits_130_and_leaves_the_old_report(runner, tmp_path, monkeypatch):
+def test_ctrl_c_exits_130_and_leaves_the_old_report(runner, tmp_path):
     config = setup(tmp_path, [faithful()])
     out = tmp_path / "report.json"
     out.write_text("previous", encoding="utf-8")
 
-    def interrupted(*args, **kwargs):
+    def interrupted(op, case):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("ragaliq.cli.judge_inputs", interrupted)
-    result = runner.invoke(cli, ["run", "--config", str(config), "-o", str(out)])
+    world = with_judge(FakeJudge(on_call=interrupted))
+    result = runner.invoke(cli, ["run", "--config", str(config), "-o", str(out)], obj=world)
     assert result.exit_code == 130
     assert "interrupted" in result.stderr
     assert out.read_text(encoding="utf-8") == "previous"

@@ -50,6 +50,13 @@ class GateRules(BaseModel):
             on_inconclusive=config.gate.on_inconclusive,
         )
 
+    @classmethod
+    def recorded_policy(
+        cls, config: GateConfig | None, evaluators: Iterable[str]
+    ) -> RecordedPolicy | None:
+        """What a baseline records of a config's policy; nothing without a config."""
+        return None if config is None else cls.from_config(config).recorded(evaluators)
+
     def drop_for(self, evaluator: str) -> float:
         """The largest drop from the baseline tolerated for one evaluator."""
         return self.max_drop.get(evaluator, self.default_max_drop)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from ragaliq.errors import JudgeResponseError
 from ragaliq.models import (
@@ -12,12 +12,24 @@ from ragaliq.models import (
     JudgeInfo,
     RelevanceResult,
     TestCase,
+    Usage,
     Verdict,
     VerificationResult,
 )
 from ragaliq.text.matching import evidence_in_context
 
-__all__ = ["Judge", "check_verdict_count", "no_context_verdicts", "verified_evidence"]
+__all__ = [
+    "OPERATIONS",
+    "EstimatingJudge",
+    "Judge",
+    "Operation",
+    "check_verdict_count",
+    "no_context_verdicts",
+    "verified_evidence",
+]
+
+Operation = Literal["extract_claims", "verify_claims", "evaluate_relevance"]
+OPERATIONS: tuple[Operation, ...] = ("extract_claims", "verify_claims", "evaluate_relevance")
 
 
 @runtime_checkable
@@ -53,6 +65,24 @@ class Judge(Protocol):
 
     async def aclose(self) -> None:
         """Release connections and files."""
+        ...
+
+
+@runtime_checkable
+class EstimatingJudge(Protocol):
+    """A judge that can say what an operation would cost without doing it (for ``--dry-run``).
+
+    Optional: a judge without these methods is taken to cost nothing.
+    """
+
+    def estimate(
+        self, operation: Operation, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+    ) -> Usage:
+        """The calls, tokens and USD one operation would take (``cache_hits=1`` if cached)."""
+        ...
+
+    def planned_claims(self, case: TestCase) -> tuple[str, ...] | None:
+        """The claims extraction would give, when known without a call; None otherwise."""
         ...
 
 

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from ragaliq.errors import JudgeError
-from ragaliq.judges.base import Judge, verified_evidence
+from ragaliq.judges.base import EstimatingJudge, Judge, Operation, verified_evidence
 from ragaliq.models import (
     ClaimsResult,
     JudgeInfo,
@@ -93,10 +93,22 @@ class CachedJudge:
         key = self.key_for("evaluate_relevance", case)
         return await self._cached(key, RelevanceResult, lambda: self.inner.evaluate_relevance(case))
 
-    def peek_claims(self, case: TestCase) -> tuple[str, ...] | None:
+    def planned_claims(self, case: TestCase) -> tuple[str, ...] | None:
         """The cached claims of a case, if extraction is cached; nothing is called."""
         stored = self._load(self.key_for("extract_claims", case), ClaimsResult)
-        return None if stored is None else stored.claims
+        if stored is not None:
+            return stored.claims
+        return self.inner.planned_claims(case) if isinstance(self.inner, EstimatingJudge) else None
+
+    def estimate(
+        self, operation: Operation, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+    ) -> Usage:
+        """A cache hit costs nothing; anything else costs what the judge behind says."""
+        if self.contains(operation, case, claims, sample=sample):
+            return Usage(cache_hits=1)
+        if isinstance(self.inner, EstimatingJudge):
+            return self.inner.estimate(operation, case, claims, sample=sample)
+        return Usage()
 
     def contains(
         self, operation: str, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0

@@ -26,7 +26,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragaliq.judges.base import Judge, check_verdict_count, no_context_verdicts
+from ragaliq.judges.base import (
+    EstimatingJudge,
+    Judge,
+    Operation,
+    check_verdict_count,
+    no_context_verdicts,
+)
 from ragaliq.judges.offline import CONFIDENT, OfflineJudge
 from ragaliq.models import (
     ClaimsResult,
@@ -34,6 +40,7 @@ from ragaliq.models import (
     JudgeInfo,
     RelevanceResult,
     TestCase,
+    Usage,
     Verdict,
     VerificationResult,
 )
@@ -137,6 +144,20 @@ class CascadeJudge:
 
     async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
         return await self.claude.evaluate_relevance(case)
+
+    def planned_claims(self, case: TestCase) -> tuple[str, ...] | None:
+        """Claude's claims, if the judge behind it knows them without a call."""
+        if isinstance(self.claude, EstimatingJudge):
+            return self.claude.planned_claims(case)
+        return None
+
+    def estimate(
+        self, operation: Operation, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+    ) -> Usage:
+        """An upper bound: as if Claude verified every claim (the offline judge settles some)."""
+        if isinstance(self.claude, EstimatingJudge):
+            return self.claude.estimate(operation, case, claims, sample=sample)
+        return Usage()
 
     async def aclose(self) -> None:
         await self.offline.aclose()

@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import json
 import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from pathlib import Path
 from typing import Any, TypeVar
 
 import anthropic
@@ -29,8 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import JudgeError, JudgeResponseError, JudgeUnavailableError
-from ragaliq.judges.base import check_verdict_count, verified_evidence
+from ragaliq.judges.base import Operation, check_verdict_count, verified_evidence
 from ragaliq.judges.pricing import cost_usd, price_for
+from ragaliq.judges.prompts import PROMPT_VERSION, Prompts
 from ragaliq.models import (
     ClaimsResult,
     ClaimVerdict,
@@ -43,21 +41,6 @@ from ragaliq.models import (
 )
 
 __all__ = ["PROMPT_VERSION", "ClaudeJudge"]
-
-PROMPTS_DIR = Path(__file__).parent / "prompts"
-PROMPT_FILES = ("system.md", "extract_claims.md", "verify_claims.md", "relevance.md")
-
-
-def _prompt_version() -> str:
-    digest = hashlib.sha256()
-    for name in PROMPT_FILES:
-        digest.update(name.encode())
-        digest.update((PROMPTS_DIR / name).read_bytes())
-    return digest.hexdigest()[:12]
-
-
-PROMPT_VERSION = _prompt_version()
-"""A hash of the prompt files, recorded in every report: a prompt change shows as a new judge."""
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 FAILURES_BEFORE_UNAVAILABLE = 3
@@ -97,19 +80,6 @@ class RelevanceReply(_Reply):
     reasoning: str = Field(description="One or two sentences.")
 
 
-@dataclass(frozen=True)
-class _Prompts:
-    system: str
-    extract: str
-    verify: str
-    relevance: str
-
-    @classmethod
-    def load(cls) -> _Prompts:
-        read = [(PROMPTS_DIR / name).read_text(encoding="utf-8").strip() for name in PROMPT_FILES]
-        return cls(*read)
-
-
 class _InvalidReply(Exception):
     """A reply that does not validate; its message is what the re-ask tells the model."""
 
@@ -141,7 +111,7 @@ class ClaudeJudge:
             timeout=config.timeout_s,
             max_retries=0,  # retries are ours: they honour retry-after and feed the breaker
         )
-        self.prompts = _Prompts.load()
+        self.prompts = Prompts.load()
         self.price = price_for(config.model, config.pricing)
         self._sleep = sleep
         self._rng = rng or random.Random()
@@ -245,7 +215,13 @@ class ClaudeJudge:
         size = self.config.claims_per_call
         return [list(claims[start : start + size]) for start in range(0, len(claims), size)]
 
-    def estimate(self, operation: str, case: TestCase, claims: Sequence[str] = ()) -> Usage:
+    def planned_claims(self, case: TestCase) -> tuple[str, ...] | None:
+        """Unknown before the call."""
+        return None
+
+    def estimate(
+        self, operation: Operation, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+    ) -> Usage:
         """What one operation would cost, from the prompt's size; nothing is sent.
 
         Token counts are estimated at four characters a token; output sizes from typical replies.

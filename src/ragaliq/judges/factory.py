@@ -1,8 +1,13 @@
-"""Choosing and building the judge a run uses."""
+"""Choosing, building and closing the judge a run uses.
+
+The Claude judge (and with it the Anthropic SDK) is imported only when a Claude judge is built,
+so that an offline run starts without it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,17 +16,19 @@ from ragaliq.errors import ConfigError
 from ragaliq.judges.base import Judge
 from ragaliq.judges.cache import CachedJudge
 from ragaliq.judges.cascade import CascadeJudge, cascade_info
-from ragaliq.judges.claude import PROMPT_VERSION, ClaudeJudge
 from ragaliq.judges.offline import OfflineJudge
+from ragaliq.judges.prompts import PROMPT_VERSION
 from ragaliq.models import JudgeInfo
 
 __all__ = [
     "API_KEY_ENV",
     "BASE_URL_ENV",
     "JudgeChoice",
+    "JudgeOpener",
     "api_key_from",
     "build_judge",
     "describe_judge",
+    "open_judge",
 ]
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -97,6 +104,8 @@ def build_judge(
             judge=OfflineJudge(),
             notices=(f"No {API_KEY_ENV} set. {OFFLINE_NOTICE}",),
         )
+    from ragaliq.judges.claude import ClaudeJudge  # loads the Anthropic SDK: only when used
+
     base_url = config.base_url or env.get(BASE_URL_ENV) or None
     claude = ClaudeJudge(config, api_key=key, base_url=base_url)
     cached = (
@@ -108,3 +117,24 @@ def build_judge(
     if config.provider == "cascade":
         return JudgeChoice(judge=CascadeJudge(OfflineJudge(), inner), cache=cached)
     return JudgeChoice(judge=inner, cache=cached)
+
+
+JudgeOpener = Callable[..., AbstractAsyncContextManager[JudgeChoice]]
+"""Opens the judge of a config: ``(config, *, env, cache_path)``; :func:`open_judge` by default,
+a fake in tests."""
+
+
+@asynccontextmanager
+async def open_judge(
+    config: JudgeConfig, *, env: Mapping[str, str], cache_path: Path | None
+) -> AsyncIterator[JudgeChoice]:
+    """The configured judge (as :func:`build_judge`), closed when the block ends.
+
+    Raises:
+        ConfigError: as :func:`build_judge`.
+    """
+    choice = build_judge(config, env=env, cache_path=cache_path)
+    try:
+        yield choice
+    finally:
+        await choice.judge.aclose()

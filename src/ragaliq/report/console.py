@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ragaliq.gate import GateDecision
-from ragaliq.models import RunReport, Usage
-from ragaliq.preflight import Preflight
+from ragaliq.models import Preflight, RunReport, Usage
 from ragaliq.report._format import plural, verdict_label
 from ragaliq.text.plain import one_line
 

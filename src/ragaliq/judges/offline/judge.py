@@ -40,7 +40,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from ragaliq.judges.base import check_verdict_count, no_context_verdicts
+from ragaliq.judges.base import Operation, check_verdict_count, no_context_verdicts
 from ragaliq.judges.offline.features import FEATURES, Analysis, ContextIndex, analyse_claims
 from ragaliq.models import (
     ClaimsResult,
@@ -48,6 +48,7 @@ from ragaliq.models import (
     JudgeInfo,
     RelevanceResult,
     TestCase,
+    Usage,
     Verdict,
     VerificationResult,
 )
@@ -197,6 +198,16 @@ class OfflineJudge:
     def is_confident(self, verdict: ClaimVerdict) -> bool:
         """Whether a verdict of this judge is a SUPPORTED it is sure of (the cascade keeps it)."""
         return verdict.verdict is Verdict.SUPPORTED and CONFIDENT in verdict.flags
+
+    def planned_claims(self, case: TestCase) -> tuple[str, ...] | None:
+        """The response's own sentences: known without any call."""
+        return tuple(extract_sentence_claims(case.response))
+
+    def estimate(
+        self, operation: Operation, case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
+    ) -> Usage:
+        """Free: no call, no token, no cost."""
+        return Usage()
 
     async def extract_claims(self, case: TestCase) -> ClaimsResult:
         return ClaimsResult(claims=tuple(extract_sentence_claims(case.response)))

@@ -1,0 +1,187 @@
+"""What every command shares: the collaborators, the error edge, the options, and printing.
+
+Errors of the :class:`~ragaliq.errors.RagaliqError` tree become one line on stderr and exit
+code 2 (a traceback as well with ``--debug``); Ctrl-C exits 130. Everything printed goes through
+:func:`echo`, which redacts secrets and never prints a line a CI runner would take for a command.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import click
+from click.core import ParameterSource
+from pydantic import ValidationError
+
+from ragaliq._files import write_atomic
+from ragaliq._validation import field_problems
+from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, load_config
+from ragaliq.errors import ConfigError, RagaliqError
+from ragaliq.exits import ExitCode
+from ragaliq.judges.factory import JudgeOpener, open_judge
+from ragaliq.models import RunReport
+from ragaliq.redaction import redact
+from ragaliq.report import format_run_table
+from ragaliq.report.marker import comment_marker
+from ragaliq.report.progress import ProgressPrinter
+from ragaliq.text.plain import one_line, safe_lines
+
+__all__ = [
+    "Collaborators",
+    "FilePath",
+    "collaborators",
+    "comment_id_option",
+    "config_option",
+    "config_or_default",
+    "dataset_option",
+    "echo",
+    "edge",
+    "explain_unjudged",
+    "output_option",
+    "print_report",
+    "progress_printer",
+    "read_model",
+    "write_result",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+FilePath = click.Path(path_type=Path, dir_okay=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Collaborators:
+    """What the commands act through: the environment and the judge. Tests pass fakes."""
+
+    env: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    open_judge: JudgeOpener = open_judge
+
+
+def collaborators() -> Collaborators:
+    """The collaborators of the command being run (``obj`` of the click context)."""
+    obj = click.get_current_context().find_root().obj
+    return obj if isinstance(obj, Collaborators) else Collaborators()
+
+
+def edge(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn RagaliQ errors into one clear line and exit code 2 (a traceback with --debug)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except RagaliqError as exc:
+            ctx = click.get_current_context(silent=True)
+            if ctx is not None and ctx.find_root().params.get("debug"):
+                traceback.print_exc()
+            echo(f"error: {exc}", err=True)
+            sys.exit(ExitCode.UNJUDGED)
+        except KeyboardInterrupt:
+            # Files are written atomically and only at the end, so none is left half-written.
+            echo("\ninterrupted: nothing more was written", err=True)
+            sys.exit(ExitCode.INTERRUPTED)
+
+    return wrapper
+
+
+def echo(message: str = "", *, err: bool = False, nl: bool = True) -> None:
+    """Print with every registered secret redacted and no line a CI runner takes for a command."""
+    click.echo(safe_lines(redact(message)), err=err, nl=nl)
+
+
+def read_model(path: Path, kind: type[Any], what: str) -> Any:
+    """A report, decision or baseline file of ``kind``, or one clear error about it."""
+    try:
+        return kind.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: not found; pass the {what} written by ragaliq") from exc
+    except ValidationError as exc:
+        problems = list(field_problems(exc, kind))
+        more = f" and {len(problems) - 1} more problems" if len(problems) > 1 else ""
+        raise ConfigError(
+            f"{path}: not a valid {what}: {problems[0].path}: {problems[0].message}{more}; "
+            f"pass the {what} written by ragaliq"
+        ) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not a valid {what} ({str(exc).splitlines()[0]})") from exc
+
+
+def write_result(path: Path | None, text: str, label: str) -> None:
+    """Write a result file (atomically), and say so."""
+    if path is not None:
+        write_atomic(path, text if text.endswith("\n") else text + "\n")
+        echo(f"{label} written to {path}")
+
+
+def config_or_default(path: Path) -> GateConfig:
+    """The config at ``path``; the defaults when --config was left out and there is no file."""
+    source = click.get_current_context().get_parameter_source("config_path")
+    if source is ParameterSource.DEFAULT and not path.exists():
+        return GateConfig()
+    return load_config(path)
+
+
+def progress_printer() -> ProgressPrinter:
+    """A live bar on a terminal, plain lines in CI logs."""
+    env = collaborators().env
+    return ProgressPrinter(sys.stderr, live=sys.stderr.isatty() and not env.get("CI"))
+
+
+def print_report(report: RunReport) -> None:
+    """The run's notices (on stderr) and its score table."""
+    for notice in report.notices:
+        echo(f"notice: {one_line(notice)}", err=True)
+    echo(format_run_table(report))
+
+
+def explain_unjudged(report: RunReport, code: ExitCode) -> None:
+    """One line on why a run exits 2."""
+    if report.stopped_early:
+        echo(f"error: the run stopped early: {report.stopped_early}", err=True)
+    elif code is ExitCode.UNJUDGED:
+        echo("error: no case could be judged; see the case errors above", err=True)
+
+
+def _comment_id(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    try:
+        comment_marker(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+    return value
+
+
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=FilePath,
+    default=DEFAULT_CONFIG_FILE,
+    show_default=True,
+    help="The gate's config file.",
+)
+dataset_option = click.option(
+    "--dataset",
+    type=FilePath,
+    default=None,
+    help="The RAG outputs to judge (JSONL, JSON or YAML); overrides 'dataset' in the config.",
+)
+output_option = click.option(
+    "-o",
+    "--output",
+    type=FilePath,
+    default=None,
+    help="Write the run report (JSON) here.",
+)
+comment_id_option = click.option(
+    "--comment-id",
+    default="default",
+    show_default=True,
+    callback=_comment_id,
+    help="Which gate's comment this is: keeps several gates' comments apart in one PR.",
+)

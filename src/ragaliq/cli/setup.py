@@ -1,0 +1,113 @@
+"""Setting up and checking: ``init``, ``schema``, ``calibrate``, and the Action's ``action``."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import click
+
+from ragaliq._files import check_writable
+from ragaliq.calibrate import Calibration, calibrate
+from ragaliq.cli._common import (
+    FilePath,
+    collaborators,
+    config_option,
+    config_or_default,
+    echo,
+    edge,
+    write_result,
+)
+from ragaliq.config import GateConfig, config_json_schema
+from ragaliq.evaluators import HallucinationEvaluator
+from ragaliq.exits import calibration_exit_code
+from ragaliq.labels import LabelledClaim, load_labels
+from ragaliq.pipeline import local_cache_path
+from ragaliq.report.calibration import format_calibration
+from ragaliq.scaffold import write_scaffold
+from ragaliq.text.plain import one_line
+
+__all__ = ["action", "calibrate_command", "init", "schema"]
+
+
+@click.command(short_help="Write a starter config, dataset, workflow and .gitignore.")
+@click.option(
+    "--dir",
+    "root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("."),
+    show_default=True,
+    help="The repository root to write the files in.",
+)
+@click.option("--force", is_flag=True, help="Overwrite files that already exist.")
+@edge
+def init(root: Path, force: bool) -> None:
+    """Write a starter ragaliq.yaml, an example rag_outputs.jsonl and the PR workflow."""
+    for path in write_scaffold(root, force=force):
+        echo(f"wrote {path}")
+    echo(
+        "next: check them with `ragaliq validate` and try `ragaliq gate`; in both workflows, "
+        "make the first step run your pipeline and pin the action's commit SHA; then push to "
+        "main, where ragaliq-baseline.yml records the baseline pull requests are compared with"
+    )
+
+
+@click.command()
+def schema() -> None:
+    """Print the JSON Schema of ragaliq.yaml (for editor completion)."""
+    echo(config_json_schema())
+
+
+async def _calibrate(
+    labels: list[LabelledClaim], config: GateConfig, cache_path: Path | None
+) -> tuple[Calibration, tuple[str, ...]]:
+    world = collaborators()
+    async with world.open_judge(config.judge, env=world.env, cache_path=cache_path) as choice:
+        result = await calibrate(
+            labels,
+            judge=choice.judge,
+            concurrency=config.judge.concurrency,
+            min_confidence=config.evaluators.options(HallucinationEvaluator).min_confidence,
+            budget_usd=config.judge.budget_usd,
+        )
+        return result, choice.all_notices()
+
+
+@click.command("calibrate", short_help="Measure the judge against labelled claims.")
+@click.option("--labels", "labels_path", type=FilePath, required=True, help="Labelled claims.")
+@config_option
+@click.option(
+    "-o", "--output", type=FilePath, default=None, help="Write the metrics and every verdict."
+)
+@click.option(
+    "--min-kappa",
+    type=click.FloatRange(-1.0, 1.0),
+    default=None,
+    help="Exit 1 when the hallucinated-or-not kappa is below this.",
+)
+@edge
+def calibrate_command(
+    labels_path: Path, config_path: Path, output: Path | None, min_kappa: float | None
+) -> None:
+    """Measure how far the configured judge agrees with labelled claims."""
+    config = config_or_default(config_path)
+    labels = load_labels(labels_path)
+    check_writable(output, reads=(labels_path, config_path))
+    result, notices = asyncio.run(_calibrate(labels, config, local_cache_path(config, config_path)))
+    for notice in notices:
+        echo(f"notice: {one_line(notice)}", err=True)
+    echo(format_calibration(result))
+    write_result(output, result.to_json(), "calibration")
+    code, problem = calibration_exit_code(result, min_kappa=min_kappa)
+    if problem is not None:
+        echo(f"error: {problem}", err=True)
+    sys.exit(code)
+
+
+@click.command(short_help="Run as the GitHub Action.")
+def action() -> None:
+    """Run as the GitHub Action (reads INPUT_* and GITHUB_* from the environment)."""
+    from ragaliq.action import main as action_main
+
+    sys.exit(action_main())

@@ -1,0 +1,248 @@
+"""The gate's steps one by one, for workflows that split the gate across jobs.
+
+``baseline update``, ``compare``, ``render``, ``merge``, ``publish`` and ``report``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ragaliq._files import check_writable
+from ragaliq.baseline import DEFAULT_BASELINE_PATH, load_baseline, record_baseline, save_baseline
+from ragaliq.cli._common import (
+    FilePath,
+    collaborators,
+    comment_id_option,
+    config_option,
+    config_or_default,
+    echo,
+    edge,
+    read_model,
+    write_result,
+)
+from ragaliq.dataset import load_dataset
+from ragaliq.errors import BaselineError, ConfigError
+from ragaliq.exits import gate_exit_code
+from ragaliq.gate import GateDecision, GateRules, compare
+from ragaliq.github.client import DEFAULT_API_URL
+from ragaliq.models import RunReport
+from ragaliq.report import format_decision, format_run_table
+from ragaliq.report.html import render_html_report
+from ragaliq.report.markdown import UserTemplate, render_comment, render_summary
+from ragaliq.report.marker import comment_marker
+from ragaliq.shards import merge_reports
+
+__all__ = ["baseline", "compare_command", "merge", "publish", "render", "report_command"]
+
+
+@click.group()
+def baseline() -> None:
+    """Record the baseline the gate compares pull requests with."""
+
+
+@baseline.command("update")
+@click.option("--report", "report_path", type=FilePath, required=True, help="A run report.")
+@click.option(
+    "-o",
+    "--output",
+    type=FilePath,
+    default=None,
+    help="Where to write the baseline [default: the config's 'baseline', else "
+    f"{DEFAULT_BASELINE_PATH}].",
+)
+@config_option
+@click.option("--allow-errors", is_flag=True, help="Record a run that has case errors.")
+@click.option("--commit", default=None, help="The commit the report was produced on.")
+@edge
+def baseline_update(
+    report_path: Path,
+    output: Path | None,
+    config_path: Path,
+    allow_errors: bool,
+    commit: str | None,
+) -> None:
+    """Record a run report as the baseline (written atomically)."""
+    report: RunReport = read_model(report_path, RunReport, "run report")
+    config = config_or_default(config_path)
+    if output is None:
+        output = config.resolve(config.baseline, base=config_path.resolve().parent)
+    check_writable(output, reads=(report_path, config_path))
+    if not config_path.exists():
+        echo(
+            f"note: no {config_path}, so no gate policy is recorded; pass --config to record "
+            "the max_drop and failure rules a PR may not loosen",
+            err=True,
+        )
+    policy = GateRules.recorded_policy(config if config_path.exists() else None, report.evaluators)
+    recorded = record_baseline(report, allow_errors=allow_errors, commit=commit, policy=policy)
+    save_baseline(recorded, output)
+    echo(
+        f"baseline written to {output} ({report.summary.cases} cases, judge "
+        f"{report.judge.provider}/{report.judge.model})"
+    )
+
+
+@click.command("compare", short_help="Decide the gate for a run report and a baseline.")
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=FilePath,
+    default=None,
+    help="The baseline (from ragaliq baseline update). Leave it out when there is none yet: "
+    "then only the thresholds apply.",
+)
+@click.option(
+    "--report", "report_path", type=FilePath, required=True, help="The run report to judge."
+)
+@click.option("-o", "--output", type=FilePath, default=None, help="Write the decision (JSON).")
+@config_option
+@edge
+def compare_command(
+    baseline_path: Path | None, report_path: Path, output: Path | None, config_path: Path
+) -> None:
+    """Compare a run report with a baseline; exit 1 when the gate fails.
+
+    The gate policy (fail_on_new_hallucinations, max_drop, ...) is read from --config; when that
+    file does not exist the defaults apply.
+    """
+    check_writable(output, reads=(report_path, baseline_path, config_path))
+    report: RunReport = read_model(report_path, RunReport, "run report")
+    recorded = None
+    if baseline_path is not None:
+        recorded = load_baseline(baseline_path)
+        if recorded is None:
+            raise BaselineError(
+                f"{baseline_path}: not found; leave --baseline out to apply only the thresholds"
+            )
+    rules = GateRules.from_config(config_or_default(config_path))
+    decision = compare(report, recorded, rules=rules)
+    echo(format_decision(decision))
+    write_result(output, decision.model_dump_json(indent=2), "decision")
+    sys.exit(gate_exit_code(report, decision))
+
+
+@click.command()
+@click.option(
+    "--decision",
+    "decision_path",
+    type=FilePath,
+    required=True,
+    help="The gate decision (from ragaliq compare or gate --decision-out).",
+)
+@click.option("--report", "report_path", type=FilePath, default=None, help="Needed for --summary.")
+@click.option("--summary", "as_summary", is_flag=True, help="Render the job summary instead.")
+@click.option("--template", type=FilePath, default=None, help="Your own Jinja template.")
+@comment_id_option
+@click.option("-o", "--output", type=FilePath, default=None, help="Write here, not to stdout.")
+@edge
+def render(
+    decision_path: Path,
+    report_path: Path | None,
+    as_summary: bool,
+    template: Path | None,
+    comment_id: str,
+    output: Path | None,
+) -> None:
+    """Render the PR comment (or the job summary) from a decision."""
+    check_writable(output, reads=(decision_path, report_path, template))
+    decision: GateDecision = read_model(decision_path, GateDecision, "gate decision")
+    user_template = UserTemplate.from_file(template) if template is not None else None
+    if as_summary:
+        if report_path is None:
+            raise ConfigError("--summary needs --report")
+        report: RunReport = read_model(report_path, RunReport, "run report")
+        text = render_summary(decision, report=report, template=user_template)
+    else:
+        text = render_comment(decision, comment_id=comment_id, template=user_template)
+    if output is None:
+        echo(text, nl=False)
+    else:
+        write_result(output, text, "rendered Markdown")
+
+
+@click.command(short_help="Join shard reports into one report.")
+@click.argument("reports", nargs=-1, required=True, type=FilePath)
+@click.option("-o", "--output", type=FilePath, required=True, help="Write the merged report.")
+@edge
+def merge(reports: tuple[Path, ...], output: Path) -> None:
+    """Join shard reports (from `ragaliq run --shard K/N`) into one report."""
+    check_writable(output, reads=reports)
+    loaded: list[RunReport] = [read_model(p, RunReport, "run report") for p in reports]
+    merged = merge_reports(loaded, names=[str(p) for p in reports])
+    echo(format_run_table(merged))
+    write_result(output, merged.model_dump_json(indent=2), "merged report")
+
+
+@click.command(short_help="Create or update the PR comment.")
+@click.option("--body", "body_path", type=FilePath, required=True, help="The rendered comment.")
+@click.option("--pr", "pr_number", type=click.IntRange(min=1), required=True, help="The PR number.")
+@click.option(
+    "--repository",
+    envvar="GITHUB_REPOSITORY",
+    required=True,
+    help="owner/name [$GITHUB_REPOSITORY].",
+)
+@comment_id_option
+@click.option(
+    "--api-url",
+    envvar="GITHUB_API_URL",
+    default=DEFAULT_API_URL,
+    show_default=True,
+    help="The GitHub API [$GITHUB_API_URL]; set for GitHub Enterprise Server.",
+)
+@edge
+def publish(
+    body_path: Path, pr_number: int, repository: str, comment_id: str, api_url: str
+) -> None:
+    """Create or update the PR comment from a rendered body (token in $GITHUB_TOKEN).
+
+    For the two-workflow pattern on fork PRs: a `workflow_run` job that never checks out PR code
+    posts the comment the `pull_request` job rendered.
+    """
+    from ragaliq.github.comment import GitHubPublisher  # PyGithub: only when publishing
+
+    token = collaborators().env.get("GITHUB_TOKEN", "")
+    if not token:
+        raise ConfigError("publish: set GITHUB_TOKEN to a token that may write PR comments")
+    try:
+        body = body_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        raise ConfigError(
+            f"{body_path}: cannot be read ({reason}); pass the Markdown ragaliq render wrote"
+        ) from exc
+    with GitHubPublisher(
+        token=token, repository=repository, pr_number=pr_number, api_url=api_url
+    ) as publisher:
+        result = publisher.upsert(body=body, marker=comment_marker(comment_id))
+    echo(f"comment {result.action}: {result.url}")
+
+
+@click.command("report", short_help="Write a self-contained HTML report.")
+@click.option("--html", "html_path", type=FilePath, required=True, help="Write the HTML here.")
+@click.option("--report", "report_path", type=FilePath, required=True, help="A run report.")
+@click.option("--decision", "decision_path", type=FilePath, default=None, help="A gate decision.")
+@click.option(
+    "--dataset", type=FilePath, default=None, help="Show responses with their claims highlighted."
+)
+@click.option("--title", default="RagaliQ Gate report", show_default=True, help="The page's title.")
+@edge
+def report_command(
+    html_path: Path,
+    report_path: Path,
+    decision_path: Path | None,
+    dataset: Path | None,
+    title: str,
+) -> None:
+    """Write a self-contained HTML report (no network) from a run report."""
+    check_writable(html_path, reads=(report_path, decision_path, dataset))
+    run_report: RunReport = read_model(report_path, RunReport, "run report")
+    decision: GateDecision | None = (
+        read_model(decision_path, GateDecision, "gate decision") if decision_path else None
+    )
+    cases = load_dataset(dataset) if dataset else None
+    html = render_html_report(run_report, decision=decision, cases=cases, title=title)
+    write_result(html_path, html, "HTML report")
