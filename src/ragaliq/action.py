@@ -194,13 +194,7 @@ async def action(
 
     check_writable(*results, reads=inputs.files)
     inputs, kept = keep_baseline_evaluators(inputs, bar.baseline)
-    async with open_judge(judge_config, env=judge_env, cache_path=inputs.cache_path) as choice:
-        report = await judge_inputs(
-            inputs,
-            choice=choice,
-            judge_config=judge_config,
-            on_progress=ProgressPrinter(workflow.stream, live=False),
-        )
+    report = await _judge(inputs, judge_config, judge_env, workflow, open_judge)
     outcome = run_gate(
         inputs,
         report=report,
@@ -285,6 +279,23 @@ def _judge_for_key(
     )
 
 
+async def _judge(
+    inputs: Inputs,
+    judge_config: JudgeConfig,
+    env: Mapping[str, str],
+    workflow: Workflow,
+    open_judge: JudgeOpener,
+) -> RunReport:
+    """Open the judge, judge the inputs with progress lines in the log, close the judge."""
+    async with open_judge(judge_config, env=env, cache_path=inputs.cache_path) as choice:
+        return await judge_inputs(
+            inputs,
+            choice=choice,
+            judge_config=judge_config,
+            on_progress=ProgressPrinter(workflow.stream, live=False),
+        )
+
+
 async def _update_baseline(
     settings: ActionSettings,
     inputs: Inputs,
@@ -299,13 +310,7 @@ async def _update_baseline(
             "mode update-baseline needs the judge the gate uses: set the anthropic-api-key "
             "input (or judge.provider: offline in the config)"
         )
-    async with open_judge(judge, env=env, cache_path=inputs.cache_path) as choice:
-        report = await judge_inputs(
-            inputs,
-            choice=choice,
-            judge_config=judge,
-            on_progress=ProgressPrinter(workflow.stream, live=False),
-        )
+    report = await _judge(inputs, judge, env, workflow, open_judge)
     rules = GateRules.from_config(inputs.config)
     recorded = record_baseline(
         report, commit=settings.sha or None, policy=rules.recorded(report.evaluators)

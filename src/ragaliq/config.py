@@ -37,6 +37,7 @@ __all__ = [
     "config_json_schema",
     "load_config",
     "parse_config",
+    "stricter",
 ]
 
 DEFAULT_CONFIG_FILE = "ragaliq.yaml"
@@ -129,6 +130,26 @@ class GatePolicy(Section):
     on_missing_cases: Literal["fail", "notice"] = "fail"
     """Whether baseline cases missing from the run fail the gate (deleting the cases a PR does
     badly on must not pass it) or only get a notice."""
+
+
+POLICY_STRICTNESS: dict[str, tuple[object, ...]] = {
+    "fail_on_new_hallucinations": (False, True),
+    "count_unstable": (False, True),
+    "on_error": ("ignore", "fail"),
+    "on_missing_key": ("skip", "offline", "fail"),
+    "on_missing_cases": ("notice", "fail"),
+    "on_inconclusive": ("pass", "fail"),
+}
+"""Each policy choice, from loosest to strictest."""
+SMALLER_IS_STRICTER = frozenset({"max_drop", "confidence"})
+"""Policy numbers for which a smaller value is a stricter gate."""
+
+
+def stricter(setting: str, a: Any, b: Any) -> Any:
+    """The stricter of two values of one gate policy setting."""
+    if setting in SMALLER_IS_STRICTER:
+        return min(a, b)
+    return max(a, b, key=POLICY_STRICTNESS[setting].index)
 
 
 class TemplatesConfig(Section):

@@ -41,6 +41,7 @@ __all__ = [
     "load_inputs",
     "local_cache_path",
     "local_root",
+    "repo_relative",
     "run_gate",
     "run_settings",
 ]
@@ -90,7 +91,7 @@ def local_cache_path(config: GateConfig, config_path: Path) -> Path | None:
     if not config.judge.cache:
         return None
     root = local_root(config_path)
-    folder = str(Path(_config_file(root, config_path)).parent)
+    folder = str(Path(repo_relative(root, config_path, what="--config")).parent)
     path = repo_path(
         config.judge.cache_path, folder="" if folder == "." else folder, what="judge.cache_path"
     )
@@ -98,12 +99,17 @@ def local_cache_path(config: GateConfig, config_path: Path) -> Path | None:
     return root / path
 
 
-def _config_file(root: Path, config_path: Path) -> str:
+def repo_relative(root: Path, path: Path, *, what: str) -> str:
+    """``path`` (as given on the command line) as a path from the repository's root.
+
+    Raises:
+        ConfigError: it is outside the repository.
+    """
     try:
-        return config_path.resolve().relative_to(root.resolve()).as_posix()
+        return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError as exc:
         raise ConfigError(
-            f"{config_path}: the config must be inside the repository {root}"
+            f"{what} {path}: must be inside the repository {root}, where the gate reads it"
         ) from exc
 
 
@@ -120,7 +126,7 @@ def load_inputs(config_path: Path, dataset: Path | None, *, keep_cases: bool = T
     bar = read_bar(
         trusted=work,
         work=work,
-        config_file=_config_file(root, config_path),
+        config_file=repo_relative(root, config_path, what="--config"),
         with_baseline=False,
         config_name=str(config_path),
     )
@@ -173,25 +179,8 @@ def _inputs(
         relative = repo_path(raw, folder="" if dataset else bar.config_folder, what=what)
         work.check(relative, what=what)
         dataset_path = work.local(relative)
-    templates = config.templates
-    comment = (
-        UserTemplate.read(
-            bar.source,
-            bar.path(templates.comment, what="templates.comment"),
-            what="templates.comment",
-        )
-        if templates.comment
-        else None
-    )
-    summary = (
-        UserTemplate.read(
-            bar.source,
-            bar.path(templates.summary, what="templates.summary"),
-            what="templates.summary",
-        )
-        if templates.summary
-        else None
-    )
+    comment = _template(bar, config.templates.comment, "templates.comment")
+    summary = _template(bar, config.templates.summary, "templates.summary")
     check_template(comment)
     check_template(summary, summary=True)
     cache_path = None
@@ -225,6 +214,13 @@ def _inputs(
         baseline_file=bar.baseline_file,
         notices=tuple(notices),
     )
+
+
+def _template(bar: Bar, name: str | None, what: str) -> UserTemplate | None:
+    """A template the config names, read where the bar is read."""
+    if not name:
+        return None
+    return UserTemplate.read(bar.source, bar.path(name, what=what), what=what)
 
 
 def keep_baseline_evaluators(

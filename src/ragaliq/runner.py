@@ -128,24 +128,18 @@ class _Run:
         )
 
     async def claims_pass(self, case: TestCase, answers: _CaseAnswers) -> None:
-        try:
-            extraction = await self.call(lambda: self.judge.extract_claims(case))
-            answers.usage += extraction.usage
-            claims = extraction.claims
-            if not claims:
-                answers.verdicts = ()
-                return
-            if not case.has_context:
-                answers.verdicts = no_context_verdicts(claims).verdicts
-                return
+        answers.claims_error = await _guarded("claims", answers, self._claims(case, answers))
+
+    async def _claims(self, case: TestCase, answers: _CaseAnswers) -> None:
+        extraction = await self.call(lambda: self.judge.extract_claims(case))
+        answers.usage += extraction.usage
+        claims = extraction.claims
+        if not claims:
+            answers.verdicts = ()
+        elif not case.has_context:
+            answers.verdicts = no_context_verdicts(claims).verdicts
+        else:
             answers.verdicts = await self.verify(case, claims, answers)
-        except JudgeUnavailableError:
-            raise
-        except JudgeError as exc:
-            answers.usage += exc.usage or Usage()
-            answers.claims_error = f"claims: {exc}"
-        except Exception as exc:  # a bug in one case must not lose the rest of the run
-            answers.claims_error = f"claims: unexpected {type(exc).__name__}: {exc}"
 
     async def verify(
         self, case: TestCase, claims: Sequence[str], answers: _CaseAnswers
@@ -176,17 +170,31 @@ class _Run:
         return majority_verdicts(results, unstable_below=UNSTABLE_BELOW)
 
     async def relevance_pass(self, case: TestCase, answers: _CaseAnswers) -> None:
-        try:
-            relevance = await self.call(lambda: self.judge.evaluate_relevance(case))
-            answers.usage += relevance.usage
-            answers.relevance = relevance
-        except JudgeUnavailableError:
-            raise
-        except JudgeError as exc:
-            answers.usage += exc.usage or Usage()
-            answers.relevance_error = f"relevance: {exc}"
-        except Exception as exc:  # a bug in one case must not lose the rest of the run
-            answers.relevance_error = f"relevance: unexpected {type(exc).__name__}: {exc}"
+        answers.relevance_error = await _guarded(
+            "relevance", answers, self._relevance(case, answers)
+        )
+
+    async def _relevance(self, case: TestCase, answers: _CaseAnswers) -> None:
+        relevance = await self.call(lambda: self.judge.evaluate_relevance(case))
+        answers.usage += relevance.usage
+        answers.relevance = relevance
+
+
+async def _guarded(label: str, answers: _CaseAnswers, work: Awaitable[None]) -> str | None:
+    """Run one pass of a case; a judge failure is the case's error, not the run's end.
+
+    A judge that cannot be used at all still stops the run.
+    """
+    try:
+        await work
+    except JudgeUnavailableError:
+        raise
+    except JudgeError as exc:
+        answers.usage += exc.usage or Usage()
+        return f"{label}: {exc}"
+    except Exception as exc:  # a bug in one case must not lose the rest of the run
+        return f"{label}: unexpected {type(exc).__name__}: {exc}"
+    return None
 
 
 async def run_suite(

@@ -22,7 +22,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragaliq.baseline import Baseline, parse_baseline
-from ragaliq.config import GateConfig, GatePolicy, JudgeConfig, parse_config
+from ragaliq.config import (
+    POLICY_STRICTNESS,
+    SMALLER_IS_STRICTER,
+    GateConfig,
+    GatePolicy,
+    JudgeConfig,
+    parse_config,
+    stricter,
+)
 from ragaliq.errors import BaselineError, ConfigError, RepositoryError
 from ragaliq.evaluators import evaluator_class
 from ragaliq.repository import (
@@ -48,13 +56,6 @@ __all__ = [
 MAX_BASELINE_BYTES = 512 * 1024 * 1024
 """The size limit of a baseline file."""
 
-_POLICY_ORDER: dict[str, tuple[str, ...]] = {
-    "on_error": ("ignore", "fail"),
-    "on_missing_key": ("skip", "offline", "fail"),
-    "on_missing_cases": ("notice", "fail"),
-    "on_inconclusive": ("pass", "fail"),
-}
-"""Policy choices from loosest to strictest."""
 _PROVIDER_OF_JUDGE = {"offline": "offline", "anthropic": "claude", "cascade": "cascade"}
 """``judge.provider`` for each provider name a report records."""
 
@@ -287,34 +288,17 @@ def _tighten_policy(
     mine: GatePolicy, theirs: GatePolicy, tightened: list[str], pending: list[str]
 ) -> GatePolicy:
     update: dict[str, Any] = {}
-    if theirs.max_drop < mine.max_drop:
-        update["max_drop"] = theirs.max_drop
-        tightened.append(f"max_drop {mine.max_drop:g} → {theirs.max_drop:g}")
-    elif theirs.max_drop > mine.max_drop:
-        pending.append(f"max_drop {mine.max_drop:g} → {theirs.max_drop:g}")
-    if theirs.confidence < mine.confidence:
-        update["confidence"] = theirs.confidence
-        tightened.append(f"confidence {mine.confidence:g} → {theirs.confidence:g}")
-    elif theirs.confidence > mine.confidence:
-        pending.append(f"confidence {mine.confidence:g} → {theirs.confidence:g}")
-    for flag in ("fail_on_new_hallucinations", "count_unstable"):
-        a, b = getattr(mine, flag), getattr(theirs, flag)
-        if b and not a:
-            update[flag] = True
-            tightened.append(f"{flag} false → true")
-        elif a and not b:
-            pending.append(f"{flag} true → false")
-    for choice, order in _POLICY_ORDER.items():
-        a, b = getattr(mine, choice), getattr(theirs, choice)
-        if order.index(b) > order.index(a):
-            update[choice] = b
-            tightened.append(f"{choice} {a} → {b}")
-        elif order.index(b) < order.index(a):
-            pending.append(f"{choice} {a} → {b}")
-    for key in sorted(set(GatePolicy.model_fields) - {"max_drop", "confidence", *_POLICY_ORDER}):
-        if key in ("fail_on_new_hallucinations", "count_unstable"):
+    for setting in GatePolicy.model_fields:
+        a, b = getattr(mine, setting), getattr(theirs, setting)
+        if a == b:
             continue
-        pending += _differences(f"gate.{key}", getattr(mine, key), getattr(theirs, key))
+        if setting not in POLICY_STRICTNESS and setting not in SMALLER_IS_STRICTER:
+            pending.append(f"gate.{setting} {_show(a)} → {_show(b)}")
+        elif stricter(setting, a, b) == b:
+            update[setting] = b
+            tightened.append(f"{setting} {_show(a)} → {_show(b)}")
+        else:
+            pending.append(f"{setting} {_show(a)} → {_show(b)}")
     return mine.model_copy(update=update)
 
 
@@ -325,6 +309,8 @@ def _value(value: float | None, default: float) -> float:
 def _show(value: Any) -> str:
     if value is None:
         return "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, dict):
         return (
             "{"

@@ -364,7 +364,7 @@ async def test_rate_limited_server_still_gets_every_case_judged(make_judge, fake
 
 
 def test_prompt_files_are_versioned_and_contain_few_shot_examples():
-    from ragaliq.judges.claude import PROMPT_FILES, PROMPTS_DIR
+    from ragaliq.judges.prompts import PROMPT_FILES, PROMPTS_DIR
 
     assert len(PROMPT_VERSION) == 12
     for name in PROMPT_FILES[1:]:

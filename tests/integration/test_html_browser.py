@@ -23,7 +23,7 @@ from ragaliq.dataset import load_dataset
 from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.models import RunReport, TestCase
 from ragaliq.report.html import render_html_report
-from tests.unit.test_html_report import (
+from tests.unit.report.test_html_report import (
     HOSTILE_CASE,
     QUICKSTART,
     SCRIPT,

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import io
 import shutil
 from pathlib import Path
 
@@ -9,8 +8,7 @@ from click.testing import CliRunner
 
 from ragaliq.cli import cli
 from ragaliq.errors import ConfigError
-from ragaliq.models import Progress, RunReport, Usage
-from ragaliq.report.progress import ProgressPrinter
+from ragaliq.models import RunReport
 from ragaliq.shards import merge_reports, parse_shard, shard_index
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "ragaliq.yaml"
@@ -98,50 +96,6 @@ def test_merge_cli_refuses_with_exit_2(tmp_path):
     result = CliRunner().invoke(cli, ["merge", str(path), str(path), "-o", str(tmp_path / "m")])
     assert result.exit_code == 2
     assert "merge each shard once" in result.stderr
-
-
-def progress(done: int, total: int = 10, errors: int = 0) -> Progress:
-    return Progress(done=done, total=total, errors=errors, usage=Usage(cost_usd=0.42))
-
-
-def test_progress_on_ci_prints_plain_periodic_lines():
-    out = io.StringIO()
-    clock = iter([0.0] + [1.0] * 200)
-    printer = ProgressPrinter(out, live=False, every_s=100, quiet_s=0, clock=lambda: next(clock))
-    for done in range(1, 101):
-        printer(progress(done, total=100, errors=3))
-    lines = out.getvalue().splitlines()
-    assert lines[0] == "judged 10/100 cases, 3 errors, $0.42 so far"
-    assert lines[-1] == "judged 100/100 cases, 3 errors, $0.42 so far"
-    assert len(lines) == 10
-    assert "\r" not in out.getvalue()
-
-
-def test_progress_prints_on_time_too():
-    out = io.StringIO()
-    times = iter([0.0, 1.0, 20.0, 21.0, 50.0])
-    printer = ProgressPrinter(out, live=False, every_s=15, clock=lambda: next(times))
-    for done in (1, 2, 3, 4):
-        printer(progress(done, total=1000))
-    assert len(out.getvalue().splitlines()) == 2  # at 20 s and at 50 s, not in between
-
-
-def test_a_quick_run_prints_no_progress():
-    out = io.StringIO()
-    printer = ProgressPrinter(out, live=False, clock=lambda: 0.5)
-    for done in range(1, 21):
-        printer(progress(done, total=20))
-    assert out.getvalue() == ""
-
-
-def test_progress_on_a_terminal_redraws_one_line():
-    out = io.StringIO()
-    printer = ProgressPrinter(out, live=True)
-    for done in range(1, 11):
-        printer(progress(done))
-    text = out.getvalue()
-    assert text.count("\r") == 10
-    assert text.endswith("10/10 cases · 0 errors · 0 calls · $0.42\n")
 
 
 def invoke(*args: str):

@@ -38,6 +38,7 @@ from ragaliq.pipeline import (
     load_gate_inputs,
     load_inputs,
     local_root,
+    repo_relative,
     run_gate,
 )
 from ragaliq.preflight import preflight
@@ -218,11 +219,13 @@ def gate(
     work = WorkTree(root)
     explicit = None
     if baseline_path is not None:
-        explicit = repo_path(_inside(root, baseline_path, "--baseline"), what="--baseline")
+        explicit = repo_path(
+            repo_relative(root, baseline_path, what="--baseline"), what="--baseline"
+        )
     bar = read_bar(
         trusted=base_source(root, base_ref),
         work=work,
-        config_file=_inside(root, config_path, "--config"),
+        config_file=repo_relative(root, config_path, what="--config"),
         baseline_file=explicit,
         config_name=str(config_path),
     )
@@ -250,13 +253,3 @@ def gate(
         write_result(html_out, html, "HTML report")
     explain_unjudged(report, outcome.exit_code)
     sys.exit(outcome.exit_code)
-
-
-def _inside(root: Path, path: Path, option: str) -> str:
-    """``path`` (as given on the command line) as a path from the repository's root."""
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError as exc:
-        raise ConfigError(
-            f"{option} {path}: must be inside the repository {root}, where the gate reads it"
-        ) from exc

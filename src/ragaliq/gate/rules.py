@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragaliq.baseline import RecordedPolicy
-from ragaliq.config import GateConfig
+from ragaliq.config import POLICY_STRICTNESS, GateConfig, stricter
 
 __all__ = ["GateRules"]
 
@@ -81,39 +81,18 @@ class GateRules(BaseModel):
             if self.drop_for(name) > recorded:
                 loosened.append(f"{name} max_drop {recorded:g} → {self.drop_for(name):g}")
                 max_drop[name] = recorded
-        fail_on_new = self.fail_on_new_hallucinations
-        if policy.fail_on_new_hallucinations and not fail_on_new:
-            loosened.append("fail_on_new_hallucinations true → false")
-            fail_on_new = True
-        on_error = self.on_error
-        if policy.on_error == "fail" and on_error == "ignore":
-            loosened.append("on_error fail → ignore")
-            on_error = "fail"
-        count_unstable = self.count_unstable
-        if policy.count_unstable and not count_unstable:
-            loosened.append("count_unstable true → false")
-            count_unstable = True
-        on_missing = self.on_missing_cases
-        if policy.on_missing_cases == "fail" and on_missing == "notice":
-            loosened.append("on_missing_cases fail → notice")
-            on_missing = "fail"
-        confidence = self.confidence
-        if policy.confidence < confidence:
-            loosened.append(f"confidence {policy.confidence:g} → {confidence:g}")
-            confidence = policy.confidence
-        on_inconclusive = self.on_inconclusive
-        if policy.on_inconclusive == "fail" and on_inconclusive == "pass":
-            loosened.append("on_inconclusive fail → pass")
-            on_inconclusive = "fail"
-        rules = self.model_copy(
-            update={
-                "max_drop": max_drop,
-                "fail_on_new_hallucinations": fail_on_new,
-                "on_error": on_error,
-                "count_unstable": count_unstable,
-                "on_missing_cases": on_missing,
-                "confidence": confidence,
-                "on_inconclusive": on_inconclusive,
-            }
-        )
-        return rules, loosened
+        update: dict[str, Any] = {"max_drop": max_drop}
+        for setting in sorted(
+            set(POLICY_STRICTNESS) & set(type(self).model_fields) | {"confidence"}
+        ):
+            mine, recorded = getattr(self, setting), getattr(policy, setting)
+            if stricter(setting, mine, recorded) != mine:
+                loosened.append(f"{setting} {_shown(recorded)} → {_shown(mine)}")
+                update[setting] = recorded
+        return self.model_copy(update=update), loosened
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{value:g}" if isinstance(value, float) else str(value)

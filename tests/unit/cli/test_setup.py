@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from ragaliq.cli import cli
 
-GOLDEN = Path(__file__).resolve().parents[2] / "examples" / "calibration" / "golden.jsonl"
+GOLDEN = Path(__file__).resolve().parents[3] / "examples" / "calibration" / "golden.jsonl"
 
 
 def test_init_writes_the_files_and_refuses_to_overwrite(tmp_path):

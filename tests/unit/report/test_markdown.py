@@ -1026,7 +1026,7 @@ def test_an_installed_package_uses_its_own_templates(tmp_path):
     shutil.copytree(REPO_ROOT / "templates", tmp_path / "ragaliq" / "templates")
     (tmp_path / "ragaliq" / "templates" / "comment.md.j2").write_text("packaged\n")
     script = (
-        "from ragaliq.report import markdown; from tests.unit.test_markdown import "
+        "from ragaliq.report import markdown; from tests.unit.report.test_markdown import "
         "first_run_decision; print(markdown.templates_root()); "
         "print(markdown.render_comment(first_run_decision()), end='')"
     )
