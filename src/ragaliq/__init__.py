@@ -14,10 +14,12 @@ if TYPE_CHECKING:
     from ragaliq.dataset import load_dataset
     from ragaliq.errors import RagaliqError
     from ragaliq.models import CaseResult, ClaimVerdict, RunReport, TestCase, Verdict
+    from ragaliq.writer import DatasetWriter
 
 __all__ = [
     "CaseResult",
     "ClaimVerdict",
+    "DatasetWriter",
     "GateConfig",
     "RagaliqError",
     "RunReport",
@@ -33,6 +35,7 @@ from ragaliq._version import __version__
 _HOMES = {
     "CaseResult": "ragaliq.models",
     "ClaimVerdict": "ragaliq.models",
+    "DatasetWriter": "ragaliq.writer",
     "GateConfig": "ragaliq.config",
     "RagaliqError": "ragaliq.errors",
     "RunReport": "ragaliq.models",

@@ -112,7 +112,7 @@ def _first_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _message(error: ErrorDetails, model: type[BaseModel]) -> str:
+def _message(error: ErrorDetails, model: type[BaseModel], unknown_hint: str | None) -> str:
     kind = error["type"]
     value = error.get("input")
     loc = tuple(error["loc"])
@@ -130,9 +130,10 @@ def _message(error: ErrorDetails, model: type[BaseModel]) -> str:
         name = str(loc[-1]) if loc else ""
         valid = sorted(owner.model_fields) if owner else []
         hint = nearest(name, valid)
+        more = f"; {unknown_hint}" if unknown_hint and len(loc) == 1 else ""
         if hint:
-            return f"unknown key '{name}'; did you mean '{hint}'?"
-        return f"unknown key '{name}'; valid keys are {', '.join(valid)}"
+            return f"unknown key '{name}'; did you mean '{hint}'?{more}"
+        return f"unknown key '{name}'; valid keys are {', '.join(valid)}{more}"
     if kind == "missing":
         return "missing required field"
     if kind == "literal_error":
@@ -170,12 +171,18 @@ def _message(error: ErrorDetails, model: type[BaseModel]) -> str:
     return f"{error['msg']} (got {shown(value)})"
 
 
-def field_problems(exc: ValidationError, model: type[BaseModel]) -> Iterator[FieldProblem]:
-    """Readable problems for each error in ``exc``, which came from validating ``model``."""
+def field_problems(
+    exc: ValidationError, model: type[BaseModel], *, unknown_hint: str | None = None
+) -> Iterator[FieldProblem]:
+    """Readable problems for each error in ``exc``, which came from validating ``model``.
+
+    ``unknown_hint`` is added to the message about an unknown top-level key (for a dataset: where
+    to keep data of its own).
+    """
     seen: set[tuple[tuple[str | int, ...], str]] = set()
     for error in exc.errors(include_url=False):
         loc = tuple(part for part in error["loc"] if not _is_union_tag(part))
-        problem = FieldProblem(loc, _message(error, model))
+        problem = FieldProblem(loc, _message(error, model, unknown_hint))
         key = (problem.loc, problem.message)
         if key not in seen:
             seen.add(key)
@@ -213,4 +220,6 @@ def unicode_problem(value: Any) -> str | None:
         )
     except (RecursionError, ValueError) as exc:
         return unparsable(exc)
+    except TypeError:
+        return "holds a value that is not text, a number, a list or a mapping"
     return None

@@ -16,8 +16,10 @@ import yaml
 from pydantic import AfterValidator, Field, SecretStr, ValidationError
 
 from ragaliq._fields import Count, FileName, Flag, Fraction, Number, Section
+from ragaliq._reading import decode_utf8, describe_size, read_regular
 from ragaliq._validation import field_problems, unparsable
 from ragaliq._yaml import load_yaml
+from ragaliq.dataset import DatasetFormat
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators.registry import EvaluatorSections, evaluator_sections
 from ragaliq.redaction import register_secret
@@ -25,6 +27,7 @@ from ragaliq.redaction import register_secret
 __all__ = [
     "DEFAULT_CLAUDE_MODEL",
     "DEFAULT_CONFIG_FILE",
+    "MAX_CONFIG_BYTES",
     "EvaluatorsConfig",
     "GateConfig",
     "GatePolicy",
@@ -39,6 +42,8 @@ __all__ = [
 
 DEFAULT_CONFIG_FILE = "ragaliq.yaml"
 DEFAULT_CLAUDE_MODEL = "claude-sonnet-5-5"
+MAX_CONFIG_BYTES = 1024 * 1024
+"""The size limit of a config file."""
 
 
 class ModelPrice(Section):
@@ -160,7 +165,9 @@ class GateConfig(Section):
     """The whole ``ragaliq.yaml``."""
 
     dataset: FileName | None = None
-    """The RAG outputs to judge (JSONL, JSON or YAML), relative to the config file."""
+    """The RAG outputs to judge (JSONL, JSON, YAML or CSV), relative to the config file."""
+    dataset_format: DatasetFormat = "auto"
+    """The dataset's field names (RagaliQ's, RAGAS's or DeepEval's) or CSV; detected by default."""
     baseline: FileName = ".ragaliq/baseline.json"
     """The baseline file, relative to the config file; the action reads it at the PR's base."""
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
@@ -182,22 +189,24 @@ def load_config(path: Path) -> GateConfig:
             every problem as ``file: field.path: problem``.
     """
     name = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise ConfigError(
-            f"{name}: not found; write one with `ragaliq init` (or by hand: see the README's "
-            "config reference), or pass --config with the right path"
-        ) from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{name}: not UTF-8 text; re-save it as UTF-8") from exc
-    except OSError as exc:
-        raise ConfigError(f"{name}: cannot be read ({exc.strerror})") from exc
-    return parse_config(text, name=name)
+    raw = read_regular(
+        path,
+        limit=MAX_CONFIG_BYTES,
+        error=ConfigError,
+        missing="write one with `ragaliq init` (or by hand: see the README's config reference), "
+        "or pass --config with the right path",
+        too_big="a config is a few settings; check that --config names the right file",
+    )
+    return parse_config(decode_utf8(raw, name=name, error=ConfigError), name=name)
 
 
 def parse_config(text: str, *, name: str = DEFAULT_CONFIG_FILE) -> GateConfig:
     """Validate config text; ``name`` is used in messages."""
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{name}: {describe_size(len(text))} is over the limit of "
+            f"{describe_size(MAX_CONFIG_BYTES)} for a config; check that it is the right file"
+        )
     try:
         data: Any = load_yaml(text)
     except yaml.YAMLError as exc:

@@ -1,169 +1,115 @@
-"""Loading the RAG outputs to judge, with every problem reported as ``file:line: field: problem``.
+"""Reading the RAG outputs to judge, with every problem reported as ``file:line: field: problem``.
 
-A dataset is JSONL (one case per line), or JSON or YAML holding a list of cases or a mapping with
-a ``cases`` list. The whole file is checked before anything is judged.
+A dataset is JSON Lines (one case per line), a JSON or YAML document holding a list of cases (or a
+mapping with a ``cases`` list), or CSV (a header row, then one case per row). Its cases may use
+RagaliQ's field names or those of RAGAS or DeepEval (:mod:`ragaliq._shapes`); the shape is
+detected from the field names, or set with ``dataset_format`` in the config, and
+:class:`DatasetInfo` says which was used. A shape without ids gets ids derived from the query.
+
+The whole file is checked before anything is judged. Memory stays bounded: JSON Lines and CSV
+are read as a stream (:class:`DatasetReader` yields the cases one by one and keeps only what
+finding duplicate ids needs), JSON and YAML documents are parsed whole under a tighter size
+limit, and special files (``/dev/zero``, a FIFO, a folder) are refused before a byte is read.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import re
-import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
+from ragaliq._csv_cases import CsvTable, Unreadable, sniff_header
+from ragaliq._ids import IdRegistry, derive_id, visible
+from ragaliq._reading import (
+    TooLong,
+    decode_utf8,
+    describe_size,
+    numbered_lines,
+    open_regular,
+    read_regular,
+)
+from ragaliq._shapes import (
+    MAX_FIELD_CHARS,
+    NATIVE,
+    SHAPES,
+    CaseFields,
+    Chunks,
+    Shape,
+    ShapeRecord,
+    Text,
+    Unquoted,
+    as_chunks,
+    context_chars,
+    detect_shape,
+    shape_named,
+)
 from ragaliq._validation import describe_value, field_problems, unicode_problem, unparsable
-from ragaliq._yaml import load_yaml
+from ragaliq._yaml import load_yaml_node
 from ragaliq.errors import DatasetError
 from ragaliq.models import TestCase
 
 __all__ = [
+    "MAX_DOCUMENT_BYTES",
     "MAX_FIELD_CHARS",
+    "MAX_LINE_BYTES",
     "MAX_PROBLEMS",
+    "MAX_STREAM_BYTES",
+    "MAX_YAML_BYTES",
+    "CaseChecker",
     "Chunks",
+    "Container",
+    "Dataset",
+    "DatasetFormat",
+    "DatasetInfo",
+    "DatasetReader",
     "InvalidJson",
+    "NumberedCase",
     "Text",
     "as_chunks",
     "context_chars",
+    "iter_cases",
     "jsonl_records",
     "load_dataset",
     "parse_dataset",
     "raise_problems",
+    "read_dataset",
     "read_utf8",
     "validate_records",
 ]
 
 R = TypeVar("R", bound=BaseModel)
 
-MAX_FIELD_CHARS = {"id": 200, "query": 20_000, "response": 100_000, "context": 500_000}
-"""Size limits per field, in characters; ``context`` counts all chunks together."""
+DatasetFormat = Literal["auto", "ragaliq", "ragas", "deepeval", "csv"]
+"""``dataset_format`` in the config: detect, force a shape of fields, or force CSV."""
+Container = Literal["jsonl", "json", "yaml", "csv"]
+
+MAX_STREAM_BYTES = 2 * 1024**3
+"""The size limit of a JSON Lines or CSV dataset, which is read as a stream."""
+MAX_DOCUMENT_BYTES = 64 * 1024**2
+"""The size limit of a JSON dataset, which is parsed whole."""
+MAX_YAML_BYTES = 8 * 1024**2
+"""The size limit of a YAML dataset: parsed whole, by a parser that needs ~60 bytes per byte."""
+MAX_LINE_BYTES = 8 * 1024**2
+"""The longest line of a JSON Lines or CSV dataset."""
 MAX_PROBLEMS = 20
 """Problems listed before the rest are summarised as a count."""
 
-
-def _strict_text(value: Any) -> Any:
-    if value is not None and not isinstance(value, str):
-        raise ValueError(f"must be a string (got {describe_value(value)})")
-    return value
-
-
-def _chunks(value: Any) -> Any:
-    if isinstance(value, str):
-        return value
-    if not isinstance(value, list):
-        raise ValueError(f"must be a string or a list of strings (got {describe_value(value)})")
-    for i, chunk in enumerate(value):
-        if not isinstance(chunk, str):
-            raise ValueError(f"chunk {i} must be a string (got {describe_value(chunk)})")
-    return value
-
-
-_LINE_END = re.compile(r"\r\n|\r|\n")
-
-
-def _case_id(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank; give every case a short, stable name")
-    if any(unicodedata.category(ch) in {"Cc", "Zl", "Zp"} for ch in value):
-        raise ValueError("must be one line without control characters such as tabs or newlines")
-    return value
-
-
-Text = Annotated[str, BeforeValidator(_strict_text)]
-"""A string field that refuses numbers and other types with a readable message."""
-Chunks = Annotated[list[str] | str, BeforeValidator(_chunks)]
-"""A context: a list of strings, or one string for a single chunk."""
-
-
-def as_chunks(context: list[str] | str) -> tuple[str, ...]:
-    """A context as a tuple of chunks (a single string is one chunk)."""
-    return (context,) if isinstance(context, str) else tuple(context)
-
-
-def context_chars(context: list[str] | str) -> int:
-    """The size of a context in characters, all chunks together."""
-    return sum(len(chunk) for chunk in as_chunks(context))
-
-
-class _CaseRecord(BaseModel):
-    """The on-disk shape of a case, stricter about types than the in-memory model."""
-
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
-
-    id: Annotated[str, AfterValidator(_case_id)] = Field(min_length=1)
-    query: Text
-    context: Chunks
-    response: Text
-    expected_answer: Text | None = None
-    tags: list[str] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict)
-
-    def to_case(self) -> TestCase:
-        return TestCase(
-            id=self.id,
-            query=self.query,
-            context=as_chunks(self.context),
-            response=self.response,
-            expected_answer=self.expected_answer,
-            tags=tuple(self.tags),
-            metadata=self.metadata,
-        )
-
-
-def load_dataset(path: Path) -> list[TestCase]:
-    """Read and validate a dataset file.
-
-    Raises:
-        DatasetError: the file is missing, is not UTF-8, cannot be parsed, is empty, or has
-            invalid cases; the message lists every problem found, one per line.
-    """
-    text = read_utf8(path, missing="pass --dataset or set 'dataset' in the config")
-    return parse_dataset(text, name=str(path), suffix=path.suffix.lower())
-
-
-def read_utf8(path: Path, *, missing: str) -> str:
-    """A file's text, with a clear error when it is missing, unreadable or not UTF-8.
-
-    Raises:
-        DatasetError: naming the file (and the line of a bad byte); ``missing`` says how to fix
-            a missing file.
-    """
-    name = str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise DatasetError(f"{name}: not found; {missing}") from exc
-    except OSError as exc:
-        raise DatasetError(f"{name}: cannot be read ({exc.strerror})") from exc
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise DatasetError(
-            f"{name}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
-            "re-save the file as UTF-8"
-        ) from exc
-
-
-def parse_dataset(text: str, *, name: str, suffix: str = ".jsonl") -> list[TestCase]:
-    """Validate dataset text; ``suffix`` picks the format and ``name`` is used in messages."""
-    if suffix in {".yaml", ".yml"}:
-        records = _yaml_records(text, name)
-    elif suffix == ".json":
-        records = _json_records(text, name)
-    else:
-        records = jsonl_records(text)
-    if not records:
-        raise DatasetError(
-            f"{name}: the dataset has no cases; add one case per line as "
-            '{"id": ..., "query": ..., "context": [...], "response": ...}'
-        )
-    return _validate(records, name)
+_CONTAINER_LABELS = {"jsonl": "JSON Lines", "json": "JSON", "yaml": "YAML", "csv": "CSV"}
+_LIMITS: dict[Container, int] = {
+    "jsonl": MAX_STREAM_BYTES,
+    "csv": MAX_STREAM_BYTES,
+    "json": MAX_DOCUMENT_BYTES,
+    "yaml": MAX_YAML_BYTES,
+}
+_MISSING = "pass --dataset or set 'dataset' in the config"
+_ONE_CASE = '{"id": ..., "query": ..., "context": [...], "response": ...}'
 
 
 @dataclass(frozen=True)
@@ -173,6 +119,413 @@ class InvalidJson:
     problem: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class DatasetInfo:
+    """How a dataset was read: its format, its shape of fields, its cases and derived ids."""
+
+    path: str
+    container: Container
+    shape: str
+    """The shape's label: ``RagaliQ``, ``RAGAS``, ``RAGAS (names before 0.2)``, ``DeepEval``."""
+    mapping: str = ""
+    """How the shape's fields map to RagaliQ's, when they differ."""
+    forced: bool = False
+    """Whether ``dataset_format`` chose the format (else it was detected)."""
+    cases: int = 0
+    derived_ids: int = 0
+    """Cases given an id derived from their query, having none."""
+    derived_example: str | None = None
+
+    @property
+    def description(self) -> str:
+        """``JSON Lines`` or ``CSV, RAGAS fields``."""
+        label = _CONTAINER_LABELS[self.container]
+        return label if self.shape == NATIVE.label else f"{label}, {self.shape} fields"
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        """What a run should say about how the dataset was read (nothing for RagaliQ's JSON)."""
+        out = []
+        if self.shape != NATIVE.label or self.container == "csv":
+            how = (
+                "as dataset_format in the config says"
+                if self.forced
+                else "detected from its name and fields"
+            )
+            mapping = f" ({self.mapping})" if self.mapping else ""
+            out.append(
+                f"The dataset {self.path} was read as {_CONTAINER_LABELS[self.container]} with "
+                f"{self.shape} fields{mapping}, {how}."
+            )
+        if self.derived_ids:
+            some = "Its" if self.derived_ids == self.cases else f"{self.derived_ids:,} of its"
+            out.append(
+                f"{some} cases have no id, so each got one derived from its query (such as "
+                f"{visible(self.derived_example or '')}); the baseline matches cases by id, so a "
+                "case whose query changes counts as a new case. Give each case an id to keep "
+                "it matched."
+            )
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A dataset read whole: its cases, and how it was read."""
+
+    cases: list[TestCase]
+    info: DatasetInfo
+
+
+NumberedCase = tuple[int, TestCase]
+"""A case and the line it starts on."""
+
+
+class _Problems:
+    """The problems found, keeping the first :data:`MAX_PROBLEMS` and counting the rest."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+        self.count = 0
+
+    def add(self, problem: str) -> None:
+        self.count += 1
+        if len(self.shown) < MAX_PROBLEMS:
+            self.shown.append(problem)
+
+    def raise_if_any(self) -> None:
+        if self.count > len(self.shown):
+            raise DatasetError(
+                "\n".join([*self.shown, f"... and {self.count - len(self.shown)} more problems"])
+            )
+        if self.shown:
+            raise DatasetError("\n".join(self.shown))
+
+
+def _container(path: Path, dataset_format: DatasetFormat) -> Container:
+    suffix = path.suffix.lower()
+    if dataset_format == "csv" or suffix == ".csv":
+        return "csv"
+    if suffix == ".json":
+        return "json"
+    if suffix in {".yaml", ".yml"}:
+        return "yaml"
+    return "jsonl"
+
+
+def _too_big(container: Container) -> str:
+    if container in {"json", "yaml"}:
+        return (
+            f"a {_CONTAINER_LABELS[container]} dataset is parsed whole, so write JSON Lines "
+            f"instead (.jsonl, one case per line), which is read as a stream up to "
+            f"{describe_size(MAX_STREAM_BYTES)}"
+        )
+    return "judge a smaller suite, or split it into several datasets, one per gate"
+
+
+class DatasetReader:
+    """Reads and validates a dataset, yielding its cases one at a time.
+
+    Nothing may be judged until the whole file is valid, so iteration stops yielding at the first
+    problem, goes on to find the others, and raises them all at the end. A caller that must not
+    act on any case of an invalid file reads it twice: :meth:`check` first (memory bounded by the
+    ids), then the cases::
+
+        reader = DatasetReader(path)
+        reader.check()           # raises DatasetError listing every problem
+        for line, case in reader:
+            ...
+    """
+
+    def __init__(self, path: Path, *, dataset_format: DatasetFormat = "auto") -> None:
+        self.path = path
+        self.dataset_format = dataset_format
+        self.container: Container = _container(path, dataset_format)
+        self._info: DatasetInfo | None = None
+
+    @property
+    def info(self) -> DatasetInfo:
+        """How the dataset was read; complete once it has been read to the end."""
+        if self._info is None:
+            raise RuntimeError("the dataset has not been read yet")
+        return self._info
+
+    def __iter__(self) -> Iterator[NumberedCase]:
+        for line, case in self._read(keep=True):
+            assert case is not None
+            yield line, case
+
+    def check(self) -> DatasetInfo:
+        """Validate the whole dataset, keeping no case; return how it was read.
+
+        Raises:
+            DatasetError: every problem found, as ``file:line: field: problem``.
+        """
+        for _ in self._read(keep=False):
+            pass
+        return self.info
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def _read(self, *, keep: bool) -> Iterator[tuple[int, TestCase | None]]:
+        name = str(self.path)
+        limit = _LIMITS[self.container]
+        with open_regular(
+            self.path,
+            limit=limit,
+            error=DatasetError,
+            missing=_MISSING,
+            too_big=_too_big(self.container),
+        ) as handle:
+            if self.container in {"jsonl", "csv"}:
+                lines = numbered_lines(
+                    handle, name=name, max_line_bytes=MAX_LINE_BYTES, error=DatasetError
+                )
+                yield from self.validated(lines, keep=keep)
+                return
+            raw = handle.read()
+        items = _document_items(raw, name, self.container)
+        del raw  # the parsed document is all that is needed now
+        yield from self.validated(items, keep=keep)
+
+    def _shapes(self) -> tuple[Shape, ...]:
+        if self.dataset_format in {"ragaliq", "ragas", "deepeval"}:
+            return shape_named(self.dataset_format)
+        return SHAPES
+
+    def validated(
+        self, source: Iterator[tuple[int, Any]], *, keep: bool = True
+    ) -> Iterator[tuple[int, TestCase | None]]:
+        """Validate numbered lines (JSON Lines, CSV) or numbered records (JSON, YAML)."""
+        name = str(self.path)
+        state = CaseChecker(name, self._shapes())
+        table: CsvTable | None = None
+        items: Iterator[tuple[int, Any]]
+        if self.container == "csv":
+            table = CsvTable(source, name=name, shapes=state.shapes)
+            items = iter(table.rows())
+        elif self.container == "jsonl":
+            items = _jsonl_items(source, name)
+        else:
+            items = source
+        for line, item in items:
+            if table is not None and state.shape is None:
+                state.use_table(table)
+            valid = state.check(line, item)
+            if valid is not None and state.problems.count == 0:
+                yield line, _to_case(*valid) if keep else None
+        if table is not None and state.shape is None:
+            state.use_table(table)
+        if state.cases == 0 and state.problems.count == 0:
+            raise DatasetError(f"{name}: the dataset has no cases; {self._how_to_add()}")
+        state.problems.raise_if_any()
+        shape = state.shape or NATIVE
+        self._info = DatasetInfo(
+            path=name,
+            container=self.container,
+            shape=shape.label,
+            mapping=shape.mapping,
+            forced=self.dataset_format != "auto",
+            cases=state.cases,
+            derived_ids=state.derived,
+            derived_example=state.example,
+        )
+
+    def _how_to_add(self) -> str:
+        if self.container == "csv":
+            return "add a header row (id,query,context,response) and one case per row"
+        if self.container == "jsonl":
+            return f"add one case per line as {_ONE_CASE}"
+        return f"add a list of cases, each as {_ONE_CASE}"
+
+
+class CaseChecker:
+    """One pass over a dataset's records: the shape, the ids seen, the problems, the counts."""
+
+    def __init__(self, name: str, shapes: tuple[Shape, ...]) -> None:
+        self.name = name
+        self.shapes = shapes
+        self.problems = _Problems()
+        self.registry = IdRegistry()
+        self.shape: Shape | None = None
+        self.model: type[ShapeRecord] | None = None
+        self.cases = 0
+        self.derived = 0
+        self.example: str | None = None
+
+    def use_table(self, table: CsvTable) -> None:
+        """Take the shape from a CSV header, and report the header's problems."""
+        self.shape, self.model = table.shape, table.model
+        for problem in table.header_problems:
+            self.problems.add(problem)
+
+    def check(self, line: int, item: Any) -> tuple[CaseFields, str] | None:
+        """A valid record's fields and id; None (and the problems recorded) for an invalid one."""
+        where = f"{self.name}:{line}"
+        if isinstance(item, InvalidJson):
+            self.problems.add(f"{where}: invalid JSON: {item.problem}")
+            return None
+        if isinstance(item, Unreadable):
+            self.problems.add(f"{where}: {item.message}")
+            return None
+        if not isinstance(item, dict):
+            self.problems.add(f"{where}: a case must be an object (got {describe_value(item)})")
+            return None
+        if self.shape is None or self.model is None:
+            self.shape = detect_shape(item, among=self.shapes)
+            self.model = self.shape.model
+        fields = _validate_case(item, self.model, self.shape, where, self.problems)
+        if fields is None:
+            return None
+        case_id = fields.id
+        if case_id is None:
+            case_id = _derived_id(fields.query, self.registry)
+            self.derived += 1
+            self.example = self.example or case_id
+        clash = self.registry.add(case_id, line)
+        if clash is not None:
+            self.problems.add(f"{where}: id: {clash}")
+            return None
+        self.cases += 1
+        return fields, case_id
+
+    def check_one(self, line: int, item: Any) -> tuple[CaseFields, str]:
+        """A valid record's fields and id, or a DatasetError with its problems.
+
+        Raises:
+            DatasetError: the record's problems, as ``file:line: field: problem``.
+        """
+        valid = self.check(line, item)
+        if valid is None:
+            shown = self.problems.shown
+            self.problems = _Problems()
+            raise DatasetError("\n".join(shown))
+        return valid
+
+
+def _validate_case(
+    item: dict[str, Any],
+    model: type[ShapeRecord],
+    shape: Shape,
+    where: str,
+    problems: _Problems,
+) -> CaseFields | None:
+    try:
+        record = model.model_validate(item)
+    except ValidationError as exc:
+        hint = "keep data of your own under 'metadata'"
+        for p in field_problems(exc, model, unknown_hint=hint):
+            problems.add(f"{where}: {p.path}: {p.message}")
+        return None
+    fields = record.fields()
+    oversized = _size_problems(fields, shape)
+    for problem in oversized:
+        problems.add(f"{where}: {problem}")
+    return None if oversized else fields
+
+
+def _derived_id(query: str, registry: IdRegistry) -> str:
+    """An id from the query; the second case with the same query gets ``-2``, and so on."""
+    base = derive_id(query)
+    candidate, n = base, 1
+    while registry.has(candidate):
+        n += 1
+        candidate = f"{base}-{n}"
+    return candidate
+
+
+def _to_case(fields: CaseFields, case_id: str) -> TestCase:
+    return TestCase(
+        id=case_id,
+        query=fields.query,
+        context=fields.context,
+        response=fields.response,
+        expected_answer=fields.expected_answer,
+        expected_facts=fields.expected_facts,
+        tags=fields.tags,
+        metadata=fields.metadata,
+    )
+
+
+def _size_problems(fields: CaseFields, shape: Shape) -> list[str]:
+    sizes = {
+        "id": len(fields.id or ""),
+        "query": len(fields.query),
+        "response": len(fields.response),
+        "context": context_chars(fields.context),
+        "expected_answer": len(fields.expected_answer or ""),
+        "expected_facts": context_chars(fields.expected_facts),
+    }
+    return [
+        f"{shape.field_name(name)}: {size:,} characters is over the limit of "
+        f"{MAX_FIELD_CHARS[name]:,}; shorten it or split the case"
+        for name, size in sizes.items()
+        if size > MAX_FIELD_CHARS[name]
+    ]
+
+
+# --- JSON Lines ---------------------------------------------------------------------------------
+
+
+def _json_line(line: str) -> Any:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return InvalidJson(f"{exc.msg} (column {exc.colno})")
+    except (RecursionError, ValueError) as exc:
+        return InvalidJson(unparsable(exc))
+    problem = unicode_problem(value)
+    return value if problem is None else InvalidJson(problem)
+
+
+def _jsonl_items(
+    lines: Iterator[tuple[int, str | TooLong]], name: str
+) -> Iterator[tuple[int, Any]]:
+    first = True
+    for number, line in lines:
+        if isinstance(line, TooLong):
+            first = False
+            yield (
+                number,
+                Unreadable(
+                    f"the line is over {describe_size(MAX_LINE_BYTES)}; each field of a case has a "
+                    "size limit (see the README), so shorten it or split the case"
+                ),
+            )
+            continue
+        if not line.strip():
+            continue
+        value = _json_line(line)
+        if first and isinstance(value, InvalidJson):
+            misnamed = _misnamed(line)
+            if misnamed is not None:
+                raise DatasetError(f"{name}:{number}: {misnamed}")
+        first = False
+        yield number, value
+
+
+_YAML_START = re.compile(r"(---|cases\s*:|-\s+[\w\"']+\s*:|[\w\"']+\s*:(\s|$))")
+
+
+def _misnamed(line: str) -> str | None:
+    """What a file read as JSON Lines looks like instead, judged by its first line."""
+    text = line.strip()
+    if text in {"[", "{"}:
+        return (
+            "this looks like one JSON document over several lines, not JSON Lines (one case "
+            "per line); name the file .json, or write one case per line"
+        )
+    header = sniff_header(text)
+    if header is not None:
+        columns = ", ".join(header[1][:6]) + (", ..." if len(header[1]) > 6 else "")
+        return (
+            f"this looks like CSV (a header row: {columns}), not JSON Lines; name the file "
+            ".csv, or set dataset_format: csv in the config"
+        )
+    if _YAML_START.match(text):
+        return "this looks like YAML, not JSON Lines; name the file .yaml"
+    return None
+
+
 def jsonl_records(text: str) -> list[tuple[int, Any]]:
     """Each non-blank line's JSON value (or :class:`InvalidJson`) with its line number.
 
@@ -180,20 +533,28 @@ def jsonl_records(text: str) -> list[tuple[int, Any]]:
     valid inside JSON strings (where a raw line feed or carriage return is not).
     """
     records: list[tuple[int, Any]] = []
-    for number, line in enumerate(_LINE_END.split(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            records.append((number, InvalidJson(f"{exc.msg} (column {exc.colno})")))
-            continue
-        except (RecursionError, ValueError) as exc:
-            records.append((number, InvalidJson(unparsable(exc))))
-            continue
-        problem = unicode_problem(value)
-        records.append((number, value if problem is None else InvalidJson(problem)))
+    for number, line in _text_lines(text):
+        if isinstance(line, str) and line.strip():
+            records.append((number, _json_line(line)))
     return records
+
+
+def _text_lines(text: str) -> Iterator[tuple[int, str | TooLong]]:
+    return numbered_lines(
+        io.BytesIO(text.encode("utf-8", "surrogatepass")),
+        name="",
+        max_line_bytes=len(text) * 4 + 1,
+        error=DatasetError,
+    )
+
+
+# --- JSON and YAML documents --------------------------------------------------------------------
+
+
+def _document_items(raw: bytes, name: str, container: Container) -> Iterator[tuple[int, Any]]:
+    text = decode_utf8(raw, name=name, error=DatasetError)
+    records = _yaml_records(text, name) if container == "yaml" else _json_records(text, name)
+    return iter(records)
 
 
 def _json_records(text: str, name: str) -> list[tuple[int, Any]]:
@@ -213,24 +574,38 @@ def _json_records(text: str, name: str) -> list[tuple[int, Any]]:
 
 def _yaml_records(text: str, name: str) -> list[tuple[int, Any]]:
     try:
-        data = load_yaml(text)
-        node = yaml.compose(text)
+        document = load_yaml_node(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{name}:{mark.line + 1}" if mark is not None else name
         raise DatasetError(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from exc
     except (RecursionError, ValueError) as exc:
         raise DatasetError(f"{name}: invalid YAML: {unparsable(exc)}") from exc
-    _check_unicode(data, name)
-    items = _cases_of(data, name)
-    seq = node
+    _check_unicode(document.data, name)
+    items = _cases_of(document.data, name)
+    node, seq = document.node, document.node
     if isinstance(node, yaml.MappingNode):
         seq = next((v for k, v in node.value if k.value == "cases"), None)
-    if isinstance(seq, yaml.SequenceNode) and len(seq.value) == len(items):
-        lines = [child.start_mark.line + 1 for child in seq.value]
-    else:
-        lines = [1] * len(items)
-    return list(zip(lines, items, strict=True))
+    if not (isinstance(seq, yaml.SequenceNode) and len(seq.value) == len(items)):
+        return [(1, item) for item in items]
+    return [
+        (line, _mark_unquoted_id(item, child))
+        for line, item, child in zip(document.lines_of(seq), items, seq.value, strict=True)
+    ]
+
+
+def _mark_unquoted_id(item: Any, node: yaml.Node) -> Any:
+    """The case, with an id YAML read as a number, a boolean or null marked as written."""
+    if not (isinstance(item, dict) and isinstance(node, yaml.MappingNode)):
+        return item
+    value = item.get("id")
+    if isinstance(value, str) or "id" not in item:
+        return item
+    for key, child in node.value:
+        plain = isinstance(child, yaml.ScalarNode) and child.style is None
+        if isinstance(key, yaml.ScalarNode) and key.value == "id" and plain:
+            return {**item, "id": Unquoted(child.value, value)}
+    return item
 
 
 def _check_unicode(data: Any, name: str) -> None:
@@ -258,9 +633,12 @@ def _json_item_lines(text: str) -> list[int]:
 
     def walk_array(start: int) -> list[int]:
         lines: list[int] = []
+        line, counted = 1, 0
         i = _skip_ws(text, start + 1)
         while i < len(text) and text[i] != "]":
-            lines.append(text.count("\n", 0, i) + 1)
+            line += text.count("\n", counted, i)
+            counted = i
+            lines.append(line)
             _, i = decoder.raw_decode(text, i)
             i = _skip_ws(text, i)
             if i < len(text) and text[i] == ",":
@@ -289,11 +667,69 @@ def _skip_ws(text: str, i: int) -> int:
     return i
 
 
-def _validate(records: list[tuple[int, Any]], name: str) -> list[TestCase]:
-    valid = validate_records(
-        records, name=name, model=_CaseRecord, noun="a case", size_problems=_size_problems
+# --- the public ways in -------------------------------------------------------------------------
+
+
+def iter_cases(path: Path, *, dataset_format: DatasetFormat = "auto") -> Iterator[NumberedCase]:
+    """The cases of a dataset with their line numbers, read as a stream (see DatasetReader).
+
+    Raises:
+        DatasetError: after the last valid case, listing every problem of the file.
+    """
+    return iter(DatasetReader(path, dataset_format=dataset_format))
+
+
+def read_dataset(path: Path, *, dataset_format: DatasetFormat = "auto") -> Dataset:
+    """Read and validate a whole dataset; return its cases and how it was read.
+
+    Raises:
+        DatasetError: the file is missing, not a regular file, too large, not UTF-8, cannot be
+            parsed, is empty, or has invalid cases; the message lists every problem found.
+    """
+    reader = DatasetReader(path, dataset_format=dataset_format)
+    cases = [case for _, case in reader]
+    return Dataset(cases=cases, info=reader.info)
+
+
+def load_dataset(path: Path, *, dataset_format: DatasetFormat = "auto") -> list[TestCase]:
+    """Read and validate a dataset file (see :func:`read_dataset`).
+
+    Raises:
+        DatasetError: the file is missing, is not UTF-8, cannot be parsed, is empty, or has
+            invalid cases; the message lists every problem found, one per line.
+    """
+    return read_dataset(path, dataset_format=dataset_format).cases
+
+
+def parse_dataset(text: str, *, name: str, suffix: str = ".jsonl") -> list[TestCase]:
+    """Validate dataset text; ``suffix`` picks the format and ``name`` is used in messages."""
+    reader = DatasetReader(Path(name), dataset_format="auto")
+    container = reader.container = _container(Path(f"dataset{suffix}"), "auto")
+    items: Iterator[tuple[int, Any]]
+    if container in {"jsonl", "csv"}:
+        items = _text_lines(text)
+    else:
+        items = iter(
+            _yaml_records(text, name) if container == "yaml" else _json_records(text, name)
+        )
+    return [case for _, case in reader.validated(items) if case is not None]
+
+
+def read_utf8(path: Path, *, missing: str, limit: int = MAX_DOCUMENT_BYTES) -> str:
+    """A regular file's text, with a clear error when it is missing, unreadable or not UTF-8.
+
+    Raises:
+        DatasetError: naming the file (and the line of a bad byte); ``missing`` says how to fix
+            a missing file.
+    """
+    raw = read_regular(
+        path,
+        limit=limit,
+        error=DatasetError,
+        missing=missing,
+        too_big="split it into smaller files",
     )
-    return [record.to_case() for _, record in valid]
+    return decode_utf8(raw, name=str(path), error=DatasetError)
 
 
 def validate_records(
@@ -310,55 +746,36 @@ def validate_records(
         DatasetError: every problem found, as ``file:line: field: problem``.
     """
     valid: list[tuple[int, R]] = []
-    problems: list[str] = []
-    first_seen: dict[str, int] = {}
+    problems = _Problems()
+    registry = IdRegistry()
     for line, item in records:
         where = f"{name}:{line}"
         if isinstance(item, InvalidJson):
-            problems.append(f"{where}: invalid JSON: {item.problem}")
+            problems.add(f"{where}: invalid JSON: {item.problem}")
             continue
         if not isinstance(item, dict):
-            problems.append(f"{where}: {noun} must be an object (got {describe_value(item)})")
+            problems.add(f"{where}: {noun} must be an object (got {describe_value(item)})")
             continue
         try:
             record = model.model_validate(item)
         except ValidationError as exc:
-            problems.extend(f"{where}: {p.path}: {p.message}" for p in field_problems(exc, model))
+            for p in field_problems(exc, model):
+                problems.add(f"{where}: {p.path}: {p.message}")
             continue
-        problems.extend(f"{where}: {msg}" for msg in size_problems(record))
-        record_id = str(getattr(record, "id"))  # noqa: B009 - every record model has an id
-        if record_id in first_seen:
-            problems.append(
-                f"{where}: id: duplicate id '{record_id}' "
-                f"(first used on line {first_seen[record_id]}); ids must be unique and stable"
-            )
+        for msg in size_problems(record):
+            problems.add(f"{where}: {msg}")
+        clash = registry.add(str(getattr(record, "id")), line)  # noqa: B009 - every model has one
+        if clash is not None:
+            problems.add(f"{where}: id: {clash}")
             continue
-        first_seen[record_id] = line
         valid.append((line, record))
-    raise_problems(problems)
+    problems.raise_if_any()
     return valid
-
-
-def _size_problems(record: _CaseRecord) -> list[str]:
-    sizes = {
-        "id": len(record.id),
-        "query": len(record.query),
-        "response": len(record.response),
-        "context": context_chars(record.context),
-    }
-    return [
-        f"{field}: {size:,} characters is over the limit of {MAX_FIELD_CHARS[field]:,}; "
-        "shorten it or split the case"
-        for field, size in sizes.items()
-        if size > MAX_FIELD_CHARS[field]
-    ]
 
 
 def raise_problems(problems: list[str]) -> None:
     """Raise one DatasetError listing the problems (the first ``MAX_PROBLEMS`` of them)."""
-    if not problems:
-        return
-    shown = problems[:MAX_PROBLEMS]
-    if len(problems) > MAX_PROBLEMS:
-        shown.append(f"... and {len(problems) - MAX_PROBLEMS} more problems")
-    raise DatasetError("\n".join(shown))
+    collected = _Problems()
+    for problem in problems:
+        collected.add(problem)
+    collected.raise_if_any()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ragaliq.baseline import Baseline
 from ragaliq.config import GateConfig, JudgeConfig
-from ragaliq.dataset import load_dataset
+from ragaliq.dataset import DatasetInfo, DatasetReader, read_dataset
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
 from ragaliq.exits import ExitCode, gate_exit_code
@@ -66,6 +66,8 @@ class Inputs:
     baseline_file: str = ""
     notices: tuple[str, ...] = ()
     """What the reading of the inputs found worth saying (proposed settings, a refused cache)."""
+    dataset_info: DatasetInfo | None = None
+    """How the dataset was read: its format, its shape of fields, its number of cases."""
 
     @property
     def files(self) -> tuple[Path, ...]:
@@ -111,11 +113,13 @@ def repo_relative(root: Path, path: Path, *, what: str) -> str:
         ) from exc
 
 
-def load_inputs(config_path: Path, dataset: Path | None) -> Inputs:
+def load_inputs(config_path: Path, dataset: Path | None, *, keep_cases: bool = True) -> Inputs:
     """Load and validate the config and the dataset it names (or ``dataset``), from disk.
 
     Paths in the config are repository paths (relative to the config, inside the repository,
     never through a symbolic link); ``dataset``, given on the command line, is taken as it is.
+    With ``keep_cases=False`` the dataset is only checked, as a stream: ``cases`` stays empty and
+    ``dataset_info`` counts them.
     """
     root = local_root(config_path)
     work = WorkTree(root)
@@ -126,7 +130,14 @@ def load_inputs(config_path: Path, dataset: Path | None) -> Inputs:
         with_baseline=False,
         config_name=str(config_path),
     )
-    return _inputs(bar, work=work, config_path=config_path, dataset=dataset, refuse_tracked=False)
+    return _inputs(
+        bar,
+        work=work,
+        config_path=config_path,
+        dataset=dataset,
+        refuse_tracked=False,
+        keep_cases=keep_cases,
+    )
 
 
 def load_gate_inputs(
@@ -151,6 +162,7 @@ def _inputs(
     config_path: Path,
     dataset: str | Path | None,
     refuse_tracked: bool,
+    keep_cases: bool = True,
 ) -> Inputs:
     config = bar.config
     notices = list(bar.notices)
@@ -182,12 +194,19 @@ def _inputs(
             )
         else:
             cache_path = work.local(cache_file)
+    if keep_cases:
+        read = read_dataset(dataset_path, dataset_format=config.dataset_format)
+        cases, info = read.cases, read.info
+    else:
+        cases, info = [], DatasetReader(dataset_path, dataset_format=config.dataset_format).check()
+    notices += info.notices
     return Inputs(
         config=config,
         root=work.root,
         config_path=config_path,
         dataset_path=dataset_path,
-        cases=load_dataset(dataset_path),
+        cases=cases,
+        dataset_info=info,
         comment_template=comment,
         summary_template=summary,
         cache_path=cache_path,

@@ -70,6 +70,7 @@ _CONFIG = Template("""\
 # context, response). The example case shows the format; in CI the workflow's first step should
 # write this file from your RAG pipeline.
 dataset: $dataset
+# dataset_format: auto  # or ragaliq, ragas, deepeval (their field names), csv; auto detects them
 
 # The baseline pull requests are compared with, relative to this file. It is recorded on your
 # default branch; the action reads it at each pull request's base commit.
@@ -177,9 +178,10 @@ jobs:
           # with git. (With a shallow checkout it asks the GitHub API for that file instead.)
           fetch-depth: 0
 
-      # Replace with your pipeline: set up its language and dependencies, then write one line per
-      # evaluation question to $dataset, e.g.
-      #   run: python scripts/generate_rag_outputs.py > $dataset
+      # Replace with your pipeline: set up its language and dependencies, then write one case per
+      # evaluation question to $dataset, e.g. with ragaliq.DatasetWriter, which checks each case
+      # as it is written (see examples/producer/ in the RagaliQ Gate repository):
+      #   run: python scripts/produce_rag_outputs.py --output $dataset
       - name: Generate RAG outputs
         run: echo "Judging the committed $dataset; replace this step with your pipeline."
 

@@ -127,7 +127,9 @@ def test_json_schema_is_valid_json_and_complete():
 
 
 def test_nesting_too_deep_for_the_yaml_parser_is_a_clear_error():
-    with pytest.raises(ConfigError, match=r"^ragaliq\.yaml: invalid YAML: nested too deeply"):
+    with pytest.raises(
+        ConfigError, match=r"^ragaliq\.yaml:1: invalid YAML: nested too deeply to read \(more than"
+    ):
         parse_config("[" * 100_000)
 
 

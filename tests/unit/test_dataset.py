@@ -143,9 +143,12 @@ def test_yaml_with_line_numbers(tmp_path):
     assert problems(path) == f"{path}:6: response: must be a string (got number 7)"
 
 
-def test_integer_ids_are_accepted_as_strings(tmp_path):
+def test_a_number_id_is_refused_with_the_fix(tmp_path):
     path = write_jsonl(tmp_path / "d.jsonl", [{**GOOD, "id": 7}])
-    assert load_dataset(path)[0].id == "7"
+    assert problems(path) == (
+        f"{path}:1: id: must be a string (got number 7); put the id in quotes so that it is "
+        "read as written"
+    )
 
 
 def test_input_hash_is_stable_and_content_sensitive(tmp_path):

@@ -115,6 +115,8 @@ def run(
     thresholds and case errors are for the merged report (ragaliq merge, then ragaliq compare).
     """
     inputs = load_inputs(config_path, dataset)
+    for notice in inputs.notices:
+        echo(f"notice: {notice}", err=True)
     if not dry_run:
         check_writable(output, reads=inputs.files)
     if shard is not None:
@@ -148,11 +150,15 @@ def run(
 @edge
 def validate(config_path: Path, dataset: Path | None) -> None:
     """Check the config and the dataset without judging anything."""
-    inputs = load_inputs(config_path, dataset)
+    inputs = load_inputs(config_path, dataset, keep_cases=False)
     names = [e.name for e in build_evaluators(inputs.config.evaluators)]
+    for notice in inputs.notices:
+        echo(f"notice: {notice}", err=True)
+    info = inputs.dataset_info
+    read = f"{plural(info.cases, 'case')}, {info.description}" if info else "no cases read"
     echo(
         f"{config_path}: ok ({', '.join(names) or 'no evaluators'}); "
-        f"{inputs.dataset_path}: ok ({plural(len(inputs.cases), 'case')})"
+        f"{inputs.dataset_path}: ok ({read})"
     )
 
 

@@ -136,7 +136,7 @@ def test_validate_checks_without_judging(runner, tmp_path):
     config = setup(tmp_path, [faithful(0), faithful(1)])
     result = runner.invoke(cli, ["validate", "--config", str(config)])
     assert result.exit_code == 0
-    assert "ok (2 cases)" in result.output
+    assert "ok (2 cases, JSON Lines)" in result.output
 
 
 def test_validate_reports_dataset_errors(runner, tmp_path):

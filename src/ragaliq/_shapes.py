@@ -1,0 +1,447 @@
+"""The shapes a case may come in: RagaliQ's own fields, RAGAS's and DeepEval's.
+
+Each shape is a pydantic model with the field names as the file writes them, so that a problem
+names the field the user wrote (``user_input: missing required field``, not ``query``). Every
+model turns a valid record into the same :class:`CaseFields`:
+
+=================  ======================  ============================  ====================
+RagaliQ            RAGAS                   RAGAS before 0.2              DeepEval
+=================  ======================  ============================  ====================
+``id``             (derived from query)    (derived from query)          (derived from input)
+``query``          ``user_input``          ``question``                  ``input``
+``context``        ``retrieved_contexts``  ``contexts``                  ``retrieval_context``
+``response``       ``response``            ``answer``                    ``actual_output``
+expected_answer    ``reference``           ``ground_truth``              ``expected_output``
+=================  ======================  ============================  ====================
+
+The other fields those tools define (RAGAS's ``reference_contexts``, DeepEval's ``context``,
+``comments`` ...) are kept in ``metadata``; DeepEval's ``additional_metadata`` is ``metadata``.
+Any shape may also carry ``id``, ``expected_facts``, ``tags`` and ``metadata``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+
+from ragaliq._validation import describe_value
+
+__all__ = [
+    "MAX_FIELD_CHARS",
+    "NATIVE",
+    "NATIVE_ID_OPTIONAL",
+    "SHAPES",
+    "CaseFields",
+    "CaseId",
+    "CaseRecord",
+    "Chunks",
+    "IdOptionalRecord",
+    "Shape",
+    "ShapeName",
+    "ShapeRecord",
+    "Text",
+    "Unquoted",
+    "as_chunks",
+    "context_chars",
+    "detect_shape",
+    "shape_named",
+]
+
+MAX_FIELD_CHARS = {
+    "id": 200,
+    "query": 20_000,
+    "response": 100_000,
+    "context": 500_000,
+    "expected_answer": 100_000,
+    "expected_facts": 100_000,
+}
+"""Size limits per field, in characters; ``context`` and ``expected_facts`` count all items."""
+
+ShapeName = Literal["ragaliq", "ragas", "deepeval"]
+
+
+@dataclass(frozen=True)
+class Unquoted:
+    """A YAML id written without quotes that YAML read as something else than text."""
+
+    text: str
+    """The id as written, such as ``010``."""
+    value: Any
+    """What YAML made of it, such as ``8``."""
+
+
+def _strict_text(value: Any) -> Any:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"must be a string (got {describe_value(value)})")
+    return value
+
+
+def _strict_id(value: Any) -> Any:
+    if isinstance(value, Unquoted):
+        raise ValueError(
+            f"must be a string, but YAML reads {value.text} as {describe_value(value.value)}; "
+            f'quote it to keep it as written: id: "{value.text}"'
+        )
+    if value is not None and not isinstance(value, str):
+        raise ValueError(
+            f"must be a string (got {describe_value(value)}); put the id in quotes so that it "
+            "is read as written"
+        )
+    return value
+
+
+def _string_list(noun: str) -> Any:
+    def check(value: Any) -> Any:
+        if isinstance(value, str):
+            return value
+        if not isinstance(value, list):
+            raise ValueError(f"must be a string or a list of strings (got {describe_value(value)})")
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise ValueError(f"{noun} {i} must be a string (got {describe_value(item)})")
+        return value
+
+    return check
+
+
+def _case_id(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if not value.strip():
+        raise ValueError("must not be blank; give every case a short, stable name")
+    if any(_is_line_break_or_control(ch) for ch in value):
+        raise ValueError("must be one line without control characters such as tabs or newlines")
+    return value
+
+
+def _is_line_break_or_control(ch: str) -> bool:
+    return unicodedata.category(ch) in {"Cc", "Zl", "Zp"}
+
+
+def _facts(value: list[str] | str | None) -> list[str] | str | None:
+    for i, fact in enumerate(as_chunks(value) if value is not None else ()):
+        if not fact.strip():
+            raise ValueError(f"fact {i} is blank; remove it or write the statement")
+    return value
+
+
+Text = Annotated[str, BeforeValidator(_strict_text)]
+"""A string field that refuses numbers and other types with a readable message."""
+Chunks = Annotated[list[str] | str, BeforeValidator(_string_list("chunk"))]
+"""A context: a list of strings, or one string for a single chunk."""
+Facts = Annotated[
+    list[str] | str | None, BeforeValidator(_string_list("fact")), AfterValidator(_facts)
+]
+"""Expected facts: a list of statements, or one string for a single statement."""
+CaseId = Annotated[str, BeforeValidator(_strict_id), AfterValidator(_case_id)]
+"""A case id: a string as written (never a number YAML or JSON made of it), on one line."""
+OptionalCaseId = Annotated[str | None, BeforeValidator(_strict_id), AfterValidator(_case_id)]
+"""A case id where the shape lets it be left out (it is then derived from the query)."""
+OptionalText = Annotated[str | None, BeforeValidator(_strict_text)]
+"""A string field that may be left out or null."""
+
+
+def as_chunks(context: Sequence[str] | str) -> tuple[str, ...]:
+    """A context as a tuple of chunks (a single string is one chunk)."""
+    return (context,) if isinstance(context, str) else tuple(context)
+
+
+def context_chars(context: Sequence[str] | str) -> int:
+    """The size of a context in characters, all chunks together."""
+    return sum(len(chunk) for chunk in as_chunks(context))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaseFields:
+    """A valid record in RagaliQ's terms; ``id`` is None when the file gave none."""
+
+    id: str | None
+    query: str
+    context: tuple[str, ...]
+    response: str
+    expected_answer: str | None
+    expected_facts: tuple[str, ...]
+    tags: tuple[str, ...]
+    metadata: dict[str, Any]
+
+
+class ShapeRecord(BaseModel):
+    """A case as one shape writes it."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    def fields(self) -> CaseFields:
+        """The record in RagaliQ's terms."""
+        raise NotImplementedError
+
+
+class CaseRecord(ShapeRecord):
+    """RagaliQ's own shape; stricter about types than the in-memory model."""
+
+    id: CaseId = Field(min_length=1)
+    query: Text
+    context: Chunks
+    response: Text
+    expected_answer: OptionalText = None
+    expected_facts: Facts = None
+    tags: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def fields(self) -> CaseFields:
+        return CaseFields(
+            id=self.id,
+            query=self.query,
+            context=as_chunks(self.context),
+            response=self.response,
+            expected_answer=self.expected_answer,
+            expected_facts=as_chunks(self.expected_facts) if self.expected_facts else (),
+            tags=tuple(self.tags),
+            metadata=self.metadata,
+        )
+
+
+class IdOptionalRecord(CaseRecord):
+    """RagaliQ's shape where the id may be left out (a CSV file, the writer): it is derived."""
+
+    id: OptionalCaseId = None  # type: ignore[assignment]
+
+
+class _Foreign(ShapeRecord):
+    """A shape of another tool: no id of its own, and fields of its own kept in metadata."""
+
+    kept: ClassVar[tuple[str, ...]] = ()
+    """The tool's fields that have no place in a case, kept in ``metadata`` under their names."""
+
+    id: OptionalCaseId = None
+    expected_facts: Facts = None
+    tags: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def _fields(
+        self,
+        *,
+        query: str,
+        context: list[str] | str,
+        response: str,
+        expected_answer: str | None,
+        metadata: dict[str, Any] | None = None,
+    ) -> CaseFields:
+        kept = {name: getattr(self, name) for name in self.kept if getattr(self, name) is not None}
+        return CaseFields(
+            id=self.id,
+            query=query,
+            context=as_chunks(context),
+            response=response,
+            expected_answer=expected_answer,
+            expected_facts=as_chunks(self.expected_facts) if self.expected_facts else (),
+            tags=tuple(self.tags),
+            metadata={**(metadata or {}), **kept, **self.metadata},
+        )
+
+
+class RagasRecord(_Foreign):
+    """A RAGAS ``SingleTurnSample`` (RAGAS 0.2 and later)."""
+
+    kept: ClassVar[tuple[str, ...]] = (
+        "reference_contexts",
+        "retrieved_context_ids",
+        "reference_context_ids",
+        "multi_responses",
+        "rubrics",
+        "persona_name",
+        "query_style",
+        "query_length",
+        "synthesizer_name",
+    )
+
+    user_input: Text
+    retrieved_contexts: Chunks
+    response: Text
+    reference: OptionalText = None
+    reference_contexts: Any = None
+    retrieved_context_ids: Any = None
+    reference_context_ids: Any = None
+    multi_responses: Any = None
+    rubrics: Any = None
+    persona_name: Any = None
+    query_style: Any = None
+    query_length: Any = None
+    synthesizer_name: Any = None
+
+    def fields(self) -> CaseFields:
+        return self._fields(
+            query=self.user_input,
+            context=self.retrieved_contexts,
+            response=self.response,
+            expected_answer=self.reference,
+        )
+
+
+class RagasLegacyRecord(_Foreign):
+    """A RAGAS row with the names RAGAS used before 0.2."""
+
+    kept: ClassVar[tuple[str, ...]] = ("ground_truths",)
+
+    question: Text
+    contexts: Chunks
+    answer: Text
+    ground_truth: OptionalText = None
+    ground_truths: Any = None
+
+    def fields(self) -> CaseFields:
+        return self._fields(
+            query=self.question,
+            context=self.contexts,
+            response=self.answer,
+            expected_answer=self.ground_truth,
+        )
+
+
+class DeepEvalRecord(_Foreign):
+    """A DeepEval ``LLMTestCase`` or ``Golden`` with its output, as ``save_as`` writes it.
+
+    ``retrieval_context`` given as one string is split at ``|``, as DeepEval joins it.
+    """
+
+    kept: ClassVar[tuple[str, ...]] = (
+        "context",
+        "name",
+        "comments",
+        "source_file",
+        "tools_called",
+        "expected_tools",
+        "custom_column_key_values",
+    )
+
+    input: Text
+    actual_output: Text
+    retrieval_context: Chunks
+    expected_output: OptionalText = None
+    additional_metadata: dict[str, Any] | None = None
+    context: Any = None
+    name: Any = None
+    comments: Any = None
+    source_file: Any = None
+    tools_called: Any = None
+    expected_tools: Any = None
+    custom_column_key_values: Any = None
+
+    def fields(self) -> CaseFields:
+        context = self.retrieval_context
+        return self._fields(
+            query=self.input,
+            # DeepEval writes a list as one string joined with "|" in its JSONL and CSV files.
+            context=context.split("|") if isinstance(context, str) else context,
+            response=self.actual_output,
+            expected_answer=self.expected_output,
+            metadata=self.additional_metadata,
+        )
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One shape: its name, its model and how its fields map to RagaliQ's."""
+
+    name: ShapeName
+    label: str
+    model: type[ShapeRecord]
+    names: dict[str, str]
+    """RagaliQ's field name → the name this shape gives it."""
+    distinctive: frozenset[str]
+    """Field names that point to this shape when a file's shape is detected."""
+
+    def field_name(self, native: str) -> str:
+        """The name this shape gives one of RagaliQ's fields."""
+        return self.names.get(native, native)
+
+    @property
+    def mapping(self) -> str:
+        """How the fields map, for a notice: ``user_input → query, ...``."""
+        return ", ".join(
+            f"{theirs} → {ours}" for ours, theirs in self.names.items() if theirs != ours
+        )
+
+
+_NATIVE_NAMES = {name: name for name in ("query", "context", "response", "expected_answer")}
+
+NATIVE = Shape(
+    "ragaliq",
+    "RagaliQ",
+    CaseRecord,
+    _NATIVE_NAMES,
+    frozenset({"query", "context", "expected_answer", "expected_facts"}),
+)
+NATIVE_ID_OPTIONAL = Shape(
+    "ragaliq", "RagaliQ", IdOptionalRecord, _NATIVE_NAMES, NATIVE.distinctive
+)
+"""RagaliQ's shape with ids derived where left out: for CSV files and the dataset writer."""
+SHAPES = (
+    NATIVE,
+    Shape(
+        "ragas",
+        "RAGAS",
+        RagasRecord,
+        {
+            "query": "user_input",
+            "context": "retrieved_contexts",
+            "response": "response",
+            "expected_answer": "reference",
+        },
+        frozenset({"user_input", "retrieved_contexts", "reference", "reference_contexts"}),
+    ),
+    Shape(
+        "ragas",
+        "RAGAS (names before 0.2)",
+        RagasLegacyRecord,
+        {
+            "query": "question",
+            "context": "contexts",
+            "response": "answer",
+            "expected_answer": "ground_truth",
+        },
+        frozenset({"question", "contexts", "answer", "ground_truth", "ground_truths"}),
+    ),
+    Shape(
+        "deepeval",
+        "DeepEval",
+        DeepEvalRecord,
+        {
+            "query": "input",
+            "context": "retrieval_context",
+            "response": "actual_output",
+            "expected_answer": "expected_output",
+        },
+        frozenset(
+            {
+                "input",
+                "actual_output",
+                "retrieval_context",
+                "expected_output",
+                "additional_metadata",
+            }
+        ),
+    ),
+)
+"""Every shape; RAGAS has two, for its current and its earlier field names."""
+
+
+def detect_shape(keys: Iterable[str], *, among: Iterable[Shape] = SHAPES) -> Shape:
+    """The shape whose distinctive field names a record uses most; RagaliQ's on a tie."""
+    present = set(keys)
+    shapes = tuple(among)
+    best = shapes[0]
+    best_score = 0
+    for shape in shapes:
+        score = len(shape.distinctive & present)
+        if score > best_score:
+            best, best_score = shape, score
+    return best
+
+
+def shape_named(name: ShapeName) -> tuple[Shape, ...]:
+    """The shapes of one ``dataset_format`` (RAGAS has two sets of names)."""
+    return tuple(shape for shape in SHAPES if shape.name == name)

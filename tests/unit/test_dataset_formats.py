@@ -1,0 +1,364 @@
+"""The datasets teams already have: RAGAS, DeepEval and CSV, read like RagaliQ's own JSONL."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ragaliq.cli import cli
+from ragaliq.config import parse_config
+from ragaliq.dataset import DatasetReader, load_dataset, read_dataset
+from ragaliq.errors import DatasetError
+from tests.conftest import REPO_ROOT, write_jsonl
+
+QUICKSTART = REPO_ROOT / "examples/quickstart/rag_outputs.jsonl"
+
+
+def derived(query: str, slug: str) -> str:
+    return f"{slug}-{hashlib.sha256(query.encode()).hexdigest()[:8]}"
+
+
+REFUND = "can-i-get-a-refund-on-my-annual"
+
+
+def rows() -> list[dict]:
+    return [json.loads(line) for line in QUICKSTART.read_text(encoding="utf-8").splitlines()]
+
+
+def problems(path: Path, **kwargs) -> str:
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path, **kwargs)
+    return str(info.value)
+
+
+def ragas(row: dict) -> dict:
+    return {
+        "user_input": row["query"],
+        "retrieved_contexts": row["context"],
+        "response": row["response"],
+        "reference": "A reference answer.",
+    }
+
+
+def ragas_legacy(row: dict) -> dict:
+    return {
+        "question": row["query"],
+        "contexts": row["context"],
+        "answer": row["response"],
+        "ground_truth": "A reference answer.",
+    }
+
+
+def deepeval(row: dict) -> dict:
+    """As DeepEval's `save_as("json")` writes a test case: every field, null when unset."""
+    return {
+        "input": row["query"],
+        "actual_output": row["response"],
+        "expected_output": "A reference answer.",
+        "retrieval_context": row["context"],
+        "context": None,
+        "name": None,
+        "comments": None,
+        "source_file": None,
+        "tools_called": None,
+        "expected_tools": None,
+        "additional_metadata": {"source": "faq"},
+        "custom_column_key_values": None,
+    }
+
+
+def write_csv(path: Path, header: list[str], table: list[list[str]]) -> Path:
+    with path.open("w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(header)
+        writer.writerows(table)
+    return path
+
+
+# --- each shape --------------------------------------------------------------------------------
+
+
+def test_ragas_jsonl_maps_its_fields_and_derives_ids(tmp_path):
+    path = write_jsonl(tmp_path / "ragas.jsonl", [ragas(r) for r in rows()[:2]])
+    dataset = read_dataset(path)
+    first = dataset.cases[0]
+    assert (first.query, first.context, first.response) == (
+        rows()[0]["query"],
+        tuple(rows()[0]["context"]),
+        rows()[0]["response"],
+    )
+    assert first.expected_answer == "A reference answer."
+    assert first.id == derived(first.query, REFUND)
+    assert dataset.info.description == "JSON Lines, RAGAS fields"
+    assert dataset.info.notices == (
+        f"The dataset {path} was read as JSON Lines with RAGAS fields (user_input → query, "
+        "retrieved_contexts → context, reference → expected_answer), detected from its name "
+        "and fields.",
+        "Its cases have no id, so each got one derived from its query (such as "
+        f"'{first.id}'); the baseline matches cases by id, so a "
+        "case whose query changes counts as a new case. Give each case an id to keep it matched.",
+    )
+
+
+def test_derived_ids_are_stable_and_a_repeated_query_gets_a_suffix(tmp_path):
+    case = ragas(rows()[0])
+    path = write_jsonl(tmp_path / "ragas.jsonl", [case, {**case, "response": "Other."}, case])
+    ids = [c.id for c in load_dataset(path)]
+    base = derived(case["user_input"], REFUND)
+    assert ids == [base, f"{base}-2", f"{base}-3"]
+    assert [c.id for c in load_dataset(path)] == ids
+
+
+def test_an_id_given_in_a_ragas_row_is_kept(tmp_path):
+    path = write_jsonl(tmp_path / "ragas.jsonl", [{**ragas(rows()[0]), "id": "refund"}])
+    dataset = read_dataset(path)
+    assert dataset.cases[0].id == "refund"
+    assert len(dataset.info.notices) == 1  # the shape; no derived ids
+
+
+def test_ragas_names_from_before_0_2(tmp_path):
+    path = tmp_path / "ragas.json"
+    path.write_text(json.dumps([ragas_legacy(r) for r in rows()[:3]], indent=2), "utf-8")
+    dataset = read_dataset(path)
+    assert dataset.info.shape == "RAGAS (names before 0.2)"
+    assert [c.response for c in dataset.cases] == [r["response"] for r in rows()[:3]]
+    assert dataset.cases[0].expected_answer == "A reference answer."
+
+
+def test_ragas_fields_without_a_place_in_a_case_are_kept_in_metadata(tmp_path):
+    row = {**ragas(rows()[0]), "reference_contexts": ["ideal"], "synthesizer_name": "single_hop"}
+    (case,) = load_dataset(write_jsonl(tmp_path / "r.jsonl", [row]))
+    assert case.metadata == {"reference_contexts": ["ideal"], "synthesizer_name": "single_hop"}
+
+
+def test_deepeval_json_as_save_as_writes_it(tmp_path):
+    path = tmp_path / "deepeval.json"
+    path.write_text(json.dumps([deepeval(r) for r in rows()[:2]], indent=4), "utf-8")
+    dataset = read_dataset(path)
+    case = dataset.cases[0]
+    assert case.query == rows()[0]["query"]
+    assert case.response == rows()[0]["response"]
+    assert case.context == tuple(rows()[0]["context"])
+    assert case.expected_answer == "A reference answer."
+    assert case.metadata == {"source": "faq"}
+    assert dataset.info.description == "JSON, DeepEval fields"
+
+
+def test_deepeval_context_joined_with_a_bar_is_split(tmp_path):
+    row = {**deepeval(rows()[0]), "retrieval_context": "first chunk|second chunk"}
+    (case,) = load_dataset(write_jsonl(tmp_path / "d.jsonl", [row]))
+    assert case.context == ("first chunk", "second chunk")
+
+
+def test_a_deepeval_golden_without_output_names_its_field(tmp_path):
+    row = {**deepeval(rows()[0]), "actual_output": None}
+    path = write_jsonl(tmp_path / "d.jsonl", [row])
+    assert problems(path) == f"{path}:1: actual_output: must be a string (got null)"
+
+
+def test_expected_facts_are_read(tmp_path):
+    row = {**rows()[0], "expected_facts": ["Refunds take 14 days.", "Annual plans only."]}
+    (case,) = load_dataset(write_jsonl(tmp_path / "d.jsonl", [row]))
+    assert case.expected_facts == ("Refunds take 14 days.", "Annual plans only.")
+
+
+def test_a_blank_expected_fact_is_refused(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{**rows()[0], "expected_facts": ["ok", " "]}])
+    assert problems(path) == (
+        f"{path}:1: expected_facts: fact 1 is blank; remove it or write the statement"
+    )
+
+
+def test_an_unknown_field_suggests_metadata(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{**rows()[0], "retriever": "bm25"}])
+    assert problems(path) == (
+        f"{path}:1: retriever: unknown key 'retriever'; valid keys are context, expected_answer, "
+        "expected_facts, id, metadata, query, response, tags; keep data of your own under "
+        "'metadata'"
+    )
+
+
+def test_a_misspelt_field_suggests_the_field(tmp_path):
+    row = {k: v for k, v in rows()[0].items() if k != "response"}
+    path = write_jsonl(tmp_path / "d.jsonl", [{**row, "respons": "x"}])
+    assert f"{path}:1: respons: unknown key 'respons'; did you mean 'response'?" in problems(path)
+
+
+def test_a_field_error_names_the_field_as_the_file_writes_it(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [{**ragas(rows()[0]), "user_input": 3}])
+    assert problems(path) == f"{path}:1: user_input: must be a string (got number 3)"
+
+
+def test_the_config_can_force_the_shape(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [ragas(rows()[0])])
+    message = problems(path, dataset_format="deepeval")
+    assert f"{path}:1: input: missing required field" in message
+    assert "unknown key 'user_input'" in message
+
+
+def test_dataset_format_is_a_config_field():
+    assert parse_config("dataset_format: ragas\n").dataset_format == "ragas"
+    with pytest.raises(Exception, match="dataset_format: must be one of"):
+        parse_config("dataset_format: langsmith\n")
+
+
+# --- CSV ------------------------------------------------------------------------------------------
+
+
+def test_csv_with_a_json_list_of_chunks(tmp_path):
+    header = ["id", "query", "context", "response", "tags", "metadata.source"]
+    table = [
+        ["a", "How, exactly?", json.dumps(["chunk one", "chunk, two"]), "Answer.", "x", "faq"],
+        ["b", "Q2", "just one chunk", "Answer 2.", '["x", "y"]', ""],
+    ]
+    dataset = read_dataset(write_csv(tmp_path / "cases.csv", header, table))
+    a, b = dataset.cases
+    assert a.context == ("chunk one", "chunk, two")
+    assert a.tags == ("x",)
+    assert a.metadata == {"source": "faq"}
+    assert b.context == ("just one chunk",)
+    assert b.tags == ("x", "y")
+    assert b.metadata == {}
+    assert dataset.info.description == "CSV"
+
+
+def test_csv_with_numbered_context_columns_and_a_cell_over_several_lines(tmp_path):
+    header = ["id", "query", "context_1", "context_2", "context_10", "response"]
+    table = [
+        ["a", "q", "first", "second\nline", "tenth", "r"],
+        ["b", "q", "", "", "", "r"],
+    ]
+    path = write_csv(tmp_path / "cases.csv", header, table)
+    reader = DatasetReader(path)
+    cases = list(reader)
+    assert [line for line, _ in cases] == [2, 4]
+    assert cases[0][1].context == ("first", "second\nline", "tenth")
+    assert cases[1][1].context == ()
+
+
+def test_csv_without_an_id_column_derives_ids(tmp_path):
+    path = write_csv(tmp_path / "c.csv", ["query", "context", "response"], [["Q?", "c", "r"]])
+    dataset = read_dataset(path)
+    assert dataset.cases[0].id == derived("Q?", "q")
+    assert dataset.info.derived_ids == 1
+
+
+def test_csv_with_ragas_columns_as_pandas_writes_lists(tmp_path):
+    header = ["user_input", "retrieved_contexts", "response", "reference"]
+    path = write_csv(tmp_path / "r.csv", header, [["Q?", "['a', \"b's\"]", "R", ""]])
+    (case,) = load_dataset(path)
+    assert case.context == ("a", "b's")
+    assert case.expected_answer is None
+
+
+def test_csv_with_semicolons(tmp_path):
+    path = tmp_path / "c.csv"
+    path.write_text("id;query;context;response\na;q;c;r\n", encoding="utf-8")
+    assert load_dataset(path)[0].context == ("c",)
+
+
+def test_an_unknown_csv_column_is_reported_once(tmp_path):
+    header = ["id", "query", "context", "response", "retriever"]
+    path = write_csv(
+        tmp_path / "c.csv", header, [[f"c{i}", "q", "c", "r", "bm25"] for i in range(5)]
+    )
+    assert problems(path) == (
+        f"{path}:1: retriever: unknown column for RagaliQ fields; rename it metadata.retriever "
+        "to keep it in the case's metadata"
+    )
+
+
+def test_a_csv_row_with_too_many_cells(tmp_path):
+    path = tmp_path / "c.csv"
+    path.write_text("id,query,context,response\na,q,c,r\nb,q,c,r,extra\n", encoding="utf-8")
+    assert problems(path) == (
+        f"{path}:3: the row has 5 cells and the header 4; quote cells that hold the delimiter, "
+        'as in "a, b"'
+    )
+
+
+def test_a_csv_context_that_starts_like_a_list_but_is_not_one(tmp_path):
+    path = write_csv(
+        tmp_path / "c.csv", ["id", "query", "context", "response"], [["a", "q", "[oops", "r"]]
+    )
+    assert problems(path).startswith(f"{path}:2: context: starts with '[' but is not a JSON list")
+
+
+def test_a_csv_given_to_the_jsonl_reader_says_what_it_is(tmp_path):
+    path = tmp_path / "rag_outputs.jsonl"
+    path.write_text("id,query,context,response\n" + "a,q,c,r\n" * 50, encoding="utf-8")
+    assert problems(path) == (
+        f"{path}:1: this looks like CSV (a header row: id, query, context, response), not JSON "
+        "Lines; name the file .csv, or set dataset_format: csv in the config"
+    )
+
+
+def test_a_csv_named_jsonl_is_read_with_dataset_format_csv(tmp_path):
+    path = tmp_path / "rag_outputs.jsonl"
+    path.write_text("id,query,context,response\na,q,c,r\nb,q,c,r\n", encoding="utf-8")
+    assert [c.id for c in load_dataset(path, dataset_format="csv")] == ["a", "b"]
+
+
+def test_a_json_document_given_to_the_jsonl_reader_says_what_it_is(tmp_path):
+    path = tmp_path / "rag_outputs.jsonl"
+    path.write_text(json.dumps(rows()[:2], indent=2), encoding="utf-8")
+    assert problems(path) == (
+        f"{path}:1: this looks like one JSON document over several lines, not JSON Lines (one "
+        "case per line); name the file .json, or write one case per line"
+    )
+
+
+# --- the same scores whatever the shape ---------------------------------------------------------
+
+
+def _run(tmp_path: Path, dataset: Path, name: str) -> dict:
+    config = tmp_path / f"{name}.yaml"
+    config.write_text(
+        f"dataset: {dataset.name}\njudge: {{provider: offline, cache: false}}\n", "utf-8"
+    )
+    out = tmp_path / f"{name}-report.json"
+    result = CliRunner().invoke(cli, ["run", "--config", str(config), "-o", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _scores(report: dict) -> tuple[dict, dict]:
+    summary = {name: s["score"] for name, s in report["summary"]["evaluators"].items()}
+    # Matched by query: ids may be derived, and a reference answer is part of a case's input.
+    per_case = {
+        case["query"]: (case["status"], {n: r["score"] for n, r in case["results"].items()})
+        for case in report["cases"]
+    }
+    return summary, per_case
+
+
+def test_ragas_deepeval_and_csv_datasets_score_the_same_as_jsonl(tmp_path, no_api_key):
+    source = rows()
+    write_jsonl(tmp_path / "native.jsonl", source)
+    write_jsonl(tmp_path / "ragas.jsonl", [ragas(r) for r in source])
+    (tmp_path / "deepeval.json").write_text(json.dumps([deepeval(r) for r in source]), "utf-8")
+    write_csv(
+        tmp_path / "cases.csv",
+        ["id", "query", "context", "response"],
+        [[r["id"], r["query"], json.dumps(r["context"]), r["response"]] for r in source],
+    )
+    expected = _scores(_run(tmp_path, tmp_path / "native.jsonl", "native"))
+    assert len(expected[1]) == len(source)
+    for name in ("ragas.jsonl", "deepeval.json", "cases.csv"):
+        assert _scores(_run(tmp_path, tmp_path / name, name.split(".")[0])) == expected, name
+
+
+def test_the_run_says_how_the_dataset_was_read(tmp_path, no_api_key):
+    write_jsonl(tmp_path / "ragas.jsonl", [ragas(r) for r in rows()[:2]])
+    config = tmp_path / "ragaliq.yaml"
+    config.write_text("dataset: ragas.jsonl\njudge: {provider: offline, cache: false}\n", "utf-8")
+    for command in ("run", "validate"):
+        result = CliRunner().invoke(cli, [command, "--config", str(config)])
+        assert "notice: The dataset" in result.output, result.output
+        assert "with RAGAS fields" in result.output
+        assert "have no id, so each got one derived from its query" in result.output
