@@ -2,10 +2,12 @@
 
 Usage: python benchmarks/judge_throughput.py [--cases 500] [--latency 0.4] [--concurrency 8]
 
-Runs all three evaluators over synthetic cases of about six claims each, through the real
-`anthropic` SDK and the judge cache, twice: cold (empty cache) and warm (same dataset). Prints
-judge calls and tokens per case, and the cold run's wall time against the ideal
-`calls x latency / concurrency`. The last line is machine-readable.
+Runs the three claim and answer evaluators over synthetic cases of about six claims each, through
+the real `anthropic` SDK and the judge cache, twice: cold (empty cache) and warm (same dataset).
+Prints judge calls and tokens per case, and the cold run's wall time against the ideal
+`calls x latency / concurrency`. Then the same cases with two expected facts each, judged by all
+five evaluators (context precision and recall too), cold and warm, for the calls per changed and
+per unchanged case. The last line is machine-readable.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -24,6 +27,9 @@ from tests.fakes.claude_sim import claude_like
 
 from ragaliq.config import JudgeConfig
 from ragaliq.evaluators import (
+    ContextPrecisionEvaluator,
+    ContextRecallEvaluator,
+    Evaluator,
     FaithfulnessEvaluator,
     HallucinationEvaluator,
     RelevanceEvaluator,
@@ -68,8 +74,39 @@ def make_cases(n: int) -> list[TestCase]:
     return cases
 
 
+def three() -> list[Evaluator[Any]]:
+    return [FaithfulnessEvaluator(), HallucinationEvaluator(), RelevanceEvaluator()]
+
+
+def five() -> list[Evaluator[Any]]:
+    return [
+        *three(),
+        ContextPrecisionEvaluator(enabled=True),
+        ContextRecallEvaluator(enabled=True),
+    ]
+
+
+def with_facts(cases: list[TestCase]) -> list[TestCase]:
+    """Each case with two needed facts: one its context holds, one it does not."""
+    return [
+        c.model_copy(
+            update={
+                "expected_facts": (
+                    c.context[1].split(". ")[0] + ".",
+                    "Refunds are available within 30 days of purchase.",
+                )
+            }
+        )
+        for c in cases
+    ]
+
+
 async def run_once(
-    cases: list[TestCase], base_url: str, cache: Path, concurrency: int
+    cases: list[TestCase],
+    base_url: str,
+    cache: Path,
+    concurrency: int,
+    evaluators: list[Evaluator[Any]] | None = None,
 ) -> tuple[RunReport, float]:
     config = JudgeConfig(model="claude-sonnet-5-5", concurrency=concurrency, max_retries=4)
     claude = ClaudeJudge(config, api_key="sk-bench", base_url=base_url)
@@ -79,7 +116,7 @@ async def run_once(
         report = await run_suite(
             cases,
             judge=judge,
-            evaluators=[FaithfulnessEvaluator(), HallucinationEvaluator(), RelevanceEvaluator()],
+            evaluators=evaluators or three(),
             settings=RunSettings(concurrency=concurrency),
         )
     finally:
@@ -102,6 +139,10 @@ def main() -> None:
         cold, cold_wall = asyncio.run(run_once(cases, fake.base_url, cache, args.concurrency))
         warm, warm_wall = asyncio.run(run_once(cases, fake.base_url, cache, args.concurrency))
         peak = fake.peak_in_flight
+        retrieval = with_facts(cases)
+        cache5 = Path(tmp) / "cache-five.sqlite"
+        cold5, _ = asyncio.run(run_once(retrieval, fake.base_url, cache5, args.concurrency, five()))
+        warm5, _ = asyncio.run(run_once(retrieval, fake.base_url, cache5, args.concurrency, five()))
     n = len(cases)
     claims = sum(len(c.claims) for c in cold.cases)
     ideal = cold.usage.calls * args.latency / args.concurrency
@@ -115,11 +156,20 @@ def main() -> None:
     print(
         f"warm: calls={warm.usage.calls} cache_hits={warm.usage.cache_hits} wall_s={warm_wall:.2f}"
     )
+    recall = cold5.summary.evaluators["context_recall"].score
+    precision = cold5.summary.evaluators["context_precision"].score
+    print(
+        f"five evaluators: cold calls={cold5.usage.calls} warm calls={warm5.usage.calls} "
+        f"cache_hits={warm5.usage.cache_hits} errors={cold5.summary.errors} "
+        f"context_recall={recall} context_precision={precision}"
+    )
     print(
         f"calls_per_case_cold={cold.usage.calls / n:.2f} "
         f"calls_per_case_warm={warm.usage.calls / n:.2f} "
         f"wall_over_ideal={cold_wall / ideal:.3f} "
-        f"input_tokens_per_case={cold.usage.input_tokens // n}"
+        f"input_tokens_per_case={cold.usage.input_tokens // n} "
+        f"five_calls_per_changed_case={cold5.usage.calls / n:.2f} "
+        f"five_calls_per_unchanged_case={warm5.usage.calls / n:.2f}"
     )
 
 

@@ -22,7 +22,7 @@ from ragaliq._files import write_atomic
 from ragaliq.baseline import DEFAULT_BASELINE_PATH
 from ragaliq.config import DEFAULT_CLAUDE_MODEL, DEFAULT_CONFIG_FILE
 from ragaliq.errors import ConfigError, OutputError
-from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.evaluators import EVALUATORS
 
 __all__ = [
     "ACTION_REF",
@@ -109,6 +109,13 @@ evaluators:
   relevance:  # how well each response answers its query
     enabled: true
     threshold: $relevance
+  # Retrieval, off by default (each costs no more than one judge call per changed case):
+  # context_precision:  # whether the retrieved chunks are relevant, relevant ones first
+  #   enabled: true
+  #   threshold: $context_precision
+  # context_recall:  # whether the context holds each case's expected_facts (or expected_answer)
+  #   enabled: true
+  #   threshold: $context_recall
 
 gate:
   max_drop: 0.05  # the largest drop of a score from the baseline before the gate fails
@@ -302,9 +309,7 @@ def scaffold_files(root: Path) -> list[ScaffoldFile]:
     config = _CONFIG.substitute(
         dataset=DATASET_FILE,
         model=DEFAULT_CLAUDE_MODEL,
-        faithfulness=f"{FaithfulnessEvaluator.default_threshold:g}",
-        hallucination=f"{HallucinationEvaluator.default_threshold:g}",
-        relevance=f"{RelevanceEvaluator.default_threshold:g}",
+        **{e.name: f"{e.default_threshold:g}" for e in EVALUATORS},
     )
     dataset = json.dumps(_EXAMPLE_CASE, ensure_ascii=False) + "\n"
     names = {"dataset": DATASET_FILE, "config": DEFAULT_CONFIG_FILE, "action": ACTION_REF}

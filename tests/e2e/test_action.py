@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.e2e.workspace import (
+    CONFIG,
     KEY,
     REGRESSED,
     REPO,
@@ -192,3 +193,48 @@ def test_a_shallow_checkout_reads_the_base_through_the_api_or_stops(setup):
     )
     assert code == 1, log
     assert outputs["new-hallucinations"] == str(REGRESSED)
+
+
+def test_all_five_evaluators_and_the_retrieval_section(setup):
+    action = setup
+    config = CONFIG.replace(
+        "  relevance: {threshold: 0.5}\n",
+        "  relevance: {threshold: 0.5}\n"
+        "  context_precision: {enabled: true, threshold: 0.1}\n"
+        "  context_recall: {enabled: true, threshold: 0.1}\n",
+    )
+    (action.workspace / "ragaliq.yaml").write_text(config, encoding="utf-8")
+    rows = [
+        {**row, "expected_facts": [row["context"][0].split(". ")[0] + "."]}
+        for row in cases()
+        if row["context"]
+    ]
+    write_dataset(action.workspace, rows)
+    base = record_baseline_on_main(action)
+    # The PR's retrieval loses the first chunk of three cases and brings an unrelated one.
+    broken = [
+        {**row, "context": [*row["context"][1:], "Our office is closed on public holidays."]}
+        if i < 3
+        else row
+        for i, row in enumerate(rows)
+    ]
+    write_dataset(action.workspace, broken)
+    head = action.commit("feature: a retriever change")
+    action.github.add_pull(REPO, 15, base_sha=base, head_sha=head)
+    code, log, outputs, _ = action.run(event=pr_event(15, base, head), event_name="pull_request")
+    assert code in (0, 1), log
+    scores = json.loads(outputs["scores"])
+    assert set(scores) == {
+        "faithfulness",
+        "hallucination",
+        "relevance",
+        "context_precision",
+        "context_recall",
+    }
+    body = action.github.comments(REPO, 15)[0].body
+    assert "🔎 Retrieval:" in body
+    assert "lost since the baseline" in body
+    decision = json.loads((action.workspace / ".ragaliq" / "decision.json").read_text())
+    assert {f["case_id"] for f in decision["lost_facts"]} <= {r["id"] for r in rows[:3]}
+    assert decision["lost_facts"]
+    assert any(c["reason"] for c in decision["irrelevant_chunks"])

@@ -43,6 +43,8 @@ def task_of(body: dict[str, Any]) -> str:
         return "extract"
     if "Task: verify" in system:
         return "verify"
+    if "Task: rate whether each retrieved chunk" in system:
+        return "chunks"
     if "Task: rate" in system:
         return "relevance"
     raise AssertionError("unknown task")
@@ -59,6 +61,16 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
     task = task_of(body)
     if task == "extract":
         return {"claims": extract_sentence_claims(found["response"])}
+    if task == "chunks":
+        chunks = tuple(html.unescape(c) for c in _CHUNK.findall(found["context"]))
+        case = TestCase(id="x", query=found["query"], context=chunks, response="")
+        rated = asyncio.run(judge.rate_chunks(case))
+        return {
+            "chunks": [
+                {"chunk": i, "relevant": r.relevant, "reason": r.reason}
+                for i, r in enumerate(rated.ratings, start=1)
+            ]
+        }
     if task == "relevance":
         case = TestCase(id="x", query=found["query"], context=(), response=found["response"])
         result = asyncio.run(judge.evaluate_relevance(case))

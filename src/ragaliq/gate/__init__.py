@@ -9,6 +9,7 @@ from ragaliq.gate.decision import (
     EvaluatorDecision,
     EvaluatorStatus,
     GateDecision,
+    IrrelevantChunk,
     RegressedCase,
 )
 from ragaliq.gate.rules import GateRules
@@ -21,6 +22,7 @@ __all__ = [
     "EvaluatorStatus",
     "GateDecision",
     "GateRules",
+    "IrrelevantChunk",
     "RegressedCase",
     "compare",
     "hallucinated_claims",

@@ -17,12 +17,13 @@ from ragaliq.gate.decision import (
     EvaluatorDecision,
     EvaluatorStatus,
     GateDecision,
+    IrrelevantChunk,
     RegressedCase,
 )
 from ragaliq.gate.rules import GateRules
 from ragaliq.gate.statistics import PairedDelta, cases_to_resolve, paired_delta
-from ragaliq.models import CaseResult, ClaimVerdict, RunReport
-from ragaliq.text.matching import unmatched
+from ragaliq.models import CaseResult, ClaimVerdict, RunReport, Verdict
+from ragaliq.text.matching import normalise, unmatched
 
 __all__ = ["HALLUCINATION", "compare", "hallucinated_claims"]
 
@@ -86,6 +87,7 @@ def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> 
         if baseline is not None
         else []
     )
+    lost_facts = _lost_facts(head, baseline.report) if baseline is not None else ()
     return GateDecision(
         passed=not failures,
         failures=tuple(failures),
@@ -97,6 +99,8 @@ def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> 
         fixed_hallucinations=claims.fixed,
         unstable_claims=claims.unstable,
         regressed_cases=tuple(regressed),
+        lost_facts=lost_facts,
+        irrelevant_chunks=_irrelevant_chunks(head),
         errors=errors,
         added_cases=cases.added,
         removed_cases=cases.removed,
@@ -153,6 +157,32 @@ def _claim_diff(
             "disagreed), so they are listed apart and not counted as new."
         )
     return _ClaimDiff(new=tuple(new), fixed=tuple(fixed), unstable=tuple(unstable))
+
+
+def _lost_facts(head: RunReport, baseline: RunReport) -> tuple[ClaimChange, ...]:
+    """Needed facts the baseline's context held (supported) and this run's no longer does."""
+    held = {
+        (case.id, normalise(fact.text))
+        for case in baseline.cases
+        for fact in case.facts
+        if fact.verdict is Verdict.SUPPORTED
+    }
+    return tuple(
+        _change(case, fact)
+        for case in head.cases
+        if case.status == "ok"
+        for fact in case.facts
+        if fact.verdict is not Verdict.SUPPORTED and (case.id, normalise(fact.text)) in held
+    )
+
+
+def _irrelevant_chunks(head: RunReport) -> tuple[IrrelevantChunk, ...]:
+    return tuple(
+        IrrelevantChunk(case_id=case.id, query=case.query, rank=rank, reason=rating.reason)
+        for case in head.cases
+        for rank, rating in enumerate(case.chunks, start=1)
+        if not rating.relevant
+    )
 
 
 class _CaseSets(NamedTuple):

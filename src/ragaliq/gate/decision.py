@@ -15,6 +15,7 @@ __all__ = [
     "EvaluatorDecision",
     "EvaluatorStatus",
     "GateDecision",
+    "IrrelevantChunk",
     "RegressedCase",
 ]
 
@@ -67,6 +68,16 @@ class ClaimChange(_Model):
     """With ``judge.repeat``: the share of repetitions that gave the verdict."""
 
 
+class IrrelevantChunk(_Model):
+    """A retrieved chunk the judge rated irrelevant to the query."""
+
+    case_id: str
+    query: str
+    rank: int
+    """Its place in the retrieval's order, from 1."""
+    reason: str = ""
+
+
 class RegressedCase(_Model):
     """A case whose score for one evaluator dropped by more than the tolerance."""
 
@@ -105,6 +116,10 @@ class GateDecision(_Model):
     unstable_claims: tuple[ClaimChange, ...] = ()
     """Hallucinated claims whose repeated verdicts disagreed; not new unless counted."""
     regressed_cases: tuple[RegressedCase, ...] = ()
+    lost_facts: tuple[ClaimChange, ...] = ()
+    """Needed facts the baseline's context held and this run's does not (context recall)."""
+    irrelevant_chunks: tuple[IrrelevantChunk, ...] = ()
+    """Chunks of this run rated irrelevant to their query (context precision)."""
     errors: tuple[CaseFailure, ...] = ()
     added_cases: tuple[str, ...] = ()
     removed_cases: tuple[str, ...] = ()

@@ -99,6 +99,11 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
         )
     if len(listed) > 10:
         lines.append(f"  ... and {len(listed) - 10} more")
+    if decision.lost_facts or decision.irrelevant_chunks:
+        lines.append(
+            f"retrieval: {plural(len(decision.lost_facts), 'needed fact')} lost since the "
+            f"baseline, {plural(len(decision.irrelevant_chunks), 'chunk')} judged irrelevant"
+        )
     lines += [f"failed: {one_line(failure)}" for failure in decision.failures]
     return "\n".join(lines)
 

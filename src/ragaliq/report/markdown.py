@@ -498,6 +498,8 @@ def _limits(decision: GateDecision, report: RunReport | None = None) -> _Limits:
         "fixed": len(decision.fixed_hallucinations),
         "unstable": len(decision.unstable_claims),
         "regressed": len(decision.regressed_cases),
+        "lost_facts": len(decision.lost_facts),
+        "chunks": len(decision.irrelevant_chunks),
         "errors": len(decision.errors),
         "added": len(decision.added_cases),
         "removed": len(decision.removed_cases),
@@ -507,6 +509,8 @@ def _limits(decision: GateDecision, report: RunReport | None = None) -> _Limits:
 
 
 _COMMENT_STEPS: tuple[_Step, ...] = (
+    ("chunks", 10),
+    ("lost_facts", 10),
     ("fixed", 5),
     ("unstable", 5),
     ("regressed", 5),
@@ -516,12 +520,16 @@ _COMMENT_STEPS: tuple[_Step, ...] = (
     ("fixed", 0),
     ("unstable", 0),
     ("regressed", 0),
+    ("chunks", 0),
+    ("lost_facts", 0),
     ("errors", 0),
     ("new", 0),
     ("notices", 0),
 )
 _SUMMARY_STEPS: tuple[_Step, ...] = (
     ("cases", 50),
+    ("chunks", 50),
+    ("lost_facts", 50),
     ("added", 20),
     ("removed", 20),
     ("fixed", 20),
@@ -536,6 +544,8 @@ _SUMMARY_STEPS: tuple[_Step, ...] = (
     ("fixed", 0),
     ("unstable", 0),
     ("regressed", 0),
+    ("chunks", 0),
+    ("lost_facts", 0),
     ("errors", 0),
     ("new", 0),
     ("notices", 0),

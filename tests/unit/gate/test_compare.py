@@ -401,3 +401,29 @@ async def test_an_evaluator_the_baseline_has_cannot_vanish_from_the_comparison()
     assert decision.evaluators["hallucination"].turned_off is True
     assert "hallucination: turned off, but the baseline has it" in decision.failures
     assert any("cannot turn an evaluator off" in n for n in decision.notices)
+
+
+async def test_a_lost_needed_fact_and_irrelevant_chunks_are_listed_in_the_comment():
+    from ragaliq.evaluators import ContextPrecisionEvaluator, ContextRecallEvaluator
+    from ragaliq.report.markdown import render_comment
+
+    evaluators = [
+        FaithfulnessEvaluator(),
+        ContextPrecisionEvaluator(enabled=True),
+        ContextRecallEvaluator(enabled=True),
+    ]
+    context = ("Refunds take 14 days.", "The office is in Berlin.")
+    facts = ("Refunds take 14 days.", "Refunds go to the card.")
+    cases = [make_case(id="c", context=context, expected_facts=facts)]
+    before = FakeJudge(chunks={"c": [True, True]}, fact_verdicts={"c": [S, S]})
+    after = FakeJudge(chunks={"c": [True, False]}, fact_verdicts={"c": [S, N]})
+    base = record_baseline(await run_suite(cases, judge=before, evaluators=evaluators))
+    head = await run_suite(cases, judge=after, evaluators=evaluators)
+    decision = compare(head, base, rules=GateRules())
+    assert [(f.case_id, f.claim, f.verdict) for f in decision.lost_facts] == [
+        ("c", "Refunds go to the card.", "NOT_ENOUGH_INFO")
+    ]
+    assert [(c.case_id, c.rank) for c in decision.irrelevant_chunks] == [("c", 2)]
+    comment = render_comment(decision)
+    assert "🔎 Retrieval: 1 needed fact lost since the baseline · 1 chunk judged irrelevant" in comment
+    assert "Refunds go to the card. (now not in the context)" in comment

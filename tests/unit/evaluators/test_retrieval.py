@@ -1,0 +1,150 @@
+"""Context precision and context recall: the acceptance tables, and what they cost."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragaliq.evaluators import (
+    CaseJudgement,
+    ContextPrecisionEvaluator,
+    ContextRecallEvaluator,
+    FaithfulnessEvaluator,
+    HallucinationEvaluator,
+    RelevanceEvaluator,
+)
+from ragaliq.models import ChunkRating, Verdict
+from ragaliq.runner import run_suite
+from tests.conftest import make_case, make_verdict
+from tests.fakes.judge import FakeJudge
+
+S, P, N, C = (
+    Verdict.SUPPORTED,
+    Verdict.PARTIALLY_SUPPORTED,
+    Verdict.NOT_ENOUGH_INFO,
+    Verdict.CONTRADICTED,
+)
+
+
+def rated(*relevant: bool) -> CaseJudgement:
+    return CaseJudgement(
+        case=make_case(context=tuple(f"chunk {i}" for i in range(len(relevant)))),
+        chunks=tuple(ChunkRating(relevant=r, reason="r") for r in relevant),
+    )
+
+
+@pytest.mark.parametrize(
+    ("relevant", "score"),
+    [
+        ((True, True, True), 1.0),
+        ((False, False, False), 0.0),
+        ((False, False, True), (1 / 3) / (1 + 1 / 2 + 1 / 3)),  # the relevant one ranked last
+        ((True, False, False), 1 / (1 + 1 / 2 + 1 / 3)),  # ranked first: weighs most
+        ((True,), 1.0),  # one chunk: its own rating
+        ((False,), 0.0),
+    ],
+)
+def test_context_precision_acceptance_table(relevant, score):
+    result = ContextPrecisionEvaluator().evaluate(rated(*relevant))
+    assert result.status == "ok"
+    assert result.score == pytest.approx(score, abs=1e-6)
+
+
+def test_relevant_chunks_ranked_first_score_higher_than_ranked_last():
+    first = ContextPrecisionEvaluator().evaluate(rated(True, False, False)).score
+    last = ContextPrecisionEvaluator().evaluate(rated(False, False, True)).score
+    assert first is not None and last is not None and first > last
+
+
+def test_context_precision_skips_a_case_without_chunks():
+    result = ContextPrecisionEvaluator().evaluate(rated())
+    assert result.status == "skipped"
+    assert result.score is None
+    assert "no retrieved chunks" in result.reasoning
+
+
+def facts(*verdicts: Verdict) -> CaseJudgement:
+    return CaseJudgement(
+        case=make_case(),
+        facts=tuple(make_verdict(v, text=f"fact {i}") for i, v in enumerate(verdicts)),
+    )
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "score"),
+    [
+        ((S, S, S, S), 1.0),  # all facts present
+        ((S, S, N, N), 0.5),  # half
+        ((N, C, N, N), 0.0),  # none
+        ((P, P), 0.5),  # each only partly
+    ],
+)
+def test_context_recall_acceptance_table(verdicts, score):
+    result = ContextRecallEvaluator().evaluate(facts(*verdicts))
+    assert result.status == "ok"
+    assert result.score == pytest.approx(score)
+    assert result.flagged_claims == tuple(i for i, v in enumerate(verdicts) if v is not S)
+
+
+def test_context_recall_skips_a_case_with_no_expected_facts():
+    result = ContextRecallEvaluator().evaluate(facts())
+    assert result.status == "skipped"
+    assert result.score is None
+    assert "expected_facts or expected_answer" in result.reasoning
+
+
+def five() -> list:
+    return [
+        FaithfulnessEvaluator(),
+        HallucinationEvaluator(),
+        RelevanceEvaluator(),
+        ContextPrecisionEvaluator(enabled=True),
+        ContextRecallEvaluator(enabled=True),
+    ]
+
+
+async def test_five_evaluators_cost_four_calls_a_case_facts_riding_with_the_claims():
+    judge = FakeJudge(chunks={"c": [True, False]}, fact_verdicts={"c": [S, N]})
+    case = make_case(
+        id="c",
+        context=("Refunds take 14 days.", "Our office is in Berlin."),
+        expected_facts=("Refunds take 14 days.", "Refunds are paid to the card."),
+    )
+    report = await run_suite([case], judge=judge, evaluators=five())
+    assert sorted(op for op, _ in judge.calls) == ["chunks", "extract", "relevance", "verify"]
+    assert report.usage.calls == 4
+    results = report.cases[0].results
+    assert results["context_recall"].score == pytest.approx(0.5)
+    assert results["context_precision"].score == pytest.approx(1 / 1.5)
+    assert [f.verdict for f in report.cases[0].facts] == [S, N]
+
+
+async def test_an_expected_answer_stands_in_for_the_facts():
+    case = make_case(id="c", expected_answer="Refunds take 14 days. They go to the card.")
+    assert case.needed_facts == ("Refunds take 14 days.", "They go to the card.")
+    report = await run_suite([case], judge=FakeJudge(), evaluators=five())
+    assert len(report.cases[0].facts) == 2
+
+
+async def test_skipped_cases_stay_out_of_the_mean():
+    cases = [
+        make_case(id="with", expected_facts=("Refunds take 14 days.",)),
+        make_case(id="without"),
+    ]
+    report = await run_suite(cases, judge=FakeJudge(), evaluators=five())
+    recall = report.summary.evaluators["context_recall"]
+    assert recall.judged == 1
+    assert recall.score == 1.0
+    assert report.cases[1].results["context_recall"].status == "skipped"
+
+
+async def test_the_offline_judge_rates_chunks_by_a_heuristic_and_says_so():
+    from ragaliq.judges import OfflineJudge
+
+    case = make_case(
+        query="How long do refunds take?",
+        context=("Refunds take 14 days to reach your card.", "The office closes at 6 pm."),
+        response="Refunds take 14 days.",
+    )
+    rated = await OfflineJudge().rate_chunks(case)
+    assert [r.relevant for r in rated.ratings] == [True, False]
+    assert all(r.heuristic and r.reason.startswith("Heuristic:") for r in rated.ratings)
