@@ -425,5 +425,7 @@ async def test_a_lost_needed_fact_and_irrelevant_chunks_are_listed_in_the_commen
     ]
     assert [(c.case_id, c.rank) for c in decision.irrelevant_chunks] == [("c", 2)]
     comment = render_comment(decision)
-    assert "🔎 Retrieval: 1 needed fact lost since the baseline · 1 chunk judged irrelevant" in comment
+    assert (
+        "🔎 Retrieval: 1 needed fact lost since the baseline · 1 chunk judged irrelevant" in comment
+    )
     assert "Refunds go to the card. (now not in the context)" in comment
