@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ragaliq.config import GateConfig, load_config
     from ragaliq.dataset import load_dataset
     from ragaliq.errors import RagaliqError
+    from ragaliq.evaluation import evaluate
     from ragaliq.models import CaseResult, ClaimVerdict, RunReport, TestCase, Verdict
     from ragaliq.writer import DatasetWriter
 
@@ -26,6 +27,7 @@ __all__ = [
     "TestCase",
     "Verdict",
     "__version__",
+    "evaluate",
     "load_config",
     "load_dataset",
 ]
@@ -41,6 +43,7 @@ _HOMES = {
     "RunReport": "ragaliq.models",
     "TestCase": "ragaliq.models",
     "Verdict": "ragaliq.models",
+    "evaluate": "ragaliq.evaluation",
     "load_config": "ragaliq.config",
     "load_dataset": "ragaliq.dataset",
 }

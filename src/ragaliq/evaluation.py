@@ -1,0 +1,82 @@
+"""Judging from Python: a pipeline's cases in, the run report out.
+
+    from ragaliq import evaluate
+    report = evaluate("rag_outputs.jsonl", config="ragaliq.yaml")
+    report.summary.evaluators["faithfulness"].score
+
+The same judge, cache and evaluators as ``ragaliq run``; the judge is opened and closed around the
+run. :func:`evaluate_async` is the same for code that already runs an event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from ragaliq.config import GateConfig, load_config
+from ragaliq.dataset import load_dataset
+from ragaliq.evaluators import build_evaluators
+from ragaliq.judges.factory import JudgeOpener, open_judge
+from ragaliq.models import RunReport, TestCase
+from ragaliq.pipeline import local_cache_path, run_settings
+from ragaliq.runner import run_suite
+
+__all__ = ["evaluate", "evaluate_async"]
+
+
+def evaluate(
+    cases: Iterable[TestCase] | str | Path,
+    *,
+    config: GateConfig | str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    open_judge: JudgeOpener = open_judge,
+) -> RunReport:
+    """Judge ``cases`` (or a dataset file) with a config's judge and evaluators.
+
+    Args:
+        cases: Test cases, or the path of a dataset file (JSONL, JSON, YAML, CSV, RAGAS or
+            DeepEval shaped).
+        config: A config, or the path of a ``ragaliq.yaml``; the defaults without one.
+        env: Where the API key is looked up (``ANTHROPIC_API_KEY``); the process's environment
+            by default.
+        open_judge: Opens the judge (a fake one in tests).
+
+    Raises:
+        RagaliqError: the config or the dataset is invalid, or the judge cannot be used.
+    """
+    return asyncio.run(evaluate_async(cases, config=config, env=env, open_judge=open_judge))
+
+
+async def evaluate_async(
+    cases: Iterable[TestCase] | str | Path,
+    *,
+    config: GateConfig | str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    open_judge: JudgeOpener = open_judge,
+) -> RunReport:
+    """:func:`evaluate`, awaited."""
+    cache_path = None
+    if isinstance(config, str | Path):
+        path = Path(config)
+        gate_config = load_config(path)
+        cache_path = local_cache_path(gate_config, path)
+    else:
+        gate_config = config or GateConfig()
+        if gate_config.judge.cache:
+            cache_path = Path.cwd() / gate_config.judge.cache_path
+    if isinstance(cases, str | Path):
+        loaded = load_dataset(Path(cases), dataset_format=gate_config.dataset_format)
+    else:
+        loaded = list(cases)
+    environment = os.environ if env is None else env
+    judge_config = gate_config.judge
+    async with open_judge(judge_config, env=environment, cache_path=cache_path) as choice:
+        report = await run_suite(
+            loaded,
+            judge=choice.judge,
+            evaluators=build_evaluators(gate_config.evaluators),
+            settings=run_settings(judge_config),
+        )
+        return report.model_copy(update={"notices": (*choice.all_notices(), *report.notices)})

@@ -1,0 +1,146 @@
+"""The RagaliQ pytest plugin: RAG quality assertions in a team's own test suite.
+
+Registered through the ``pytest11`` entry point and off unless used: nothing is judged, loaded or
+printed until a test asks for one of its fixtures or marks.
+
+- ``ragaliq_judge``: the session's :class:`~ragaliq.testing.JudgeSession` (the config's judge;
+  the offline judge without an API key), shared by every test;
+- ``ragaliq_cases``: loads the cases of a dataset file, ``ragaliq_cases("rag_outputs.jsonl")``;
+- ``assert_rag_quality``: ``assert_rag_quality(case, faithfulness=0.8, hallucination=0.9)``,
+  failing with the claims behind the failure;
+- ``@pytest.mark.ragaliq_dataset("rag_outputs.jsonl")``: runs the test once per case of the file,
+  given as its ``rag_case`` argument;
+- options: ``--ragaliq-config``, ``--ragaliq-provider``, ``--ragaliq-model``,
+  ``--ragaliq-budget`` (judge no more case once this many USD are spent: the rest skip) and
+  ``--ragaliq-cache`` (a path, or ``off``);
+- at the end of the session, one line: cases judged, judge calls, tokens, cost and cache hits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from ragaliq.models import CaseResult, TestCase
+    from ragaliq.testing import JudgeSession
+
+MARK = "ragaliq_dataset"
+_SESSION = pytest.StashKey["JudgeSession"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ragaliq", "RAG quality assertions (RagaliQ Gate)")
+    group.addoption("--ragaliq-config", default=None, help="ragaliq.yaml to judge with.")
+    group.addoption(
+        "--ragaliq-provider",
+        default=None,
+        choices=("auto", "claude", "offline", "cascade"),
+        help="The judge (default: the config's; auto uses Claude when a key is set).",
+    )
+    group.addoption("--ragaliq-model", default=None, help="The Claude model.")
+    group.addoption(
+        "--ragaliq-budget",
+        type=float,
+        default=None,
+        help="Judge no more case once this many USD are spent; the rest are skipped.",
+    )
+    group.addoption(
+        "--ragaliq-cache", default=None, help="The judge cache file, or 'off' (default: config's)."
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARK}(path): run the test once per case of a dataset file (as rag_case)"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    mark = metafunc.definition.get_closest_marker(MARK)
+    if mark is None or "rag_case" not in metafunc.fixturenames:
+        return
+    from ragaliq.dataset import load_dataset
+
+    path = Path(mark.args[0])
+    if not path.is_absolute():
+        path = Path(str(metafunc.config.rootpath)) / path
+    cases = load_dataset(path)
+    metafunc.parametrize("rag_case", cases, ids=[case.id for case in cases])
+
+
+def _session(config: pytest.Config) -> JudgeSession:
+    if _SESSION not in config.stash:
+        config.stash[_SESSION] = _build(config)
+    return config.stash[_SESSION]
+
+
+def _build(config: pytest.Config) -> JudgeSession:
+    from ragaliq.config import GateConfig, load_config
+    from ragaliq.pipeline import local_cache_path
+    from ragaliq.testing import JudgeSession
+
+    named = config.getoption("--ragaliq-config")
+    path = Path(named) if named else Path(str(config.rootpath)) / "ragaliq.yaml"
+    gate = load_config(path) if named or path.is_file() else GateConfig()
+    judge: dict[str, Any] = {}
+    if config.getoption("--ragaliq-provider"):
+        judge["provider"] = config.getoption("--ragaliq-provider")
+    if config.getoption("--ragaliq-model"):
+        judge["model"] = config.getoption("--ragaliq-model")
+    cache = config.getoption("--ragaliq-cache")
+    if cache == "off":
+        judge["cache"] = False
+    gate = gate.model_copy(update={"judge": gate.judge.model_copy(update=judge)})
+    if cache and cache != "off":
+        cache_path: Path | None = Path(cache)
+    else:
+        cache_path = local_cache_path(gate, path) if gate.judge.cache else None
+    budget = config.getoption("--ragaliq-budget")
+    return JudgeSession(config=gate, cache_path=cache_path, budget_usd=budget)
+
+
+@pytest.fixture(scope="session")
+def ragaliq_judge(pytestconfig: pytest.Config) -> JudgeSession:
+    """The session's judge: every test shares it, its cache and its budget."""
+    return _session(pytestconfig)
+
+
+@pytest.fixture
+def ragaliq_cases() -> Callable[[str | Path], list[TestCase]]:
+    """Loads the cases of a dataset file (JSONL, JSON, YAML, CSV, RAGAS or DeepEval)."""
+    from ragaliq.dataset import load_dataset
+
+    return lambda path: load_dataset(Path(path))
+
+
+@pytest.fixture
+def assert_rag_quality(ragaliq_judge: JudgeSession) -> Callable[..., CaseResult]:
+    """``assert_rag_quality(case, faithfulness=0.8, ...)``; skips once the budget is spent."""
+    from ragaliq.testing import BudgetSpentError
+
+    def check(case: TestCase, **minimums: float | None) -> CaseResult:
+        try:
+            return ragaliq_judge.assert_quality(case, **minimums)
+        except BudgetSpentError as exc:
+            pytest.skip(str(exc))
+
+    return check
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    session = config.stash.get(_SESSION, None)
+    if session is None or not session.judged:
+        return
+    from ragaliq.report.console import format_usage
+
+    judge = session.config.judge
+    terminalreporter.write_sep("-", "ragaliq")
+    for notice in session.notices:
+        terminalreporter.write_line(f"notice: {notice}")
+    terminalreporter.write_line(
+        f"ragaliq: {session.judged} cases judged ({judge.provider}) · {format_usage(session.usage)}"
+    )

@@ -1,0 +1,171 @@
+"""RAG quality as test assertions: judge one case, fail with the claims behind the failure.
+
+    from ragaliq.testing import JudgeSession
+    session = JudgeSession()                 # the config's judge (offline without a key)
+    session.assert_quality(case, faithfulness=0.8, hallucination=0.9)
+
+The pytest plugin (:mod:`ragaliq.pytest_plugin`) gives every test a shared session, a budget that
+stops the spending, and a summary of what was spent at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragaliq.config import GateConfig
+from ragaliq.evaluators import build_evaluators
+from ragaliq.judges.factory import JudgeOpener, open_judge
+from ragaliq.models import CaseResult, TestCase, Usage, Verdict
+from ragaliq.report._format import verdict_label
+from ragaliq.runner import run_suite
+
+__all__ = ["BudgetSpentError", "JudgeSession", "QualityFailure", "assert_rag_quality"]
+
+MAX_LISTED = 10
+"""Claims, facts or chunks listed in a failure before the rest are counted."""
+
+
+class QualityFailure(AssertionError):
+    """A case scored below a minimum; the message lists the claims behind it."""
+
+
+class BudgetSpentError(RuntimeError):
+    """The session's budget is spent; no more case is judged."""
+
+
+@dataclass(kw_only=True)
+class JudgeSession:
+    """Judges cases one by one with a config's judge, and keeps count of what it spent."""
+
+    config: GateConfig = field(default_factory=GateConfig)
+    env: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    cache_path: Path | None = None
+    budget_usd: float | None = None
+    """Judge no more case once this much is spent."""
+    open_judge: JudgeOpener = open_judge
+    usage: Usage = field(default_factory=Usage)
+    judged: int = 0
+    notices: list[str] = field(default_factory=list)
+
+    def judge(self, case: TestCase, **minimums: float | None) -> CaseResult:
+        """Judge one case with every evaluator named in ``minimums`` (or the config's).
+
+        Raises:
+            BudgetSpentError: the budget was spent before this case.
+            RagaliqError: the judge cannot be used at all.
+        """
+        if self.budget_usd is not None and self.usage.cost_usd >= self.budget_usd:
+            raise BudgetSpentError(
+                f"the RagaliQ budget of ${self.budget_usd:g} is spent "
+                f"(${self.usage.cost_usd:.4f} on {self.judged} cases)"
+            )
+        return asyncio.run(self._judge(case, self._sections(minimums)))
+
+    def assert_quality(self, case: TestCase, **minimums: float | None) -> CaseResult:
+        """Judge ``case``; fail when a score is below its minimum or cannot be had.
+
+        ``minimums`` name evaluators (``faithfulness=0.8``); without any, the config's enabled
+        evaluators and thresholds apply.
+
+        Raises:
+            QualityFailure: with every failing score and the claims, facts or chunks behind it.
+        """
+        result = self.judge(case, **minimums)
+        problems: list[str] = []
+        for name, evaluation in result.results.items():
+            floor = minimums.get(name)
+            if floor is None:
+                floor = self.config.evaluators.section(name).threshold
+            if evaluation.status == "error":
+                problems.append(f"{name}: could not be judged: {evaluation.reasoning}")
+            elif evaluation.status == "skipped":
+                if name in minimums:
+                    problems.append(f"{name}: nothing to score: {evaluation.reasoning}")
+            elif floor is not None and evaluation.score is not None and evaluation.score < floor:
+                problems.append(
+                    f"{name}: {evaluation.score:.3f} is below {floor:g}: {evaluation.reasoning}"
+                    + _behind(name, result)
+                )
+        if problems:
+            raise QualityFailure(f"case {case.id!r}: " + "\n".join(problems))
+        return result
+
+    def _sections(self, minimums: Mapping[str, float | None]) -> GateConfig:
+        """The config, with only the evaluators named (when any), at their minimums."""
+        if not minimums:
+            return self.config
+        update: dict[str, Any] = {}
+        for name, options in self.config.evaluators.sections():
+            wanted = name in minimums
+            change: dict[str, Any] = {"enabled": wanted}
+            if wanted and minimums[name] is not None:
+                change["threshold"] = minimums[name]
+            update[name] = options.model_copy(update=change)
+        unknown = sorted(set(minimums) - set(update))
+        if unknown:
+            raise ValueError(f"unknown evaluators {unknown}; choose from {sorted(update)}")
+        evaluators = self.config.evaluators.model_copy(update=update)
+        return self.config.model_copy(update={"evaluators": evaluators})
+
+    async def _judge(self, case: TestCase, config: GateConfig) -> CaseResult:
+        judge = config.judge
+        async with self.open_judge(judge, env=self.env, cache_path=self.cache_path) as choice:
+            report = await run_suite(
+                [case], judge=choice.judge, evaluators=build_evaluators(config.evaluators)
+            )
+            for notice in choice.all_notices():
+                if notice not in self.notices:
+                    self.notices.append(notice)
+        self.usage += report.usage
+        self.judged += 1
+        return report.cases[0]
+
+
+def _behind(evaluator: str, result: CaseResult) -> str:
+    """The claims, facts or chunks that brought a score down, one per line."""
+    lines: list[str] = []
+    if evaluator in ("faithfulness", "hallucination"):
+        lines = [
+            f"  - {verdict_label(c.verdict)}: {c.text}" + (f" ({c.reason})" if c.reason else "")
+            for c in result.claims
+            if c.verdict is not Verdict.SUPPORTED
+        ]
+    elif evaluator == "context_recall":
+        lines = [
+            f"  - needed fact {verdict_label(f.verdict)}: {f.text}"
+            for f in result.facts
+            if f.verdict is not Verdict.SUPPORTED
+        ]
+    elif evaluator == "context_precision":
+        lines = [
+            f"  - chunk {rank} is not relevant: {r.reason}"
+            for rank, r in enumerate(result.chunks, start=1)
+            if not r.relevant
+        ]
+    if not lines:
+        return ""
+    shown = lines[:MAX_LISTED]
+    if len(lines) > MAX_LISTED:
+        shown.append(f"  - ... and {len(lines) - MAX_LISTED} more")
+    return "\n" + "\n".join(shown)
+
+
+_default: JudgeSession | None = None
+
+
+def assert_rag_quality(
+    case: TestCase, *, session: JudgeSession | None = None, **minimums: float | None
+) -> CaseResult:
+    """Judge ``case`` and fail with the claims behind any score below its minimum.
+
+    ``session`` is the pytest plugin's when it runs (or a new default one).
+    """
+    global _default
+    if session is None:
+        session = _default = _default or JudgeSession()
+    return session.assert_quality(case, **minimums)

@@ -1,0 +1,118 @@
+"""The pytest plugin, run in a pytester session as a team's own suite would use it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+CONTEXT = ["Annual plans can be refunded within 14 days of purchase. Monthly plans are not."]
+FAITHFUL = "Annual plans can be refunded within 14 days of purchase."
+INVENTED = "Annual plans can be refunded within 90 days, and monthly plans within 7 days."
+
+
+def case(case_id: str, response: str) -> dict:
+    return {"id": case_id, "query": "Can I get a refund?", "context": CONTEXT, "response": response}
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makefile(
+        ".jsonl",
+        rag_outputs="\n".join(
+            json.dumps(c) for c in [case("good", FAITHFUL), case("bad", INVENTED)]
+        ),
+    )
+    pytester.makefile(".yaml", ragaliq="judge: {provider: offline, cache: false}\n")
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    return pytester
+
+
+def test_a_passing_and_a_failing_assertion_with_the_claims_behind_it(suite):
+    suite.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.ragaliq_dataset("rag_outputs.jsonl")
+        def test_rag_quality(rag_case, assert_rag_quality):
+            assert_rag_quality(rag_case, faithfulness=0.8, hallucination=0.9)
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*QualityFailure: case 'bad': faithfulness*below 0.8*", "*90 days*"]
+    )
+    result.stdout.fnmatch_lines(["*ragaliq: 2 cases judged (offline) · * judge calls*cache hits*"])
+
+
+def test_the_budget_stops_the_spending_and_the_rest_skip(suite):
+    suite.makeconftest(
+        """
+        import contextlib
+        import pytest
+        from ragaliq.judges import JudgeChoice, OfflineJudge
+        from ragaliq.models import Usage
+
+        class Priced(OfflineJudge):
+            async def extract_claims(self, case):
+                result = await super().extract_claims(case)
+                return result.model_copy(update={"usage": Usage(calls=1, cost_usd=0.5)})
+
+        @contextlib.asynccontextmanager
+        async def priced(config, **_):
+            yield JudgeChoice(judge=Priced())
+
+        @pytest.fixture(scope="session", autouse=True)
+        def _priced(ragaliq_judge):
+            ragaliq_judge.open_judge = priced
+        """
+    )
+    suite.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.ragaliq_dataset("rag_outputs.jsonl")
+        @pytest.mark.parametrize("round", [1, 2])
+        def test_spend(rag_case, round, assert_rag_quality):
+            assert_rag_quality(rag_case, faithfulness=0.0)
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider", "--ragaliq-budget", "1.0")
+    result.assert_outcomes(passed=2, skipped=2)
+    result.stdout.fnmatch_lines(["*ragaliq: 2 cases judged*2 judge calls*$1.0000*"])
+
+
+def test_cases_load_from_a_file_and_the_plugin_is_silent_unless_used(suite):
+    suite.makepyfile(
+        """
+        def test_load(ragaliq_cases):
+            assert [c.id for c in ragaliq_cases("rag_outputs.jsonl")] == ["good", "bad"]
+
+        def test_unrelated():
+            assert True
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    assert "ragaliq:" not in result.stdout.str()
+
+
+def test_evaluate_judges_a_dataset_from_python_and_returns_the_report(tmp_path):
+    from ragaliq import evaluate
+    from ragaliq.config import GateConfig
+
+    path = tmp_path / "cases.jsonl"
+    path.write_text(
+        "\n".join(json.dumps(c) for c in [case("good", FAITHFUL), case("bad", INVENTED)]),
+        encoding="utf-8",
+    )
+    config = GateConfig.model_validate({"judge": {"provider": "offline", "cache": False}})
+    report = evaluate(path, config=config, env={})
+    assert [c.id for c in report.cases] == ["good", "bad"]
+    faith = {c.id: c.results["faithfulness"].score for c in report.cases}
+    assert faith["good"] == 1.0
+    assert faith["bad"] is not None and faith["bad"] < 1.0
+    assert report.summary.evaluators["faithfulness"].judged == 2
