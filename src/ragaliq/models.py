@@ -30,6 +30,7 @@ __all__ = [
     "Preflight",
     "Progress",
     "RelevanceResult",
+    "ReportHead",
     "RunReport",
     "RunSummary",
     "Status",
@@ -317,6 +318,19 @@ class RunSummary(_Frozen):
         )
 
 
+class ReportHead(_Frozen):
+    """Everything a run report says but its cases: what streamed readers and writers pass around."""
+
+    schema_version: int = SCHEMA_VERSION
+    judge: JudgeInfo
+    evaluators: dict[str, EvaluatorInfo]
+    summary: RunSummary
+    usage: Usage
+    notices: tuple[str, ...] = ()
+    stopped_early: str | None = None
+    shard: str | None = None
+
+
 class RunReport(_Frozen):
     """The result of ``ragaliq run``: the input of the comparison and of every rendering."""
 
@@ -342,6 +356,11 @@ class RunReport(_Frozen):
                 "report again with this version of RagaliQ Gate"
             )
         return value
+
+    @property
+    def head(self) -> ReportHead:
+        """The report without its cases."""
+        return ReportHead.model_validate(self.model_dump(exclude={"cases"}))
 
     @model_validator(mode="after")
     def _summary_from_cases(self) -> RunReport:
