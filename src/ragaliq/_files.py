@@ -7,13 +7,15 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 from ragaliq.errors import OutputError
 from ragaliq.redaction import redact
 
-__all__ = ["check_writable", "write_atomic"]
+__all__ = ["AtomicWriter", "check_writable", "open_atomic", "write_atomic"]
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -29,7 +31,34 @@ def write_atomic(path: Path, text: str) -> None:
     Raises:
         OutputError: the file or its folder cannot be written; nothing is left behind.
     """
-    text = redact(text)
+    with open_atomic(path) as out:
+        out.write(text)
+
+
+class AtomicWriter:
+    """A text file being written in pieces; each piece has every registered secret redacted.
+
+    A secret is redacted only within one ``write``, so write whole lines or records.
+    """
+
+    def __init__(self, handle: TextIO) -> None:
+        self._handle = handle
+
+    def write(self, text: str) -> None:
+        """Append ``text``, redacted."""
+        self._handle.write(redact(text))
+
+
+@contextmanager
+def open_atomic(path: Path) -> Iterator[AtomicWriter]:
+    """Write ``path`` in pieces through a temporary file that replaces it only when all is written.
+
+    If the block raises, ``path`` is left as it was and the temporary file is removed. The file
+    gets the permissions :func:`write_atomic` gives.
+
+    Raises:
+        OutputError: the file or its folder cannot be written; nothing is left behind.
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale(path)
@@ -39,7 +68,7 @@ def write_atomic(path: Path, text: str) -> None:
         raise _cannot_write(path, exc) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+            yield AtomicWriter(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
