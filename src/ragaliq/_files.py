@@ -1,4 +1,8 @@
-"""Writing files so that a crash never leaves half of one behind."""
+"""Writing files so that a crash never leaves half of one behind.
+
+In the action, every file and folder written belongs to the workspace's owner, not to the
+container's root (see :func:`own_files_like`).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,78 @@ from typing import TextIO
 from ragaliq.errors import OutputError
 from ragaliq.redaction import redact
 
-__all__ = ["AtomicWriter", "check_writable", "open_atomic", "write_atomic"]
+__all__ = [
+    "AtomicWriter",
+    "check_writable",
+    "give_to_owner",
+    "make_folders",
+    "open_atomic",
+    "own_files_like",
+    "set_owner",
+    "write_atomic",
+]
+
+Owner = tuple[int, int]
+"""A user id and a group id."""
+
+_owner: Owner | None = None
+"""Who gets every file and folder written from now on; None: whoever writes them."""
+
+
+def own_files_like(folder: Path) -> Owner | None:
+    """Give every file and folder written from now on the owner of ``folder``, when run as root.
+
+    The action runs as root in its container, while the workspace mounted into it belongs to the
+    runner's user: a report, baseline or cache owned by root could not be replaced or deleted by
+    the job's next steps, and ``git checkout`` would fail on a baseline the action wrote. Only
+    root can give a file away; anyone else writes files they own, and nothing changes.
+
+    Returned: the owner now in force, or None.
+    """
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    try:
+        info = folder.stat()
+    except OSError:
+        return None
+    set_owner((info.st_uid, info.st_gid))
+    return _owner
+
+
+def set_owner(owner: Owner | None) -> None:
+    """Set who gets every file and folder written from now on; None: whoever writes them."""
+    global _owner
+    _owner = owner
+
+
+def give_to_owner(*paths: Path) -> None:
+    """Give ``paths`` to the owner set by :func:`own_files_like`, if any; missing ones are skipped.
+
+    Raises:
+        OSError: a path could not be given away.
+    """
+    if _owner is None:
+        return
+    for path in paths:
+        try:
+            os.chown(path, *_owner, follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+
+
+def make_folders(folder: Path) -> None:
+    """Create ``folder`` and its missing parents, each given to the owner (see :func:`set_owner`).
+
+    Raises:
+        OSError: a folder could not be created or given away.
+    """
+    missing: list[Path] = []
+    current = folder
+    while not os.path.lexists(current) and current.parent != current:
+        missing.append(current)
+        current = current.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    give_to_owner(*reversed(missing))
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -24,7 +99,8 @@ def write_atomic(path: Path, text: str) -> None:
     The file gets the permissions a plain ``open(path, "w")`` would give it: those of the file it
     replaces, else read-write by everyone less the umask. (A temporary file is private, and the
     action runs as root in its container, so a private report or baseline could not be read by
-    the workflow's later steps, such as ``git add`` or an artifact upload.)
+    the workflow's later steps, such as ``git add`` or an artifact upload.) The file and the
+    folders created for it get the owner set by :func:`own_files_like`, if any.
 
     Every registered secret is redacted from ``text`` first (see :mod:`ragaliq.redaction`).
 
@@ -60,7 +136,7 @@ def open_atomic(path: Path) -> Iterator[AtomicWriter]:
         OutputError: the file or its folder cannot be written; nothing is left behind.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(path.parent)
         _remove_stale(path)
         mode = _mode_for(path)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -72,6 +148,7 @@ def open_atomic(path: Path) -> Iterator[AtomicWriter]:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
+        give_to_owner(Path(tmp))
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)

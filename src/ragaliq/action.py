@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ragaliq._files import check_writable, write_atomic
+from ragaliq._files import check_writable, own_files_like, write_atomic
 from ragaliq.baseline import record_baseline, save_baseline
 from ragaliq.config import GatePolicy, JudgeConfig
 from ragaliq.errors import CommentForbiddenError, ConfigError, PublishError, RagaliqError
@@ -65,6 +65,7 @@ def main() -> int:
     publishers: PublisherFactory | None = None
     try:
         settings = ActionSettings.from_env(env)
+        own_files_like(settings.workspace)  # root in the container writes the runner's files
         workflow = Workflow(output_file=settings.output_file, summary_file=settings.summary_file)
         publishers = _publisher_factory(settings)
         return asyncio.run(

@@ -8,8 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from ragaliq._files import check_writable, write_atomic
+from ragaliq._files import (
+    check_writable,
+    make_folders,
+    open_atomic,
+    own_files_like,
+    set_owner,
+    write_atomic,
+)
 from ragaliq.errors import OutputError
+from ragaliq.judges.cache import CachedJudge
+from tests.conftest import make_case
+from tests.fakes.judge import FakeJudge
 
 
 @pytest.fixture
@@ -84,3 +94,108 @@ def test_temporary_files_a_killed_write_left_are_removed_by_the_next_write(tmp_p
     assert not stale.exists()
     assert in_progress.exists()
     assert target.read_text(encoding="utf-8") == "{}"
+
+
+RUNNER = (1001, 1001)
+"""The GitHub runner's user: the owner of the workspace mounted into the action's container."""
+
+needs_root = pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0,
+    reason="giving files to another user needs root, as the action has in its container",
+)
+
+
+@pytest.fixture
+def no_owner() -> Iterator[None]:
+    set_owner(None)
+    try:
+        yield
+    finally:
+        set_owner(None)
+
+
+def _owner(path: Path) -> tuple[int, int]:
+    info = path.lstat()
+    return info.st_uid, info.st_gid
+
+
+@needs_root
+@pytest.mark.usefixtures("no_owner")
+def test_files_and_folders_written_as_root_belong_to_the_workspace_owner(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    os.chown(workspace, *RUNNER)
+    existing = workspace / "ragaliq.yaml"
+    existing.write_text("", encoding="utf-8")
+    os.chown(existing, *RUNNER)
+
+    assert own_files_like(workspace) == RUNNER
+    write_atomic(workspace / ".ragaliq" / "deep" / "report.json", "{}\n")
+    write_atomic(existing, "dataset: d.jsonl\n")  # replaced: a new file, not the old one's owner
+    with open_atomic(workspace / "out" / "report.html") as out:
+        out.write("<html>")
+
+    written = list(workspace.rglob("*"))
+    assert {p.relative_to(workspace).as_posix() for p in written} == {
+        ".ragaliq",
+        ".ragaliq/deep",
+        ".ragaliq/deep/report.json",
+        "ragaliq.yaml",
+        "out",
+        "out/report.html",
+    }
+    assert {p.relative_to(workspace).as_posix(): _owner(p) for p in written} == {
+        p.relative_to(workspace).as_posix(): RUNNER for p in written
+    }
+
+
+@needs_root
+@pytest.mark.usefixtures("no_owner")
+def test_only_folders_the_write_created_change_owner(tmp_path: Path) -> None:
+    outside = tmp_path / "mine"
+    outside.mkdir()  # root's, and stays root's
+    set_owner(RUNNER)
+    make_folders(outside / "a" / "b")
+    assert _owner(outside) == (0, 0)
+    assert _owner(outside / "a") == RUNNER
+    assert _owner(outside / "a" / "b") == RUNNER
+
+
+@pytest.mark.usefixtures("no_owner")
+def test_without_an_owner_files_belong_to_whoever_writes_them(tmp_path: Path) -> None:
+    write_atomic(tmp_path / "new" / "r.json", "{}")
+    me = (os.getuid(), os.getgid())
+    assert _owner(tmp_path / "new") == me
+    assert _owner(tmp_path / "new" / "r.json") == me
+
+
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0, reason="checks what happens without root"
+)
+@pytest.mark.usefixtures("no_owner")
+def test_without_root_no_owner_is_set(tmp_path: Path) -> None:
+    assert own_files_like(tmp_path) is None
+    write_atomic(tmp_path / "r.json", "{}")
+    assert _owner(tmp_path / "r.json") == (os.getuid(), os.getgid())
+
+
+@needs_root
+@pytest.mark.usefixtures("no_owner")
+async def test_the_judge_cache_and_its_side_files_belong_to_the_workspace_owner(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    os.chown(workspace, *RUNNER)
+    own_files_like(workspace)
+    cached = CachedJudge(FakeJudge(), workspace / ".ragaliq" / "cache" / "judge.sqlite", secret="k")
+    await cached.extract_claims(make_case(id="c1"))
+    while_open = {p.relative_to(workspace).as_posix(): _owner(p) for p in workspace.rglob("*")}
+    await cached.aclose()
+    after = {p.relative_to(workspace).as_posix(): _owner(p) for p in workspace.rglob("*")}
+
+    assert cached.warnings == []
+    assert {".ragaliq/cache/judge.sqlite-wal", ".ragaliq/cache/judge.sqlite-shm"} < set(while_open)
+    assert set(while_open.values()) == {RUNNER}
+    assert set(after) >= {".ragaliq", ".ragaliq/cache", ".ragaliq/cache/judge.sqlite"}
+    assert set(after.values()) == {RUNNER}

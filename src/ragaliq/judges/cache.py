@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from ragaliq._files import give_to_owner, make_folders
 from ragaliq.errors import JudgeError
 from ragaliq.judges.base import EstimatingJudge, Judge, Operation, verified_evidence
 from ragaliq.models import (
@@ -167,7 +168,15 @@ class CachedJudge:
         if self._db is not None:
             self._db.close()
             self._db = None
+            try:
+                give_to_owner(*self._side_files())
+            except OSError as exc:
+                self._warn(exc)
         await self.inner.aclose()
+
+    def _side_files(self) -> tuple[Path, ...]:
+        """The files SQLite keeps beside the database while it is open, or after a crash."""
+        return tuple(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm", "-journal"))
 
     def _key(self, operation: str, payload: dict[str, Any]) -> str:
         info = self.inner.info
@@ -235,15 +244,19 @@ class CachedJudge:
 
     def _open(self) -> sqlite3.Connection | None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_folders(self.path.parent)
             db = sqlite3.connect(self.path, timeout=self.lock_timeout_s, isolation_level=None)
             try:
+                # Owned by the workspace's owner before SQLite makes its side files: running as
+                # root, SQLite gives them the database's owner.
+                give_to_owner(self.path)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute(
                     f"CREATE TABLE IF NOT EXISTS {TABLE} (key TEXT PRIMARY KEY, "
                     "value TEXT NOT NULL, signature TEXT NOT NULL, created REAL NOT NULL)"
                 )
                 db.execute(f"SELECT count(*) FROM {TABLE}").fetchone()
+                give_to_owner(*self._side_files())
             except BaseException:
                 db.close()
                 raise
