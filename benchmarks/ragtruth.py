@@ -111,8 +111,13 @@ def claim_spans(response: str, claims: Sequence[str]) -> list[tuple[int, int] | 
     out: list[tuple[int, int] | None] = []
     cursor = 0
     for claim in claims:
-        pattern = r"\s+".join(re.escape(part) for part in claim.split())
-        match = re.compile(pattern).search(response, cursor) or re.compile(pattern).search(response)
+        # A clause split off a longer sentence may have gained a capital and a full stop.
+        body = claim[:-1] if claim.endswith(".") else claim
+        pattern = r"\s+".join(re.escape(part) for part in body.split())
+        if body and body[0].isalpha():
+            pattern = f"[{re.escape(body[0].upper())}{re.escape(body[0].lower())}]{pattern[1:]}"
+        compiled = re.compile(pattern)
+        match = compiled.search(response, cursor) or compiled.search(response)
         if match is None:
             out.append(None)
             continue

@@ -92,25 +92,32 @@ class Row:
         return model_of_kind(self.kind)
 
 
-def build_rows(data: Path) -> tuple[list[Row], list[tuple[str, bool]]]:
-    """Claim rows of the tune part, and (task, hallucinated) per response."""
+def fold_of(source_id: str) -> int:
+    """The cross-validation fold of a source (all its responses go together)."""
+    return int(hashlib.sha256(f"fold:{source_id}".encode()).hexdigest(), 16) % FOLDS
+
+
+def build_rows(data: Path) -> tuple[list[Row], list[tuple[str, bool]], list[int]]:
+    """Claim rows of the tune part, (task, hallucinated) per response, and each response's fold."""
     rows: list[Row] = []
     responses: list[tuple[str, bool]] = []
+    folds: list[int] = []
     for item in load_ragtruth(data, "tune"):
         claims = extract_sentence_claims(item.case.response)
         response = len(responses)
         responses.append((item.task, item.hallucinated))
+        fold = fold_of(item.source_id)
+        folds.append(fold)
         if not claims:
             continue
         index = ContextIndex.build(item.case.context, query=item.case.query)
-        fold = int(hashlib.sha256(f"fold:{item.source_id}".encode()).hexdigest(), 16) % FOLDS
         kind = case_kind(index)
         for analysis, label in zip(
             analyse_claims(claims, index), claim_labels(item, claims), strict=True
         ):
             ruled = rule_verdict(analysis) is not None
             rows.append(Row(item.task, kind, response, fold, analysis.features, int(label), ruled))
-    return rows, responses
+    return rows, responses, folds
 
 
 def standardise(rows: Sequence[Row]) -> tuple[list[float], list[float]]:
@@ -248,8 +255,34 @@ def probability(model: dict[str, object], x: list[float]) -> float:
     return predict(w, model["means"], model["stds"], x)  # type: ignore[arg-type]
 
 
+def nested_scores(
+    maxima: dict[str, list[float]], responses: Sequence[tuple[str, bool]], folds: Sequence[int]
+) -> dict[str, Scores]:
+    """Scores with each fold's thresholds chosen on the other folds' out-of-fold probabilities:
+    no response is judged with a threshold that its own label helped to choose."""
+    flagged = [False] * len(responses)
+    for fold in range(FOLDS):
+        inner = [i for i, f in enumerate(folds) if f != fold]
+        _, thresholds = choose_thresholds(
+            {kind: [maxima[kind][i] for i in inner] for kind in KINDS},
+            [responses[i] for i in inner],
+        )
+        for i, f in enumerate(folds):
+            if f == fold:
+                flagged[i] = any(maxima[kind][i] >= thresholds[kind] for kind in KINDS)
+    out = {}
+    for task in (*TASKS, "overall"):
+        pairs = [
+            (gold, flagged[i])
+            for i, (name, gold) in enumerate(responses)
+            if task == "overall" or name == task
+        ]
+        out[task] = Scores.of(pairs)
+    return out
+
+
 def train(data: Path, verbose: bool = True) -> dict[str, object]:
-    rows, responses = build_rows(data)
+    rows, responses, folds = build_rows(data)
     if verbose:
         for regime in REGIMES:
             part = [r for r in rows if r.regime == regime]
@@ -276,6 +309,12 @@ def train(data: Path, verbose: bool = True) -> dict[str, object]:
         )
         for task in (*TASKS, "overall"):
             print("  " + s[task].row(task))
+        nested = nested_scores(maxima, responses, folds)
+        print(
+            "nested (thresholds chosen on the other folds): "
+            + " ".join(f"{k}_bacc={v.bacc:.3f}" for k, v in nested.items())
+            + f" f1={nested['overall'].f1:.3f}"
+        )
     out: dict[str, object] = {
         "about": (
             "Logistic regressions over the offline judge's claim features (standardised), one "

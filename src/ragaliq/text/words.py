@@ -1,7 +1,7 @@
 """Words, sentences, numbers, names and negation, as the offline judge and the gate read them.
 
-Deliberately small and dependency-free: a regex sentence splitter that knows abbreviations,
-decimals and bullet lists, a light suffix stemmer, and a number normaliser.
+Deliberately small and dependency-free: a light suffix stemmer, a number normaliser, and the
+claim splitter of :mod:`ragaliq.text.sentences` (tables, lists, code, quotes and clauses).
 """
 
 from __future__ import annotations
@@ -9,29 +9,26 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ragaliq.text.sentences import split_context, split_sentences
+
 __all__ = [
     "NEGATIONS",
     "STOPWORDS",
     "content_tokens",
     "content_words",
+    "drop_answer_word",
     "figures",
     "is_negated",
     "names",
     "negated_words",
     "numbers",
+    "split_context",
     "split_sentences",
     "starts_sentence",
     "stem",
     "tokens",
+    "word_key",
 ]
-
-ABBREVIATIONS = frozenset(
-    """
-    mr mrs ms dr prof sr jr st mt vs etc e.g i.e eg ie inc ltd co corp no nos fig figs approx
-    dept est jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k u.n a.m p.m ph.d vol vols
-    cf al op ed min max avg gen col lt sgt capt rev hon gov sen rep ave blvd rd
-    """.split()
-)
 
 STOPWORDS = frozenset(
     """
@@ -62,63 +59,82 @@ NUMBER_WORDS = {
     "once": "1", "twice": "2", "dozen": "12",
 }  # fmt: skip
 
-_BULLET = re.compile(r"^\s*(?:[-*\u2022\u2023\u25e6\u2043]|\d{1,3}[.)]|[a-z]\))\s+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+|(?<=:)\s+(?=[A-Z])")
+_PHRASES = (
+    (r"\b(?:an?\s+)?hour and a half\b|\b(?:one|1|an?)\s+and\s+a\s+half\s+hours?\b", "90 minutes"),
+    (r"\bthree[\s-]quarters\s+of\s+an\s+hour\b", "45 minutes"),
+    (r"\b(?:a\s+)?quarter(?:\s+of)?(?:\s+an|-an)?[\s-]hour\b", "15 minutes"),
+    (r"\b(?:a\s+)?half(?:\s+an|-an|\s+a)?[\s-]hour\b", "30 minutes"),
+    (r"\b(?:on|by)\s+(?:their|his|her|its|my|your|our)\s+own\b", "themselves"),
+    (
+        r"\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b|\bfor free\b"
+        r"|\b(?:at\s+)?no (?:extra |additional )?charge\b|\bcosts? nothing\b",
+        "free",
+    ),
+)
+"""Phrases read as the words a context would more likely use ("half an hour" is 30 minutes)."""
+_PHRASE = re.compile(
+    "|".join(f"(?P<p{i}>{pattern})" for i, (pattern, _) in enumerate(_PHRASES)), re.I
+)
+SYNONYMS = (
+    "install installation fit mount",
+    "themselves himself herself itself yourself yourselves ourselves myself oneself",
+    "buy purchase",
+    "price cost fee",
+    "begin start commence",
+    "finish complete",
+    "large big",
+    "small little tiny",
+    "fast quick rapid speedy",
+    "need require",
+    "use utilize utilise",
+    "get obtain receive",
+    "show display",
+    "choose select pick",
+    "allow let permit",
+    "help assist",
+    "customer client",
+    "people person individual",
+    "majority most",
+    "shut close",
+)
+"""Words that stand for one another (light synonymy): each group reads as its first word."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\$?\d+(?:,\d{3})*(?:\.\d+)?(?:st|nd|rd|th)?%?(?![\w])")
 
 
-def split_sentences(text: str) -> list[str]:
-    """Split text into sentences; each bullet item and each paragraph line stands alone."""
-    sentences: list[str] = []
-    paragraph: list[str] = []
+def _read_phrases(text: str) -> str:
+    if not _PHRASE.search(text):
+        return text
 
-    def flush() -> None:
-        if paragraph:
-            sentences.extend(_split_paragraph(" ".join(paragraph)))
-            paragraph.clear()
+    def replace(match: re.Match[str]) -> str:
+        return _PHRASES[int(next(k for k, v in match.groupdict().items() if v)[1:])][1]
 
-    for raw_line in text.splitlines():
-        line = raw_line.strip()
-        if not line:
-            flush()
-            continue
-        bullet = _BULLET.match(line)
-        if bullet or line.startswith("#"):
-            flush()
-            item = line[bullet.end() :] if bullet else line.lstrip("#").strip()
-            sentences.extend(_split_paragraph(item))
-        else:
-            paragraph.append(line)
-    flush()
-    return [s for s in (s.strip() for s in sentences) if s]
+    return _PHRASE.sub(replace, text)
 
 
-def _split_paragraph(text: str) -> list[str]:
-    parts: list[str] = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        candidate = text[start : match.start()].rstrip()
-        if _ends_with_abbreviation(candidate):
-            continue
-        following = text[match.end() : match.end() + 1]
-        if following and following.islower():
-            continue  # "approx. five" or "e.g. the": no new sentence starts lower case
-        parts.append(candidate)
-        start = match.end()
-    parts.append(text[start:].strip())
-    return [p for p in parts if p]
+_ANSWER_WORD = re.compile(
+    r"^\s*(?:yes|no|yeah|yep|nope|correct|indeed)\s*(?:[,.!;:\u2013\u2014]+|\s-)\s*", re.I
+)
 
 
-def _ends_with_abbreviation(text: str) -> bool:
-    last = text.rsplit(maxsplit=1)[-1] if text.strip() else ""
-    token = last.lower().rstrip(".!?\"')").lstrip("(\"'")
-    if not token:
-        return False
-    if token in ABBREVIATIONS:
-        return True
-    # single initials such as "J." in "J. R. R. Tolkien"
-    return len(token) == 1 and token.isalpha() and last.endswith(".")
+def drop_answer_word(text: str) -> str:
+    """The claim without a leading "Yes," or "No.".
+
+    That word answers the question: it is neither a claim about the context nor a negation of
+    what follows ("No, monthly plans are refundable within 14 days").
+    """
+    match = _ANSWER_WORD.match(text)
+    if match is None or match.end() >= len(text):
+        return text
+    rest = text[match.end() :]
+    return rest[:1].upper() + rest[1:]
+
+
+@lru_cache(maxsize=65536)
+def word_key(word: str) -> str:
+    """How a word is compared: its stem, or the stem of its synonym group's first word."""
+    key = stem(word)
+    return _SYNONYM_KEYS.get(key, key)
 
 
 @lru_cache(maxsize=65536)
@@ -159,24 +175,13 @@ def stem(word: str) -> str:
 
 def content_words(text: str) -> list[str]:
     """Stemmed words that carry meaning (no stopwords), numbers normalised, in order."""
-    out: list[str] = []
-    for token in _WORD.findall(text):
-        lower = token.lower()
-        if lower in STOPWORDS or lower in NEGATIONS:
-            continue
-        if lower in NUMBER_WORDS:
-            out.append(NUMBER_WORDS[lower])
-        elif token[0].isdigit():
-            out.append(_normalise_number(token))
-        else:
-            out.append(stem(lower))
-    return out
+    return [key for key, _ in content_tokens(text)]
 
 
 def content_tokens(text: str) -> list[tuple[str, str]]:
     """Like :func:`content_words`, each paired with the word as written (for reasons)."""
     out: list[tuple[str, str]] = []
-    for token in _WORD.findall(text):
+    for token in _WORD.findall(_read_phrases(text)):
         lower = token.lower()
         if lower in STOPWORDS or lower in NEGATIONS:
             continue
@@ -185,12 +190,13 @@ def content_tokens(text: str) -> list[tuple[str, str]]:
         elif token[0].isdigit():
             out.append((_normalise_number(token), token))
         else:
-            out.append((stem(lower), token))
+            out.append((word_key(lower), token))
     return out
 
 
 def numbers(text: str) -> set[str]:
     """The numbers a text states, normalised (``1,000`` → ``1000``, ``3.50`` → ``3.5``)."""
+    text = _read_phrases(text)
     found = {_normalise_number(m.group(0)) for m in _NUMBER.finditer(text)}
     for token in _WORD.findall(text):
         lower = token.lower()
@@ -201,7 +207,7 @@ def numbers(text: str) -> set[str]:
 
 def figures(text: str) -> set[str]:
     """The numbers a text writes in digits, normalised: the ones a reader checks."""
-    return {_normalise_number(m.group(0)) for m in _NUMBER.finditer(text)}
+    return {_normalise_number(m.group(0)) for m in _NUMBER.finditer(_read_phrases(text))}
 
 
 def _normalise_number(token: str) -> str:
@@ -218,6 +224,7 @@ def _normalise_number(token: str) -> str:
 
 def is_negated(text: str) -> bool:
     """Whether a sentence contains a negation word."""
+    text = _read_phrases(text)
     return (
         any(token.lower().replace("\u2019", "'") in NEGATIONS for token in _WORD.findall(text))
         or "n't" in text.lower()
@@ -240,7 +247,7 @@ def negated_words(text: str) -> frozenset[str]:
     ``Monthly plans are not refundable`` negates ``refundabl``; ``need not worry`` negates
     ``worry``. Phrases such as ``not only`` or ``no doubt`` negate nothing.
     """
-    cleaned = _NOT_A_NEGATION.sub(" ", text)
+    cleaned = _NOT_A_NEGATION.sub(" ", _read_phrases(text))
     words = [w.lower().replace("\u2019", "'") for w in _WORD.findall(cleaned)]
     found: set[str] = set()
     for i, word in enumerate(words):
@@ -250,7 +257,7 @@ def negated_words(text: str) -> frozenset[str]:
             if follower in _SKIP_AFTER_CUE or follower in STOPWORDS:
                 continue
             if follower not in NEGATIONS:
-                found.add(stem(follower))
+                found.add(word_key(follower))
             break
     return frozenset(found)
 
@@ -303,3 +310,8 @@ def names(text: str) -> list[str]:
                 if piece not in STOPWORDS and piece not in _COMMON_CAPITALISED:
                     found.append(piece)
     return found
+
+
+_SYNONYM_KEYS = {
+    stem(word): stem(group.split()[0]) for group in SYNONYMS for word in group.split()[1:]
+}

@@ -314,3 +314,67 @@ def test_the_kind_of_case_picks_the_model():
     assert models.for_index(answer) is models.answer
     assert models.for_index(summary) is models.summary
     assert models.for_index(record) is models.record
+
+
+THERMOSTAT = (
+    "The Nestor app and all thermostat features are free; there is no subscription.",
+    "Monthly plans are refundable within 14 days of purchase.",
+    "The Nestor thermostat works with heat pumps, furnaces and boilers.",
+    "Installation takes about 30 minutes and most people do it themselves.",
+    "Every thermostat comes with a 5-year warranty.",
+)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "No. The app and all thermostat features are free.",
+        "No, the app and all thermostat features are free.",
+        "No. Monthly plans are refundable within 14 days.",
+        "No. The thermostat works with heat pumps.",
+        "Yes, the thermostat works with heat pumps.",
+    ],
+)
+async def test_a_leading_yes_or_no_answers_the_question_and_negates_nothing(response):
+    judge = OfflineJudge()
+    case = make_case(context=THERMOSTAT, response=response)
+    claims = (await judge.extract_claims(case)).claims
+    assert claims and all(not c.startswith("No.") for c in claims)
+    verdicts = (await judge.verify_claims(case, claims)).verdicts
+    assert [v.verdict for v in verdicts] == [Verdict.SUPPORTED] * len(claims), verdicts
+
+
+async def test_a_flipped_answer_after_yes_is_still_contradicted():
+    v = await verdict_of("Yes, monthly plans are refundable.")
+    assert v.verdict is Verdict.CONTRADICTED
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Most people can fit it on their own in roughly half an hour.",
+        "Most people install it by themselves in about 30 minutes.",
+        "There is no subscription, and the app is free of charge.",
+    ],
+)
+async def test_a_paraphrase_that_keeps_the_facts_is_supported(claim):
+    v = await verdict_of(claim, context=THERMOSTAT)
+    assert v.verdict is Verdict.SUPPORTED, v.reason
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict", "in_reason"),
+    [
+        ("Every thermostat comes with a 2-year warranty.", Verdict.CONTRADICTED, "2"),
+        ("Installation takes about 45 minutes.", Verdict.CONTRADICTED, "45"),
+        (
+            "The Nestor thermostat was designed by Maria Keller.",
+            Verdict.NOT_ENOUGH_INFO,
+            "Keller",
+        ),
+    ],
+)
+async def test_a_changed_figure_or_an_invented_name_is_still_caught(claim, verdict, in_reason):
+    v = await verdict_of(claim, context=THERMOSTAT)
+    assert v.verdict is verdict, v.reason
+    assert in_reason in v.reason

@@ -24,12 +24,13 @@ from ragaliq.judges.offline.records import Record, RecordFindings, parse_record
 from ragaliq.text.words import (
     content_tokens,
     content_words,
+    drop_answer_word,
     figures,
     is_negated,
     names,
     negated_words,
     numbers,
-    split_sentences,
+    split_context,
     tokens,
 )
 from ragaliq.text.words import stem as stem_of
@@ -90,7 +91,8 @@ GENERIC = frozenset(
     however despite although though whereas meanwhile moreover furthermore additionally addition
     additional overall thus therefore hence instead also still yet even well already including
     various several numerous particular particularly specific specifically certain currently
-    recently recent latest new way ways thing things lot lots kind type
+    recently recent latest new way ways thing things lot lots kind type roughly rough approximately
+    approximate around nearly almost circa
     """.split()
 )
 """Discourse and filler words: a paraphrase adds them freely, so they are never "novel"."""
@@ -152,12 +154,12 @@ class ContextIndex:
         for chunk in chunks:
             record = parse_record(chunk)
             if record is None:
-                texts.extend(split_sentences(chunk))
+                texts.extend(split_context(chunk))
                 continue
             records.append(record)
             texts.extend(record.facts)
             for prose in record.prose:
-                texts.extend(split_sentences(prose))
+                texts.extend(split_context(prose))
         sentences: list[Sentence] = []
         postings: dict[str, list[int]] = {}
         pairs: set[tuple[str, str]] = set()
@@ -250,7 +252,8 @@ _FIRST = FEATURES.index("first")
 
 
 def _analyse(claim: str, index: ContextIndex) -> Analysis:
-    pairs = content_tokens(claim)
+    text = drop_answer_word(claim)
+    pairs = content_tokens(text)
     words = [stem for stem, _ in pairs]
     word_set = frozenset(words)
     n = len(word_set)
@@ -292,12 +295,12 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
     bigram_share = (
         sum(pair in index.pairs for pair in bigrams) / len(bigrams) if bigrams else best_cov
     )
-    raw = tokens(claim)
+    raw = tokens(text)
     trigrams = list(zip(raw, raw[1:], raw[2:], strict=False))
     trigram_share = (
         sum(gram in index.trigrams for gram in trigrams) / len(trigrams) if trigrams else best_cov
     )
-    claim_names = list(dict.fromkeys(names(claim)))
+    claim_names = list(dict.fromkeys(names(text)))
     novel_names = [
         name
         for name in claim_names
@@ -308,14 +311,14 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
             or name in index.asked
         )
     ]
-    claim_figures = figures(claim)
+    claim_figures = figures(text)
     novel_figures = sorted(claim_figures - index.numbers)
-    negation_flip = _negation_flip(claim, word_set, best, best_cov)
+    negation_flip = _negation_flip(text, word_set, best, best_cov)
     findings: RecordFindings | None = None
     if index.records:
         findings = RecordFindings()
         for record in index.records:
-            found = record.check(claim)
+            found = record.check(text)
             findings.confirmed += found.confirmed
             findings.contradicted += found.contradicted
             findings.unknown += found.unknown
@@ -336,9 +339,9 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
         float(min(len(novel_figures), 3)),
         1.0 if negation_flip else 0.0,
         math.log1p(longest),
-        1.0 if _META.search(claim) else 0.0,
-        float(min(len(_HEDGE.findall(claim)), 2)),
-        float(min(len(_ADVICE.findall(claim)), 2)),
+        1.0 if _META.search(text) else 0.0,
+        float(min(len(_HEDGE.findall(text)), 2)),
+        float(min(len(_ADVICE.findall(text)), 2)),
         float(min(len(findings.contradicted), 3)) if findings else 0.0,
         float(min(len(findings.unknown), 3)) if findings else 0.0,
         float(min(len(findings.confirmed), 3)) if findings else 0.0,

@@ -90,6 +90,7 @@ _SOURCES = (
     ("ragaliq.judges.offline", "records.py"),
     ("ragaliq.judges.offline", MODEL_RESOURCE),
     ("ragaliq.text", "words.py"),
+    ("ragaliq.text", "sentences.py"),
 )
 """Everything the offline verdicts depend on: a change to any of it is a new judge version."""
 

@@ -1,0 +1,347 @@
+"""Claims as a person would write them: sentences, table rows and list items, not code.
+
+A response is read as Markdown-ish text, block by block:
+
+- a fenced (```` ``` ````, ``~~~``) or indented code block is not a claim;
+- a table is one claim per row, each cell with its column's header (``Plan: Pro; Price: $20``);
+- a heading (``# Pricing``, a line that is only bold text) gives context and is not a claim;
+- each list item stands alone, and a line break ends a claim when the line has no final
+  punctuation (unless the next line starts in lower case, as a hard-wrapped sentence does);
+- within a paragraph, sentences end at ``.``, ``!`` or ``?`` (not after an abbreviation, an
+  initial or a decimal point), and a sentence that ends inside a quote keeps its closing quote;
+- a sentence joining independent statements with ``;`` or with ``, and`` / ``, but`` (a subject
+  and a verb on each side) is split, so that a wrong figure is located in its own clause.
+
+The context of a case is read the same way, except that code and headings are kept as text and
+sentences are not split into clauses (:func:`split_context`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+__all__ = ["ABBREVIATIONS", "split_clauses", "split_context", "split_sentences"]
+
+ABBREVIATIONS = frozenset(
+    """
+    mr mrs ms dr prof sr jr st mt vs etc e.g i.e eg ie inc ltd co corp nos fig figs approx
+    dept est jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k u.n a.m p.m ph.d vol vols
+    cf al op ed min max avg gen col lt sgt capt rev hon gov sen rep ave blvd rd
+    """.split()
+)
+"""Words that end in a full stop without ending a sentence. ``No.`` is one only before a number
+(``No. 5``): ``No. The app is free.`` is an answer and a sentence."""
+
+_BULLET = re.compile(r"^\s*(?:[-*+\u2022\u2023\u25e6\u2043]|\d{1,3}[.)]|[a-z]\))\s+")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s+|$)")
+_EMPHASIS_LINE = re.compile(r"^\s*(\*\*|__)(?P<text>[^*_]+)\1\s*:?\s*$")
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_FINAL = re.compile(r"[.!?:;][\"'\u201d\u2019)\]*_]*\s*$")
+_CLOSERS = "\"'\u201d\u2019)]"
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?P<close>[\"'\u201d\u2019)\]]*)\s+|(?<=:)\s+(?=[A-Z])")
+_NUMBER_NEXT = re.compile(r"\s*[#\d]")
+
+
+def split_sentences(text: str) -> list[str]:
+    """The claims a text makes, in order.
+
+    Sentences (split at independent clauses), table rows with their headers and list items; code
+    blocks and headings are left out.
+    """
+    return [part for block in _blocks(text, claims=True) for part in block]
+
+
+def split_context(text: str) -> list[str]:
+    """The sentences of a context chunk.
+
+    Like :func:`split_sentences`, but code lines and headings are kept as text and sentences stay
+    whole.
+    """
+    return [part for block in _blocks(text, claims=False) for part in block]
+
+
+def _blocks(text: str, *, claims: bool) -> Iterator[list[str]]:
+    lines = text.splitlines()
+    paragraph: list[str] = []
+
+    def flush() -> list[str]:
+        joined = " ".join(paragraph)
+        paragraph.clear()
+        return _split_paragraph(joined, clauses=claims) if joined else []
+
+    i = 0
+    previous_blank = True
+    while i < len(lines):
+        raw = lines[i]
+        line = raw.strip()
+        if _FENCE.match(raw):
+            yield flush()
+            i += 1
+            code: list[str] = []
+            while i < len(lines) and not _FENCE.match(lines[i]):
+                code.append(lines[i].strip())
+                i += 1
+            i += 1  # the closing fence
+            if not claims:
+                yield [c for c in code if c]
+            previous_blank = True
+            continue
+        if not line:
+            yield flush()
+            previous_blank = True
+            i += 1
+            continue
+        if claims and previous_blank and not paragraph and _is_indented_code(raw):
+            code = []
+            while i < len(lines) and (not lines[i].strip() or _is_indented_code(lines[i])):
+                code.append(lines[i].strip())
+                i += 1
+            previous_blank = True
+            continue
+        previous_blank = False
+        if _is_table_start(lines, i):
+            yield flush()
+            rows, i = _table(lines, i)
+            yield rows
+            continue
+        bullet = _BULLET.match(raw)
+        heading = _heading(line)
+        if heading is not None:
+            yield flush()
+            if not claims:
+                yield [heading]
+            i += 1
+            continue
+        if bullet:
+            yield flush()
+            paragraph.append(raw[bullet.end() :].strip())
+        else:
+            paragraph.append(line)
+        following = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if not _FINAL.search(line) and not following[:1].islower():
+            yield flush()  # a line without final punctuation is a claim of its own
+        i += 1
+    yield flush()
+
+
+def _is_indented_code(raw: str) -> bool:
+    return (raw.startswith(("    ", "\t"))) and not _BULLET.match(raw)
+
+
+def _heading(line: str) -> str | None:
+    """The text of a heading line (``# Pricing``, ``**Pricing**``), or None."""
+    if _HEADING.match(line):
+        return _HEADING.sub("", line).strip().rstrip("#").strip() or None
+    emphasis = _EMPHASIS_LINE.match(line)
+    if emphasis and not re.search(r"[.!?]\s*$", emphasis["text"]):
+        return emphasis["text"].strip()
+    return None
+
+
+def _cells(line: str) -> list[str]:
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|") and not body.endswith("\\|"):
+        body = body[:-1]
+    return [cell.strip() for cell in re.split(r"(?<!\\)\|", body)]
+
+
+def _is_table_start(lines: list[str], i: int) -> bool:
+    return (
+        "|" in lines[i]
+        and i + 1 < len(lines)
+        and bool(_TABLE_SEPARATOR.match(lines[i + 1]))
+        and "|" in lines[i + 1]
+    )
+
+
+def _table(lines: list[str], i: int) -> tuple[list[str], int]:
+    """Each body row of the table at ``lines[i]`` as ``Header: cell; ...``, and the next line."""
+    header = [_plain(h) for h in _cells(lines[i])]
+    i += 2
+    rows: list[str] = []
+    while i < len(lines) and "|" in lines[i] and lines[i].strip():
+        cells = [_plain(c) for c in _cells(lines[i])]
+        pairs = [
+            f"{name}: {cell}" if name else cell
+            for name, cell in zip(header, cells, strict=False)
+            if cell
+        ]
+        if pairs:
+            rows.append("; ".join(pairs))
+        i += 1
+    return rows, i
+
+
+def _plain(cell: str) -> str:
+    return re.sub(r"(\*\*|__|`)", "", cell).strip()
+
+
+def _split_paragraph(text: str, *, clauses: bool) -> list[str]:
+    parts: list[str] = []
+    start = 0
+    quoted = _quoted_spans(text)
+    for match in _SENTENCE_END.finditer(text):
+        end = match.end("close") if match.group("close") is not None else match.start()
+        candidate = text[start:end].rstrip()
+        if _in_spans(end - 1 if match.group("close") else match.start(), quoted):
+            continue  # a sentence inside a quote does not end the quoting sentence
+        following = text[match.end() : match.end() + 1]
+        if _ends_with_abbreviation(candidate, text[match.end() :]):
+            continue
+        if following and following.islower():
+            continue  # "approx. five" or "e.g. the": no new sentence starts lower case
+        parts.append(candidate)
+        start = match.end()
+    parts.append(text[start:].strip())
+    sentences = [p for p in parts if p]
+    if not clauses:
+        return sentences
+    return [clause for sentence in sentences for clause in split_clauses(sentence)]
+
+
+def _quoted_spans(text: str) -> list[tuple[int, int]]:
+    """Where the text is inside double quotes (straight or curly), when they balance."""
+    spans: list[tuple[int, int]] = []
+    straight = [m.start() for m in re.finditer('"', text)]
+    if len(straight) % 2 == 0:
+        spans += [(straight[k], straight[k + 1]) for k in range(0, len(straight), 2)]
+    opening: int | None = None
+    for m in re.finditer("[\u201c\u201d]", text):
+        if m.group(0) == "\u201c":
+            opening = m.start()
+        elif opening is not None:
+            spans.append((opening, m.start()))
+            opening = None
+    return spans
+
+
+def _in_spans(position: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start < position < end for start, end in spans)
+
+
+def _ends_with_abbreviation(text: str, rest: str) -> bool:
+    last = text.rsplit(maxsplit=1)[-1] if text.strip() else ""
+    token = last.lower().rstrip(".!?\"')").lstrip("(\"'")
+    if not token:
+        return False
+    if token == "no":
+        return bool(_NUMBER_NEXT.match(rest)) and last.endswith(".")
+    if token in ABBREVIATIONS:
+        return True
+    # single initials such as "J." in "J. R. R. Tolkien"
+    return len(token) == 1 and token.isalpha() and last.endswith(".")
+
+
+# Clauses -------------------------------------------------------------------------------------
+
+_AUXILIARIES = frozenset(
+    """
+    is are was were be been am has have had do does did will would can could may might must
+    shall should isn't aren't wasn't weren't hasn't haven't hadn't doesn't don't didn't won't
+    wouldn't can't cannot couldn't shouldn't mustn't it's that's there's they're we're you're
+    he's she's i'm they've we've i've
+    """.split()
+)
+_VERBS = frozenset(
+    """
+    offer offers offered include includes included cost costs take takes took support supports
+    supported provide provides provided allow allows allowed require requires required work works
+    worked run runs ran open opens opened close closes closed make makes made give gives gave get
+    gets got need needs needed use uses used come comes came go goes went say says said show shows
+    showed contain contains contained accept accepts accepted become becomes became remain
+    remains remained start starts started end ends ended charge charges charged last lasts lasted
+    keep keeps kept let lets add adds added lose loses lost win wins won pay pays paid sell sells
+    sold buy buys bought hold holds held lead leads led leave leaves left find finds found know
+    knows knew see sees saw think thinks thought feel feels felt tell tells told ask asks asked
+    try tries tried call calls called move moves moved live lives lived believe believes believed
+    bring brings brought happen happens happened write writes wrote sit sits sat stand stands
+    stood meet meets met set sets help helps helped play plays played grow grows grew rise rises
+    rose fall falls fell stay stays stayed serve serves served reach reaches reached expire
+    expires expired apply applies applied sync syncs synced store stores stored ship ships
+    shipped join joins joined want wants wanted like likes liked love loves loved appear appears
+    appeared seem seems seemed receive receives received report reports reported claim claims
+    claimed announce announces announced plan plans planned launch launches launched die dies died
+    lack lacks lacked feature features featured boast boasts boasted earn earns earned score
+    scores scored vary varies varied range ranges ranged refund refunds refunded
+    """.split()
+)
+_SUBJECT_START = frozenset(
+    """
+    i you he she it we they this that these those there the a an its their our his her my your
+    each every all most some many no both either neither one another such
+    """.split()
+)
+_NOT_SUBJECT = frozenset(
+    """
+    then also not to in on at by for with from into of as so than if when while because
+    """.split()
+)
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d[\d.,]*\w*|\$\d[\d.,]*")
+_JOINERS = re.compile(r"\s*;\s+|,\s+(?=(?:and|but|yet|so)\s)")
+MIN_CLAUSE_WORDS = 3
+
+
+def split_clauses(sentence: str) -> list[str]:
+    """A sentence split into the independent clauses it joins.
+
+    It splits where ``;`` or ``, and`` / ``, but`` / ``, yet`` / ``, so`` joins clauses that each
+    have a subject and a verb of their own (``Refunds take 14 days, and the Business plan costs
+    $12.``); lists (``Paris, London, and Rome``) and shared subjects (``It syncs files, and keeps
+    versions``) stay whole.
+    """
+    pieces: list[str] = []
+    start = 0
+    for match in _JOINERS.finditer(sentence):
+        left = sentence[start : match.start()]
+        right = sentence[match.end() :]
+        if ";" not in match.group(0):
+            right = right.split(maxsplit=1)[1] if len(right.split(maxsplit=1)) > 1 else ""
+        if not _is_clause(left, first=not pieces) or not _is_clause(right, first=False):
+            continue
+        pieces.append(left.strip())
+        start = match.end()
+    if not pieces:
+        return [sentence]
+    pieces.append(sentence[start:].strip())
+    out = []
+    for k, piece in enumerate(pieces):
+        piece = piece.rstrip(",;").strip()
+        if k < len(pieces) - 1 and not _FINAL.search(piece):
+            piece += "."
+        if k > 0:
+            piece = _capitalise(piece)
+        out.append(piece)
+    return out
+
+
+def _capitalise(piece: str) -> str:
+    for word in ("and ", "but ", "yet ", "so "):
+        if piece.lower().startswith(word):
+            piece = piece[len(word) :]
+    return piece[:1].upper() + piece[1:]
+
+
+def _is_clause(text: str, *, first: bool) -> bool:
+    """Whether text reads as a clause of its own: a subject, then a verb, and some substance."""
+    words = [w.lower().replace("\u2019", "'") for w in _TOKEN.findall(text)]
+    if len(words) < MIN_CLAUSE_WORDS:
+        return False
+    if words[0] in _AUXILIARIES:
+        return False  # a verb with no subject before it ("and is available on Team plans")
+    verb = next((k for k, w in enumerate(words) if k and _is_verb(w)), None)
+    if verb is None:
+        return False  # no verb after a subject ("and keeps versions", "and Rome")
+    if first:
+        return True
+    subject = words[:verb]
+    if subject[0] in _NOT_SUBJECT or len(subject) > 4:
+        return False
+    return subject[0] in _SUBJECT_START or len(subject) <= 3
+
+
+def _is_verb(word: str) -> bool:
+    return word in _AUXILIARIES or word in _VERBS or word.endswith("n't")

@@ -1,0 +1,160 @@
+"""Claims as a person would write them: tables, code, line breaks, quotes and clauses."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragaliq.text.sentences import split_clauses, split_context, split_sentences
+from ragaliq.text.words import drop_answer_word
+
+
+def test_a_table_is_one_claim_per_row_each_keeping_its_header():
+    text = (
+        "Our plans:\n\n"
+        "| Plan | Price | Storage |\n"
+        "|------|------:|---------|\n"
+        "| Pro | $20 | 2 TB |\n"
+        "| **Team** | $50 | |\n"
+    )
+    assert split_sentences(text) == [
+        "Our plans:",
+        "Plan: Pro; Price: $20; Storage: 2 TB",
+        "Plan: Team; Price: $50",
+    ]
+
+
+def test_a_fenced_code_block_is_not_a_claim():
+    text = "Install the CLI.\n```bash\npip install ragaliq\nragaliq init\n```\nThen run it."
+    assert split_sentences(text) == ["Install the CLI.", "Then run it."]
+
+
+def test_an_indented_code_block_is_not_a_claim():
+    text = "Install the CLI:\n\n    pip install ragaliq\n    ragaliq init\n\nIt writes a config."
+    assert split_sentences(text) == ["Install the CLI:", "It writes a config."]
+
+
+def test_the_context_keeps_code_and_headings_as_text():
+    text = "# Setup\n```\npip install ragaliq\n```\nIt installs one command, and it is free."
+    assert split_context(text) == [
+        "Setup",
+        "pip install ragaliq",
+        "It installs one command, and it is free.",
+    ]
+
+
+def test_a_line_without_final_punctuation_ends_its_claim():
+    text = "Key facts\nFree shipping on orders over $50\nReturns within 30 days\nCall us any time."
+    assert split_sentences(text) == [
+        "Key facts",
+        "Free shipping on orders over $50",
+        "Returns within 30 days",
+        "Call us any time.",
+    ]
+
+
+def test_a_hard_wrapped_sentence_stays_one_claim():
+    assert split_sentences("The Pro plan costs $20 a month\nand includes 2 TB of storage.") == [
+        "The Pro plan costs $20 a month and includes 2 TB of storage."
+    ]
+
+
+def test_list_items_without_full_stops_stand_alone():
+    text = "What you get:\n- 2 TB of storage\n- Priority support\n* Version history for 180 days"
+    assert split_sentences(text) == [
+        "What you get:",
+        "2 TB of storage",
+        "Priority support",
+        "Version history for 180 days",
+    ]
+
+
+def test_headings_are_context_not_claims():
+    text = "## Pricing\nThe Pro plan costs $20.\n**Storage**\nIt includes 2 TB."
+    assert split_sentences(text) == ["The Pro plan costs $20.", "It includes 2 TB."]
+
+
+def test_a_sentence_ending_inside_a_quote_keeps_its_closing_quote():
+    assert split_sentences('The label says "Dishwasher safe." It is not oven safe.') == [
+        'The label says "Dishwasher safe."',
+        "It is not oven safe.",
+    ]
+    assert split_sentences("She called it \u201cthe best plan.\u201d Prices rose in May.") == [
+        "She called it \u201cthe best plan.\u201d",
+        "Prices rose in May.",
+    ]
+
+
+def test_a_quote_with_several_sentences_stays_whole():
+    text = 'The sign reads "Closed on Sundays. Open Monday to Friday." It was put up in 2020.'
+    assert split_sentences(text) == [
+        'The sign reads "Closed on Sundays. Open Monday to Friday."',
+        "It was put up in 2020.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "clauses"),
+    [
+        (
+            "The company was founded in 2015, but it moved to Lisbon in 2019.",
+            ["The company was founded in 2015.", "It moved to Lisbon in 2019."],
+        ),
+        (
+            "Refunds take 14 days, and the Business plan costs $12.",
+            ["Refunds take 14 days.", "The Business plan costs $12."],
+        ),
+        (
+            "The app is free; the thermostat costs $129.",
+            ["The app is free.", "The thermostat costs $129."],
+        ),
+        (
+            "The app is free, but the thermostat costs $129, and installation takes 30 minutes.",
+            ["The app is free.", "The thermostat costs $129.", "Installation takes 30 minutes."],
+        ),
+    ],
+)
+def test_independent_clauses_are_split(sentence, clauses):
+    assert split_sentences(sentence) == clauses
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "We ship to Paris, London, and Rome.",
+        "It syncs files, and keeps versions for 30 days.",
+        "Support is available by email, and by phone on weekdays.",
+        "The plan was great, and so was the support.",
+        "Opening hours: Monday; Tuesday; Friday.",
+        "Click Save, and the file syncs.",
+    ],
+)
+def test_lists_and_shared_subjects_stay_one_claim(sentence):
+    assert split_clauses(sentence) == [sentence]
+
+
+def test_abbreviations_decimals_and_numbered_no_do_not_end_a_sentence():
+    text = "Dr. Smith paid $3.50 for approx. two items, e.g. apples. See No. 5 for details."
+    assert split_sentences(text) == [
+        "Dr. Smith paid $3.50 for approx. two items, e.g. apples.",
+        "See No. 5 for details.",
+    ]
+
+
+def test_a_leading_no_is_its_own_sentence():
+    assert split_sentences("No. The app and all thermostat features are free.") == [
+        "No.",
+        "The app and all thermostat features are free.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("claim", "read"),
+    [
+        ("No, monthly plans are refundable.", "Monthly plans are refundable."),
+        ("Yes. The thermostat works with heat pumps.", "The thermostat works with heat pumps."),
+        ("No monthly plan is refundable.", "No monthly plan is refundable."),
+        ("No.", "No."),
+    ],
+)
+def test_a_leading_yes_or_no_is_an_answer_not_part_of_the_claim(claim, read):
+    assert drop_answer_word(claim) == read
