@@ -1,20 +1,34 @@
-# RagaliQ Gate: the image GitHub builds for `uses: <owner>/ragaliq-gate@<ref>` (action.yml: runs.image).
+# RagaliQ Gate: the action's image.
 #
-# The base image is pinned by exact version tag. Pin it by digest as well once it can be resolved
+# A release (.github/workflows/release.yml) builds this image, pushes it to
+# ghcr.io/<owner>/ragaliq-gate and names it by digest in the released action.yml
+# (runs.image: docker://ghcr.io/<owner>/ragaliq-gate@sha256:...), so a user's job only pulls it:
+# nothing is built or resolved at run time. Between releases action.yml says `image: Dockerfile`,
+# which the runner builds (this repository's self-test, `uses: <owner>/ragaliq-gate@main`).
+#
+# Every package comes from a lock file with hashes: requirements/build.txt (what builds the wheel)
+# and requirements/action.txt (what the action runs on), both made by pip-compile (see their
+# headers) and kept current by Dependabot; pip installs them with --require-hashes --no-deps, and
+# the project itself with --no-deps, so no dependency is resolved while building either.
+#
+# The base image is pinned by exact version tag, and Dependabot (package-ecosystem: docker) bumps
+# it. Pin it by digest as well once it can be resolved
 # (`docker buildx imagetools inspect python:3.11.11-slim-bookworm`), as
-# `python:3.11.11-slim-bookworm@sha256:<digest>`, and let Dependabot (package-ecosystem: docker) bump
-# both together.
+# `python:3.11.11-slim-bookworm@sha256:<digest>`.
 
-# ---- Stage 1: build wheels of the project and of its dependencies ----
+# ---- Stage 1: the project's wheel ----
 FROM python:3.11.11-slim-bookworm AS build
 
 WORKDIR /src
+COPY requirements/build.txt /tmp/build.txt
+RUN pip install --no-cache-dir --disable-pip-version-check --root-user-action=ignore \
+        --require-hashes --no-deps --only-binary=:all: -r /tmp/build.txt
 # README.md is the wheel's long description (pyproject: readme); templates/ is force-included
 # into the wheel as ragaliq/templates.
 COPY pyproject.toml README.md ./
 COPY src ./src
 COPY templates ./templates
-RUN pip wheel --no-cache-dir --disable-pip-version-check --wheel-dir /wheels .
+RUN python -m build --no-isolation --wheel --outdir /wheels .
 
 # ---- Stage 2: the runtime image ----
 FROM python:3.11.11-slim-bookworm
@@ -37,14 +51,21 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/* \
     && git config --system --add safe.directory '*'
 
-# Install offline from the wheels built above: the image gets exactly what stage 1 resolved.
+# The dependencies first, in their own layer: a change of the code alone rebuilds only the last.
+COPY requirements/action.txt /tmp/action.txt
+RUN pip install --no-cache-dir --require-hashes --no-deps --only-binary=:all: -r /tmp/action.txt \
+    && rm /tmp/action.txt
+
+# `pip check` fails the build when the lock no longer satisfies pyproject.toml's dependencies.
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir --no-index --find-links=/wheels /wheels/ragaliq_gate-*.whl \
+RUN pip install --no-cache-dir --no-deps --no-index /wheels/ragaliq_gate-*.whl \
     && rm -rf /wheels \
+    && pip check \
     && ragaliq --version
 
 # No USER: GitHub requires Docker actions to run as the default user, root; any other user could
 # not write to the mounted workspace (/github/workspace) or the GITHUB_OUTPUT and
-# GITHUB_STEP_SUMMARY files. No WORKDIR either: GitHub mounts the workspace at /github/workspace
-# and makes it the working directory itself.
+# GITHUB_STEP_SUMMARY files. Files the action writes in the workspace are given to the
+# workspace's owner (ragaliq._files.own_files_like). No WORKDIR either: GitHub mounts the
+# workspace at /github/workspace and makes it the working directory itself.
 ENTRYPOINT ["ragaliq", "action"]
