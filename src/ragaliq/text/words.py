@@ -96,6 +96,8 @@ SYNONYMS = (
     "people person individual",
     "majority most",
     "shut close",
+    "ambience ambiance atmosphere vibe decor",
+    "kid child children",
 )
 """Words that stand for one another (light synonymy): each group reads as its first word."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*")

@@ -63,6 +63,7 @@ FEATURES = (
     "first",
     "figures_found",
     "names_found",
+    "rec_absent",
 )
 """The feature names, in the order of every vector and of the model's weights."""
 
@@ -322,6 +323,7 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
             findings.confirmed += found.confirmed
             findings.contradicted += found.contradicted
             findings.unknown += found.unknown
+            findings.absent += found.absent
             findings.evidence += found.evidence
     novel_share = len(novel) / n if n else 0.0
     features = [
@@ -350,6 +352,7 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
         0.0,  # first
         float(min(len(claim_figures) - len(novel_figures), 3)),
         float(min(len(claim_names) - len(novel_names), 3)),
+        float(min(len(findings.absent), 3)) if findings else 0.0,
     ]
     return Analysis(
         claim=claim,

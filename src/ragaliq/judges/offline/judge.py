@@ -88,6 +88,7 @@ _SOURCES = (
     ("ragaliq.judges.offline", "judge.py"),
     ("ragaliq.judges.offline", "features.py"),
     ("ragaliq.judges.offline", "records.py"),
+    ("ragaliq.judges.offline", "schedule.py"),
     ("ragaliq.judges.offline", MODEL_RESOURCE),
     ("ragaliq.text", "words.py"),
     ("ragaliq.text", "sentences.py"),
@@ -464,6 +465,8 @@ def rule_verdict(a: Analysis) -> tuple[Verdict, str] | None:
         return verdict, _sentence(_missing(a)) + "."
     if record is not None and record.unknown:
         return Verdict.NOT_ENOUGH_INFO, _sentence(record.unknown[0]) + _also(_missing(a))
+    if record is not None and record.absent and a.context_cov < PARTIAL_COVERAGE:
+        return Verdict.NOT_ENOUGH_INFO, _sentence(record.absent[0]) + _also(_missing(a))
     return None
 
 

@@ -2,46 +2,58 @@
 
 A RAG system that describes a product, a place or an account from a record (a JSON object in the
 context) hallucinates in ways word overlap cannot see: it says "offers outdoor seating" when the
-record says ``"OutdoorSeating": false``, states opening hours the record does not have, or talks
-about a feature (delivery, Wi-Fi) for which the record has no field at all. This module parses
-such a record and checks one claim against its fields:
+record says ``"OutdoorSeating": false``, or talks about a field the record leaves ``null``. This
+module reads any record from its own keys and values, with no knowledge of one dataset's names:
 
-- **attributes**: a claim that mentions a known topic (outdoor seating, reservations, Wi-Fi,
-  take-out, parking, ambience, ...) is checked against the field's value, with the claim's
-  negation read from its clause; a topic the record has no field for (or a ``null`` one) is
-  unknown, unless the record's free text talks about it;
-- **opening hours** (``hours`` as ``{"Monday": "9:0-17:30"}``): times and days the claim states
-  must match the record's;
-- **ratings**: "a 4.5-star rating" must be the record's rating or one of its reviews'.
+- **keys as words**: ``OutdoorSeating`` reads as "outdoor seating", ``wifi_available`` as "wifi"
+  (words such as "has", "good for" or "available" are dropped, and so is a first word that
+  several sibling keys share, such as ``Restaurants`` in ``RestaurantsTakeOut`` and
+  ``RestaurantsReservations``); a key inside an object of flags also needs its parent's words in
+  the claim when it is one word (``"BusinessParking": {"street": true}`` is "street parking",
+  not "State Street");
+- **values**: a claim that mentions a key is checked against its value, with the claim's negation
+  read from its clause: a flag (``false``, ``"no"``, ``"none"``), a ``null`` (the record does not
+  say), or a figure said beside the key's words ("a 4.5-star rating" against ``"stars": 4.0``);
+- **a key the record lacks**: a claim that the place "offers", "has" or "provides" something the
+  record names nowhere (not in a key, not in a value) is unknown;
+- **lists**: "three reviews" is checked against the length of a list whose key says "reviews";
+- **weeks**: a value mapping day names to time ranges is checked by :mod:`.schedule`.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragaliq.judges.offline.schedule import Span, Week, check_week, parse_week
+from ragaliq.text.words import STOPWORDS, figures, word_key
+
 __all__ = ["Record", "RecordFindings", "parse_record"]
 
-DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_DAY_ALIASES = {
-    **{day: i for i, day in enumerate(DAYS)},
-    **{day + "s": i for i, day in enumerate(DAYS)},
-    "mon": 0,
-    "tue": 1,
-    "tues": 1,
-    "wed": 2,
-    "thu": 3,
-    "thur": 3,
-    "thurs": 3,
-    "fri": 4,
-    "sat": 5,
-    "sun": 6,
-}
 _MIN_PROSE_WORDS = 8
 """A string field at least this long is free text (a review, a description), read as prose."""
+NEAR_PREFIX = 5
+"""Two words sharing this many first letters name the same thing (``accessible``, ``access``)."""
+NUMBER_WINDOW = 3
+"""A figure belongs to a key when one of the key's words is this close to it in the claim."""
+KEY_FILLERS = frozenset(
+    """
+    has have is are accepts accept allows allowed allow good for offers offer available level
+    info information type kind by with the a an of can does do
+    """.split()
+)
+"""Words a key uses to phrase a flag (``HasTV``, ``GoodForKids``, ``DogsAllowed``)."""
+PARTICLES = frozenset("out up in on off thru through".split())
+"""A key word that only means something joined to its neighbour (``TakeOut``, ``DriveThru``)."""
+_NEGATIVE_VALUES = frozenset({"no", "false", "0", "n", "off", "unavailable"})
+_FLAG_WORD = re.compile(r"[a-z][a-z_]{0,19}")
+"""A one-word string value reads as a flag that is on (``"free"``, ``"full_bar"``); a longer
+value (an address, a list of categories) is not a flag at all."""
+_NULL_VALUES = frozenset({"", "null", "none", "unknown", "n/a", "na"})
 _NEGATION = re.compile(
     r"\b(?:not|no|never|without|lacks?|lacking|lack of|neither|nor|none|unavailable|cannot)\b"
     r"|n't\b",
@@ -70,124 +82,33 @@ _CLAUSE = re.compile(
     r"accepts?|allows?|features?|serves?|does|do|customers|guests|visitors)\b)",
     re.IGNORECASE,
 )
-_HOURS_TALK = re.compile(r"\b(?:open|opens|hours|operat\w*|closed?|closes)\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class _Topic:
-    name: str
-    """How the reason names the topic."""
-    keys: tuple[str, ...]
-    """Normalised field names (lower case, letters only, dotted for nested) that hold it."""
-    pattern: re.Pattern[str]
-
-
-def _topic(name: str, keys: str, pattern: str) -> _Topic:
-    return _Topic(name, tuple(keys.split()), re.compile(pattern, re.IGNORECASE))
-
-
-TOPICS: tuple[_Topic, ...] = (
-    _topic(
-        "outdoor seating",
-        "outdoorseating",
-        r"\boutdoor (?:seating|dining|patio|area|tables?|space|terrace|deck|eating)s?\b|\bpatio\b"
-        r"|outside (?:seating|dining|tables?)|al fresco|\bdine outside\b",
-    ),
-    _topic("reservations", "restaurantsreservations reservations", r"\breserv(?:ation|e)s?\b"),
-    _topic("Wi-Fi", "wifi", r"\bwi-?fi\b|\bwireless\b|\binternet\b"),
-    _topic(
-        "take-out",
-        "restaurantstakeout takeout",
-        r"\btake[- ]?outs?\b|\btake[- ]?away\b|\bto-go\b|\bto go (?:orders?|boxes)\b"
-        r"|\bcarry[- ]?out\b",
-    ),
-    _topic(
-        "delivery",
-        "restaurantsdelivery delivery",
-        r"\bdelivery (?:service|option)s?\b|\b(?:offers?|provides?|for|and|or|no|free) delivery\b"
-        r"|\bdelivers\b|\bdelivery is\b",
-    ),
-    _topic(
-        "groups",
-        "restaurantsgoodforgroups goodforgroups",
-        r"\bgroups?\b|\blarge parties\b",
-    ),
-    _topic("children", "goodforkids", r"\bkids?\b|\bchildren\b|\bfamily[- ]friendly\b"),
-    _topic("music", "music", r"\bmusic\b|\bdj\b|\blive band\b|\bjukebox\b|\bkaraoke\b"),
-    _topic("alcohol", "alcohol", r"\balcohol(?:ic)?\b|\bfull bar\b|\bbeer and wine\b"),
-    _topic("noise level", "noiselevel", r"\bnois(?:e|y)\b|\bquiet\b"),
-    _topic("television", "hastv", r"\btvs?\b|\btelevisions?\b"),
-    _topic(
-        "credit cards",
-        "businessacceptscreditcards",
-        r"\bcredit cards?\b",
-    ),
-    _topic("wheelchair access", "wheelchairaccessible", r"\bwheelchair\b"),
-    _topic("dogs", "dogsallowed", r"\bdogs?\b|\bpet[- ]friendly\b"),
-    _topic("happy hour", "happyhour", r"\bhappy hours?\b"),
-    _topic("catering", "caters", r"\bcatering\b(?! to\b)"),
-    _topic("drive-through", "drivethru", r"\bdrive[- ]?thr(?:u|ough)\b"),
-    _topic("table service", "restaurantstableservice", r"\btable service\b"),
-    _topic("bike parking", "bikeparking", r"\bbike (?:parking|racks?)\b"),
-    _topic("garage parking", "businessparking.garage", r"\bgarage\b"),
-    _topic("validated parking", "businessparking.validated", r"\bvalidat(?:e|es|ed|ing|ion)\b"),
-    _topic("valet parking", "businessparking.valet", r"\bvalet\b"),
-    _topic("a parking lot", "businessparking.lot", r"\b(?:parking )?lots?\b(?! of)"),
-    _topic(
-        "street parking",
-        "businessparking.street",
-        r"\bstreet(?= parking| or | and |,)|\bon[- ]street\b|\bparking on the street\b",
-    ),
-    *(
-        _topic(f"a '{word}' ambience", f"ambience.{word}", rf"\b{word}\b")
-        for word in ("romantic", "intimate", "classy", "hipster", "touristy", "trendy", "upscale")
-    ),
-    _topic("a 'divey' ambience", "ambience.divey", r"\bdive(?:y| bar)\b"),
-    _topic(
-        "a 'casual' ambience",
-        "ambience.casual",
-        r"\bcasual (?:atmosphere|ambiance|ambience|setting|vibe|feel|environment|decor)\b"
-        r"|\b(?:atmosphere|ambiance|ambience|setting|vibe|decor) (?:is|was) (?:\w+ )?casual\b",
-    ),
-)
-
-_PARKING = re.compile(r"\bpark(?:ing|ed)?\b", re.IGNORECASE)
-_PARKING_KIND = re.compile(
-    r"\b(?:street|valet|garage|lot|validat\w*)\b(?! of)|\blimited parking\b", re.IGNORECASE
-)
-"""A claim naming a kind of parking (or limited parking) is checked by kind, not as parking at all:
-``no on-site parking, but street parking is available`` does not deny parking."""
-_GENERIC_PARKING = _topic("parking", "businessparking parking", r"\bparking\b")
-_TIME = re.compile(
-    r"(?<![\d.$])(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?\s*(?P<ap>[ap]\.?\s?m\b\.?)?"
-    r"|(?P<word>\bnoon\b|\bmidnight\b)",
+_LIST_ITEM = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or|as well as)\s+", re.IGNORECASE)
+_LIST_LEAD = re.compile(
+    r"^(?:(?:it|they|the \w+|this \w+)\s+)?(?:(?:also|does|do|not|n't)\s+)*"
+    r"(?:offers?|provides?|has|have|features?|boasts?|accepts?|allows?|includes?|serves?)?\s*"
+    r"(?:(?:a|an|the|free|complimentary|its|their|both|some|several|various)\s+)*",
     re.IGNORECASE,
 )
-_RANGE_SEP = re.compile(r"^\s*(?:-|\u2013|\u2014|to|until|till|through)\s*$", re.IGNORECASE)
-_DAY = re.compile(
-    r"\b(?:" + "|".join(sorted(_DAY_ALIASES, key=len, reverse=True)) + r")\b\.?", re.IGNORECASE
-)
-_DAY_RANGE_SEP = re.compile(r"^\s*(?:-|\u2013|to|through|thru)\s*$", re.IGNORECASE)
-_ALL_WEEK = re.compile(
-    r"\b(?:daily|every ?day(?: of the week)?|(?:seven|7) days(?: a| per) week|all week)\b",
+_OFFERS = re.compile(
+    r"\b(?:offers?|provides?|has|have|features?|boasts?|accepts?|includes?|serves?|allows?)\s+"
+    r"(?:(?:a|an|the|free|complimentary|its|their|also|both)\s+)?"
+    r"(?P<thing>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)"
+    r"(?=\s*(?:[,.;]|$)|\s+(?:and|or)\s+[\w'-]+\s*(?:[,.;]|$))",
     re.IGNORECASE,
 )
-_WEEKDAYS = re.compile(r"\bweekdays\b", re.IGNORECASE)
-_WEEKENDS = re.compile(r"\bweekends?\b", re.IGNORECASE)
-_CLOSED = re.compile(r"\bclosed\b", re.IGNORECASE)
-_STARS = re.compile(
-    r"(?<![\d.])(?P<a>\d(?:\.\d)?)[- ]?(?:out of (?:5|five)(?:\.0)?[- ])?stars?\b"
-    r"|\brat(?:ing|ed)(?: of| at)? (?P<b>\d(?:\.\d)?)(?: out of (?:5|five)(?:\.0)?)?"
-    r"(?:[- ]stars?)?",
-    re.IGNORECASE,
-)
-_REVIEW_COUNT = re.compile(
-    r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten) (?:\w+ )?reviews\b",
-    re.IGNORECASE,
-)
+"""A claim that the place has a thing (``offers delivery``, ``accepts cash and cards``); a word
+before ``and`` that shares the next word's noun (``indoor and outdoor seating``) is left out."""
+MAX_ITEM_WORDS = 2
+"""A list item of at most this many content words is a thing (``delivery``, ``happy hour``)."""
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:\.\d+)?")
+_KEY_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _COUNT_WORDS = {
     w: i for i, w in enumerate("zero one two three four five six seven eight nine ten".split())
 }
+_COUNT = re.compile(
+    r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:\w+\s+)?(?P<noun>\w+)",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -197,18 +118,35 @@ class RecordFindings:
     confirmed: list[str] = field(default_factory=list)
     contradicted: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    """Fields the claim talks about that the record leaves null."""
+    absent: list[str] = field(default_factory=list)
+    """Things the claim says the place has that the record names nowhere."""
     evidence: list[str] = field(default_factory=list)
     """Quotes from the record (``"OutdoorSeating": false``) behind the findings."""
 
     @property
     def empty(self) -> bool:
-        return not (self.confirmed or self.contradicted or self.unknown)
+        return not (self.confirmed or self.contradicted or self.unknown or self.absent)
+
+
+@dataclass(frozen=True, slots=True)
+class _Key:
+    """How a key reads: the words a claim must use, and the key written as one word."""
+
+    words: frozenset[str]
+    """Word keys (``ragaliq.text.words.word_key``) the claim must all use; empty when only the
+    joined form can match."""
+    joined: str
+    """The key's distinctive words run together, lower case: ``takeout``, ``wifi``."""
+    name: str
+    """How a reason names it: ``outdoor seating``."""
 
 
 @dataclass(frozen=True, slots=True)
 class _Field:
-    path: str
-    """Normalised dotted name: ``businessparking.street``."""
+    key: _Key
+    parent: _Key | None
+    """For a field inside an object of flags, that object's key: the claim must use it too."""
     value: Any
     quote: str
     """How the field reads in the JSON: ``"street": false``."""
@@ -216,173 +154,288 @@ class _Field:
 
 @dataclass(frozen=True)
 class Record:
-    """A JSON object from the context, with its fields flattened."""
+    """A JSON object from the context, read as fields."""
 
-    fields: dict[str, _Field]
-    by_suffix: dict[str, _Field]
-    """Every field under each tail of its dotted path: ``street``, ``businessparking.street``."""
+    fields: tuple[_Field, ...]
+    """Every scalar field (flags, nulls, strings, numbers) and every object of flags."""
+    lists: tuple[tuple[_Key, int, str], ...]
+    """Each list value: its key, its length and a quote."""
+    weeks: tuple[Week, ...]
     prose: tuple[str, ...]
     """Free-text values (reviews, descriptions), to be read as sentences."""
     facts: tuple[str, ...]
     """One line per short field, ``key: value``, for word overlap with the claim."""
-    hours: dict[int, tuple[int, int] | None] | None
-    """Day (0 = Monday) to opening and closing minute; None for a closed day; None without hours."""
-    ratings: frozenset[float]
-    reviews: int | None
-    """How many reviews the record lists, when it has a list of reviews."""
-    text: str
-    """Every string value (not the keys), lower case: a topic the reviews or the categories
-    mention is grounded there, not unknown."""
+    said: frozenset[str]
+    """Word keys of the string values alone: what the record's text talks about."""
+    vocabulary: frozenset[str]
+    """Word keys of every key and every string value: what the record names at all."""
+    prefixes: frozenset[str]
 
     def check(self, claim: str) -> RecordFindings:
         """The record's fields that the claim talks about, and whether they agree."""
         findings = RecordFindings()
-        for clause in _clauses(claim):
-            parking_kinds = 0
-            for topic in TOPICS:
-                match = topic.pattern.search(clause)
-                if match is None:
-                    continue
-                negated = _negated_at(clause, match.start(), match.end())
-                if self._check_topic(topic, clause, negated, findings):
-                    parking_kinds += topic.keys[0].startswith("businessparking.")
-            parking = _PARKING.search(clause)
-            if not parking_kinds and parking and not _PARKING_KIND.search(claim):
-                negated = _negated_at(clause, parking.start(), parking.end())
-                self._check_topic(_GENERIC_PARKING, clause, negated, findings)
-        self._check_hours(claim, findings)
-        self._check_ratings(claim, findings)
-        self._check_review_count(claim, findings)
+        clauses = [c for c in _CLAUSE.split(claim) if c and c.strip()]
+        named_children = {
+            id(f.parent) for f, _ in _mentions(self.fields, _tokens(claim)) if f.parent is not None
+        }
+        for clause in clauses:
+            tokens = _tokens(clause)
+            matched = _mentions(self.fields, tokens)
+            children = {id(f.parent) for f, _ in matched if f.parent is not None}
+            for found, (start, end) in matched:
+                if isinstance(found.value, dict) and id(found.key) in children:
+                    continue  # "street parking": the child says more than "parking"
+                negated = _negated_at(clause, start, end)
+                if isinstance(found.value, dict) and (
+                    (negated and id(found.key) in named_children)
+                    or (not negated and not _offered(clause, found.key.name))
+                ):
+                    continue  # "no on-site parking, but street parking", "a nice atmosphere"
+                self._check_field(found, clause, negated, findings)
+            if matched:
+                self._check_list_mates(clause, findings)
+            self._check_offers(clause, findings)
+            self._check_figures(clause, tokens, findings)
+        for week in self.weeks:
+            check_week(week, clauses, _noter(findings))
+        self._check_counts(claim, findings)
         return findings
 
-    def _lookup(self, keys: tuple[str, ...]) -> _Field | None:
-        for key in keys:
-            if key in self.by_suffix:
-                return self.by_suffix[key]
-        for key in keys:
-            parent = key.rpartition(".")[0]
-            if parent and parent in self.by_suffix and self.by_suffix[parent].value is None:
-                return self.by_suffix[parent]
-        return None
-
-    def _check_topic(
-        self, topic: _Topic, clause: str, negated: bool, findings: RecordFindings
-    ) -> bool:
-        """Check one topic the clause mentions; False when the mention does not count."""
-        if (
-            topic.keys[0].startswith("businessparking.")
-            and topic.name != "garage parking"
-            and not _PARKING.search(clause)
-        ):
-            return False
-        found = self._lookup(topic.keys)
-        state = _truth(found.value, clause) if found is not None else None
+    def _check_field(
+        self, found: _Field, clause: str, negated: bool, findings: RecordFindings
+    ) -> None:
+        state = _truth(found.value, clause)
+        name = found.key.name if found.parent is None else f"{found.key.name} {found.parent.name}"
         if state is None:
-            if topic.pattern.search(self.text):
-                return True  # the reviews talk about it: leave it to word overlap
-            if _UNSPECIFIED.search(clause):
-                findings.confirmed.append(f"the record does not say anything about {topic.name}")
-                return True
-            where = "a null field" if found is not None else "no field"
-            findings.unknown.append(f"the record has {where} about {topic.name}")
-            if found is not None:
-                findings.evidence.append(found.quote)
-            return True
-        assert found is not None
+            if found.key.words and found.key.words <= self.said:
+                return  # the record's text talks about it: leave it to word overlap
+            if (
+                found.value is None
+                or isinstance(found.value, dict)
+                or (isinstance(found.value, str) and found.value.strip().lower() in _NULL_VALUES)
+            ):
+                if _UNSPECIFIED.search(clause):
+                    findings.confirmed.append(f"the record does not say anything about {name}")
+                else:
+                    findings.unknown.append(f"the record has a null field about {name}")
+                    findings.evidence.append(found.quote)
+            return
         findings.evidence.append(found.quote)
         says = "has no" if negated else "has"
         if state != negated:
-            findings.confirmed.append(f"the record agrees that it {says} {topic.name}")
+            findings.confirmed.append(f"the record agrees that it {says} {name}")
         else:
             findings.contradicted.append(
-                f"the claim says it {says} {topic.name}, but the record has {found.quote}"
+                f"the claim says it {says} {name}, but the record has {found.quote}"
             )
-        return True
 
-    def _check_hours(self, claim: str, findings: RecordFindings) -> None:
-        if self.hours is None:
+    def _check_list_mates(self, clause: str, findings: RecordFindings) -> None:
+        """Items listed beside a field of the record that the record names nowhere.
+
+        "offers outdoor seating, takeout, and delivery" lists what the record has fields for; an
+        item of that list with no key or value in the record ("delivery") is a field it lacks.
+        """
+        if _UNSPECIFIED.search(clause):
             return
-        hours = self.hours
-        parsed = [(c, _day_specs(c), _time_ranges(c)) for c in _clauses(claim)]
-        specific = _specific_days(parsed)
-        carried: list[_Span] = []
-        for clause, specs, ranges in parsed:
-            if not specs and not ranges:
-                carried = []
+        for item in _LIST_ITEM.split(clause):
+            words = [
+                w
+                for w in _TOKEN.findall(_LIST_LEAD.sub("", item.strip()))
+                if w.lower() not in STOPWORDS and not w[0].isdigit()
+            ]
+            if not words or len(words) > MAX_ITEM_WORDS or not any(w.islower() for w in words):
                 continue
-            if _CLOSED.search(clause) and specs and not ranges:
-                days = sorted({d for spec in specs for d in spec.days})
-                wrong = [DAYS[d] for d in days if hours.get(d) is not None]
-                _note(findings, wrong, "open", "closed", self._hours_quote(days))
-                carried = []
+            if any(self._names(word_key(w.lower()), w) for w in words):
                 continue
-            for said, (start, end) in _pair(carried + specs, ranges):
-                shown = f"{_clock(start)}-{_clock(end)}"
-                if said:
-                    # Days a narrower mention in the claim gives their own hours are its to check
-                    # ("11 am to 8 pm daily, until 9 pm on Fridays").
-                    said = tuple(d for d in said if specific.get(d, 8) >= len(said))
-                    wrong = [DAYS[d] for d in said if not _same(hours.get(d), start, end)]
-                    _note(findings, wrong, f"not {shown}", shown, self._hours_quote(said))
-                else:
-                    anywhere = any(_same(span, start, end) for span in hours.values())
-                    first_open = [d for d, span in sorted(hours.items()) if span][:1]
-                    _note(
-                        findings,
-                        [] if anywhere else [""],
-                        f"{shown} on no day",
-                        shown,
-                        self._hours_quote(first_open),
-                    )
-            # Days named without hours lend them to the next clause ("Monday to Friday, with
-            # hours from 9 am to 7 pm").
-            carried = [_Span(-1, -1, spec.days) for spec in specs] if not ranges else []
-            if (
-                not ranges
-                and _ALL_WEEK.search(clause)
-                and _HOURS_TALK.search(clause)
-                and not _NEGATION.search(clause)
-            ):
-                wrong = [DAYS[d] for d in range(7) if hours.get(d) is None]
-                _note(findings, wrong, "closed", "open every day", self._hours_quote(range(7)))
+            findings.absent.append(f"the record has no field about {' '.join(words)}")
 
-    def _hours_quote(self, days: Any) -> str:
-        assert self.hours is not None
-        for day in days:
-            name = DAYS[day].capitalize()
-            if name in self.fields.get("hours", _Field("", {}, "")).value:
-                return f'"{name}": "{self.fields["hours"].value[name]}"'
-        return self.fields["hours"].quote[:200] if "hours" in self.fields else ""
-
-    def _check_ratings(self, claim: str, findings: RecordFindings) -> None:
-        if not self.ratings:
+    def _check_offers(self, clause: str, findings: RecordFindings) -> None:
+        """Something the claim says the place has that the record names nowhere."""
+        if _UNSPECIFIED.search(clause):
             return
-        for match in _STARS.finditer(claim):
-            value = float(match.group("a") or match.group("b"))
-            if value in self.ratings:
-                findings.confirmed.append(f"the record has a rating of {value:g}")
-            elif value <= 5:
+        for match in _OFFERS.finditer(clause):
+            words = [w for w in _TOKEN.findall(match["thing"]) if w.lower() not in STOPWORDS]
+            if not words or any(self._names(word_key(w.lower()), w) for w in words):
+                continue
+            thing = " ".join(words)
+            if not any(thing in a for a in findings.absent):
+                findings.absent.append(f"the record has no field about {thing}")
+
+    def _names(self, key: str, word: str) -> bool:
+        lower = word.lower()
+        return (
+            key in self.vocabulary
+            or lower in self.vocabulary
+            or lower.replace("-", "") in self.vocabulary
+            or (len(key) >= NEAR_PREFIX and key[:NEAR_PREFIX] in self.prefixes)
+        )
+
+    def _check_figures(self, clause: str, tokens: list[_Token], findings: RecordFindings) -> None:
+        stated = figures(clause)
+        if not stated:
+            return
+        numeric = [
+            f
+            for f in self.fields
+            if isinstance(f.value, int | float) and not isinstance(f.value, bool) and f.key.words
+        ]
+        for value in stated:
+            if re.search(rf"\bout of\s+{re.escape(value)}\b", clause):
+                continue  # the scale of a rating, not a figure of the record
+            near = _near_figure(value, tokens)
+            owners = [f for f in numeric if f.key.words & near]
+            if not owners:
+                continue
+            if any(_same_number(f.value, value) for f in owners):
+                findings.confirmed.append(f"the record has {owners[0].key.name} {value}")
+                findings.evidence.append(owners[0].quote)
+            elif float(value) <= max(float(f.value) for f in owners) * 2:
+                shown = ", ".join(sorted({f"{f.value:g}" for f in owners}))
                 findings.contradicted.append(
-                    f"the record has no rating of {value:g} (it has "
-                    f"{', '.join(f'{r:g}' for r in sorted(self.ratings))})"
+                    f"the claim says {owners[0].key.name} {value}, but the record has {shown}"
                 )
+                findings.evidence.append(owners[0].quote)
 
-    def _check_review_count(self, claim: str, findings: RecordFindings) -> None:
-        if self.reviews is None:
-            return
-        for match in _REVIEW_COUNT.finditer(claim):
-            raw = match.group("n").lower()
+    def _check_counts(self, claim: str, findings: RecordFindings) -> None:
+        for match in _COUNT.finditer(claim):
+            raw = match["n"].lower()
             count = int(raw) if raw.isdigit() else _COUNT_WORDS[raw]
-            if claim[max(0, match.start() - 12) : match.start()].lower().endswith("based on "):
-                findings.unknown.append(
-                    "the record does not say how many reviews its rating is based on"
-                )
-            elif count == self.reviews:
-                findings.confirmed.append(f"the record lists {count} reviews")
-            else:
-                findings.contradicted.append(
-                    f"the claim counts {count} reviews, but the record lists {self.reviews}"
-                )
+            if not match["noun"].lower().endswith("s"):
+                continue  # "one negative review" is about one of them, not how many there are
+            noun = word_key(match["noun"].lower())
+            for key, length, _quote in self.lists:
+                if noun not in key.words:
+                    continue
+                before = claim[max(0, match.start() - 12) : match.start()].lower()
+                if before.endswith("based on "):
+                    findings.unknown.append(
+                        f"the record does not say how many {key.name} a figure is based on"
+                    )
+                elif count == length:
+                    findings.confirmed.append(f"the record lists {length} {key.name}")
+                else:
+                    findings.contradicted.append(
+                        f"the claim counts {count} {key.name}, but the record lists {length}"
+                    )
+
+
+def _noter(findings: RecordFindings):  # type: ignore[no-untyped-def]
+    def note(wrong: list[str], bad: str, good: str, quote: str) -> None:
+        if quote:
+            findings.evidence.append(quote)
+        if wrong:
+            days = ", ".join(d.capitalize() for d in wrong if d)
+            findings.contradicted.append(
+                f"the record's hours say {bad}" + (f" on {days}" if days else "")
+            )
+        else:
+            findings.confirmed.append(f"the record's hours agree ({good})")
+
+    return note
+
+
+def _offered(clause: str, name: str) -> bool:
+    """Whether the clause says the thing itself is offered.
+
+    "offers parking" and "parking is available" do; "a nice atmosphere" does not.
+    """
+    words = r"\s+".join(re.escape(w) for w in name.split()[-1:])
+    return bool(
+        re.search(
+            rf"\b(?:offers?|provides?|has|have|features?|with)\s+(?:free\s+|ample\s+)?{words}",
+            clause,
+            re.IGNORECASE,
+        )
+        or re.search(rf"{words}\s+(?:is|are)\s+(?:also\s+)?available", clause, re.IGNORECASE)
+    )
+
+
+def _same_number(value: float, stated: str) -> bool:
+    try:
+        return abs(float(value) - float(stated)) < 1e-9
+    except ValueError:
+        return False
+
+
+def _near_figure(value: str, tokens: list[_Token]) -> frozenset[str]:
+    """Word keys within NUMBER_WINDOW tokens of where the figure is stated."""
+    near: set[str] = set()
+    for i, token in enumerate(tokens):
+        if token.key == value:
+            near.update(t.key for t in tokens[max(0, i - NUMBER_WINDOW) : i + NUMBER_WINDOW + 1])
+    return frozenset(near)
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    key: str
+    """The word key (``ragaliq.text.words.word_key``), or the number normalised."""
+    raw: str
+    """The word in lower case, hyphens dropped."""
+    start: int
+    end: int
+
+
+def _tokens(clause: str) -> list[_Token]:
+    """The clause's words with their spans; a hyphenated word also as its pieces."""
+    out: list[_Token] = []
+    for m in _TOKEN.finditer(clause):
+        lower = m.group(0).lower().replace("\u2019", "'")
+        if lower[0].isdigit():
+            number = lower.rstrip("0").rstrip(".") if "." in lower else lower
+            out.append(_Token(number, number, *m.span()))
+            continue
+        out.append(_Token(word_key(lower), lower.replace("-", ""), *m.span()))
+        if "-" in lower:
+            out.extend(
+                _Token(word_key(piece), piece, *m.span()) for piece in lower.split("-") if piece
+            )
+    return out
+
+
+def _mentions(fields: tuple[_Field, ...], tokens: list[_Token]) -> list[tuple[_Field, Span]]:
+    """The fields the clause names, each with where it names it.
+
+    A one-word field inside an object of flags is named with its parent's words ("street
+    parking") or beside a sibling ("on the street or in the lot", "casual and romantic"); a longer
+    key is specific enough on its own ("battery backup").
+    """
+    own = [(f, spot) for f in fields if (spot := _find(f.key, tokens)) is not None]
+    siblings = Counter(id(f.parent) for f, _ in own if f.parent is not None)
+    parents: dict[int, bool] = {}
+    out = []
+    for found, spot in own:
+        parent = found.parent
+        if parent is not None and len(found.key.name.split()) < 2:
+            if id(parent) not in parents:
+                parents[id(parent)] = _find(parent, tokens) is not None
+            if not parents[id(parent)] and siblings[id(parent)] < 2:
+                continue
+        out.append((found, spot))
+    return out
+
+
+def _find(key: _Key, tokens: list[_Token]) -> tuple[int, int] | None:
+    raw = [t.raw for t in tokens]
+    for i in range(len(tokens)):
+        for width in (1, 2, 3):
+            if i + width <= len(tokens) and "".join(raw[i : i + width]) == key.joined:
+                return tokens[i].start, tokens[i + width - 1].end
+    if not key.words:
+        return None
+    spots = []
+    for word in key.words:
+        hit = next((t for t in tokens if _same_word(t.key, word)), None)
+        if hit is None:
+            return None
+        spots.append((hit.start, hit.end))
+    return min(spots)
+
+
+def _same_word(a: str, b: str) -> bool:
+    return a == b or (
+        len(a) >= NEAR_PREFIX and len(b) >= NEAR_PREFIX and a[:NEAR_PREFIX] == b[:NEAR_PREFIX]
+    )
 
 
 _NEGATED_AFTER = re.compile(
@@ -428,144 +481,6 @@ def _negated_at(clause: str, start: int, end: int) -> bool:
     return False
 
 
-def _note(findings: RecordFindings, wrong: list[str], bad: str, good: str, quote: str) -> None:
-    if quote:
-        findings.evidence.append(quote)
-    if wrong:
-        days = ", ".join(d.capitalize() for d in wrong if d)
-        findings.contradicted.append(
-            f"the record's hours say {bad}" + (f" on {days}" if days else "")
-        )
-    else:
-        findings.confirmed.append(f"the record's hours agree ({good})")
-
-
-def _same(span: tuple[int, int] | None, start: int, end: int) -> bool:
-    if span is None:
-        return False
-    return span[0] % 1440 == start % 1440 and span[1] % 1440 == end % 1440
-
-
-def _clock(minutes: int) -> str:
-    minutes %= 1440
-    return f"{minutes // 60}:{minutes % 60:02d}"
-
-
-def _clauses(text: str) -> list[str]:
-    return [c for c in _CLAUSE.split(text) if c and c.strip()]
-
-
-@dataclass(frozen=True, slots=True)
-class _Span:
-    start: int
-    end: int
-    days: tuple[int, ...] = ()
-    minutes: tuple[int, int] = (0, 0)
-
-
-_DAY_LIST_SEP = re.compile(r"^\s*(?:,|and|&|,\s*and)\s*$", re.IGNORECASE)
-
-
-def _day_specs(clause: str) -> list[_Span]:
-    """Day mentions (``Monday to Friday``, ``Tuesdays, Wednesdays and Thursdays``, ``daily``)."""
-    specs: list[_Span] = []
-    for pattern, span in ((_ALL_WEEK, range(7)), (_WEEKDAYS, range(5)), (_WEEKENDS, (5, 6))):
-        specs += [_Span(m.start(), m.end(), tuple(span)) for m in pattern.finditer(clause)]
-    matches = list(_DAY.finditer(clause))
-    i = 0
-    while i < len(matches):
-        match = matches[i]
-        first = _DAY_ALIASES[match.group(0).lower().rstrip(".")]
-        end = match.end()
-        gap = clause[end : matches[i + 1].start()] if i + 1 < len(matches) else ""
-        if i + 1 < len(matches) and _DAY_RANGE_SEP.match(gap):
-            last = _DAY_ALIASES[matches[i + 1].group(0).lower().rstrip(".")]
-            days = [first]
-            while days[-1] != last:
-                days.append((days[-1] + 1) % 7)
-            end = matches[i + 1].end()
-            i += 2
-        else:
-            days = [first]
-            i += 1
-        if specs and _DAY_LIST_SEP.match(clause[specs[-1].end : match.start()]):
-            previous = specs.pop()
-            specs.append(_Span(previous.start, end, (*previous.days, *days)))
-        else:
-            specs.append(_Span(match.start(), end, tuple(days)))
-    return sorted(specs, key=lambda spec: spec.start)
-
-
-def _specific_days(parsed: list[tuple[str, list[_Span], list[_Span]]]) -> dict[int, int]:
-    """For each day named beside a time in the claim, the fewest days any such mention covers.
-
-    ``parsed`` holds each clause with its day mentions and time ranges.
-    """
-    sizes: dict[int, int] = {}
-    for clause, specs, _ in parsed:
-        if not _TIME.search(clause):
-            continue
-        for spec in specs:
-            for day in spec.days:
-                sizes[day] = min(sizes.get(day, 8), len(spec.days))
-    return sizes
-
-
-def _time_ranges(clause: str) -> list[_Span]:
-    """Opening times stated as a range (``9 am to 5 pm``, ``17:00-21:00``, ``noon-midnight``)."""
-    times = [m for m in _TIME.finditer(clause) if m.group("word") or m.group("m") or m.group("ap")]
-    found: list[_Span] = []
-    for first, second in itertools.pairwise(times):
-        if not _RANGE_SEP.match(clause[first.end() : second.start()]):
-            continue
-        end = _minutes(second, None)
-        start = _minutes(first, _meridiem(second))
-        if start is not None and end is not None:
-            if first.group("ap") is None and second.group("ap") and start > end:
-                start = _minutes(first, "a")  # "9 to 5 pm" reads as 9 am
-            if start is not None:
-                found.append(_Span(first.start(), second.end(), minutes=(start, end)))
-    return found
-
-
-def _pair(specs: list[_Span], ranges: list[_Span]) -> list[tuple[tuple[int, ...], tuple[int, int]]]:
-    """Each time range with the days it is said of: the days before it, or else after it."""
-    if not specs:
-        return [((), r.minutes) for r in ranges]
-    days_first = specs[0].start < ranges[0].start if ranges else True
-    pairs = []
-    for r in ranges:
-        if days_first:
-            before = [s for s in specs if s.end <= r.start]
-            chosen = before[-1] if before else specs[0]
-        else:
-            after = [s for s in specs if s.start >= r.end]
-            chosen = after[0] if after else specs[-1]
-        pairs.append((chosen.days, r.minutes))
-    return pairs
-
-
-def _meridiem(match: re.Match[str]) -> str | None:
-    ap = match.group("ap")
-    return ap[0].lower() if ap else None
-
-
-def _minutes(match: re.Match[str], default_meridiem: str | None) -> int | None:
-    word = match.group("word")
-    if word:
-        return 720 if word.lower() == "noon" else 1440
-    hour = int(match.group("h"))
-    minute = int(match.group("m") or 0)
-    meridiem = _meridiem(match) or (default_meridiem if hour <= 12 else None)
-    if hour > 24 or minute > 59:
-        return None
-    if meridiem == "p" and hour < 12:
-        hour += 12
-    elif meridiem == "a" and hour == 12:
-        hour = 0
-    return hour * 60 + minute
-
-
 def _truth(value: Any, clause: str) -> bool | None:
     """Whether a field's value says the thing exists; None when it does not say."""
     if isinstance(value, bool):
@@ -578,90 +493,146 @@ def _truth(value: Any, clause: str) -> bool | None:
             return True
         return False if states and all(s is False for s in states) else None
     if isinstance(value, int | float):
-        return value > 0
+        return None  # a figure: checked as a figure, not as a flag
     text = str(value).strip().strip("'\"").lower()
     if text.startswith("u'"):
         text = text[2:]
-    if text in {"", "none", "null"}:
+    if text in _NULL_VALUES:
         return None
-    if text in {"no", "false", "0"}:
+    if text in _NEGATIVE_VALUES:
         return False
-    if text == "paid" and "free" in clause.lower():
+    if text == "paid" and re.search(r"\bfree\b", clause, re.IGNORECASE):
         return False
     if text.startswith("{"):
         if "true" in text:
             return True
         return False if "false" in text else None
-    return True
+    return True if _FLAG_WORD.fullmatch(text) else None
 
 
-def _normalise_key(key: str) -> str:
-    return re.sub(r"[^a-z]", "", key.lower())
+def _key_parts(key: str) -> list[str]:
+    return [part.lower() for part in _KEY_PART.findall(key)]
 
 
-def _words_of_key(key: str) -> str:
-    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])|_", " ", key)
-    return spaced.lower()
+def _read_key(parts: list[str], prefixes: frozenset[str]) -> _Key:
+    distinctive = [p for p in parts if p not in KEY_FILLERS]
+    if len(distinctive) > 1 and distinctive[0] in prefixes:
+        distinctive = distinctive[1:]
+    distinctive = distinctive or parts
+    joined = "".join(distinctive)
+    if any(p in PARTICLES for p in distinctive):
+        words: frozenset[str] = frozenset()
+    else:
+        words = frozenset(word_key(p) for p in distinctive if p not in STOPWORDS)
+    name = joined if all(len(p) <= 2 for p in distinctive) else " ".join(distinctive)
+    return _Key(words=words, joined=joined, name=name)
 
 
-def _parse_hours(value: Any) -> dict[int, tuple[int, int] | None] | None:
-    if not isinstance(value, dict):
+def _all_keys(node: Any) -> Iterator[str]:
+    if isinstance(node, str) and (flags := _flag_object(node.strip())) is not None:
+        node = flags
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield str(key)
+            yield from _all_keys(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _all_keys(item)
+
+
+def _shared_prefixes(keys: list[str]) -> frozenset[str]:
+    """First words that several keys of the record share.
+
+    Such a word is a namespace, not a word to look for in a claim (``Restaurants`` in
+    ``RestaurantsTakeOut``, ``business`` in ``business_stars``).
+    """
+    firsts = Counter(parts[0] for key in keys if len(parts := _key_parts(key)) > 1)
+    return frozenset(word for word, count in firsts.items() if count > 1)
+
+
+def _is_flags(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and any(isinstance(v, bool) for v in value.values())
+        and all(isinstance(v, bool | type(None)) for v in value.values())
+    )
+
+
+def _flag_object(text: str) -> dict[str, Any] | None:
+    """A value written as a Python-style dict of flags (``"{'garage': False, ...}"``)."""
+    if not text.startswith("{") or ":" not in text:
         return None
-    hours: dict[int, tuple[int, int] | None] = dict.fromkeys(range(7))
-    for day, span in value.items():
-        index = _DAY_ALIASES.get(str(day).lower())
-        match = re.fullmatch(r"\s*(\d{1,2}):(\d{1,2})\s*-\s*(\d{1,2}):(\d{1,2})\s*", str(span))
-        if index is None or match is None:
-            continue
-        h1, m1, h2, m2 = (int(g) for g in match.groups())
-        start, end = h1 * 60 + m1, h2 * 60 + m2
-        hours[index] = None if start == end == 0 else (start, end or 1440)
-    return hours
+    try:
+        data = json.loads(
+            text.replace("'", '"')
+            .replace("True", "true")
+            .replace("False", "false")
+            .replace("None", "null")
+        )
+    except ValueError:
+        return None
+    return data if _is_flags(data) else None
 
 
 class _Walker:
-    """Flattens a JSON object into fields, free text, short facts, hours, ratings and reviews."""
+    """Flattens a JSON object into fields, lists, weeks, free text, short facts and words."""
 
     def __init__(self) -> None:
-        self.fields: dict[str, _Field] = {}
+        self.fields: list[_Field] = []
+        self.lists: list[tuple[_Key, int, str]] = []
+        self.weeks: list[Week] = []
         self.prose: list[str] = []
         self.facts: list[str] = []
-        self.ratings: set[float] = set()
-        self.strings: list[str] = []
-        self.reviews: int | None = None
-        self.hours: dict[int, tuple[int, int] | None] | None = None
+        self.vocabulary: set[str] = set()
+        self.said: set[str] = set()
 
-    def walk(self, node: Any, path: str, key: str) -> None:
-        if isinstance(node, dict):
-            if key and _normalise_key(key) == "hours":
-                self.hours = _parse_hours(node)
-            if path:
-                self.fields[path] = _Field(path, node, f'"{key}": {json.dumps(node)[:200]}')
-            for k, v in node.items():
-                self.walk(v, f"{path}.{_normalise_key(k)}" if path else _normalise_key(k), str(k))
-        elif isinstance(node, list):
-            if "review" in key.lower() and self.reviews is None:
-                self.reviews = len(node)
-            for item in node:
-                self.walk(item, path, key)
-        else:
-            self.leaf(node, path, key)
+    def walk(self, node: dict[str, Any], parent: _Key | None, prefixes: frozenset[str]) -> None:
+        for raw_key, raw_value in node.items():
+            name = str(raw_key)
+            parts = _key_parts(name)
+            key = _read_key(parts, prefixes)
+            self.vocabulary.update(word_key(p) for p in parts)
+            self.vocabulary.add(key.joined)
+            value = raw_value
+            if isinstance(value, str) and (flags := _flag_object(value.strip())) is not None:
+                value = flags
+            week = parse_week(name, value)
+            if week is not None:
+                self.weeks.append(week)
+                self.facts.append(f"{' '.join(parts)}: {json.dumps(value)[:300]}")
+                continue
+            quote = f'"{name}": {json.dumps(value, ensure_ascii=False)}'
+            if isinstance(value, dict):
+                if _is_flags(value):
+                    self.fields.append(_Field(key, parent, value, quote[:200]))
+                    self.walk(value, key, prefixes)
+                else:
+                    self.walk(value, None, prefixes)
+            elif isinstance(value, list):
+                self.lists.append((key, len(value), quote[:200]))
+                for item in value:
+                    if isinstance(item, dict):
+                        self.walk(item, None, prefixes)
+                    else:
+                        self.leaf(name, item)
+            else:
+                self.fields.append(_Field(key, parent, value, quote))
+                self.leaf(name, value)
 
-    def leaf(self, node: Any, path: str, key: str) -> None:
-        if path and path not in self.fields:
-            quote = f'"{key}": {json.dumps(node, ensure_ascii=False)}'
-            self.fields[path] = _Field(path, node, quote)
-        if isinstance(node, str):
-            self.strings.append(node)
-            if len(node.split()) >= _MIN_PROSE_WORDS:
-                self.prose.append(node)
+    def leaf(self, name: str, value: Any) -> None:
+        if isinstance(value, str):
+            said = {word_key(t.lower()) for t in _TOKEN.findall(value) if not t[0].isdigit()}
+            self.said |= said
+            self.vocabulary |= said
+            self.vocabulary.update(t.lower().replace("-", "") for t in _TOKEN.findall(value))
+            if len(value.split()) >= _MIN_PROSE_WORDS:
+                self.prose.append(value)
                 return
-        if isinstance(node, bool | type(None)):
-            self.facts.append(_words_of_key(key))
-            return
-        self.facts.append(f"{_words_of_key(key)}: {node}")
-        if "star" in key.lower() and isinstance(node, int | float):
-            self.ratings.add(float(node))
+        words = " ".join(_key_parts(name))
+        if isinstance(value, bool) or value is None:
+            self.facts.append(words)
+        else:
+            self.facts.append(f"{words}: {value}")
 
 
 def parse_record(chunk: str) -> Record | None:
@@ -676,19 +647,15 @@ def parse_record(chunk: str) -> Record | None:
     if not isinstance(data, dict):
         return None
     walker = _Walker()
-    walker.walk(data, "", "")
-    by_suffix: dict[str, _Field] = {}
-    for path, found in walker.fields.items():
-        parts = path.split(".")
-        for i in range(len(parts)):
-            by_suffix.setdefault(".".join(parts[i:]), found)
+    walker.walk(data, None, _shared_prefixes(list(_all_keys(data))))
+    vocabulary = frozenset(walker.vocabulary)
     return Record(
-        fields=walker.fields,
-        by_suffix=by_suffix,
+        fields=tuple(walker.fields),
+        lists=tuple(walker.lists),
+        weeks=tuple(walker.weeks),
         prose=tuple(walker.prose),
         facts=tuple(walker.facts),
-        hours=walker.hours,
-        ratings=frozenset(walker.ratings),
-        reviews=walker.reviews,
-        text=" ".join(walker.strings).lower(),
+        said=frozenset(walker.said),
+        vocabulary=vocabulary,
+        prefixes=frozenset(w[:NEAR_PREFIX] for w in vocabulary if len(w) >= NEAR_PREFIX),
     )
