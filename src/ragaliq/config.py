@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_CLAUDE_MODEL",
     "DEFAULT_CONFIG_FILE",
     "MAX_CONFIG_BYTES",
+    "PLATFORM_DEFAULT_MODELS",
     "EvaluatorsConfig",
     "GateConfig",
     "GatePolicy",
@@ -42,6 +43,11 @@ __all__ = [
 
 DEFAULT_CONFIG_FILE = "ragaliq.yaml"
 DEFAULT_CLAUDE_MODEL = "claude-sonnet-5-5"
+PLATFORM_DEFAULT_MODELS = {
+    "bedrock": "global.anthropic.claude-sonnet-4-6",
+    "vertex": "claude-sonnet-4-6",
+}
+"""The default model on each cloud platform, in its own naming (``judge.model`` overrides)."""
 MAX_CONFIG_BYTES = 1024 * 1024
 """The size limit of a config file."""
 
@@ -60,16 +66,38 @@ class ModelPrice(Section):
 class JudgeConfig(Section):
     """Which judge decides the verdicts, and how it may spend."""
 
-    provider: Literal["auto", "claude", "offline", "cascade"] = "auto"
-    """``auto`` uses Claude when an API key is set and the offline judge otherwise. ``cascade``
-    (needs a key) lets the offline judge settle the claims it is sure are supported and sends
-    only the rest to Claude, in one call per case; claims and relevance come from Claude."""
+    provider: Literal["auto", "claude", "bedrock", "vertex", "offline", "cascade"] = "auto"
+    """``auto`` uses Claude when an API key is set and the offline judge otherwise. ``bedrock``
+    and ``vertex`` reach Claude through Amazon Bedrock or Google Vertex AI with the platform's
+    own credentials (no Anthropic key). ``cascade`` (needs a key) lets the offline judge settle
+    the claims it is sure are supported and sends only the rest to Claude, in one call per case;
+    claims and relevance come from Claude."""
     model: str = DEFAULT_CLAUDE_MODEL
-    """The Claude model; ignored by the offline judge."""
+    """The Claude model, as the platform names it; left out, ``claude-sonnet-5-5`` on Anthropic's
+    API, ``global.anthropic.claude-sonnet-4-6`` on Bedrock and ``claude-sonnet-4-6`` on Vertex.
+    Ignored by the offline judge."""
     api_key: SecretStr | None = None
     """Prefer the ``ANTHROPIC_API_KEY`` environment variable to a key in a committed file."""
     base_url: str | None = None
-    """An Anthropic-compatible endpoint; ``ANTHROPIC_BASE_URL`` is honoured too."""
+    """An Anthropic-compatible endpoint (vLLM, llama.cpp, Ollama, a gateway), or a proxy in front
+    of Bedrock or Vertex. ``ANTHROPIC_BASE_URL`` is honoured too, except in the action's gate
+    mode, where the endpoint comes only from this setting at the base commit or the action's
+    ``anthropic-base-url`` input."""
+    region: str | None = None
+    """Bedrock: the AWS region (default ``AWS_REGION``, ``AWS_DEFAULT_REGION`` or the profile's).
+    Vertex: the Google Cloud region, e.g. ``us-east5`` or ``global`` (default
+    ``CLOUD_ML_REGION``)."""
+    project: str | None = None
+    """Vertex: the Google Cloud project (default ``ANTHROPIC_VERTEX_PROJECT_ID``,
+    ``GOOGLE_CLOUD_PROJECT``, else the credentials' project)."""
+    aws_profile: str | None = None
+    """Bedrock: a named AWS profile; by default the standard AWS credential chain (environment,
+    the OIDC role of ``aws-actions/configure-aws-credentials``, an instance role)."""
+    structured_output: Literal["auto", "schema", "tool", "prompt"] = "auto"
+    """How replies are kept to their JSON shape: ``schema`` (``output_config``), ``tool`` (one
+    forced tool), ``prompt`` (JSON asked for in the prompt). ``auto`` uses the schema with
+    Anthropic, Bedrock and Vertex; on a ``base_url`` it falls back to the tool, then to the
+    prompt, when the endpoint ignores the schema. Every reply is validated either way."""
     timeout_s: Number = Field(default=120.0, gt=0)
     """Seconds before one request to the judge is abandoned (and retried)."""
     max_retries: Count = Field(default=4, ge=0, le=10)
@@ -90,6 +118,26 @@ class JudgeConfig(Section):
     """Stop scheduling new cases before the spend would pass this."""
     pricing: dict[str, ModelPrice] = Field(default_factory=dict)
     """Overrides of the built-in price table, by model name."""
+    batch: Flag = False
+    """Judge through Anthropic's Message Batches API, at half the price of every token: used by
+    ``ragaliq run`` and the action's ``update-baseline`` mode (``ragaliq run --batch`` asks for it
+    once); a gate on a pull request always asks interactively. Results can take minutes to hours."""
+    batch_size: Count = Field(default=5000, ge=1, le=100_000)
+    """In a batched run: the most requests in one batch, and judge requests waiting at once."""
+    batch_poll_s: Number = Field(default=60.0, gt=0)
+    """In a batched run: the longest wait between two looks at a batch still in progress."""
+
+    @property
+    def model_id(self) -> str:
+        """The model to ask for: ``model``, or the platform's default when it was left out."""
+        if "model" in self.model_fields_set:
+            return self.model
+        return PLATFORM_DEFAULT_MODELS.get(self.provider, self.model)
+
+    @property
+    def requests_in_flight(self) -> int:
+        """Judge requests a run keeps waiting at once: many more when they go out as batches."""
+        return self.batch_size if self.batch else self.concurrency
 
 
 if TYPE_CHECKING:

@@ -252,6 +252,10 @@ class JudgeInfo(_Frozen):
     endpoint: str | None = None
     """Where the judge was reached: a custom base URL, or the cloud platform's region/project;
     None for Anthropic's own API."""
+    structured_output: Literal["schema", "tool", "prompt"] | None = None
+    """How the judge's replies were kept to their JSON shape (``judge.structured_output``): the
+    JSON schema, one forced tool, or JSON asked for in the prompt; None for judges that are not
+    language models."""
 
 
 class EvaluatorInfo(_Frozen):

@@ -20,6 +20,22 @@ are being served at once, the extra ones get a 429 with `retry-after: rate_limit
 (they consume nothing from the script). Every request is recorded in `requests`, faulted
 ones included.
 
+The same server plays Claude's cloud platforms, as the SDK's clients reach them:
+
+- Amazon Bedrock: `POST /model/{model}/invoke` (the model in the path, `anthropic_version` in
+  the body), signed with SigV4 (`authorization: AWS4-HMAC-SHA256 Credential=<key id>/...` and
+  `x-amz-date`) or a Bedrock API key (`authorization: Bearer`); errors in Bedrock's shape
+  (`{"message": ...}` and `x-amzn-errortype`); a request without a signature gets a 403.
+- Vertex AI: `POST [/v1]/projects/{project}/locations/{region}/publishers/anthropic/models/
+  {model}:rawPredict` with `authorization: Bearer <access token>` (a 401 without one; only
+  `google_token` when set); errors in Google's shape (`{"error": {"code", "message", "status"}}`).
+
+and Anthropic's Message Batches API (see `tests/fakes/anthropic_batches.py`): `POST
+/v1/messages/batches`, `GET /v1/messages/batches/{id}` (in progress for `batch_polls` looks,
+then ended), `GET /v1/messages/batches/{id}/results` (JSON Lines) and `POST
+/v1/messages/batches/{id}/cancel`. Each request of a batch is answered like a message (script,
+then responder); a `Fault` becomes an errored result and an `Expire` an expired one.
+
 Typical use::
 
     with FakeAnthropic(structured_responder(lambda body: {"verdict": "ok"})) as fake:
@@ -34,9 +50,11 @@ import contextlib
 import hashlib
 import itertools
 import json
+import re
 import socket
 import sys
 import threading
+import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import KW_ONLY, dataclass, field
@@ -46,6 +64,7 @@ from typing import Any, Final, TypeAlias, cast
 
 __all__ = [
     "CacheUsage",
+    "Expire",
     "FakeAnthropic",
     "Fault",
     "PromptCache",
@@ -178,7 +197,12 @@ class Fault:
     """When set, sent as `x-should-retry: true|false`, which overrides the SDK's retry policy."""
 
 
-Responder: TypeAlias = Callable[[dict[str, Any]], "Reply | Fault"]
+@dataclass(frozen=True)
+class Expire:
+    """In a batch: the request expires (not processed within 24 hours). Sent alone: a 504."""
+
+
+Responder: TypeAlias = Callable[[dict[str, Any]], "Reply | Fault | Expire"]
 """Gets the parsed request body and returns the answer (usually a `Reply`)."""
 
 
@@ -343,6 +367,9 @@ class _Outcome:
     payload: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     drop: bool = False
+    raw: bytes | None = None
+    """A body other than JSON (batch results are JSON Lines)."""
+    content_type: str = "application/json"
 
 
 def _error_outcome(
@@ -359,6 +386,76 @@ def _error_outcome(
         headers["x-should-retry"] = "true" if should_retry else "false"
     payload = {"type": "error", "error": {"type": _error_type(status), "message": message}}
     return _Outcome(status=status, payload=payload, headers=headers)
+
+
+_SIGV4 = re.compile(
+    r"^AWS4-HMAC-SHA256 Credential=(?P<key>[^/]+)/(?P<date>\d{8})/(?P<region>[^/]+)/"
+    r"(?P<service>[^/]+)/aws4_request, SignedHeaders=(?P<signed>[^,]+), Signature=[0-9a-f]{64}$"
+)
+_BEDROCK = re.compile(r"^/model/(?P<model>[^/]+)/invoke$")
+_VERTEX = re.compile(
+    r"^(?:/v1)?/projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/publishers/anthropic/"
+    r"models/(?P<model>[^/:]+):rawPredict$"
+)
+_BATCHES = re.compile(r"^/v1/messages/batches(?:/(?P<id>[^/]+)(?:/(?P<action>results|cancel))?)?$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Route:
+    platform: str
+    """`anthropic`, `bedrock` or `vertex`: whose credentials and error shape."""
+    model: str | None = None
+    batch: tuple[str | None, str | None] | None = None
+    """For the batch endpoints: (batch id, `results` | `cancel` | None)."""
+
+
+def _route(method: str, path: str) -> _Route | None:
+    if method == "POST" and path == MESSAGES_PATH:
+        return _Route(platform="anthropic")
+    if method == "POST" and (bedrock := _BEDROCK.match(path)):
+        return _Route(platform="bedrock", model=urllib.parse.unquote(bedrock["model"]))
+    if method == "POST" and (vertex := _VERTEX.match(path)):
+        return _Route(platform="vertex", model=urllib.parse.unquote(vertex["model"]))
+    if method in ("GET", "POST") and (batch := _BATCHES.match(path)):
+        return _Route(platform="anthropic", batch=(batch["id"], batch["action"]))
+    return None
+
+
+_BEDROCK_ERROR_TYPES: Final[dict[int, str]] = {
+    400: "ValidationException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    408: "ModelTimeoutException",
+    429: "ThrottlingException",
+    500: "InternalServerException",
+    503: "ServiceUnavailableException",
+}
+_GOOGLE_STATUSES: Final[dict[int, str]] = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
+
+
+def _in_platform_shape(outcome: _Outcome, platform: str) -> _Outcome:
+    """An error body as Bedrock or Vertex shapes it (Anthropic's own is left as it is)."""
+    if outcome.status < 400 or outcome.payload is None or platform == "anthropic":
+        return outcome
+    message = outcome.payload["error"]["message"]
+    if platform == "bedrock":
+        kind = _BEDROCK_ERROR_TYPES.get(outcome.status, "InternalServerException")
+        return _Outcome(
+            status=outcome.status,
+            payload={"message": message},
+            headers={**outcome.headers, "x-amzn-errortype": kind},
+        )
+    status = _GOOGLE_STATUSES.get(outcome.status, "UNKNOWN")
+    payload = {"error": {"code": outcome.status, "message": message, "status": status}}
+    return _Outcome(status=outcome.status, payload=payload, headers=outcome.headers)
 
 
 class _Server(ThreadingHTTPServer):
@@ -459,8 +556,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _write(self, outcome: _Outcome, request_id: str, *, send_body: bool) -> None:
         data = json.dumps(outcome.payload).encode() if outcome.payload is not None else b""
+        if outcome.raw is not None:
+            data = outcome.raw
         self.send_response(outcome.status)
-        self.send_header("content-type", "application/json")
+        self.send_header("content-type", outcome.content_type)
         self.send_header("request-id", request_id)
         for name, value in outcome.headers.items():
             self.send_header(name, value)
@@ -492,6 +591,10 @@ class FakeAnthropic:
         responder_errors: Exceptions raised by the responder (each answered with a 500).
         server_errors: Unexpected exceptions in the HTTP handler (should stay empty).
         prompt_cache: Prompt prefixes seen, used by `structured_responder`.
+        aws_access_key: Bedrock: when set, only SigV4 signatures by this access key id are
+            accepted (else 403); `None`: any well-formed signature.
+        google_token: Vertex: when set, only this bearer token is accepted (else 401).
+        batches: The Message Batches API's state (`tests/fakes/anthropic_batches.py`).
     """
 
     def __init__(
@@ -514,7 +617,12 @@ class FakeAnthropic:
         self.responder_errors: list[BaseException] = []
         self.server_errors: list[BaseException] = []
         self.prompt_cache = PromptCache()
-        self._script: deque[Reply | Fault] = deque()
+        self.aws_access_key: str | None = None
+        self.google_token: str | None = None
+        from tests.fakes.anthropic_batches import FakeBatches  # sibling module, same fake
+
+        self.batches = FakeBatches(self)
+        self._script: deque[Reply | Fault | Expire] = deque()
         self._lock = threading.Lock()
         self._in_flight = 0
         self._ok = 0
@@ -582,7 +690,7 @@ class FakeAnthropic:
 
     # -- scripting -------------------------------------------------------------------------------
 
-    def enqueue(self, *replies: Reply | Fault) -> None:
+    def enqueue(self, *replies: Reply | Fault | Expire) -> None:
         """Append answers to the FIFO script, consumed before the responder is asked."""
         with self._lock:
             self._script.extend(replies)
@@ -644,16 +752,29 @@ class FakeAnthropic:
             self._in_flight -= 1
 
     def _answer(self, request: RecordedRequest, *, valid_json: bool) -> _Outcome:
-        if request.method != "POST" or request.path.split("?", 1)[0] != MESSAGES_PATH:
+        route = _route(request.method, request.path.split("?", 1)[0])
+        if route is None:
             return _error_outcome(404, f"{request.method} {request.path}: not found")
-        key = request.api_key
-        if key is None:
-            return _error_outcome(401, "x-api-key header is required")
-        if self.api_key is not None and key != self.api_key:
-            return _error_outcome(401, "invalid x-api-key")
+        refused = self._authenticate(request, route.platform)
+        if refused is not None:
+            return _in_platform_shape(refused, route.platform)
+        if route.batch is not None:
+            return self.batches.answer(request, route.batch, valid_json=valid_json)
         if not valid_json:
             return _error_outcome(400, "request body must be a JSON object")
-        if request.body.get("stream"):
+        body = request.body
+        if route.platform != "anthropic":
+            if "model" in body or "anthropic_version" not in body:
+                outcome = _error_outcome(
+                    400,
+                    f"{route.platform}: the model goes in the path, anthropic_version in the body",
+                )
+                return _in_platform_shape(outcome, route.platform)
+            body = {**body, "model": route.model}
+        return _in_platform_shape(self._answer_message(body), route.platform)
+
+    def _answer_message(self, body: dict[str, Any]) -> _Outcome:
+        if body.get("stream"):
             return _error_outcome(400, "stream=true is not supported by the fake server")
         if not self._admit():
             return _error_outcome(
@@ -663,20 +784,48 @@ class FakeAnthropic:
             )
         try:
             self._sleep(self.latency)
-            item = self._next_item(request.body)
+            item = self._next_item(body)
             if isinstance(item, _Outcome):
                 return item
+            if isinstance(item, Expire):
+                return _error_outcome(504, "the request expired")
             self._sleep(item.delay)
             if isinstance(item, Fault):
                 return self._fault_outcome(item)
-            outcome = _Outcome(status=200, payload=self._message(item, request.body))
+            outcome = _Outcome(status=200, payload=self._message(item, body))
             with self._lock:
                 self._ok += 1
             return outcome
         finally:
             self._release()
 
-    def _next_item(self, body: dict[str, Any]) -> Reply | Fault | _Outcome:
+    def _authenticate(self, request: RecordedRequest, platform: str) -> _Outcome | None:
+        """The refusal of a request without the platform's credentials; None when they are there."""
+        authorization = request.headers.get("authorization", "")
+        if platform == "bedrock":
+            if authorization.lower().startswith("bearer ") and authorization[7:].strip():
+                return None
+            credential = _SIGV4.match(authorization)
+            if credential is None or "x-amz-date" not in request.headers:
+                return _error_outcome(403, "Missing Authentication Token")
+            if self.aws_access_key is not None and credential["key"] != self.aws_access_key:
+                return _error_outcome(403, "The security token included in the request is invalid.")
+            return None
+        if platform == "vertex":
+            scheme, _, token = authorization.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                return _error_outcome(401, "Request is missing required authentication credential.")
+            if self.google_token is not None and token.strip() != self.google_token:
+                return _error_outcome(401, "Request had invalid authentication credentials.")
+            return None
+        key = request.api_key
+        if key is None:
+            return _error_outcome(401, "x-api-key header is required")
+        if self.api_key is not None and key != self.api_key:
+            return _error_outcome(401, "invalid x-api-key")
+        return None
+
+    def _next_item(self, body: dict[str, Any]) -> Reply | Fault | Expire | _Outcome:
         with self._lock:
             scripted = self._script.popleft() if self._script else None
         if scripted is not None:

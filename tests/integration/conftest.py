@@ -38,7 +38,8 @@ def make_judge(fake_anthropic: FakeAnthropic, sleeps: SleepLog):
     judges: list[ClaudeJudge] = []
 
     def build(**config) -> ClaudeJudge:
-        values = {"model": TEST_MODEL, "max_retries": 3, **config}
+        # The fake plays Anthropic's API, which honours the schema: no probing of the endpoint.
+        values = {"model": TEST_MODEL, "max_retries": 3, "structured_output": "schema", **config}
         judge = ClaudeJudge(
             JudgeConfig.model_validate(values),
             api_key="sk-ant-test",

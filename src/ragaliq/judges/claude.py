@@ -1,11 +1,18 @@
-"""The Claude judge: structured verdicts from the Anthropic Messages API.
+"""The Claude judge: structured verdicts from the Messages API, wherever Claude is reached.
 
-Every reply is validated against a pydantic model whose JSON schema is sent as the structured
-output format. An invalid reply (a missing claim, an unknown verdict, a refusal, a reply cut off at
-``max_tokens``) is re-asked once with the problem stated, then becomes a :class:`JudgeResponseError`
-for its case; a verdict is never guessed. Transient API faults are retried with exponential
-backoff and jitter that honours ``retry-after``; a bad key, a missing model or an API that keeps
-failing raises :class:`JudgeUnavailableError`, which stops the run.
+Claude is reached through a :class:`~ragaliq.judges.platforms.Platform`: Anthropic's API (or an
+Anthropic-compatible server at ``judge.base_url``), Amazon Bedrock or Vertex AI. Every reply is
+validated against a pydantic model whose JSON schema is sent the way ``judge.structured_output``
+says: as the structured output format (``schema``), as the one tool the model must call
+(``tool``), or in the prompt (``prompt``). With ``auto`` on a custom endpoint, a reply that
+shows the endpoint ignored the schema (not JSON, or JSON of another shape) is asked again in the
+next way, and the way that worked is kept for the rest of the run. An invalid reply (a missing
+claim, an unknown verdict, a refusal, a reply cut off at ``max_tokens``) is re-asked once with the
+problem stated, then becomes a :class:`JudgeResponseError` for its case; a verdict is never
+guessed, and no assistant prefill is ever sent. Transient API faults are retried with
+exponential backoff and jitter that honours ``retry-after``; bad credentials, a missing model or
+an API that keeps failing raise :class:`JudgeUnavailableError`, which stops the run. With
+``judge.batch`` the requests go out as Message Batches (:mod:`ragaliq.judges.batch`).
 """
 
 from __future__ import annotations
@@ -18,21 +25,24 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, Literal, TypeVar
 
 import anthropic
 from anthropic.types import Message
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragaliq.config import JudgeConfig
-from ragaliq.errors import JudgeError, JudgeResponseError, JudgeUnavailableError
+from ragaliq.errors import ConfigError, JudgeError, JudgeResponseError, JudgeUnavailableError
 from ragaliq.judges.base import (
     Operation,
     check_chunk_count,
     check_verdict_count,
     verified_evidence,
 )
-from ragaliq.judges.pricing import cost_usd, price_for
+from ragaliq.judges.batch import MessageBatcher
+from ragaliq.judges.platforms import Platform, anthropic_platform
+from ragaliq.judges.pricing import batch_price, cost_usd, price_for
 from ragaliq.judges.prompts import PROMPT_VERSION, Prompts
 from ragaliq.models import (
     ChunkRating,
@@ -47,7 +57,7 @@ from ragaliq.models import (
     VerificationResult,
 )
 
-__all__ = ["PROMPT_VERSION", "ClaudeJudge"]
+__all__ = ["MODES", "PROMPT_VERSION", "ClaudeJudge", "Mode"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 FAILURES_BEFORE_UNAVAILABLE = 3
@@ -58,6 +68,24 @@ BACKOFF_CAP_S = 20.0
 MAX_TOKENS_CEILING = 32_000
 CHARS_PER_TOKEN = 4
 _OWN_TAGS = re.compile(r"<(/?)(query|response|context|chunk|claims)\b", re.IGNORECASE)
+_FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.DOTALL)
+Mode = Literal["schema", "tool", "prompt"]
+MODES: tuple[Mode, ...] = ("schema", "tool", "prompt")
+"""The ways of asking for structured replies, in the order ``auto`` tries them."""
+_SHAPE_ERRORS = frozenset(
+    {"missing", "extra_forbidden", "model_type", "model_attributes_type", "dict_type", "list_type"}
+)
+"""Validation errors that say a reply is not of the schema's shape at all (rather than a value
+out of range): what an endpoint that ignores the schema gives."""
+PROMPT_FORMAT = (
+    "Reply with one JSON object and nothing else (no prose before or after it). It must match "
+    "this JSON schema exactly:\n{schema}"
+)
+"""Asks for the JSON in the prompt, for endpoints that honour neither a schema nor a tool."""
+REASK = (
+    "Your previous reply was rejected: {problem}. Reply again with one JSON object that matches "
+    "the schema exactly."
+)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -97,8 +125,25 @@ class RelevanceReply(_Reply):
     reasoning: str = Field(description="One or two sentences.")
 
 
+TOOL_NAMES: dict[type[BaseModel], str] = {
+    ExtractReply: "record_claims",
+    VerifyReply: "record_verdicts",
+    ChunksReply: "record_chunk_ratings",
+    RelevanceReply: "record_relevance",
+}
+"""The one tool each reply is asked for as, with ``structured_output: tool``."""
+
+
 class _InvalidReply(Exception):
-    """A reply that does not validate; its message is what the re-ask tells the model."""
+    """A reply that does not validate; its message is what the re-ask tells the model.
+
+    ``shape`` is true when the reply is not of the schema's shape at all (not JSON, another
+    object, no tool call): the sign of an endpoint that ignored how the reply was asked for.
+    """
+
+    def __init__(self, message: str, *, shape: bool = False) -> None:
+        super().__init__(message)
+        self.shape = shape
 
 
 def _escape(text: str) -> str:
@@ -110,45 +155,92 @@ Sleep = Callable[[float], Awaitable[None]]
 
 
 class ClaudeJudge:
-    """A judge backed by Claude through the ``anthropic`` SDK's ``AsyncAnthropic`` client."""
+    """A judge backed by Claude through the ``anthropic`` SDK's async clients."""
 
     def __init__(
         self,
         config: JudgeConfig,
         *,
-        api_key: str,
+        api_key: str | None = None,
         base_url: str | None = None,
+        platform: Platform | None = None,
+        batch_state: Path | None = None,
         sleep: Sleep = asyncio.sleep,
         rng: random.Random | None = None,
     ) -> None:
+        """Build the judge on ``platform`` (by default Anthropic's API with ``api_key``).
+
+        With ``config.batch`` the requests go out as Message Batches, recorded in
+        ``batch_state`` so that an interrupted run can collect them later.
+
+        Raises:
+            ConfigError: batches asked for on a platform that has no Message Batches API.
+        """
         self.config = config
-        self.client = anthropic.AsyncAnthropic(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=config.timeout_s,
-            max_retries=0,  # retries are ours: they honour retry-after and feed the breaker
-        )
+        self.platform = platform or anthropic_platform(api_key=api_key or "", base_url=base_url)
+        self.model = config.model_id
+        self.client = self.platform.connect(config.timeout_s)
         self.prompts = Prompts.load()
-        self.price = price_for(config.model, config.pricing)
+        price = price_for(self.model, config.pricing)
+        self.price = batch_price(price) if config.batch else price
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._failures_in_row = 0
         self._paused_until = 0.0
         self._unusable: JudgeUnavailableError | None = None
-        self._info = JudgeInfo(
-            provider="anthropic",
-            model=config.model,
-            prompt_version=PROMPT_VERSION,
-            endpoint=base_url.rstrip("/") if base_url else None,
-        )
-        self._min_cache_tokens = 2048 if "haiku" in config.model else 1024
+        self._modes = _modes(config.structured_output, custom=self.platform.custom_endpoint)
+        self._floor = 0
+        """The way of asking that requests start with: the last one ``auto`` found to work."""
+        self._notices: list[str] = []
+        self._batcher: MessageBatcher | None = None
+        if config.batch:
+            if not isinstance(self.client, anthropic.AsyncAnthropic) or not self.platform.batches:
+                raise ConfigError(
+                    f"judge.batch: the Message Batches API is Anthropic's; {self.platform.label} "
+                    "has none that RagaliQ drives; use provider: claude, or turn batch off"
+                )
+            self._batcher = MessageBatcher(
+                self.client,
+                state_path=batch_state,
+                max_requests=config.batch_size,
+                poll_max_s=config.batch_poll_s,
+                max_retries=config.max_retries,
+                sleep=sleep,
+                rng=self._rng,
+            )
+        self._info = self._make_info()
+        self._min_cache_tokens = 2048 if "haiku" in self.model else 1024
 
     @property
     def info(self) -> JudgeInfo:
         return self._info
 
+    @property
+    def notices(self) -> tuple[str, ...]:
+        """What the run should say about how the judge was reached (fallbacks, batches)."""
+        batched = self._batcher.notices if self._batcher is not None else ()
+        return (*self._notices, *batched)
+
+    @property
+    def structured_output(self) -> Mode:
+        """How replies are asked for now: the way that worked, with ``auto``."""
+        return self._modes[self._floor]
+
     async def aclose(self) -> None:
-        await self.client.close()
+        try:
+            if self._batcher is not None:
+                await self._batcher.aclose()
+        finally:
+            await self.client.close()
+
+    def _make_info(self) -> JudgeInfo:
+        return JudgeInfo(
+            provider=self.platform.provider,
+            model=self.model,
+            prompt_version=PROMPT_VERSION,
+            endpoint=self.platform.endpoint,
+            structured_output=self.structured_output,
+        )
 
     # -- operations -----------------------------------------------------------------------
 
@@ -334,38 +426,82 @@ class ClaudeJudge:
         check: Callable[[M], None] | None = None,
     ) -> tuple[M, Usage]:
         system = [_text(f"{self.prompts.system}\n\n{task}")]
-        schema = _schema(reply_model)
         usage = Usage()
         max_tokens = self.config.max_tokens
         problem = ""
-        for attempt in range(2):
-            blocks = content
-            if attempt:
-                blocks = [
-                    *content,
-                    _text(
-                        f"Your previous reply was rejected: {problem}. Reply again with one JSON "
-                        "object that matches the schema exactly."
-                    ),
-                ]
+        reasked = False
+        mode = self._floor
+        while True:
+            blocks = [*content, _text(REASK.format(problem=problem))] if problem else content
+            params = self._params(system, blocks, reply_model, max_tokens, self._modes[mode])
             try:
-                message = await self._send(system, blocks, schema, max_tokens, usage_sink=usage)
+                message, paid = await self._send(params, usage_sink=usage)
             except JudgeUnavailableError as exc:
                 self._unusable = self._unusable or exc  # later requests fail at once, unsent
                 raise
-            usage = usage + self._usage(message)
+            if paid:
+                usage = usage + self._usage(message)
             try:
-                reply = _parse(message, reply_model)
+                reply = _parse(message, reply_model, self._modes[mode])
                 if check is not None:
                     check(reply)
-                return reply, usage
             except _InvalidReply as exc:
-                problem = str(exc)
+                if exc.shape and mode + 1 < len(self._modes):
+                    mode, problem = mode + 1, ""  # asked anew in the next way, not re-asked
+                    continue
+                if reasked:
+                    problem = str(exc)
+                    break
+                reasked, problem = True, str(exc)
                 if message.stop_reason == "max_tokens":
                     max_tokens = min(max_tokens * 2, MAX_TOKENS_CEILING)
+                continue
+            self._worked(mode)
+            return reply, usage
         raise JudgeResponseError(
             f"{operation}: the judge's reply was invalid twice ({problem})", usage=usage
         )
+
+    def _params(
+        self,
+        system: list[dict[str, Any]],
+        blocks: list[dict[str, Any]],
+        reply_model: type[BaseModel],
+        max_tokens: int,
+        mode: Mode,
+    ) -> dict[str, Any]:
+        """One request; the last message is always the user's (never an assistant prefill)."""
+        schema = _schema(reply_model)
+        params: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "system": system}
+        if mode == "schema":
+            params["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        elif mode == "tool":
+            name = TOOL_NAMES[reply_model]
+            params["tools"] = [
+                {
+                    "name": name,
+                    "description": "Record your answer; call this exactly once.",
+                    "input_schema": schema,
+                }
+            ]
+            params["tool_choice"] = {"type": "any"}  # with one tool: that tool, forced
+        else:
+            blocks = [*blocks, _text(PROMPT_FORMAT.format(schema=json.dumps(schema)))]
+        params["messages"] = [{"role": "user", "content": blocks}]
+        return params
+
+    def _worked(self, mode: int) -> None:
+        """Remember a way of asking that gave a valid reply, when ``auto`` had to look for it."""
+        if mode <= self._floor:
+            return
+        self._floor = mode
+        self._info = self._make_info()
+        skipped = " and ".join(_MODE_NAMES[m] for m in self._modes[:mode])
+        self._notices = [
+            f"judge.structured_output auto: {self.platform.label} ignored {skipped}, so "
+            f"replies were asked for {_MODE_HOW[self._modes[mode]]} (and validated as ever); "
+            f"set judge.structured_output: {self._modes[mode]} to skip the probing."
+        ]
 
     def _usage(self, message: Message) -> Usage:
         u = message.usage
@@ -380,48 +516,49 @@ class ClaudeJudge:
 
     # -- transport with retries -----------------------------------------------------------
 
-    async def _send(
-        self,
-        system: list[dict[str, Any]],
-        content: list[dict[str, Any]],
-        schema: dict[str, Any],
-        max_tokens: int,
-        *,
-        usage_sink: Usage,
-    ) -> Message:
+    async def _send(self, params: dict[str, Any], *, usage_sink: Usage) -> tuple[Message, bool]:
+        """The reply to one request, and whether it was paid for here (not shared with another).
+
+        Raises:
+            JudgeUnavailableError: the platform cannot be used at all.
+            JudgeError: this request failed after its retries.
+        """
+        if self._batcher is not None:
+            if self._unusable is not None:
+                raise JudgeUnavailableError(str(self._unusable))
+            return await self._batcher.create(params)
         attempt = 0
+        label = self.platform.label
         while True:
             if self._unusable is not None:
                 raise JudgeUnavailableError(str(self._unusable))
             await self._wait_for_pause()
             try:
-                params: dict[str, Any] = {
-                    "model": self.config.model,
-                    "max_tokens": max_tokens,
-                    "system": system,
-                    "messages": [{"role": "user", "content": content}],
-                    "output_config": {"format": {"type": "json_schema", "schema": schema}},
-                }
                 message: Message = await self.client.messages.create(**params)
                 self._failures_in_row = 0
-                return message
+                return message, True
             except anthropic.APIStatusError as exc:
                 self._raise_if_fatal(exc, usage_sink)
                 failure: Exception = exc
                 retry_after = _retry_after(exc.response.headers)
             except anthropic.APIConnectionError as exc:
                 failure, retry_after = exc, None
+            except self.platform.auth_errors as exc:
+                raise JudgeUnavailableError(
+                    f"{label}: the credentials could not be used ({exc}); "
+                    f"{self.platform.credentials_fix}"
+                ) from exc
             if attempt >= self.config.max_retries:
                 self._failures_in_row += 1
                 detail = _describe(failure)
                 if self._failures_in_row >= FAILURES_BEFORE_UNAVAILABLE:
                     raise JudgeUnavailableError(
-                        f"the Anthropic API failed {self._failures_in_row} requests in a row, "
+                        f"{label} failed {self._failures_in_row} requests in a row, "
                         f"each after {self.config.max_retries} retries (last: {detail}); "
                         "try again later or raise judge.max_retries"
                     ) from failure
                 raise JudgeError(
-                    f"the Anthropic API failed after {self.config.max_retries} retries: {detail}",
+                    f"{label} failed after {self.config.max_retries} retries: {detail}",
                     usage=usage_sink,
                 ) from failure
             if isinstance(failure, anthropic.RateLimitError) and retry_after is not None:
@@ -436,30 +573,29 @@ class ClaudeJudge:
         status = exc.status_code
         if status in RETRYABLE_STATUS or status >= 500:
             return
+        label, detail = self.platform.label, _api_message(exc)
         if status == 401:
             raise JudgeUnavailableError(
-                "the Anthropic API rejected the API key (401): it is missing or invalid; set "
-                "ANTHROPIC_API_KEY (in the action, the anthropic-api-key input) or judge.api_key"
+                f"{label} rejected {self.platform.credentials} (401): "
+                f"{self.platform.credentials_fix}"
             ) from exc
         if status == 403:
             raise JudgeUnavailableError(
-                f"the Anthropic API refused access (403): the key may not use model "
-                f"'{self.config.model}' ({_api_message(exc)})"
+                f"{label} refused access (403): {self.platform.access_fix} (model "
+                f"'{self.model}': {detail})"
             ) from exc
-        if status == 404:
+        if status == 404 or (status == 400 and "model identifier" in detail.lower()):
             raise JudgeUnavailableError(
-                f"the Anthropic API does not know model '{self.config.model}' (404); "
+                f"{label} does not know model '{self.model}' ({status}); "
                 "set judge.model to a current model name"
             ) from exc
-        if status == 400 and "credit balance" in _api_message(exc).lower():
+        if status == 400 and "credit balance" in detail.lower():
             # An account without credit fails every request alike: stop rather than fail each case.
             raise JudgeUnavailableError(
-                f"the Anthropic account has no credit left (400: {_api_message(exc)}); add "
+                f"the Anthropic account has no credit left (400: {detail}); add "
                 "credit in the Anthropic Console under Plans & Billing, then run again"
             ) from exc
-        raise JudgeError(
-            f"the Anthropic API rejected the request ({status}): {_api_message(exc)}", usage=usage
-        ) from exc
+        raise JudgeError(f"{label} rejected the request ({status}): {detail}", usage=usage) from exc
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -483,22 +619,54 @@ def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def _parse(message: Message, reply_model: type[M]) -> M:
+def _modes(setting: str, *, custom: bool) -> tuple[Mode, ...]:
+    """The ways of asking a run may use: all three in turn with ``auto`` on a custom endpoint."""
+    if setting == "auto":
+        return MODES if custom else ("schema",)
+    return (next(m for m in MODES if m == setting),)
+
+
+_MODE_NAMES: dict[Mode, str] = {"schema": "the JSON schema", "tool": "the forced tool"}
+_MODE_HOW: dict[Mode, str] = {
+    "schema": "with the JSON schema",
+    "tool": "through one forced tool",
+    "prompt": "as JSON in the prompt",
+}
+
+
+def _parse(message: Message, reply_model: type[M], mode: Mode) -> M:
     if message.stop_reason == "refusal":
         raise _InvalidReply("the model refused to answer")
     if message.stop_reason == "max_tokens":
         raise _InvalidReply("the reply was cut off at max_tokens; be more concise")
-    text = "".join(block.text for block in message.content if block.type == "text").strip()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _InvalidReply(f"the reply is not valid JSON ({exc.msg})") from exc
+    if mode == "tool":
+        calls = [block for block in message.content if block.type == "tool_use"]
+        if not calls:
+            raise _InvalidReply(
+                f"the reply did not call the tool {TOOL_NAMES[reply_model]}", shape=True
+            )
+        if len(calls) > 1:
+            raise _InvalidReply(f"the reply called {len(calls)} tools; call exactly one, once")
+        data: Any = calls[0].input
+    else:
+        text = "".join(block.text for block in message.content if block.type == "text").strip()
+        if mode == "prompt":
+            fenced = _FENCE.match(text)
+            text = fenced.group(1).strip() if fenced else text
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise _InvalidReply(f"the reply is not valid JSON ({exc.msg})", shape=True) from exc
+    if not isinstance(data, dict):
+        raise _InvalidReply("the reply is not a JSON object", shape=True)
     try:
         return reply_model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
+        errors = exc.errors(include_url=False)
+        first = errors[0]
         where = ".".join(str(p) for p in first["loc"]) or "reply"
-        raise _InvalidReply(f"{where}: {first['msg']}") from exc
+        shape = any(error["type"] in _SHAPE_ERRORS for error in errors)
+        raise _InvalidReply(f"{where}: {first['msg']}", shape=shape) from exc
 
 
 def _check_indices(reply: VerifyReply, count: int) -> None:

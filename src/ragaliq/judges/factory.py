@@ -1,7 +1,12 @@
 """Choosing, building and closing the judge a run uses.
 
-The Claude judge (and with it the Anthropic SDK) is imported only when a Claude judge is built,
-so that an offline run starts without it.
+The Claude judge (and with it the Anthropic SDK, and the AWS or Google libraries of Bedrock and
+Vertex) is imported only when a Claude judge is built, so that an offline run starts without it.
+
+The endpoint the credentials go to comes only from trusted inputs: the config's
+``judge.base_url`` (read at the base commit in a gate) or, for Anthropic's API, the
+``ANTHROPIC_BASE_URL`` the caller lets through; the action's gate mode lets none through from the
+job's environment, which a pull request's pipeline step can set (see :func:`trusted_endpoint_env`).
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError
@@ -20,19 +26,31 @@ from ragaliq.judges.offline import OfflineJudge
 from ragaliq.judges.prompts import PROMPT_VERSION
 from ragaliq.models import JudgeInfo
 
+if TYPE_CHECKING:
+    from ragaliq.judges.claude import ClaudeJudge
+
 __all__ = [
     "API_KEY_ENV",
     "BASE_URL_ENV",
+    "CACHE_SECRET_ENV",
     "JudgeChoice",
     "JudgeOpener",
     "api_key_from",
     "build_judge",
     "describe_judge",
+    "has_credentials",
     "open_judge",
+    "trusted_endpoint_env",
 ]
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+CACHE_SECRET_ENV = "RAGALIQ_CACHE_SECRET"
+"""Signs the judge cache of a Bedrock or Vertex judge, which has no API key to sign it with."""
+PLATFORM_BASE_URL_ENVS = ("ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL")
+"""Endpoint variables the SDK's Bedrock and Vertex clients read (the judge always passes its
+own base URL, so they are never used, but a gate drops them with the rest)."""
+PLATFORMS = ("bedrock", "vertex")
 OFFLINE_NOTICE = (
     "Judged by the offline heuristic judge "
     "(word, number and name grounding, not a language model); "
@@ -47,6 +65,11 @@ CHOSEN_OFFLINE_NOTICE = (
 """What a run says when the config chose the offline judge."""
 
 
+class _Noticing(Protocol):
+    @property
+    def notices(self) -> tuple[str, ...]: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class JudgeChoice:
     """The judge to use, and what the user should be told about the choice."""
@@ -55,10 +78,14 @@ class JudgeChoice:
     notices: tuple[str, ...] = ()
     cache: CachedJudge | None = None
     """The cache layer, when there is one; its warnings belong in the report."""
+    claude: _Noticing | None = None
+    """The Claude judge, when there is one: what it learned while judging (a structured-output
+    fallback, the batches it sent) belongs in the report too."""
 
     def all_notices(self) -> tuple[str, ...]:
-        """The choice's notices plus anything the cache ran into."""
-        return self.notices + tuple(self.cache.warnings if self.cache else ())
+        """The choice's notices plus anything the judge and its cache ran into."""
+        found = self.claude.notices if self.claude is not None else ()
+        return self.notices + tuple(found) + tuple(self.cache.warnings if self.cache else ())
 
 
 def api_key_from(config: JudgeConfig, env: Mapping[str, str]) -> str | None:
@@ -68,13 +95,66 @@ def api_key_from(config: JudgeConfig, env: Mapping[str, str]) -> str | None:
     return env.get(API_KEY_ENV, "").strip() or None
 
 
+def has_credentials(config: JudgeConfig, env: Mapping[str, str]) -> bool:
+    """Whether the configured judge can be built as far as credentials go.
+
+    The offline judge needs none; Claude through Anthropic's API needs a key; Bedrock and Vertex
+    use the platform's credential chain, which is checked when the judge is opened.
+    """
+    return config.provider in ("offline", *PLATFORMS) or api_key_from(config, env) is not None
+
+
+def trusted_endpoint_env(
+    env: Mapping[str, str], *, base_url: str, gate: bool
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The environment the action's judge may read, and a notice when an endpoint was dropped.
+
+    In gate mode an endpoint in the job's environment is not trusted (a pull request's pipeline
+    step can set it through ``$GITHUB_ENV``), so it is dropped; ``base_url`` (the action's
+    ``anthropic-base-url`` input) is the one the workflow chose. The config's ``judge.base_url``,
+    read at the base commit, still comes first.
+    """
+    judge_env = dict(env)
+    notices: list[str] = []
+    if gate:
+        dropped = sorted(
+            name
+            for name in (BASE_URL_ENV, *PLATFORM_BASE_URL_ENVS)
+            if judge_env.pop(name, "").strip()
+        )
+        if dropped:
+            notices.append(
+                f"{' and '.join(dropped)} in the job's environment was ignored: a pull request's "
+                "pipeline can set it, so a gate sends the key only to judge.base_url from the "
+                "base commit or the action's anthropic-base-url input."
+            )
+    if base_url.strip():
+        judge_env[BASE_URL_ENV] = base_url.strip()
+    return judge_env, tuple(notices)
+
+
 def describe_judge(config: JudgeConfig, *, env: Mapping[str, str]) -> JudgeInfo:
     """The provenance the configured judge would record, without building any client."""
     if config.provider == "offline" or (
         config.provider == "auto" and api_key_from(config, env) is None
     ):
         return OfflineJudge().info
-    claude = JudgeInfo(provider="anthropic", model=config.model, prompt_version=PROMPT_VERSION)
+    if config.provider in PLATFORMS:
+        return JudgeInfo(
+            provider=config.provider,
+            model=config.model_id,
+            prompt_version=PROMPT_VERSION,
+            endpoint=None,  # the region or project may only be known from the credentials
+            structured_output=_mode(config, custom=False),
+        )
+    base_url = _base_url(config, env)
+    claude = JudgeInfo(
+        provider="anthropic",
+        model=config.model_id,
+        prompt_version=PROMPT_VERSION,
+        endpoint=base_url.rstrip("/") if base_url else None,
+        structured_output=_mode(config, custom=base_url is not None),
+    )
     if config.provider == "cascade":
         return cascade_info(claude, OfflineJudge().info)
     return claude
@@ -85,15 +165,21 @@ def build_judge(
 ) -> JudgeChoice:
     """The configured judge; ``auto`` falls back to the offline judge without a key.
 
-    ``cascade`` puts the offline judge in front of Claude. The cache (``cache_path``, when the
-    config keeps one) wraps Claude, signed with a key derived from the API key.
+    ``cascade`` puts the offline judge in front of Claude. ``bedrock`` and ``vertex`` reach
+    Claude through the cloud platform. The cache (``cache_path``, when the config keeps one)
+    wraps Claude, signed with a key derived from the API key (on Bedrock and Vertex, from
+    ``RAGALIQ_CACHE_SECRET``). With ``judge.batch``, the batches sent are recorded beside the
+    cache, so that an interrupted run can collect them.
 
     Raises:
-        ConfigError: ``provider: claude`` or ``cascade`` without an API key.
+        ConfigError: ``provider: claude`` or ``cascade`` without an API key; Bedrock or Vertex
+            without a region, a project or credentials; batches on Bedrock or Vertex.
     """
-    key = api_key_from(config, env)
     if config.provider == "offline":
         return JudgeChoice(judge=OfflineJudge(), notices=(CHOSEN_OFFLINE_NOTICE,))
+    if config.provider in PLATFORMS:
+        return _platform_judge(config, env=env, cache_path=cache_path)
+    key = api_key_from(config, env)
     if key is None:
         if config.provider in ("claude", "cascade"):
             raise ConfigError(
@@ -106,8 +192,12 @@ def build_judge(
         )
     from ragaliq.judges.claude import ClaudeJudge  # loads the Anthropic SDK: only when used
 
-    base_url = config.base_url or env.get(BASE_URL_ENV) or None
-    claude = ClaudeJudge(config, api_key=key, base_url=base_url)
+    claude = ClaudeJudge(
+        config,
+        api_key=key,
+        base_url=_base_url(config, env),
+        batch_state=_batch_state(cache_path),
+    )
     cached = (
         CachedJudge(claude, cache_path, secret=key)
         if config.cache and cache_path is not None
@@ -115,8 +205,54 @@ def build_judge(
     )
     inner: Judge = cached or claude
     if config.provider == "cascade":
-        return JudgeChoice(judge=CascadeJudge(OfflineJudge(), inner), cache=cached)
-    return JudgeChoice(judge=inner, cache=cached)
+        return JudgeChoice(judge=CascadeJudge(OfflineJudge(), inner), cache=cached, claude=claude)
+    return JudgeChoice(judge=inner, cache=cached, claude=claude)
+
+
+def _platform_judge(
+    config: JudgeConfig, *, env: Mapping[str, str], cache_path: Path | None
+) -> JudgeChoice:
+    from ragaliq.judges.claude import ClaudeJudge  # loads the Anthropic SDK: only when used
+    from ragaliq.judges.platforms import bedrock_platform, vertex_platform
+
+    platform = (
+        bedrock_platform(config, env)
+        if config.provider == "bedrock"
+        else vertex_platform(config, env)
+    )
+    claude: ClaudeJudge = ClaudeJudge(config, platform=platform)
+    secret = env.get(CACHE_SECRET_ENV, "").strip()
+    notices: tuple[str, ...] = ()
+    cached = None
+    if config.cache and cache_path is not None:
+        if secret:
+            cached = CachedJudge(claude, cache_path, secret=secret)
+        else:
+            notices = (
+                f"The judge cache is not used: {platform.label} has no API key to sign its "
+                f"entries with (a planted cache must not pass); set {CACHE_SECRET_ENV} from a "
+                "secret, on this step only, to keep one.",
+            )
+    return JudgeChoice(judge=cached or claude, cache=cached, claude=claude, notices=notices)
+
+
+def _base_url(config: JudgeConfig, env: Mapping[str, str]) -> str | None:
+    return config.base_url or env.get(BASE_URL_ENV, "").strip() or None
+
+
+def _mode(config: JudgeConfig, *, custom: bool) -> str | None:
+    """The structured-output mode a judge starts with (``auto`` settles it on a custom URL)."""
+    if config.structured_output != "auto":
+        return config.structured_output
+    return None if custom else "schema"
+
+
+def _batch_state(cache_path: Path | None) -> Path | None:
+    if cache_path is None:
+        return None
+    from ragaliq.judges.batch import STATE_SUFFIX
+
+    return cache_path.with_name(cache_path.name + STATE_SUFFIX)
 
 
 JudgeOpener = Callable[..., AbstractAsyncContextManager[JudgeChoice]]
