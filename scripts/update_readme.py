@@ -28,7 +28,7 @@ def render_example() -> str:
     from ragaliq.dataset import load_dataset
     from ragaliq.evaluators import build_evaluators
     from ragaliq.judges import OfflineJudge
-    from ragaliq.pipeline import load_inputs, run_gate
+    from ragaliq.pipeline import GateWatch, load_inputs, run_gate
     from ragaliq.runner import run_suite
 
     config_path = QUICKSTART / "ragaliq.yaml"
@@ -45,10 +45,14 @@ def render_example() -> str:
             evaluators=build_evaluators(config.evaluators),
         )
     )
+    watch = GateWatch.of(inputs, baseline)
+    for case in report.cases:
+        for sink in watch.sinks:
+            sink.add(case)
     outcome = run_gate(
         inputs,
-        report=report,
-        baseline=baseline,
+        head=report.head,
+        watch=watch,
         details_url="https://github.com/acme/support-bot/actions/runs/1234",
     )
     return outcome.comment

@@ -11,34 +11,38 @@ import asyncio
 import json
 import os
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ragaliq._files import check_writable, own_files_like, write_atomic
-from ragaliq.baseline import record_baseline, save_baseline
+from ragaliq.baseline import write_baseline
 from ragaliq.config import GatePolicy, JudgeConfig
 from ragaliq.errors import CommentForbiddenError, ConfigError, PublishError, RagaliqError
 from ragaliq.exits import ExitCode
-from ragaliq.gate import GateDecision, GateRules, compare
+from ragaliq.gate import GateDecision, GateRules
 from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
 from ragaliq.github.contents import ContentsAtCommit
 from ragaliq.github.settings import ActionSettings
 from ragaliq.judges.factory import API_KEY_ENV, JudgeOpener, api_key_from, open_judge
-from ragaliq.models import RunReport
+from ragaliq.models import ReportHead
 from ragaliq.pipeline import (
+    CaseSink,
+    GateWatch,
     Inputs,
+    JudgedRun,
     baseline_judge,
     judge_inputs,
     keep_baseline_evaluators,
     load_gate_inputs,
     run_gate,
+    write_html,
 )
 from ragaliq.redaction import redact, register_env_secrets, register_secret
-from ragaliq.report.html import render_html_report
 from ragaliq.report.markdown import render_status, render_summary
 from ragaliq.report.marker import comment_marker
 from ragaliq.report.progress import ProgressPrinter
+from ragaliq.report_file import ReportFile
 from ragaliq.repository import FallbackSource, FileSource, GitCommit, WorkTree, repo_path
 from ragaliq.trust import read_bar
 
@@ -195,16 +199,19 @@ async def action(
 
     check_writable(*results, reads=inputs.files)
     inputs, kept = keep_baseline_evaluators(inputs, bar.baseline)
-    report = await _judge(inputs, judge_config, judge_env, workflow, open_judge)
+    watch = GateWatch.of(inputs, bar.baseline)
+    run = await _judge(
+        inputs, judge_config, judge_env, workflow, open_judge, settings=settings, sinks=watch.sinks
+    )
     outcome = run_gate(
         inputs,
-        report=report,
-        baseline=bar.baseline,
+        head=run.head,
+        watch=watch,
         comment_id=comment_id,
         details_url=settings.run_url,
         extra_notices=(*chosen, *kept),
     )
-    report_path, html_path = _write_results(settings, inputs, report, outcome.decision)
+    report_path, html_path = _write_results(settings, inputs, run.head, outcome.decision)
     workflow.write_summary(outcome.summary)
     comment_url = _publish(settings, workflow, outcome.comment, open_publisher)
     _set_outputs(
@@ -286,13 +293,21 @@ async def _judge(
     env: Mapping[str, str],
     workflow: Workflow,
     open_judge: JudgeOpener,
-) -> RunReport:
-    """Open the judge, judge the inputs with progress lines in the log, close the judge."""
+    *,
+    settings: ActionSettings,
+    sinks: Sequence[CaseSink] = (),
+) -> JudgedRun:
+    """Open the judge, judge the inputs into the workspace's report, close the judge.
+
+    Progress goes to the log as plain lines.
+    """
     async with open_judge(judge_config, env=env, cache_path=inputs.cache_path) as choice:
         return await judge_inputs(
             inputs,
             choice=choice,
             judge_config=judge_config,
+            report_path=settings.workspace / REPORT_PATH,
+            sinks=sinks,
             on_progress=ProgressPrinter(workflow.stream, live=False),
         )
 
@@ -311,15 +326,21 @@ async def _update_baseline(
             "mode update-baseline needs the judge the gate uses: set the anthropic-api-key "
             "input (or judge.provider: offline in the config)"
         )
-    report = await _judge(inputs, judge, env, workflow, open_judge)
-    rules = GateRules.from_config(inputs.config)
-    recorded = record_baseline(
-        report, commit=settings.sha or None, policy=rules.recorded(report.evaluators)
+    watch = GateWatch.of(inputs, None)
+    run = await _judge(
+        inputs, judge, env, workflow, open_judge, settings=settings, sinks=watch.sinks
     )
-    save_baseline(recorded, baseline_path)
-    decision = compare(report, None, rules=rules)
-    report_path, html_path = _write_results(settings, inputs, report, decision)
-    workflow.write_summary(render_summary(decision, report=report))
+    rules = GateRules.from_config(inputs.config)
+    write_baseline(
+        baseline_path,
+        head=run.head,
+        cases=ReportFile(settings.workspace / REPORT_PATH).iter_cases(),
+        commit=settings.sha or None,
+        policy=rules.recorded(run.head.evaluators),
+    )
+    decision = watch.comparison.decide(run.head)
+    report_path, html_path = _write_results(settings, inputs, run.head, decision)
+    workflow.write_summary(render_summary(decision, report=run.head, cases=watch.digest))
     shown = _in_workspace(baseline_path, settings.workspace)
     workflow.set_output("baseline-path", shown)
     _set_outputs(
@@ -330,25 +351,30 @@ async def _update_baseline(
         decision=decision,
         html_report_path=html_path,
     )
-    workflow.notice(f"Baseline recorded in {shown} ({report.summary.cases} cases).")
+    workflow.notice(f"Baseline recorded in {shown} ({run.head.summary.cases} cases).")
     return ExitCode.PASSED
 
 
 def _write_results(
-    settings: ActionSettings, inputs: Inputs, report: RunReport, decision: GateDecision
+    settings: ActionSettings, inputs: Inputs, head: ReportHead, decision: GateDecision
 ) -> tuple[str, str]:
-    """Write the report, the decision and the HTML report (when asked for) in the workspace.
+    """Write the decision and the HTML report (when asked for) beside the run's report.
 
     Returned: the report's path and the HTML report's (empty when none), relative to the
     workspace, as the outputs give them.
     """
     report_file = settings.workspace / REPORT_PATH
-    write_atomic(report_file, report.model_dump_json(indent=2) + "\n")
     write_atomic(settings.workspace / DECISION_PATH, decision.model_dump_json(indent=2) + "\n")
     html_file = _workspace_file(settings, settings.html_report, "input html-report")
     if html_file is None:
         return _in_workspace(report_file, settings.workspace), ""
-    write_atomic(html_file, render_html_report(report, decision=decision, cases=inputs.cases))
+    write_html(
+        html_file,
+        head=head,
+        cases=ReportFile(report_file).iter_cases(),
+        decision=decision,
+        dataset=inputs.cases,
+    )
     return (
         _in_workspace(report_file, settings.workspace),
         _in_workspace(html_file, settings.workspace),

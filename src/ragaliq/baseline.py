@@ -1,40 +1,75 @@
-"""The baseline: a run report recorded on the main branch, with the thresholds and provenance."""
+"""The baseline: what the gate compares a change with, recorded on the main branch.
+
+A baseline keeps, per case, only what the comparison reads: the input hash, the scores, the
+hallucinated claims and the needed facts the context held. Verdicts, evidence and reasons stay in
+the run report, so a baseline is about a tenth of its report's size and a suite of a hundred
+thousand cases is compared within a few hundred megabytes. It is one JSON document laid out one
+case per line (see :mod:`ragaliq._streamed`), written and read as a stream.
+
+Baselines of schema version 1, which held the whole run report, are still read.
+"""
 
 from __future__ import annotations
 
+import io
+import json
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragaliq._files import write_atomic
+from ragaliq._files import open_atomic
+from ragaliq._reading import describe_size, numbered_lines
+from ragaliq._streamed import read_streamed, streamed_closing, streamed_item, streamed_opening
 from ragaliq.errors import BaselineError
-from ragaliq.models import SCHEMA_VERSION, RunReport
+from ragaliq.evaluators.hallucination import hallucinated_claims
+from ragaliq.models import (
+    SCHEMA_VERSION,
+    CaseResult,
+    JudgeInfo,
+    ReportHead,
+    RunReport,
+    Status,
+    Verdict,
+)
 
 __all__ = [
+    "BASELINE_SCHEMA_VERSION",
     "DEFAULT_BASELINE_PATH",
+    "MAX_BASELINE_LINE_BYTES",
     "Baseline",
+    "BaselineCase",
+    "BaselineClaim",
     "Provenance",
     "RecordedPolicy",
     "load_baseline",
     "parse_baseline",
     "record_baseline",
     "save_baseline",
+    "write_baseline",
 ]
 
+BASELINE_SCHEMA_VERSION = 2
+"""Version of the baseline layout: 2 keeps a compact index per case; 1 held the whole report."""
 DEFAULT_BASELINE_PATH = ".ragaliq/baseline.json"
+MAX_BASELINE_LINE_BYTES = 16 * 1024**2
+"""The longest line of a baseline: one case's index entry."""
 Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 _REGENERATE = (
-    "regenerate it on the main branch with `ragaliq run -o report.json` and "
-    "`ragaliq baseline update --report report.json` (or the action's mode: update-baseline)"
+    "regenerate it on the main branch with the action's mode: update-baseline, or with "
+    "`ragaliq baseline record` (which judges and records whatever the scores)"
 )
 
 
-class Provenance(BaseModel):
-    """What produced a set of scores; scores are comparable only under equal provenance."""
-
+class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
+class Provenance(_Model):
+    """What produced a set of scores; scores are comparable only under equal provenance."""
 
     judge_provider: str
     judge_model: str
@@ -44,7 +79,7 @@ class Provenance(BaseModel):
     """A custom base URL or cloud region/project; None for Anthropic's own API."""
 
     @classmethod
-    def of(cls, report: RunReport) -> Provenance:
+    def of(cls, report: ReportHead | RunReport) -> Provenance:
         """The provenance of a run report."""
         return cls(
             judge_provider=report.judge.provider,
@@ -52,6 +87,16 @@ class Provenance(BaseModel):
             prompt_version=report.judge.prompt_version,
             evaluator_versions={name: e.version for name, e in report.evaluators.items()},
             judge_endpoint=report.judge.endpoint,
+        )
+
+    @property
+    def judge(self) -> JudgeInfo:
+        """The judge as a report names it."""
+        return JudgeInfo(
+            provider=self.judge_provider,
+            model=self.judge_model,
+            prompt_version=self.prompt_version,
+            endpoint=self.judge_endpoint,
         )
 
     def differences(self, other: Provenance) -> list[str]:
@@ -74,10 +119,8 @@ class Provenance(BaseModel):
         return out
 
 
-class RecordedPolicy(BaseModel):
+class RecordedPolicy(_Model):
     """The gate policy in force when the baseline was recorded: the bar a PR cannot lower."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     max_drop: dict[str, Fraction]
     """The tolerated drop per evaluator."""
@@ -92,12 +135,50 @@ class RecordedPolicy(BaseModel):
     """What a drop past ``max_drop`` the suite cannot resolve does."""
 
 
-class Baseline(BaseModel):
-    """A run report recorded on the main branch, plus the thresholds in force then."""
+class BaselineClaim(_Model):
+    """A claim the hallucination evaluator held against a case when the baseline was recorded."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    text: str
+    verdict: Verdict
+    flags: tuple[str, ...] = ()
 
-    schema_version: int = SCHEMA_VERSION
+
+class BaselineCase(_Model):
+    """What the comparison needs of one recorded case."""
+
+    id: str
+    input_hash: str
+    status: Status
+    scores: dict[str, Fraction] = Field(default_factory=dict)
+    """Each evaluator's score, for the evaluators that scored the case."""
+    hallucinated: tuple[BaselineClaim, ...] = ()
+    held_facts: tuple[str, ...] = ()
+    """Needed facts the context held (verified SUPPORTED), as written."""
+
+    @classmethod
+    def of(cls, case: CaseResult) -> BaselineCase:
+        """The index entry of a judged case."""
+        return cls(
+            id=case.id,
+            input_hash=case.input_hash,
+            status=case.status,
+            scores={
+                name: result.score
+                for name, result in case.results.items()
+                if result.status == "ok" and result.score is not None
+            },
+            hallucinated=tuple(
+                BaselineClaim(text=c.text, verdict=c.verdict, flags=c.flags)
+                for c in hallucinated_claims(case)
+            ),
+            held_facts=tuple(f.text for f in case.facts if f.verdict is Verdict.SUPPORTED),
+        )
+
+
+class _Header(_Model):
+    """A baseline without its cases: what its opening line holds."""
+
+    schema_version: int = BASELINE_SCHEMA_VERSION
     recorded_at: str
     """UTC time of recording, ISO 8601."""
     commit: str | None = None
@@ -106,7 +187,50 @@ class Baseline(BaseModel):
     thresholds: dict[str, Fraction]
     policy: RecordedPolicy | None = None
     """The gate policy in force then; None in a baseline recorded without one."""
-    report: RunReport = Field(repr=False)
+    case_count: int = Field(default=0, ge=0)
+    """How many cases the baseline holds (checked against the cases read)."""
+
+
+class Baseline(_Header):
+    """A recorded baseline: provenance, thresholds, policy, and the index of its cases."""
+
+    case_index: tuple[BaselineCase, ...] = Field(default=(), repr=False)
+
+    @cached_property
+    def by_id(self) -> Mapping[str, BaselineCase]:
+        """The cases by id."""
+        return {case.id: case for case in self.case_index}
+
+    def score(self, evaluator: str) -> float | None:
+        """The baseline's mean score for one evaluator over the cases it judged whole."""
+        scores = [
+            c.scores[evaluator]
+            for c in self.case_index
+            if c.status == "ok" and evaluator in c.scores
+        ]
+        return round(sum(scores) / len(scores), 6) if scores else None
+
+
+def _header(
+    head: ReportHead, *, commit: str | None, policy: RecordedPolicy | None, allow_errors: bool
+) -> _Header:
+    if head.stopped_early:
+        raise BaselineError(
+            f"the run stopped early ({head.stopped_early}); a partial run cannot be a baseline"
+        )
+    if head.summary.errors and not allow_errors:
+        raise BaselineError(
+            f"the run has {head.summary.errors} case errors; fix them or pass --allow-errors "
+            "to record the baseline anyway"
+        )
+    return _Header(
+        recorded_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        commit=commit,
+        provenance=Provenance.of(head),
+        thresholds={name: e.threshold for name, e in head.evaluators.items()},
+        policy=policy,
+        case_count=head.summary.cases,
+    )
 
 
 def record_baseline(
@@ -116,63 +240,141 @@ def record_baseline(
     commit: str | None = None,
     policy: RecordedPolicy | None = None,
 ) -> Baseline:
-    """A baseline from a finished report.
+    """A baseline from a finished report held in memory (see :func:`write_baseline`).
 
     Raises:
         BaselineError: the run had errors or stopped early (errors allowed with ``allow_errors``).
     """
-    if report.stopped_early:
-        raise BaselineError(
-            f"the run stopped early ({report.stopped_early}); a partial run cannot be a baseline"
-        )
-    if report.summary.errors and not allow_errors:
-        raise BaselineError(
-            f"the run has {report.summary.errors} case errors; fix them or pass --allow-errors "
-            "to record the baseline anyway"
-        )
+    header = _header(report.head, commit=commit, policy=policy, allow_errors=allow_errors)
     return Baseline(
-        recorded_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        commit=commit,
-        provenance=Provenance.of(report),
-        thresholds={name: e.threshold for name, e in report.evaluators.items()},
-        policy=policy,
-        report=report,
+        **header.model_dump(), case_index=tuple(BaselineCase.of(c) for c in report.cases)
     )
 
 
-def save_baseline(baseline: Baseline, path: Path) -> None:
-    """Write the baseline atomically (temporary file, then rename)."""
-    write_atomic(path, baseline.model_dump_json(indent=1) + "\n")
-
-
-def parse_baseline(text: str, *, source: str) -> Baseline:
-    """Validate baseline JSON; ``source`` names where it came from in messages.
+def write_baseline(
+    path: Path,
+    *,
+    head: ReportHead,
+    cases: Iterator[CaseResult],
+    allow_errors: bool = False,
+    commit: str | None = None,
+    policy: RecordedPolicy | None = None,
+) -> _Header:
+    """Record a baseline from a report read as a stream, writing it case by case (atomically).
 
     Raises:
-        BaselineError: the text is not a baseline of this version, with how to regenerate it.
+        BaselineError: the run had errors or stopped early (errors allowed with ``allow_errors``).
+        OutputError: the file cannot be written.
     """
-    import json
+    header = _header(head, commit=commit, policy=policy, allow_errors=allow_errors)
+    with open_atomic(path) as out:
+        out.write(streamed_opening(header.model_dump(mode="json")))
+        for i, case in enumerate(cases):
+            out.write(streamed_item(BaselineCase.of(case).model_dump_json(), first=i == 0))
+        out.write(streamed_closing({}))
+    return header
 
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+
+def save_baseline(baseline: Baseline, path: Path) -> None:
+    """Write a baseline held in memory, atomically."""
+    with open_atomic(path) as out:
+        header = baseline.model_dump(mode="json", exclude={"case_index"})
+        out.write(streamed_opening(header))
+        for i, case in enumerate(baseline.case_index):
+            out.write(streamed_item(case.model_dump_json(), first=i == 0))
+        out.write(streamed_closing({}))
+
+
+def parse_baseline(data: bytes | str, *, source: str) -> Baseline:
+    """Validate a baseline file's content; ``source`` names where it came from in messages.
+
+    Raises:
+        BaselineError: it is not a baseline of a version this one reads, with how to regenerate
+            it.
+    """
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    lines = numbered_lines(
+        io.BytesIO(raw), name=source, max_line_bytes=MAX_BASELINE_LINE_BYTES, error=BaselineError
+    )
+    streamed = read_streamed(
+        lines,
+        name=source,
+        error=BaselineError,
+        max_line=describe_size(MAX_BASELINE_LINE_BYTES),
+    )
+    if streamed is None:
+        return _parse_whole(raw, source=source)
+    document, items = streamed
+    header = _validated(_Header, _checked_version(document.opening, source), source, line=1)
+    index = tuple(_validated(BaselineCase, text, source, line=n) for n, text in items)
+    if document.closing:
+        raise BaselineError(f"{source}: unexpected fields after the cases; {_REGENERATE}")
+    return _checked_count(header, index, source)
+
+
+def _checked_count(header: _Header, index: tuple[BaselineCase, ...], source: str) -> Baseline:
+    if len(index) != header.case_count:
         raise BaselineError(
-            f"{source}: not valid JSON (line {exc.lineno}: {exc.msg}); {_REGENERATE}"
-        ) from exc
-    if not isinstance(data, dict) or "schema_version" not in data:
-        raise BaselineError(f"{source}: not a RagaliQ baseline file; {_REGENERATE}")
-    if data["schema_version"] != SCHEMA_VERSION:
-        raise BaselineError(
-            f"{source}: schema_version {data['schema_version']!r} is not the supported "
-            f"{SCHEMA_VERSION}; {_REGENERATE}"
+            f"{source}: holds {len(index)} cases where its header says {header.case_count} (a cut "
+            f"or edited file?); {_REGENERATE}"
         )
+    return Baseline(**header.model_dump(), case_index=index)
+
+
+def _parse_whole(raw: bytes, *, source: str) -> Baseline:
+    """A baseline in another layout: one of schema version 1, or a re-formatted file."""
     try:
-        return Baseline.model_validate(data)
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else exc
+        raise BaselineError(f"{source}: not valid JSON ({where}); {_REGENERATE}") from exc
+    if not isinstance(data, dict):
+        raise BaselineError(f"{source}: not a RagaliQ baseline file; {_REGENERATE}")
+    version = _checked_version(data, source)["schema_version"]
+    if version == BASELINE_SCHEMA_VERSION:
+        cases = data.pop("cases", None)
+        if not isinstance(cases, list):
+            raise BaselineError(f"{source}: corrupt baseline (cases: not a list); {_REGENERATE}")
+        header = _validated(_Header, data, source)
+        index = tuple(_validated(BaselineCase, case, source) for case in cases)
+        return _checked_count(header, index, source)
+    report = _validated(RunReport, data.pop("report", None), source, where="report")
+    header = _validated(_Header, {**data, "schema_version": BASELINE_SCHEMA_VERSION}, source)
+    return Baseline(
+        **header.model_dump(exclude={"case_count"}),
+        case_count=len(report.cases),
+        case_index=tuple(BaselineCase.of(c) for c in report.cases),
+    )
+
+
+def _checked_version(data: dict[str, Any], source: str) -> dict[str, Any]:
+    if "schema_version" not in data:
+        raise BaselineError(f"{source}: not a RagaliQ baseline file; {_REGENERATE}")
+    version = data["schema_version"]
+    if version not in (SCHEMA_VERSION, BASELINE_SCHEMA_VERSION) or isinstance(version, bool):
+        raise BaselineError(
+            f"{source}: schema_version {version!r} is not one this version reads "
+            f"({SCHEMA_VERSION} or {BASELINE_SCHEMA_VERSION}); {_REGENERATE}"
+        )
+    return data
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _validated(
+    model: type[M], data: Any, source: str, *, line: int | None = None, where: str = ""
+) -> M:
+    try:
+        if isinstance(data, str):
+            return model.model_validate_json(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
+        loc = ".".join(str(p) for p in (*((where,) if where else ()), *first["loc"]))
+        at = f"{source}:{line}" if line is not None else source
         raise BaselineError(
-            f"{source}: corrupt baseline ({where}: {first['msg']}); {_REGENERATE}"
+            f"{at}: corrupt baseline ({loc}: {first['msg']}); {_REGENERATE}"
         ) from exc
 
 
@@ -183,9 +385,9 @@ def load_baseline(path: Path) -> Baseline | None:
         BaselineError: the file exists but cannot be used.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise BaselineError(f"{path}: cannot be read ({exc}); {_REGENERATE}") from exc
-    return parse_baseline(text, source=str(path))
+    return parse_baseline(data, source=str(path))

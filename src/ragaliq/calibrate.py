@@ -261,17 +261,17 @@ async def calibrate(
     slots = asyncio.Semaphore(concurrency)
     verdicts: list[ClaimVerdict | JudgeFailure | None] = [None] * len(labels)
 
-    async def work(index: int) -> Usage:
+    async def work(index: int, item: LabelledClaim) -> Usage:
         async with slots:
-            verdicts[index], usage = await _verify_one(judge, labels[index])
+            verdicts[index], usage = await _verify_one(judge, item)
         return usage
 
     def done(index: int, pool: PoolRun) -> None:
         if on_progress is not None:
-            on_progress(len(pool.done), len(labels))
+            on_progress(pool.done, len(labels))
 
     pool = await run_bounded(
-        len(labels),
+        labels,
         work,
         workers=concurrency * 2,
         budget_usd=budget_usd,
@@ -295,7 +295,7 @@ async def calibrate(
             )
     stopped = None
     if pool.stopped_early is not None:
-        left = len(labels) - len(pool.done)
+        left = len(labels) - pool.done
         stopped = f"{pool.stopped_early}; {left} of {len(labels)} claims were not judged"
     return measure(
         predictions,

@@ -66,6 +66,7 @@ __all__ = [
     "Chunks",
     "Container",
     "Dataset",
+    "DatasetCases",
     "DatasetFormat",
     "DatasetInfo",
     "DatasetReader",
@@ -665,6 +666,93 @@ def _skip_ws(text: str, i: int) -> int:
     while i < len(text) and text[i] in " \t\r\n":
         i += 1
     return i
+
+
+class DatasetCases:
+    """A validated dataset's cases, read from its file again each time they are iterated.
+
+    :meth:`read` validates the whole file first (memory bounded by the ids), so that nothing is
+    judged from an invalid file; iterating then holds one case at a time, which lets a suite of
+    any size be judged as it is read.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        dataset_format: DatasetFormat,
+        info: DatasetInfo,
+        keep: Callable[[TestCase], bool] | None = None,
+    ) -> None:
+        self.path = path
+        self.dataset_format = dataset_format
+        self.info = info
+        self._keep = keep
+        self._count: int | None = None if keep is not None else info.cases
+
+    @classmethod
+    def read(cls, path: Path, *, dataset_format: DatasetFormat = "auto") -> DatasetCases:
+        """Validate the dataset at ``path`` and return its cases, to be read when iterated.
+
+        Raises:
+            DatasetError: every problem of the file (see :class:`DatasetReader`).
+        """
+        info = DatasetReader(path, dataset_format=dataset_format).check()
+        return cls(path, dataset_format=dataset_format, info=info)
+
+    def where(self, keep: Callable[[TestCase], bool]) -> DatasetCases:
+        """The cases ``keep`` accepts (a shard's), in the dataset's order."""
+        return DatasetCases(
+            self.path, dataset_format=self.dataset_format, info=self.info, keep=keep
+        )
+
+    def __iter__(self) -> Iterator[TestCase]:
+        for _, case in DatasetReader(self.path, dataset_format=self.dataset_format):
+            if self._keep is None or self._keep(case):
+                yield case
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._count = sum(1 for _ in self)
+        return self._count
+
+    def by_id(self) -> Callable[[str], TestCase | None]:
+        """A lookup of cases by id, for a reader that asks in (roughly) the dataset's order.
+
+        Cases asked for in order are found by reading on, holding a bounded window of the cases
+        passed over; a case asked for further back is found by reading from the start again, so
+        a reader in the dataset's order (or a few shards' orders one after another) reads the
+        file a few times at most and holds a few thousand cases at most.
+        """
+        stream = iter(self)
+        passed: dict[str, TestCase] = {}
+        known: set[str] | None = None
+
+        def find(case_id: str) -> TestCase | None:
+            nonlocal stream, known
+            if case_id in passed:
+                return passed.pop(case_id)
+            if known is not None and case_id not in known:
+                return None
+            for case in stream:
+                if case.id == case_id:
+                    return case
+                passed[case.id] = case
+                if len(passed) > _WINDOW:
+                    del passed[next(iter(passed))]
+            stream, seen = iter(self), set()
+            for case in stream:
+                seen.add(case.id)
+                if case.id == case_id:
+                    return case
+            known = seen
+            return None
+
+        return find
+
+
+_WINDOW = 2000
+"""Cases :meth:`DatasetCases.by_id` keeps of those it read past."""
 
 
 # --- the public ways in -------------------------------------------------------------------------

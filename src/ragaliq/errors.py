@@ -9,8 +9,8 @@ single message and an exit code, and nothing else is shown without ``--debug``::
     ├── JudgeError               one judge operation failed (the case becomes an ``error`` result)
     │   ├── JudgeResponseError   the judge answered, but not with a valid verdict for every claim
     │   └── JudgeUnavailableError  the judge cannot be used at all (bad key, API down): stop the run
-    ├── BudgetExceededError      the next case would take the spend past ``budget_usd``
     ├── BaselineError            the baseline file is missing, corrupt or incompatible
+    ├── ReportError              a run report or decision file is missing, unreadable or invalid
     ├── RepositoryError          a file of the repository cannot be read for certain (the base
     │                            commit is missing, git or the GitHub API failed, a symlink)
     ├── TemplateError            a comment or summary template failed to render
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BaselineError",
-    "BudgetExceededError",
     "CommentForbiddenError",
     "ConfigError",
     "DatasetError",
@@ -38,6 +37,7 @@ __all__ = [
     "OutputError",
     "PublishError",
     "RagaliqError",
+    "ReportError",
     "RepositoryError",
     "TemplateError",
 ]
@@ -74,12 +74,12 @@ class JudgeUnavailableError(JudgeError):
     """The judge cannot be used at all, so the run stops instead of failing every case."""
 
 
-class BudgetExceededError(RagaliqError):
-    """Judging more cases would take the spend past the configured budget."""
-
-
 class BaselineError(RagaliqError):
     """The baseline file is missing, corrupt or from an incompatible version."""
+
+
+class ReportError(RagaliqError):
+    """A run report or decision file is missing, unreadable or not one RagaliQ Gate wrote."""
 
 
 class RepositoryError(RagaliqError):

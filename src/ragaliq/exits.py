@@ -9,7 +9,7 @@ if TYPE_CHECKING:  # only types: the entry point imports this module before anyt
     from ragaliq.calibrate import Calibration
     from ragaliq.config import GatePolicy
     from ragaliq.gate import GateDecision
-    from ragaliq.models import RunReport
+    from ragaliq.models import ReportHead, RunReport
 
 __all__ = ["ExitCode", "calibration_exit_code", "gate_exit_code", "run_exit_code"]
 
@@ -27,13 +27,15 @@ class ExitCode(IntEnum):
     """Ctrl-C, as shells report a process ended by SIGINT."""
 
 
-def _unjudged(report: RunReport) -> bool:
+def _unjudged(report: RunReport | ReportHead) -> bool:
     """Nothing could be judged, or the run stopped before every case was."""
     judged = any(s.judged for s in report.summary.evaluators.values())
     return report.stopped_early is not None or not judged
 
 
-def run_exit_code(report: RunReport, policy: GatePolicy, *, shard: bool = False) -> ExitCode:
+def run_exit_code(
+    report: RunReport | ReportHead, policy: GatePolicy, *, shard: bool = False
+) -> ExitCode:
     """The exit code of ``ragaliq run`` for a finished report.
 
     A shard exits 0 once judged: thresholds and case errors apply to the merged report.
@@ -49,7 +51,7 @@ def run_exit_code(report: RunReport, policy: GatePolicy, *, shard: bool = False)
     return ExitCode.PASSED
 
 
-def gate_exit_code(report: RunReport, decision: GateDecision) -> ExitCode:
+def gate_exit_code(report: RunReport | ReportHead, decision: GateDecision) -> ExitCode:
     """2 when nothing could be judged or the run stopped early, else 0 or 1 by the decision."""
     if _unjudged(report):
         return ExitCode.UNJUDGED

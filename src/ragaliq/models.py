@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -34,6 +34,7 @@ __all__ = [
     "RunReport",
     "RunSummary",
     "Status",
+    "SummaryBuilder",
     "TestCase",
     "Usage",
     "Verdict",
@@ -287,39 +288,59 @@ class RunSummary(_Frozen):
     evaluators: dict[str, EvaluatorSummary]
 
     @classmethod
-    def of(cls, cases: Sequence[CaseResult], evaluators: Mapping[str, EvaluatorInfo]) -> RunSummary:
+    def of(cls, cases: Iterable[CaseResult], evaluators: Mapping[str, EvaluatorInfo]) -> RunSummary:
         """Per-evaluator means over the cases judged whole; a case with an error is left out.
 
         A case whose claims failed to judge is left out of every evaluator's mean, relevance's
         included, so that every mean is over the same cases.
         """
+        builder = SummaryBuilder(evaluators)
+        for case in cases:
+            builder.add(case)
+        return builder.summary()
+
+
+class SummaryBuilder:
+    """A run summary accumulated case by case, so that a streamed run never holds its cases."""
+
+    def __init__(self, evaluators: Mapping[str, EvaluatorInfo]) -> None:
+        self.evaluators = dict(evaluators)
+        self.cases = 0
+        self.errors = 0
+        self._sums = dict.fromkeys(evaluators, 0.0)
+        self._judged = dict.fromkeys(evaluators, 0)
+        self._passing = dict.fromkeys(evaluators, 0)
+        self._failed = dict.fromkeys(evaluators, 0)
+
+    def add(self, case: CaseResult) -> None:
+        """Count one case."""
+        self.cases += 1
+        self.errors += case.status == "error"
+        for name in self.evaluators:
+            result = case.results.get(name)
+            if result is None:
+                continue
+            self._failed[name] += result.status == "error"
+            if case.status == "ok" and result.status == "ok" and result.score is not None:
+                self._sums[name] += result.score
+                self._judged[name] += 1
+                self._passing[name] += bool(result.passed)
+
+    def summary(self) -> RunSummary:
+        """The summary of the cases counted so far."""
         summaries: dict[str, EvaluatorSummary] = {}
-        for name, info in evaluators.items():
-            results = [(c, c.results[name]) for c in cases if name in c.results]
-            scored = [
-                r.score
-                for c, r in results
-                if c.status == "ok" and r.status == "ok" and r.score is not None
-            ]
-            passing = sum(
-                1
-                for c, r in results
-                if c.status == "ok" and r.status == "ok" and r.score is not None and r.passed
-            )
-            score = round(sum(scored) / len(scored), 6) if scored else None
+        for name, info in self.evaluators.items():
+            judged = self._judged[name]
+            score = round(self._sums[name] / judged, 6) if judged else None
             summaries[name] = EvaluatorSummary(
                 score=score,
-                pass_rate=round(passing / len(scored), 6) if scored else None,
+                pass_rate=round(self._passing[name] / judged, 6) if judged else None,
                 passed=score is not None and score >= info.threshold,
                 threshold=info.threshold,
-                judged=len(scored),
-                errors=sum(r.status == "error" for _, r in results),
+                judged=judged,
+                errors=self._failed[name],
             )
-        return cls(
-            cases=len(cases),
-            errors=sum(c.status == "error" for c in cases),
-            evaluators=summaries,
-        )
+        return RunSummary(cases=self.cases, errors=self.errors, evaluators=summaries)
 
 
 class ReportHead(_Frozen):
@@ -365,6 +386,10 @@ class RunReport(_Frozen):
     def head(self) -> ReportHead:
         """The report without its cases."""
         return ReportHead.model_validate(self.model_dump(exclude={"cases"}))
+
+    def iter_cases(self) -> Iterator[CaseResult]:
+        """The cases in order (as a streamed report file gives them)."""
+        return iter(self.cases)
 
     @model_validator(mode="after")
     def _summary_from_cases(self) -> RunReport:

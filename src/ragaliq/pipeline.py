@@ -11,32 +11,66 @@ only the dataset from the change (``gate`` and the action on a pull request).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
+from ragaliq._files import open_atomic
 from ragaliq.baseline import Baseline
 from ragaliq.config import GateConfig, JudgeConfig
-from ragaliq.dataset import DatasetInfo, DatasetReader, read_dataset
+from ragaliq.dataset import DatasetCases, DatasetInfo, DatasetReader
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
 from ragaliq.exits import ExitCode, gate_exit_code
-from ragaliq.gate import GateDecision, GateRules, compare
+from ragaliq.gate import Comparison, GateDecision, GateRules
 from ragaliq.judges import JudgeChoice
 from ragaliq.judges.factory import describe_judge
-from ragaliq.models import Progress, RunReport, RunSummary, TestCase, Usage
-from ragaliq.report.markdown import UserTemplate, check_template, render_comment, render_summary
+from ragaliq.models import (
+    CaseResult,
+    Progress,
+    ReportHead,
+    RunReport,
+    RunSummary,
+    TestCase,
+    Usage,
+)
+from ragaliq.report.html import write_html_report
+from ragaliq.report.markdown import (
+    CaseDigest,
+    UserTemplate,
+    check_template,
+    render_comment,
+    render_summary,
+)
+from ragaliq.report_file import DISCARD, ReportWriter, TextSink
 from ragaliq.repository import WorkTree, git_toplevel, is_tracked, repo_path
-from ragaliq.runner import RunSettings, run_suite
+from ragaliq.runner import RunSettings, stream_suite
 from ragaliq.trust import Bar, judge_of_baseline, read_bar
 
+
+class Cases(Protocol):
+    """A dataset's cases: iterable again and again, and counted (a list, a DatasetCases)."""
+
+    def __iter__(self) -> Iterator[TestCase]: ...
+
+    def __len__(self) -> int: ...
+
+
 __all__ = [
+    "CaseSink",
+    "Cases",
     "GateRun",
+    "GateWatch",
     "Inputs",
+    "JudgedRun",
     "baseline_judge",
     "empty_report",
     "judge_inputs",
     "keep_baseline_evaluators",
+    "kept_report",
     "load_gate_inputs",
     "load_inputs",
     "local_cache_path",
@@ -44,6 +78,7 @@ __all__ = [
     "repo_relative",
     "run_gate",
     "run_settings",
+    "write_html",
 ]
 
 
@@ -56,7 +91,8 @@ class Inputs:
     """The repository the config belongs to; config paths stay inside it."""
     config_path: Path
     dataset_path: Path
-    cases: list[TestCase]
+    cases: Cases
+    """The dataset's cases: read from the file as they are judged, or a list in memory."""
     comment_template: UserTemplate | None = None
     summary_template: UserTemplate | None = None
     cache_path: Path | None = None
@@ -118,8 +154,9 @@ def load_inputs(config_path: Path, dataset: Path | None, *, keep_cases: bool = T
 
     Paths in the config are repository paths (relative to the config, inside the repository,
     never through a symbolic link); ``dataset``, given on the command line, is taken as it is.
-    With ``keep_cases=False`` the dataset is only checked, as a stream: ``cases`` stays empty and
-    ``dataset_info`` counts them.
+    The dataset is validated whole, then read again case by case as it is judged. With
+    ``keep_cases=False`` it is only checked: ``cases`` stays empty and ``dataset_info`` counts
+    them.
     """
     root = local_root(config_path)
     work = WorkTree(root)
@@ -194,9 +231,10 @@ def _inputs(
             )
         else:
             cache_path = work.local(cache_file)
+    cases: Cases
     if keep_cases:
-        read = read_dataset(dataset_path, dataset_format=config.dataset_format)
-        cases, info = read.cases, read.info
+        cases = DatasetCases.read(dataset_path, dataset_format=config.dataset_format)
+        info = cases.info
     else:
         cases, info = [], DatasetReader(dataset_path, dataset_format=config.dataset_format).check()
     notices += info.notices
@@ -271,25 +309,85 @@ def run_settings(
     )
 
 
+class CaseSink(Protocol):
+    """Takes a run's cases one at a time (a report writer, the comparison, a digest)."""
+
+    def add(self, case: CaseResult) -> None:
+        """Take one case."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgedRun:
+    """A finished run: its report without the cases, and the first cases that failed to judge."""
+
+    head: ReportHead
+    errored: tuple[CaseResult, ...] = ()
+    """Up to five cases that could not be judged, for the terminal."""
+
+
+class _Errored:
+    def __init__(self) -> None:
+        self.cases: list[CaseResult] = []
+
+    def add(self, case: CaseResult) -> None:
+        if case.status == "error" and len(self.cases) < 5:
+            self.cases.append(case)
+
+
 async def judge_inputs(
     inputs: Inputs,
     *,
     choice: JudgeChoice,
     judge_config: JudgeConfig,
+    report_path: Path | None = None,
+    sinks: Sequence[CaseSink] = (),
     on_progress: Callable[[Progress], None] | None = None,
-) -> RunReport:
-    """Judge the inputs' cases with ``choice`` and the configured evaluators.
+    shard: str | None = None,
+) -> JudgedRun:
+    """Judge the inputs' cases with ``choice`` as they are read, writing the report as it goes.
 
     ``judge_config`` (the config the judge was opened from) bounds the run: concurrency, budget
-    and repeated verifications.
+    and repeated verifications. Each case goes to the report at ``report_path`` (written
+    atomically: the old file stays until the run has finished) and to every one of ``sinks``;
+    no case is held longer than that.
+
+    Raises:
+        JudgeUnavailableError: the judge cannot be used at all.
+        OutputError: the report cannot be written.
     """
-    report = await run_suite(
-        inputs.cases,
-        judge=choice.judge,
-        evaluators=build_evaluators(inputs.config.evaluators),
-        settings=run_settings(judge_config, on_progress),
-    )
-    return report.model_copy(update={"notices": (*choice.all_notices(), *report.notices)})
+    evaluators = build_evaluators(inputs.config.evaluators)
+    infos = {e.name: e.info() for e in evaluators}
+    errored = _Errored()
+    with _report_out(report_path) as out:
+        writer = ReportWriter(out, judge=choice.judge.info, evaluators=infos, shard=shard)
+        consumers: tuple[CaseSink, ...] = (writer, errored, *sinks)
+
+        def on_case(case: CaseResult) -> None:
+            for consumer in consumers:
+                consumer.add(case)
+
+        end = await stream_suite(
+            inputs.cases,
+            judge=choice.judge,
+            evaluators=evaluators,
+            on_case=on_case,
+            settings=run_settings(judge_config, on_progress),
+            total=len(inputs.cases),
+        )
+        head = writer.finish(
+            usage=end.usage, notices=choice.all_notices(), stopped_early=end.stopped_early
+        )
+    return JudgedRun(head=head, errored=tuple(errored.cases))
+
+
+@contextmanager
+def _report_out(path: Path | None) -> Iterator[TextSink]:
+    if path is None:
+        yield DISCARD
+        return
+    with open_atomic(path) as out:
+        yield out
 
 
 def empty_report(inputs: Inputs, *, env: Mapping[str, str]) -> RunReport:
@@ -308,24 +406,45 @@ def empty_report(inputs: Inputs, *, env: Mapping[str, str]) -> RunReport:
 class GateRun:
     """A finished gate: the run, the decision, what to show and how to exit."""
 
-    report: RunReport
+    head: ReportHead
     decision: GateDecision
     comment: str
     summary: str
     exit_code: ExitCode
 
 
+@dataclass(kw_only=True)
+class GateWatch:
+    """What the gate follows while a run goes: the comparison and the cases for the summary."""
+
+    comparison: Comparison
+    digest: CaseDigest
+
+    @classmethod
+    def of(cls, inputs: Inputs, baseline: Baseline | None) -> GateWatch:
+        """The comparison with ``baseline`` under the inputs' rules."""
+        return cls(
+            comparison=Comparison(baseline, rules=GateRules.from_config(inputs.config)),
+            digest=CaseDigest(),
+        )
+
+    @property
+    def sinks(self) -> tuple[CaseSink, ...]:
+        """What the run hands each case to."""
+        return (self.comparison, self.digest)
+
+
 def run_gate(
     inputs: Inputs,
     *,
-    report: RunReport,
-    baseline: Baseline | None,
+    head: ReportHead,
+    watch: GateWatch,
     comment_id: str = "default",
     details_url: str | None = None,
     extra_notices: tuple[str, ...] = (),
 ) -> GateRun:
-    """Compare a finished run with the baseline and render the comment and the summary."""
-    decision = compare(report, baseline, rules=GateRules.from_config(inputs.config))
+    """Decide the gate for a finished run and render the comment and the summary."""
+    decision = watch.comparison.decide(head)
     notices = (*inputs.notices, *extra_notices)
     if notices:
         decision = decision.model_copy(update={"notices": (*decision.notices, *notices)})
@@ -335,11 +454,53 @@ def run_gate(
         template=inputs.comment_template,
         details_url=details_url,
     )
-    summary = render_summary(decision, report=report, template=inputs.summary_template)
+    summary = render_summary(
+        decision, report=head, cases=watch.digest, template=inputs.summary_template
+    )
     return GateRun(
-        report=report,
+        head=head,
         decision=decision,
         comment=comment,
         summary=summary,
-        exit_code=gate_exit_code(report, decision),
+        exit_code=gate_exit_code(head, decision),
     )
+
+
+@contextmanager
+def kept_report(path: Path | None, *, needed: bool) -> Iterator[Path | None]:
+    """Where a run writes its report: ``path``, or a temporary file when none is asked for.
+
+    The temporary file (removed at the end) is used only when the report is ``needed`` after the
+    run, by the HTML report.
+    """
+    if path is not None or not needed:
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="ragaliq-") as folder:
+        yield Path(folder) / "report.json"
+
+
+def write_html(
+    path: Path,
+    *,
+    head: ReportHead,
+    cases: Iterable[CaseResult],
+    decision: GateDecision | None = None,
+    dataset: Cases | None = None,
+    title: str = "RagaliQ Gate report",
+) -> None:
+    """Write the HTML report atomically, case by case; ``dataset`` shows the responses.
+
+    Raises:
+        OutputError: the file cannot be written.
+        TemplateError: the built-in template failed to render.
+    """
+    lookup = None
+    if isinstance(dataset, DatasetCases):
+        lookup = dataset.by_id()
+    elif dataset is not None:
+        lookup = {case.id: case for case in dataset}.get
+    with open_atomic(path) as out:
+        write_html_report(
+            out, head=head, cases=cases, decision=decision, dataset=lookup, title=title
+        )

@@ -1,59 +1,62 @@
-"""Running judged work: a fixed pool of workers over numbered items, bounded in money.
+"""Running judged work: a fixed pool of workers over items, bounded in money.
 
 The suite runner (cases) and calibration (labelled claims) both hand their items to
-:func:`run_bounded`. A fixed number of workers pull items in order, so a list of any length holds
-only a few items in flight. With a budget, an item starts only while the spend so far, plus the
-dearest item so far for each item in flight and the next one, stays within it; until an item
-that cost something has finished there is nothing to estimate from, so items then run one at a
-time. An exception that escapes ``work`` stops the pool and is raised (items must turn their own
-failures into data).
+:func:`run_bounded`. A fixed number of workers pull items in order from an iterable, so a suite of
+any length (read from its file as it goes) holds only a few items in flight. With a budget, an
+item starts only while the spend so far, plus the dearest item so far for each item in flight
+and the next one, stays within it; until an item that cost something has finished there is
+nothing to estimate from, so items then run one at a time. An exception that escapes ``work``
+stops the pool and is raised (items must turn their own failures into data).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from ragaliq.models import Usage
 
 __all__ = ["PoolRun", "first_leaf", "leaves", "run_bounded"]
 
 E = TypeVar("E", bound=BaseException)
+T = TypeVar("T")
 
 
 @dataclass(kw_only=True)
 class PoolRun:
     """What a pool did: the items it finished, what they cost, and why it stopped early."""
 
-    done: set[int] = field(default_factory=set)
+    done: int = 0
+    """How many items finished."""
     usage: Usage = field(default_factory=Usage)
     stopped_early: str | None = None
     """Why items were left unstarted (the budget); None when every item ran."""
 
 
 async def run_bounded(
-    count: int,
-    work: Callable[[int], Awaitable[Usage]],
+    items: Iterable[T],
+    work: Callable[[int, T], Awaitable[Usage]],
     *,
     workers: int,
     budget_usd: float | None = None,
     on_done: Callable[[int, PoolRun], None] | None = None,
     noun: str = "items",
 ) -> PoolRun:
-    """Run ``work(i)`` for ``i`` in ``range(count)``, ``workers`` at a time, within the budget.
+    """Run ``work(i, item)`` for each item (numbered from 0), ``workers`` at a time, within budget.
 
-    ``work`` returns what the item cost; ``on_done`` hears each finished item with the run so far;
-    ``noun`` names the items in the budget's message.
+    ``work`` returns what the item cost; ``on_done`` hears each finished item's number with the
+    run so far; ``noun`` names the items in the budget's message. Items are taken from ``items``
+    only as workers free up; when the budget stops the pool, the rest are left untaken.
 
     Raises:
         BaseException: the first exception that escaped ``work``; nothing more is started.
     """
-    pool = _Pool(count=count, work=work, budget_usd=budget_usd, on_done=on_done, noun=noun)
+    pool = _Pool(items=iter(items), work=work, budget_usd=budget_usd, on_done=on_done, noun=noun)
     try:
         async with asyncio.TaskGroup() as group:
-            for _ in range(max(1, min(count, workers))):
+            for _ in range(max(1, workers)):
                 group.create_task(pool.worker())
     except* BaseException as failure:
         raise first_leaf(failure) from None
@@ -61,14 +64,15 @@ async def run_bounded(
 
 
 @dataclass(kw_only=True)
-class _Pool:
-    count: int
-    work: Callable[[int], Awaitable[Usage]]
+class _Pool(Generic[T]):
+    items: Iterator[T]
+    work: Callable[[int, T], Awaitable[Usage]]
     budget_usd: float | None
     on_done: Callable[[int, PoolRun], None] | None
     noun: str
     run: PoolRun = field(default_factory=PoolRun)
     next_index: int = 0
+    exhausted: bool = False
     in_flight: int = 0
     dearest: float = 0.0
     priced: int = 0
@@ -81,7 +85,7 @@ class _Pool:
         return self.run.usage.cost_usd + self.dearest * (self.in_flight + 1) > self.budget_usd
 
     async def worker(self) -> None:
-        while self.run.stopped_early is None and self.next_index < self.count:
+        while self.run.stopped_early is None and not self.exhausted:
             if self.budget_usd is not None and self.priced == 0 and self.in_flight:
                 async with self.finished:
                     await self.finished.wait()
@@ -89,19 +93,24 @@ class _Pool:
             if self.over_budget():
                 self.run.stopped_early = (
                     f"budget_usd {self.budget_usd:g} reached: spent "
-                    f"${self.run.usage.cost_usd:.4f} on {len(self.run.done)} {self.noun}; the "
+                    f"${self.run.usage.cost_usd:.4f} on {self.run.done} {self.noun}; the "
                     "next would pass the budget"
                 )
+                return
+            try:
+                item = next(self.items)
+            except StopIteration:
+                self.exhausted = True
                 return
             index = self.next_index
             self.next_index += 1
             self.in_flight += 1
             try:
-                usage = await self.work(index)
+                usage = await self.work(index, item)
             finally:
                 self.in_flight -= 1
             self.run.usage += usage
-            self.run.done.add(index)
+            self.run.done += 1
             self.dearest = max(self.dearest, usage.cost_usd)
             self.priced += usage.cost_usd > 0
             async with self.finished:

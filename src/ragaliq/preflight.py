@@ -10,7 +10,7 @@ has the real figures.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ragaliq.evaluators.base import Evaluator
@@ -25,7 +25,7 @@ CLAIMS_PER_SENTENCE = 1.3
 
 
 def preflight(
-    cases: Sequence[TestCase],
+    cases: Iterable[TestCase],
     *,
     judge: Judge,
     evaluators: Sequence[Evaluator[Any]],

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -41,9 +41,11 @@ from ragaliq.pool import PoolRun, first_leaf, leaves, run_bounded
 
 __all__ = [
     "UNSTABLE_BELOW",
+    "RunEnd",
     "RunSettings",
     "majority_verdicts",
     "run_suite",
+    "stream_suite",
 ]
 
 T = TypeVar("T")
@@ -251,66 +253,116 @@ async def _guarded(label: str, answers: _CaseAnswers, work: Awaitable[None]) -> 
     return None
 
 
-async def run_suite(
-    cases: Sequence[TestCase],
+@dataclass(frozen=True, kw_only=True)
+class RunEnd:
+    """How a streamed run ended: what it cost, and why it stopped early, if it did."""
+
+    usage: Usage
+    stopped_early: str | None = None
+
+
+async def stream_suite(
+    cases: Iterable[TestCase],
     *,
     judge: Judge,
     evaluators: Sequence[Evaluator[Any]],
+    on_case: Callable[[CaseResult], None],
     settings: RunSettings | None = None,
-    notices: Sequence[str] = (),
-) -> RunReport:
-    """Judge every case and build the run report.
+    total: int | None = None,
+) -> RunEnd:
+    """Judge the cases as they are read, handing each result to ``on_case`` in the cases' order.
+
+    Only the cases in flight (and those finished ahead of a slower earlier one) are held; the
+    results go to ``on_case`` (a report writer) as soon as every earlier case has gone. Cases
+    left unjudged when the budget stops the run are handed on as ``skipped``.
+
+    Args:
+        cases: The cases, read lazily; each is taken only when a worker is free.
+        judge: The judge.
+        evaluators: The evaluators to score each case with.
+        on_case: Hears each case's result, in the order of ``cases``.
+        settings: Concurrency, budget, progress and repetitions.
+        total: How many cases there are, for progress.
 
     Raises:
         JudgeUnavailableError: the judge cannot be used at all; nothing more is scheduled.
     """
     settings = settings or RunSettings()
     run = _Run(judge, evaluators, settings)
-    results: dict[int, CaseResult] = {}
+    ahead: dict[int, CaseResult] = {}
+    emitted = 0
     errors = 0
+    remaining = iter(cases)
 
-    async def work(index: int) -> Usage:
-        result, usage = await run.judge_case(cases[index])
-        results[index] = result
+    async def work(index: int, case: TestCase) -> Usage:
+        result, usage = await run.judge_case(case)
+        ahead[index] = result
         return usage
 
     def done(index: int, pool: PoolRun) -> None:
-        nonlocal errors
-        errors += results[index].status == "error"
+        nonlocal emitted, errors
+        errors += ahead[index].status == "error"
+        while emitted in ahead:
+            on_case(ahead.pop(emitted))
+            emitted += 1
         if settings.on_progress is not None:
             settings.on_progress(
-                Progress(done=len(results), total=len(cases), errors=errors, usage=pool.usage)
+                Progress(done=pool.done, total=total or pool.done, errors=errors, usage=pool.usage)
             )
 
     pool = await run_bounded(
-        len(cases),
+        remaining,
         work,
         workers=settings.concurrency * 2,
         budget_usd=settings.budget_usd,
         on_done=done,
         noun="cases",
     )
-    case_results = [results[i] for i in sorted(results)]
-    case_results += [
-        CaseResult(
-            id=case.id,
-            input_hash=case.input_hash,
-            status="skipped",
-            query=case.query,
-            error=pool.stopped_early,
+    for case in remaining:  # left unstarted by the budget
+        on_case(
+            CaseResult(
+                id=case.id,
+                input_hash=case.input_hash,
+                status="skipped",
+                query=case.query,
+                error=pool.stopped_early,
+            )
         )
-        for i, case in enumerate(cases)
-        if i not in results
-    ]
+    return RunEnd(usage=pool.usage, stopped_early=pool.stopped_early)
+
+
+async def run_suite(
+    cases: Iterable[TestCase],
+    *,
+    judge: Judge,
+    evaluators: Sequence[Evaluator[Any]],
+    settings: RunSettings | None = None,
+    notices: Sequence[str] = (),
+) -> RunReport:
+    """Judge every case and build the run report in memory (see :func:`stream_suite`).
+
+    Raises:
+        JudgeUnavailableError: the judge cannot be used at all; nothing more is scheduled.
+    """
+    results: list[CaseResult] = []
+    cases = list(cases)
+    end = await stream_suite(
+        cases,
+        judge=judge,
+        evaluators=evaluators,
+        on_case=results.append,
+        settings=settings,
+        total=len(cases),
+    )
     infos = {e.name: e.info() for e in evaluators}
     return RunReport(
         judge=judge.info,
         evaluators=infos,
-        summary=RunSummary.of(case_results, infos),
-        usage=pool.usage,
-        cases=tuple(case_results),
+        summary=RunSummary.of(results, infos),
+        usage=end.usage,
+        cases=tuple(results),
         notices=tuple(notices),
-        stopped_early=pool.stopped_early,
+        stopped_early=end.stopped_early,
     )
 
 

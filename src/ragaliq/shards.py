@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
+from ragaliq.dataset import DatasetCases
 from ragaliq.errors import ConfigError
-from ragaliq.models import RunReport, RunSummary, TestCase, Usage
+from ragaliq.models import CaseResult, ReportHead, TestCase, Usage
+from ragaliq.report_file import DISCARD, ReportSource, ReportWriter, TextSink
 
 __all__ = ["Shard", "merge_reports", "parse_shard", "shard_cases", "shard_index"]
 
@@ -50,15 +52,57 @@ def shard_index(case_id: str, count: int) -> int:
     return int.from_bytes(digest[:8], "big") % count + 1
 
 
-def shard_cases(cases: Sequence[TestCase], shard: Shard) -> list[TestCase]:
-    """The cases of one shard, in dataset order."""
-    return [c for c in cases if shard_index(c.id, shard.total) == shard.number]
+def shard_cases(cases: Iterable[TestCase], shard: Shard) -> DatasetCases | list[TestCase]:
+    """The cases of one shard, in dataset order (read lazily from a dataset file)."""
+
+    def keep(case: TestCase) -> bool:
+        return shard_index(case.id, shard.total) == shard.number
+
+    if isinstance(cases, DatasetCases):
+        return cases.where(keep)
+    return [c for c in cases if keep(c)]
 
 
-def merge_reports(reports: Sequence[RunReport], *, names: Sequence[str] | None = None) -> RunReport:
+def _check_mergeable(heads: Sequence[ReportHead], labels: Sequence[str]) -> None:
+    first = heads[0]
+    for label, head in zip(labels[1:], heads[1:], strict=True):
+        if head.judge != first.judge:
+            raise ConfigError(
+                f"merge: {label} was judged by {head.judge.provider}/{head.judge.model} "
+                f"(prompt {head.judge.prompt_version}), {labels[0]} by "
+                f"{first.judge.provider}/{first.judge.model} (prompt "
+                f"{first.judge.prompt_version}); shards must share one judge"
+            )
+        if head.evaluators != first.evaluators:
+            raise ConfigError(
+                f"merge: {label} used other evaluator settings than {labels[0]}; "
+                "run every shard with the same config"
+            )
+
+
+def _merged_cases(reports: Sequence[ReportSource], labels: Sequence[str]) -> Iterator[CaseResult]:
+    seen: dict[str, str] = {}
+    for label, report in zip(labels, reports, strict=True):
+        for case in report.iter_cases():
+            if case.id in seen:
+                raise ConfigError(
+                    f"merge: case {case.id!r} is in both {seen[case.id]} and {label}; "
+                    "merge each shard once"
+                )
+            seen[case.id] = label
+            yield case
+
+
+def merge_reports(
+    reports: Sequence[ReportSource],
+    *,
+    names: Sequence[str] | None = None,
+    out: TextSink | None = None,
+) -> ReportHead:
     """Join shard reports into one report, as if one runner had judged every case.
 
-    Cases are ordered by id, since shards do not know the dataset's order.
+    The cases follow one another shard by shard, in the order the reports are given; with
+    ``out`` they are written there as they are read, so no shard is held whole.
 
     Raises:
         ConfigError: no reports, reports judged with different judges, prompts or evaluator
@@ -67,43 +111,19 @@ def merge_reports(reports: Sequence[RunReport], *, names: Sequence[str] | None =
     if not reports:
         raise ConfigError("merge: no reports given")
     labels = list(names or [f"report {i + 1}" for i in range(len(reports))])
-    first = reports[0]
-    for label, report in zip(labels[1:], reports[1:], strict=True):
-        if report.judge != first.judge:
-            raise ConfigError(
-                f"merge: {label} was judged by {report.judge.provider}/{report.judge.model} "
-                f"(prompt {report.judge.prompt_version}), {labels[0]} by "
-                f"{first.judge.provider}/{first.judge.model} (prompt "
-                f"{first.judge.prompt_version}); shards must share one judge"
-            )
-        if report.evaluators != first.evaluators:
-            raise ConfigError(
-                f"merge: {label} used other evaluator settings than {labels[0]}; "
-                "run every shard with the same config"
-            )
-    seen: dict[str, str] = {}
-    for label, report in zip(labels, reports, strict=True):
-        for case in report.cases:
-            if case.id in seen:
-                raise ConfigError(
-                    f"merge: case {case.id!r} is in both {seen[case.id]} and {label}; "
-                    "merge each shard once"
-                )
-            seen[case.id] = label
-    cases = sorted((c for r in reports for c in r.cases), key=lambda c: c.id)
-    usage = sum((r.usage for r in reports), Usage())
-    notices = tuple(dict.fromkeys(n for r in reports for n in r.notices))
+    heads = [r.head for r in reports]
+    _check_mergeable(heads, labels)
+    first = heads[0]
+    writer = ReportWriter(out or DISCARD, judge=first.judge, evaluators=first.evaluators)
+    for case in _merged_cases(reports, labels):
+        writer.add(case)
     stopped = [
-        f"{label}: {r.stopped_early}"
-        for label, r in zip(labels, reports, strict=True)
-        if r.stopped_early
+        f"{label}: {h.stopped_early}"
+        for label, h in zip(labels, heads, strict=True)
+        if h.stopped_early
     ]
-    return RunReport(
-        judge=first.judge,
-        evaluators=first.evaluators,
-        summary=RunSummary.of(cases, first.evaluators),
-        usage=usage,
-        cases=tuple(cases),
-        notices=notices,
+    return writer.finish(
+        usage=sum((h.usage for h in heads), Usage()),
+        notices=tuple(dict.fromkeys(n for h in heads for n in h.notices)),
         stopped_early="; ".join(stopped) or None,
     )

@@ -352,8 +352,8 @@ def perfect_cases(action: Action) -> set[str]:
     baseline = json.loads((action.workspace / ".ragaliq" / "baseline.json").read_text())
     return {
         c["id"]
-        for c in baseline["report"]["cases"]
-        if c["results"]["faithfulness"]["score"] == c["results"]["hallucination"]["score"] == 1.0
+        for c in baseline["cases"]
+        if c["scores"]["faithfulness"] == c["scores"]["hallucination"] == 1.0
     }
 
 

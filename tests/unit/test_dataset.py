@@ -217,3 +217,22 @@ def test_old_mac_line_endings_separate_lines(tmp_path):
 def test_a_case_id_has_no_line_separators(tmp_path, separator):
     path = write_jsonl(tmp_path / "d.jsonl", [{**GOOD, "id": f"a{separator}b"}])
     assert f"{path}:1: id: must be one line" in problems(path)
+
+
+def test_dataset_cases_are_read_again_each_time_and_found_by_id(tmp_path):
+    from ragaliq.dataset import DatasetCases
+
+    path = tmp_path / "d.jsonl"
+    rows = [
+        {"id": f"c{i}", "query": f"q{i}?", "context": ["ctx"], "response": "r."} for i in range(6)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    cases = DatasetCases.read(path)
+    assert len(cases) == 6
+    assert [c.id for c in cases] == [c.id for c in cases] == [f"c{i}" for i in range(6)]
+    odd = cases.where(lambda c: int(c.id[1:]) % 2 == 1)
+    assert [c.id for c in odd] == ["c1", "c3", "c5"]
+    assert len(odd) == 3
+    find = cases.by_id()
+    found = [find(i) for i in ("c1", "c3", "c0", "c5", "nope", "c2")]
+    assert [c.id if c else None for c in found] == ["c1", "c3", "c0", "c5", None, "c2"]

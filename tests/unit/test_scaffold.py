@@ -151,7 +151,7 @@ def test_dataset_loads_and_validates_with_the_config(tmp_path):
     assert case.has_context
     inputs = load_inputs(tmp_path / "ragaliq.yaml", None)
     assert inputs.dataset_path == tmp_path / "rag_outputs.jsonl"
-    assert inputs.cases == cases
+    assert list(inputs.cases) == cases
 
 
 def test_scaffold_passes_validate_and_run_with_the_offline_judge(tmp_path, no_api_key):

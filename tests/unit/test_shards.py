@@ -52,7 +52,7 @@ def test_four_shards_merged_equal_one_unsharded_run(tmp_path):
     assert b.usage == a.usage
     assert b.judge == a.judge
     assert b.evaluators == a.evaluators
-    assert list(b.cases) == sorted(a.cases, key=lambda c: c.id)
+    assert sorted(b.cases, key=lambda c: c.id) == sorted(a.cases, key=lambda c: c.id)
     assert sum(len(RunReport.model_validate_json(p.read_text()).cases) for p in parts) == len(
         a.cases
     )

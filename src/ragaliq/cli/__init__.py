@@ -15,7 +15,7 @@ import click
 
 from ragaliq._version import __version__
 from ragaliq.cli._common import Collaborators, collaborators
-from ragaliq.cli.judging import gate, run, validate
+from ragaliq.cli.judging import baseline_record, gate, run, validate
 from ragaliq.cli.setup import action, calibrate_command, init, schema
 from ragaliq.cli.steps import (
     baseline,
@@ -54,6 +54,7 @@ for command in (
     action,
 ):
     cli.add_command(command)
+baseline.add_command(baseline_record)
 
 
 def main(argv: list[str] | None = None, *, obj: Collaborators | None = None) -> Any:

@@ -26,7 +26,8 @@ from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, load_config
 from ragaliq.errors import ConfigError, RagaliqError
 from ragaliq.exits import ExitCode
 from ragaliq.judges.factory import JudgeOpener, open_judge
-from ragaliq.models import RunReport
+from ragaliq.models import ReportHead
+from ragaliq.pipeline import JudgedRun
 from ragaliq.redaction import redact
 from ragaliq.report import format_run_table
 from ragaliq.report.marker import comment_marker
@@ -134,17 +135,17 @@ def progress_printer() -> ProgressPrinter:
     return ProgressPrinter(sys.stderr, live=sys.stderr.isatty() and not env.get("CI"))
 
 
-def print_report(report: RunReport) -> None:
+def print_report(run: JudgedRun) -> None:
     """The run's notices (on stderr) and its score table."""
-    for notice in report.notices:
+    for notice in run.head.notices:
         echo(f"notice: {one_line(notice)}", err=True)
-    echo(format_run_table(report))
+    echo(format_run_table(run.head, errored=run.errored))
 
 
-def explain_unjudged(report: RunReport, code: ExitCode) -> None:
+def explain_unjudged(head: ReportHead, code: ExitCode) -> None:
     """One line on why a run exits 2."""
-    if report.stopped_early:
-        echo(f"error: the run stopped early: {report.stopped_early}", err=True)
+    if head.stopped_early:
+        echo(f"error: the run stopped early: {head.stopped_early}", err=True)
     elif code is ExitCode.UNJUDGED:
         echo("error: no case could be judged; see the case errors above", err=True)
 

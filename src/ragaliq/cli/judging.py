@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -24,42 +25,61 @@ from ragaliq.cli._common import (
     progress_printer,
     write_result,
 )
+from ragaliq.cli.steps import record
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
 from ragaliq.exits import ExitCode, run_exit_code
-from ragaliq.models import Preflight, RunReport
+from ragaliq.models import Preflight
 from ragaliq.pipeline import (
+    CaseSink,
+    GateWatch,
     Inputs,
+    JudgedRun,
     baseline_judge,
     empty_report,
     judge_inputs,
     keep_baseline_evaluators,
+    kept_report,
     load_gate_inputs,
     load_inputs,
     local_root,
     repo_relative,
     run_gate,
+    write_html,
 )
 from ragaliq.preflight import preflight
 from ragaliq.report import format_decision, format_preflight
 from ragaliq.report._format import plural
-from ragaliq.report.html import render_html_report
+from ragaliq.report_file import ReportFile, write_report
 from ragaliq.repository import WorkTree, repo_path
 from ragaliq.shards import Shard, parse_shard, shard_cases
 from ragaliq.trust import base_source, read_bar
 
-__all__ = ["gate", "judge", "run", "validate"]
+__all__ = ["baseline_record", "gate", "judge", "run", "validate"]
 
 
-async def judge(inputs: Inputs, judge_config: JudgeConfig) -> RunReport:
-    """Open the judge, judge the inputs, close the judge."""
+async def judge(
+    inputs: Inputs,
+    judge_config: JudgeConfig,
+    *,
+    report_path: Path | None,
+    sinks: Sequence[CaseSink] = (),
+    shard: str | None = None,
+) -> JudgedRun:
+    """Open the judge, judge the inputs writing the report as it goes, close the judge."""
     world = collaborators()
     async with world.open_judge(
         judge_config, env=world.env, cache_path=inputs.cache_path
     ) as choice:
         return await judge_inputs(
-            inputs, choice=choice, judge_config=judge_config, on_progress=progress_printer()
+            inputs,
+            choice=choice,
+            judge_config=judge_config,
+            report_path=report_path,
+            sinks=sinks,
+            on_progress=progress_printer(),
+            shard=shard,
         )
 
 
@@ -121,26 +141,34 @@ def run(
         check_writable(output, reads=inputs.files)
     if shard is not None:
         inputs = dataclasses.replace(inputs, cases=shard_cases(inputs.cases, shard))
-        if not inputs.cases:
+        if not len(inputs.cases):
             echo(f"shard {shard}: no cases fall in this shard; nothing to judge")
             report = empty_report(inputs, env=collaborators().env)
-            write_result(output, report.model_dump_json(indent=2), "report")
+            if output is not None:
+                write_report(output, report.model_copy(update={"shard": str(shard)}))
+                echo(f"report written to {output}")
             sys.exit(ExitCode.PASSED)
     if dry_run:
         echo(format_preflight(asyncio.run(_plan(inputs))))
         sys.exit(ExitCode.PASSED)
-    report = asyncio.run(judge(inputs, inputs.config.judge))
-    if shard is not None:
-        report = report.model_copy(update={"shard": str(shard)})
-    print_report(report)
-    write_result(output, report.model_dump_json(indent=2), "report")
-    code = run_exit_code(report, inputs.config.gate, shard=shard is not None)
-    if shard is not None and run_exit_code(report, inputs.config.gate) is ExitCode.FAILED:
+    run = asyncio.run(
+        judge(
+            inputs,
+            inputs.config.judge,
+            report_path=output,
+            shard=str(shard) if shard is not None else None,
+        )
+    )
+    print_report(run)
+    if output is not None:
+        echo(f"report written to {output}")
+    code = run_exit_code(run.head, inputs.config.gate, shard=shard is not None)
+    if shard is not None and run_exit_code(run.head, inputs.config.gate) is ExitCode.FAILED:
         echo(
             f"shard {shard}: thresholds and case errors are applied to the merged report "
             "(ragaliq merge, then ragaliq compare), so this shard exits 0"
         )
-    explain_unjudged(report, code)
+    explain_unjudged(run.head, code)
     sys.exit(code)
 
 
@@ -233,23 +261,88 @@ def gate(
     check_writable(output, decision_out, comment_out, summary_out, html_out, reads=inputs.files)
     judge_config, chosen = baseline_judge(inputs, bar.baseline)
     inputs, kept = keep_baseline_evaluators(inputs, bar.baseline)
-    report = asyncio.run(judge(inputs, judge_config))
-    outcome = run_gate(
-        inputs,
-        report=report,
-        baseline=bar.baseline,
-        comment_id=comment_id,
-        extra_notices=(*chosen, *kept),
-    )
-    print_report(report)
-    echo("")
-    echo(format_decision(outcome.decision, shown_notices=report.notices))
-    write_result(output, report.model_dump_json(indent=2), "report")
-    write_result(decision_out, outcome.decision.model_dump_json(indent=2), "decision")
-    write_result(comment_out, outcome.comment, "comment")
-    write_result(summary_out, outcome.summary, "summary")
-    if html_out is not None:
-        html = render_html_report(report, decision=outcome.decision, cases=inputs.cases)
-        write_result(html_out, html, "HTML report")
-    explain_unjudged(report, outcome.exit_code)
+    watch = GateWatch.of(inputs, bar.baseline)
+    with kept_report(output, needed=html_out is not None) as report_path:
+        run = asyncio.run(judge(inputs, judge_config, report_path=report_path, sinks=watch.sinks))
+        outcome = run_gate(
+            inputs,
+            head=run.head,
+            watch=watch,
+            comment_id=comment_id,
+            extra_notices=(*chosen, *kept),
+        )
+        print_report(run)
+        echo("")
+        echo(format_decision(outcome.decision, shown_notices=run.head.notices))
+        if output is not None:
+            echo(f"report written to {output}")
+        write_result(decision_out, outcome.decision.model_dump_json(indent=2), "decision")
+        write_result(comment_out, outcome.comment, "comment")
+        write_result(summary_out, outcome.summary, "summary")
+        if html_out is not None and report_path is not None:
+            write_html(
+                html_out,
+                head=run.head,
+                cases=ReportFile(report_path).iter_cases(),
+                decision=outcome.decision,
+                dataset=inputs.cases,
+            )
+            echo(f"HTML report written to {html_out}")
+    explain_unjudged(run.head, outcome.exit_code)
     sys.exit(outcome.exit_code)
+
+
+@click.command("record")
+@config_option
+@dataset_option
+@click.option(
+    "-o",
+    "--output",
+    type=FilePath,
+    default=None,
+    help="Where to write the baseline [default: the config's 'baseline'].",
+)
+@click.option(
+    "--report", "report_out", type=FilePath, default=None, help="Also keep the run report here."
+)
+@click.option("--allow-errors", is_flag=True, help="Record a run that has case errors.")
+@click.option("--commit", default=None, help="The commit the dataset was produced on.")
+@edge
+def baseline_record(
+    config_path: Path,
+    dataset: Path | None,
+    output: Path | None,
+    report_out: Path | None,
+    allow_errors: bool,
+    commit: str | None,
+) -> None:
+    """Judge the dataset and record the run as the baseline, whatever its scores.
+
+    The way to record a baseline on main by hand: unlike `ragaliq run`, a score below its
+    threshold does not stop the recording (the gate's job is to compare later runs with it).
+    Exit code 0 once recorded, 2 when the run could not be judged or had case errors.
+    """
+    inputs = load_inputs(config_path, dataset)
+    for notice in inputs.notices:
+        echo(f"notice: {notice}", err=True)
+    config = inputs.config
+    target = output or config.resolve(config.baseline, base=config_path.resolve().parent)
+    check_writable(target, report_out, reads=inputs.files)
+    with kept_report(report_out, needed=True) as report_path:
+        assert report_path is not None  # needed: a temporary file at least
+        run = asyncio.run(judge(inputs, config.judge, report_path=report_path))
+        print_report(run)
+        if run_exit_code(run.head, config.gate) is ExitCode.UNJUDGED:
+            explain_unjudged(run.head, ExitCode.UNJUDGED)
+            sys.exit(ExitCode.UNJUDGED)
+        record(
+            run.head,
+            ReportFile(report_path).iter_cases(),
+            target,
+            config_path,
+            config,
+            allow_errors,
+            commit,
+        )
+    if report_out is not None:
+        echo(f"report written to {report_out}")

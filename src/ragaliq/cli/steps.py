@@ -1,17 +1,19 @@
 """The gate's steps one by one, for workflows that split the gate across jobs.
 
-``baseline update``, ``compare``, ``render``, ``merge``, ``publish`` and ``report``.
+``baseline update``, ``compare``, ``render``, ``merge``, ``publish`` and ``report``; ``baseline
+record``, which judges, is in :mod:`ragaliq.cli.judging`.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
-from ragaliq._files import check_writable
-from ragaliq.baseline import DEFAULT_BASELINE_PATH, load_baseline, record_baseline, save_baseline
+from ragaliq._files import check_writable, open_atomic
+from ragaliq.baseline import DEFAULT_BASELINE_PATH, load_baseline, write_baseline
 from ragaliq.cli._common import (
     FilePath,
     collaborators,
@@ -23,16 +25,19 @@ from ragaliq.cli._common import (
     read_model,
     write_result,
 )
-from ragaliq.dataset import load_dataset
+from ragaliq.config import GateConfig
+from ragaliq.dataset import DatasetCases
 from ragaliq.errors import BaselineError, ConfigError
 from ragaliq.exits import gate_exit_code
 from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.github.client import DEFAULT_API_URL
-from ragaliq.models import RunReport
+from ragaliq.models import CaseResult, ReportHead
+from ragaliq.pipeline import write_html
 from ragaliq.report import format_decision, format_run_table
-from ragaliq.report.html import render_html_report
-from ragaliq.report.markdown import UserTemplate, render_comment, render_summary
+from ragaliq.report._format import plural
+from ragaliq.report.markdown import CaseDigest, UserTemplate, render_comment, render_summary
 from ragaliq.report.marker import comment_marker
+from ragaliq.report_file import ReportFile
 from ragaliq.shards import merge_reports
 
 __all__ = ["baseline", "compare_command", "merge", "publish", "render", "report_command"]
@@ -64,24 +69,41 @@ def baseline_update(
     allow_errors: bool,
     commit: str | None,
 ) -> None:
-    """Record a run report as the baseline (written atomically)."""
-    report: RunReport = read_model(report_path, RunReport, "run report")
+    """Record a run report as the baseline (written atomically), whatever its scores.
+
+    To judge and record in one step, use `ragaliq baseline record`.
+    """
+    report = ReportFile(report_path)
     config = config_or_default(config_path)
     if output is None:
         output = config.resolve(config.baseline, base=config_path.resolve().parent)
     check_writable(output, reads=(report_path, config_path))
+    record(report.head, report.iter_cases(), output, config_path, config, allow_errors, commit)
+
+
+def record(
+    head: ReportHead,
+    cases: Iterator[CaseResult],
+    output: Path,
+    config_path: Path,
+    config: GateConfig,
+    allow_errors: bool,
+    commit: str | None,
+) -> None:
+    """Write the baseline of a run and say so."""
     if not config_path.exists():
         echo(
             f"note: no {config_path}, so no gate policy is recorded; pass --config to record "
             "the max_drop and failure rules a PR may not loosen",
             err=True,
         )
-    policy = GateRules.recorded_policy(config if config_path.exists() else None, report.evaluators)
-    recorded = record_baseline(report, allow_errors=allow_errors, commit=commit, policy=policy)
-    save_baseline(recorded, output)
+    policy = GateRules.recorded_policy(config if config_path.exists() else None, head.evaluators)
+    write_baseline(
+        output, head=head, cases=cases, allow_errors=allow_errors, commit=commit, policy=policy
+    )
     echo(
-        f"baseline written to {output} ({report.summary.cases} cases, judge "
-        f"{report.judge.provider}/{report.judge.model})"
+        f"baseline written to {output} ({plural(head.summary.cases, 'case')}, judge "
+        f"{head.judge.provider}/{head.judge.model})"
     )
 
 
@@ -91,7 +113,7 @@ def baseline_update(
     "baseline_path",
     type=FilePath,
     default=None,
-    help="The baseline (from ragaliq baseline update). Leave it out when there is none yet: "
+    help="The baseline (from ragaliq baseline record or update). Leave it out when there is none yet: "
     "then only the thresholds apply.",
 )
 @click.option(
@@ -109,7 +131,7 @@ def compare_command(
     file does not exist the defaults apply.
     """
     check_writable(output, reads=(report_path, baseline_path, config_path))
-    report: RunReport = read_model(report_path, RunReport, "run report")
+    report = ReportFile(report_path)
     recorded = None
     if baseline_path is not None:
         recorded = load_baseline(baseline_path)
@@ -121,7 +143,7 @@ def compare_command(
     decision = compare(report, recorded, rules=rules)
     echo(format_decision(decision))
     write_result(output, decision.model_dump_json(indent=2), "decision")
-    sys.exit(gate_exit_code(report, decision))
+    sys.exit(gate_exit_code(report.head, decision))
 
 
 @click.command()
@@ -153,8 +175,11 @@ def render(
     if as_summary:
         if report_path is None:
             raise ConfigError("--summary needs --report")
-        report: RunReport = read_model(report_path, RunReport, "run report")
-        text = render_summary(decision, report=report, template=user_template)
+        report = ReportFile(report_path)
+        digest = CaseDigest()
+        for case in report.iter_cases():
+            digest.add(case)
+        text = render_summary(decision, report=report.head, cases=digest, template=user_template)
     else:
         text = render_comment(decision, comment_id=comment_id, template=user_template)
     if output is None:
@@ -170,10 +195,12 @@ def render(
 def merge(reports: tuple[Path, ...], output: Path) -> None:
     """Join shard reports (from `ragaliq run --shard K/N`) into one report."""
     check_writable(output, reads=reports)
-    loaded: list[RunReport] = [read_model(p, RunReport, "run report") for p in reports]
-    merged = merge_reports(loaded, names=[str(p) for p in reports])
+    with open_atomic(output) as out:
+        merged = merge_reports(
+            [ReportFile(p) for p in reports], names=[str(p) for p in reports], out=out
+        )
     echo(format_run_table(merged))
-    write_result(output, merged.model_dump_json(indent=2), "merged report")
+    echo(f"merged report written to {output}")
 
 
 @click.command(short_help="Create or update the PR comment.")
@@ -239,10 +266,17 @@ def report_command(
 ) -> None:
     """Write a self-contained HTML report (no network) from a run report."""
     check_writable(html_path, reads=(report_path, decision_path, dataset))
-    run_report: RunReport = read_model(report_path, RunReport, "run report")
+    report = ReportFile(report_path)
     decision: GateDecision | None = (
         read_model(decision_path, GateDecision, "gate decision") if decision_path else None
     )
-    cases = load_dataset(dataset) if dataset else None
-    html = render_html_report(run_report, decision=decision, cases=cases, title=title)
-    write_result(html_path, html, "HTML report")
+    cases = DatasetCases.read(dataset) if dataset else None
+    write_html(
+        html_path,
+        head=report.head,
+        cases=report.iter_cases(),
+        decision=decision,
+        dataset=cases,
+        title=title,
+    )
+    echo(f"HTML report written to {html_path}")

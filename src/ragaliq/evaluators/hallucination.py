@@ -7,9 +7,9 @@ from typing import ClassVar
 from ragaliq._fields import Fraction
 from ragaliq.evaluators._claims import NO_CLAIMS_NOTE
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions
-from ragaliq.models import ClaimVerdict, EvaluationResult, Verdict
+from ragaliq.models import CaseResult, ClaimVerdict, EvaluationResult, Verdict
 
-__all__ = ["HallucinationEvaluator", "HallucinationOptions"]
+__all__ = ["HallucinationEvaluator", "HallucinationOptions", "hallucinated_claims"]
 
 
 class HallucinationOptions(EvaluatorOptions):
@@ -62,3 +62,10 @@ class HallucinationEvaluator(Evaluator[HallucinationOptions]):
             {"claims": len(verdicts)},
             flagged=hallucinated,
         )
+
+
+def hallucinated_claims(case: CaseResult) -> list[ClaimVerdict]:
+    """The claims the hallucination evaluator held against a case (none without it)."""
+    result = case.results.get(HallucinationEvaluator.name)
+    flagged = set(result.flagged_claims or ()) if result is not None else set()
+    return [claim for i, claim in enumerate(case.claims) if i in flagged]

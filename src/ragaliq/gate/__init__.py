@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ragaliq.gate.compare import HALLUCINATION, compare, hallucinated_claims
+from ragaliq.evaluators.hallucination import hallucinated_claims
+from ragaliq.gate.compare import Comparison, compare
 from ragaliq.gate.decision import (
     CaseFailure,
     ClaimChange,
@@ -15,9 +16,9 @@ from ragaliq.gate.decision import (
 from ragaliq.gate.rules import GateRules
 
 __all__ = [
-    "HALLUCINATION",
     "CaseFailure",
     "ClaimChange",
+    "Comparison",
     "EvaluatorDecision",
     "EvaluatorStatus",
     "GateDecision",

@@ -4,14 +4,21 @@ An evaluator passes when its head score reaches its threshold and, on the cases 
 has not dropped more than ``max_drop`` below the baseline. A claim is *newly hallucinated* when it
 is hallucinated in the head run and no hallucinated claim of the same case in the baseline matches
 it (:mod:`ragaliq.text.matching`), so that a re-worded claim is not reported as new.
+
+The comparison takes the head's cases one at a time (:class:`Comparison`), against the baseline's
+compact index, so a suite of any size is decided without holding its report: it can follow a run
+as the run writes its report, or read a report file as a stream.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass, field
+from typing import Any, Generic, NamedTuple, TypeVar
 
-from ragaliq.baseline import Baseline, Provenance
+from ragaliq.baseline import Baseline, BaselineCase, BaselineClaim, Provenance
+from ragaliq.evaluators.hallucination import hallucinated_claims
 from ragaliq.gate.decision import (
+    MAX_LISTED,
     CaseFailure,
     ClaimChange,
     EvaluatorDecision,
@@ -22,30 +29,29 @@ from ragaliq.gate.decision import (
 )
 from ragaliq.gate.rules import GateRules
 from ragaliq.gate.statistics import PairedDelta, cases_to_resolve, paired_delta
-from ragaliq.models import CaseResult, ClaimVerdict, RunReport, Verdict
+from ragaliq.models import CaseResult, ClaimVerdict, ReportHead, Verdict
+from ragaliq.report_file import ReportSource
 from ragaliq.text.matching import normalise, unmatched
 
-__all__ = ["HALLUCINATION", "compare", "hallucinated_claims"]
+__all__ = ["Comparison", "compare"]
 
-HALLUCINATION = "hallucination"
-"""The evaluator whose flagged claims are the hallucinated ones the comment lists."""
-
-
-def hallucinated_claims(case: CaseResult) -> list[ClaimVerdict]:
-    """The claims the hallucination evaluator holds against a case (none without it)."""
-    result = case.results.get(HALLUCINATION)
-    flagged = set(result.flagged_claims or ()) if result is not None else set()
-    return [claim for i, claim in enumerate(case.claims) if i in flagged]
+T = TypeVar("T")
 
 
-def _text_of(claim: ClaimVerdict) -> str:
-    return claim.text
+def compare(head: ReportSource, baseline: Baseline | None, *, rules: GateRules) -> GateDecision:
+    """The gate decision for a head run against the baseline (or thresholds only, without one)."""
+    comparison = Comparison(baseline, rules=rules)
+    for case in head.iter_cases():
+        comparison.add(case)
+    return comparison.decide(head.head)
 
 
-def _change(case: CaseResult, claim: ClaimVerdict) -> ClaimChange:
+def _change(case_id: str, query: str, claim: ClaimVerdict | BaselineClaim) -> ClaimChange:
+    if isinstance(claim, BaselineClaim):
+        return ClaimChange(case_id=case_id, query=query, claim=claim.text, verdict=claim.verdict)
     return ClaimChange(
-        case_id=case.id,
-        query=case.query,
+        case_id=case_id,
+        query=query,
         claim=claim.text,
         verdict=claim.verdict.value,
         evidence=claim.evidence,
@@ -55,185 +61,353 @@ def _change(case: CaseResult, claim: ClaimVerdict) -> ClaimChange:
     )
 
 
-def compare(head: RunReport, baseline: Baseline | None, *, rules: GateRules) -> GateDecision:
-    """The gate decision for a head run against the baseline (or thresholds only, without one)."""
-    notices: list[str] = list(head.notices)
-    rules, comparable = _against_baseline(head, baseline, rules, notices)
-    evaluators = _decide_evaluators(head, baseline, rules, comparable, notices)
-    claims = _claim_diff(head, baseline, count_unstable=rules.count_unstable, notices=notices)
-    cases = _case_sets(head, baseline, rules, notices)
-    errors = tuple(
-        CaseFailure(case_id=c.id, query=c.query, error=c.error or "unknown error")
-        for c in head.cases
-        if c.status == "error"
-    )
-    failures = [_failure_line(name, e) for name, e in evaluators.items() if not e.passed]
-    failures += list(cases.failures)
-    if errors and rules.on_error == "fail":
-        failures.append(f"{len(errors)} cases could not be judged (gate.on_error: fail)")
-    if head.stopped_early:
-        failures.append(f"the run stopped early: {head.stopped_early}")
-    if claims.new and rules.fail_on_new_hallucinations:
-        failures.append(
-            f"{len(claims.new)} newly hallucinated claims (gate.fail_on_new_hallucinations: true)"
+def _text_of(claim: ClaimVerdict | BaselineClaim) -> str:
+    return claim.text
+
+
+@dataclass
+class _Listed(Generic[T]):
+    """A list kept to ``limit`` entries, counting those left out."""
+
+    limit: int
+    items: list[T] = field(default_factory=list)
+    total: int = 0
+
+    def add(self, item: T) -> None:
+        self.total += 1
+        if len(self.items) < self.limit:
+            self.items.append(item)
+
+    @property
+    def omitted(self) -> int:
+        return self.total - len(self.items)
+
+
+class _Shared(NamedTuple):
+    """One evaluator's scores over the cases both runs scored."""
+
+    head_sum: float
+    base_sum: float
+    deltas: list[float]
+
+
+class Comparison:
+    """The gate decision, built case by case: :meth:`add` each head case, then :meth:`decide`."""
+
+    def __init__(
+        self, baseline: Baseline | None, *, rules: GateRules, listed: int = MAX_LISTED
+    ) -> None:
+        self.baseline = baseline
+        self.rules = rules
+        self.listed = listed
+        self._base = baseline.by_id if baseline is not None else {}
+        self._seen: set[str] = set()
+        self._added = _Listed[str](listed)
+        self._errors = _Listed[CaseFailure](listed)
+        self._new = _Listed[ClaimChange](listed)
+        self._first_run = _Listed[ClaimChange](listed)
+        self._fixed = _Listed[ClaimChange](listed)
+        self._unstable = _Listed[ClaimChange](listed)
+        self._lost_facts = _Listed[ClaimChange](listed)
+        self._irrelevant = _Listed[IrrelevantChunk](listed)
+        self._regressed: list[tuple[float, RegressedCase]] = []
+        self._regressed_total = 0
+        self._shared: dict[str, _Shared] = {}
+
+    # --- one case at a time ---------------------------------------------------------------------
+
+    def add(self, case: CaseResult) -> None:
+        """Take one case of the head run into the comparison."""
+        self._seen.add(case.id)
+        before = self._base.get(case.id)
+        if self.baseline is not None and before is None:
+            self._added.add(case.id)
+        if case.status == "error":
+            self._errors.add(
+                CaseFailure(case_id=case.id, query=case.query, error=case.error or "unknown error")
+            )
+        for rank, rating in enumerate(case.chunks, start=1):
+            if not rating.relevant:
+                self._irrelevant.add(
+                    IrrelevantChunk(
+                        case_id=case.id, query=case.query, rank=rank, reason=rating.reason
+                    )
+                )
+        if self.baseline is None:
+            if case.status == "ok":
+                for claim in hallucinated_claims(case):
+                    self._first_run.add(_change(case.id, case.query, claim))
+            return
+        if before is None:
+            if case.status == "ok":
+                self._claims(case, None)
+            return
+        self._scores(case, before)
+        self._regressions(case, before)
+        if case.status == "ok":
+            self._claims(case, before)
+            held = {normalise(text) for text in before.held_facts}
+            for fact in case.facts:
+                if fact.verdict is not Verdict.SUPPORTED and normalise(fact.text) in held:
+                    self._lost_facts.add(_change(case.id, case.query, fact))
+
+    def _claims(self, case: CaseResult, before: BaselineCase | None) -> None:
+        """Claims hallucinated now and not before (new), and before but not now (fixed)."""
+        now: list[ClaimVerdict | BaselineClaim] = list(hallucinated_claims(case))
+        was: list[ClaimVerdict | BaselineClaim] = (
+            list(before.hallucinated) if before is not None and before.status == "ok" else []
         )
-    elif claims.new:
-        notices.append(
-            "Newly hallucinated claims are listed but do not fail this gate "
-            "(gate.fail_on_new_hallucinations: false); the scores decide."
-        )
-    regressed = (
-        _regressed_cases(head, baseline.report, rules, list(evaluators))
-        if baseline is not None
-        else []
-    )
-    lost_facts = _lost_facts(head, baseline.report) if baseline is not None else ()
-    return GateDecision(
-        passed=not failures,
-        failures=tuple(failures),
-        first_run=baseline is None,
-        comparable=comparable,
-        evaluators=evaluators,
-        new_hallucinations=claims.new,
-        hallucinations=claims.first_run,
-        fixed_hallucinations=claims.fixed,
-        unstable_claims=claims.unstable,
-        regressed_cases=tuple(regressed),
-        lost_facts=lost_facts,
-        irrelevant_chunks=_irrelevant_chunks(head),
-        errors=errors,
-        added_cases=cases.added,
-        removed_cases=cases.removed,
-        notices=tuple(notices),
-        cases=head.summary.cases,
-        usage=head.usage,
-        judge=head.judge,
-        baseline_provenance=baseline.provenance if baseline else None,
-        baseline_commit=baseline.commit if baseline else None,
-    )
-
-
-class _ClaimDiff(NamedTuple):
-    new: tuple[ClaimChange, ...] = ()
-    fixed: tuple[ClaimChange, ...] = ()
-    unstable: tuple[ClaimChange, ...] = ()
-    first_run: tuple[ClaimChange, ...] = ()
-    """Without a baseline: every hallucinated claim, none of them new."""
-
-
-def _claim_diff(
-    head: RunReport, baseline: Baseline | None, *, count_unstable: bool, notices: list[str]
-) -> _ClaimDiff:
-    """Claims hallucinated now and not before (new), and before but not now (fixed)."""
-    if baseline is None:
-        first_run = tuple(
-            _change(case, claim)
-            for case in head.cases
-            if case.status == "ok"
-            for claim in hallucinated_claims(case)
-        )
-        return _ClaimDiff(first_run=first_run)
-    base_cases = {c.id: c for c in baseline.report.cases}
-    new: list[ClaimChange] = []
-    fixed: list[ClaimChange] = []
-    unstable: list[ClaimChange] = []
-    for case in head.cases:
-        if case.status != "ok":
-            continue
-        before = base_cases.get(case.id)
-        now = hallucinated_claims(case)
-        was = hallucinated_claims(before) if before is not None and before.status == "ok" else []
         for claim in unmatched(now, was, text=_text_of):
-            change = _change(case, claim)
+            change = _change(case.id, case.query, claim)
             if "unstable" in claim.flags:
-                unstable.append(change)
-            if "unstable" not in claim.flags or count_unstable:
-                new.append(change)
+                self._unstable.add(change)
+            if "unstable" not in claim.flags or self.rules.count_unstable:
+                self._new.add(change)
         if before is not None and before.status == "ok":
-            fixed += [_change(before, c) for c in unmatched(was, now, text=_text_of)]
-    if unstable and not count_unstable:
-        notices.append(
-            f"{len(unstable)} hallucinated claims are unstable (the judge's repeated verdicts "
-            "disagreed), so they are listed apart and not counted as new."
+            for claim in unmatched(was, now, text=_text_of):
+                self._fixed.add(_change(case.id, case.query, claim))
+
+    def _scores(self, case: CaseResult, before: BaselineCase) -> None:
+        """Each evaluator's score against the baseline's, on the cases both scored."""
+        if case.status != "ok" or before.status != "ok":
+            return
+        for name, result in case.results.items():
+            old = before.scores.get(name)
+            if result.status != "ok" or result.score is None or old is None:
+                continue
+            shared = self._shared.setdefault(name, _Shared(0.0, 0.0, []))
+            self._shared[name] = shared._replace(
+                head_sum=shared.head_sum + result.score, base_sum=shared.base_sum + old
+            )
+            shared.deltas.append(result.score - old)
+
+    def _regressions(self, case: CaseResult, before: BaselineCase) -> None:
+        if before.status != "ok":
+            return
+        for name, old in before.scores.items():
+            new = case.results.get(name)
+            if new is None:
+                continue
+            drop = old - (new.score if new.score is not None else 0.0)
+            if new.score is None or drop > self.rules.drop_for(name) + 1e-9:
+                self._regressed_total += 1
+                self._regressed.append(
+                    (
+                        drop,
+                        RegressedCase(
+                            case_id=case.id,
+                            query=case.query,
+                            evaluator=name,
+                            baseline=old,
+                            head=new.score,
+                        ),
+                    )
+                )
+                if len(self._regressed) > 2 * self.listed:
+                    self._regressed = _worst(self._regressed, self.listed)
+
+    # --- the decision ---------------------------------------------------------------------------
+
+    def decide(self, head: ReportHead) -> GateDecision:
+        """The decision once every head case has been added."""
+        baseline, rules = self.baseline, self.rules
+        notices: list[str] = list(head.notices)
+        rules, comparable = _against_baseline(head, baseline, rules, notices)
+        evaluators = self._decide_evaluators(head, rules, comparable, notices)
+        removed = _Listed[str](self.listed)
+        for case_id in sorted(set(self._base) - self._seen):
+            removed.add(case_id)
+        case_failures = self._case_sets(removed, rules, notices)
+        failures = [_failure_line(name, e) for name, e in evaluators.items() if not e.passed]
+        failures += case_failures
+        if self._errors.total and rules.on_error == "fail":
+            failures.append(f"{self._errors.total} cases could not be judged (gate.on_error: fail)")
+        if head.stopped_early:
+            failures.append(f"the run stopped early: {head.stopped_early}")
+        new = self._new.total
+        if new and rules.fail_on_new_hallucinations:
+            failures.append(
+                f"{new} newly hallucinated claims (gate.fail_on_new_hallucinations: true)"
+            )
+        elif new:
+            notices.append(
+                "Newly hallucinated claims are listed but do not fail this gate "
+                "(gate.fail_on_new_hallucinations: false); the scores decide."
+            )
+        if self._unstable.total and not rules.count_unstable:
+            notices.append(
+                f"{self._unstable.total} hallucinated claims are unstable (the judge's repeated "
+                "verdicts disagreed), so they are listed apart and not counted as new."
+            )
+        listed: dict[str, _Listed[Any]] = {
+            "new_hallucinations": self._new,
+            "hallucinations": self._first_run,
+            "fixed_hallucinations": self._fixed,
+            "unstable_claims": self._unstable,
+            "lost_facts": self._lost_facts,
+            "irrelevant_chunks": self._irrelevant,
+            "errors": self._errors,
+            "added_cases": self._added,
+            "removed_cases": removed,
+        }
+        omitted = {name: entries.omitted for name, entries in listed.items() if entries.omitted}
+        regressed = [r for _, r in _worst(self._regressed, self.listed)]
+        if self._regressed_total > len(regressed):
+            omitted["regressed_cases"] = self._regressed_total - len(regressed)
+        return GateDecision(
+            passed=not failures,
+            failures=tuple(failures),
+            first_run=baseline is None,
+            comparable=comparable,
+            evaluators=evaluators,
+            new_hallucinations=tuple(self._new.items),
+            hallucinations=tuple(self._first_run.items),
+            fixed_hallucinations=tuple(self._fixed.items),
+            unstable_claims=tuple(self._unstable.items),
+            regressed_cases=tuple(regressed),
+            lost_facts=tuple(self._lost_facts.items),
+            irrelevant_chunks=tuple(self._irrelevant.items),
+            errors=tuple(self._errors.items),
+            added_cases=tuple(sorted(self._added.items)),
+            removed_cases=tuple(removed.items),
+            omitted=omitted,
+            notices=tuple(notices),
+            cases=head.summary.cases,
+            usage=head.usage,
+            judge=head.judge,
+            baseline_provenance=baseline.provenance if baseline else None,
+            baseline_commit=baseline.commit if baseline else None,
         )
-    return _ClaimDiff(new=tuple(new), fixed=tuple(fixed), unstable=tuple(unstable))
 
-
-def _lost_facts(head: RunReport, baseline: RunReport) -> tuple[ClaimChange, ...]:
-    """Needed facts the baseline's context held (supported) and this run's no longer does."""
-    held = {
-        (case.id, normalise(fact.text))
-        for case in baseline.cases
-        for fact in case.facts
-        if fact.verdict is Verdict.SUPPORTED
-    }
-    return tuple(
-        _change(case, fact)
-        for case in head.cases
-        if case.status == "ok"
-        for fact in case.facts
-        if fact.verdict is not Verdict.SUPPORTED and (case.id, normalise(fact.text)) in held
-    )
-
-
-def _irrelevant_chunks(head: RunReport) -> tuple[IrrelevantChunk, ...]:
-    return tuple(
-        IrrelevantChunk(case_id=case.id, query=case.query, rank=rank, reason=rating.reason)
-        for case in head.cases
-        for rank, rating in enumerate(case.chunks, start=1)
-        if not rating.relevant
-    )
-
-
-class _CaseSets(NamedTuple):
-    added: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    failures: tuple[str, ...] = ()
-
-
-def _case_sets(
-    head: RunReport, baseline: Baseline | None, rules: GateRules, notices: list[str]
-) -> _CaseSets:
-    """Cases new since the baseline, and baseline cases the run lacks (a failure by default)."""
-    if baseline is None:
-        return _CaseSets()
-    head_ids = {c.id for c in head.cases}
-    base_ids = {c.id for c in baseline.report.cases}
-    added = tuple(sorted(head_ids - base_ids))
-    removed = tuple(sorted(base_ids - head_ids))
-    if base_ids and head_ids and base_ids.isdisjoint(head_ids):
-        notices.append(
-            "No case id is in both the baseline and this run: check that the baseline was "
-            "recorded from the same dataset, since the scores compared are of different cases."
+    def _case_sets(self, removed: _Listed[str], rules: GateRules, notices: list[str]) -> list[str]:
+        """Cases new since the baseline, and baseline cases the run lacks (a failure by default)."""
+        if self.baseline is None:
+            return []
+        if self._base and self._seen and self._added.total == len(self._seen):
+            notices.append(
+                "No case id is in both the baseline and this run: check that the baseline was "
+                "recorded from the same dataset, since the scores compared are of different cases."
+            )
+        if self._added.total:
+            notices.append(
+                f"{self._added.total} cases are new since the baseline: "
+                f"{_few(sorted(self._added.items), self._added.total)}. They count towards "
+                "the thresholds; drops are measured on the cases both runs share."
+            )
+        if not removed.total:
+            return []
+        missing = (
+            f"{removed.total} baseline cases are missing from this run: "
+            f"{_few(removed.items, removed.total)}"
         )
-    if added:
-        notices.append(
-            f"{len(added)} cases are new since the baseline: {_few(added)}. They count towards "
-            "the thresholds; drops are measured on the cases both runs share."
-        )
-    failures: list[str] = []
-    if removed:
-        missing = f"{len(removed)} baseline cases are missing from this run: {_few(removed)}"
         if rules.on_missing_cases == "notice":
             notices.append(f"{missing} (gate.on_missing_cases: notice).")
-        else:
-            failures.append(
-                f"{missing}; a run must judge every case the baseline has "
-                "(gate.on_missing_cases: fail). To drop cases on purpose, record the baseline "
-                "without them on the base branch first"
+            return []
+        return [
+            f"{missing}; a run must judge every case the baseline has "
+            "(gate.on_missing_cases: fail). To drop cases on purpose, record the baseline "
+            "without them on the base branch first"
+        ]
+
+    def _decide_evaluators(
+        self, head: ReportHead, rules: GateRules, comparable: bool, notices: list[str]
+    ) -> dict[str, EvaluatorDecision]:
+        baseline = self.baseline
+        decisions: dict[str, EvaluatorDecision] = {}
+        edited: list[str] = []
+        for name, summary in head.summary.evaluators.items():
+            threshold = summary.threshold
+            shared = _SharedScores()
+            if baseline is not None:
+                recorded = baseline.thresholds.get(name)
+                if recorded is not None and recorded != threshold:
+                    edited.append(f"{name} {recorded:g} → {threshold:g}")
+                    threshold = max(threshold, recorded)  # a PR cannot lower its own bar
+                shared = _SharedScores.of(self._shared.get(name))
+            max_drop = rules.drop_for(name)
+            head_score = summary.score
+            delta = shared.delta
+            change = (
+                paired_delta(shared.deltas, confidence=rules.confidence) if comparable else None
             )
-    return _CaseSets(added=added, removed=removed, failures=tuple(failures))
+            to_resolve = None
+            if head_score is None:
+                status: EvaluatorStatus = "no_score"
+            elif head_score < threshold or (shared.head is not None and shared.head < threshold):
+                status = "below_threshold"
+            elif comparable and delta is not None and delta < -max_drop - 1e-9:
+                if change is not None and change.resolved_drop:
+                    status = "regressed"
+                else:
+                    status = "inconclusive"
+                    sd = change.sd if change is not None else 0.0
+                    to_resolve = cases_to_resolve(
+                        sd, max_drop=max_drop, confidence=rules.confidence
+                    )
+                    notices.append(_inconclusive_notice(name, shared, change, to_resolve, rules))
+            else:
+                status = "pass"
+            passed = status == "pass" or (
+                status == "inconclusive" and rules.on_inconclusive == "pass"
+            )
+            decisions[name] = EvaluatorDecision(
+                head=head_score,
+                baseline=shared.baseline,
+                delta=delta,
+                threshold=threshold,
+                max_drop=max_drop,
+                status=status,
+                passed=passed,
+                errors=summary.errors,
+                shared_cases=shared.cases if baseline is not None else None,
+                head_shared=shared.head,
+                interval=None if change is None else (round(change.low, 6), round(change.high, 6)),
+                confidence=None if change is None else rules.confidence,
+                cases_to_resolve=to_resolve,
+            )
+        if edited:
+            notices.append(
+                "This PR changes thresholds (" + "; ".join(edited) + "); until it is merged and "
+                "the baseline updated, the stricter of the two applies."
+            )
+        missing = sorted(set(baseline.thresholds) - set(decisions)) if baseline is not None else []
+        for name in missing:
+            assert baseline is not None  # missing is empty without one
+            decisions[name] = EvaluatorDecision(
+                head=None,
+                baseline=baseline.score(name),
+                delta=None,
+                threshold=baseline.thresholds[name],
+                max_drop=rules.drop_for(name),
+                status="no_score",
+                passed=False,
+                turned_off=True,
+            )
+        if missing:
+            notices.append(
+                f"This run has no {', '.join(missing)} score, which the baseline has: a PR cannot "
+                "turn an evaluator off until it is merged and the baseline updated."
+            )
+        return decisions
+
+
+def _worst(
+    regressed: list[tuple[float, RegressedCase]], limit: int
+) -> list[tuple[float, RegressedCase]]:
+    """The ``limit`` largest drops, largest first."""
+    regressed.sort(key=lambda item: (-item[0], item[1].case_id, item[1].evaluator))
+    return regressed[:limit]
 
 
 def _against_baseline(
-    head: RunReport, baseline: Baseline | None, rules: GateRules, notices: list[str]
+    head: ReportHead, baseline: Baseline | None, rules: GateRules, notices: list[str]
 ) -> tuple[GateRules, bool]:
     """The rules in force (no looser than the baseline's) and whether drops can count."""
     if baseline is None:
         notices.append(
             "No baseline yet: only thresholds apply, and no hallucinated claim counts as new. "
             "Record one on the main branch with the action's mode: update-baseline, or with "
-            "ragaliq run -o report.json and then ragaliq baseline update --report report.json."
+            "ragaliq baseline record."
         )
         return rules, False
     if baseline.policy is not None:
@@ -253,86 +427,6 @@ def _against_baseline(
     return rules, not differences
 
 
-def _decide_evaluators(
-    head: RunReport,
-    baseline: Baseline | None,
-    rules: GateRules,
-    comparable: bool,
-    notices: list[str],
-) -> dict[str, EvaluatorDecision]:
-    decisions: dict[str, EvaluatorDecision] = {}
-    edited: list[str] = []
-    for name, summary in head.summary.evaluators.items():
-        threshold = summary.threshold
-        shared = _SharedScores()
-        if baseline is not None:
-            recorded = baseline.thresholds.get(name)
-            if recorded is not None and recorded != threshold:
-                edited.append(f"{name} {recorded:g} → {threshold:g}")
-                threshold = max(threshold, recorded)  # a PR cannot lower its own bar
-            shared = _shared_scores(head, baseline.report, name)
-        max_drop = rules.drop_for(name)
-        head_score = summary.score
-        delta = shared.delta
-        change = paired_delta(shared.deltas, confidence=rules.confidence) if comparable else None
-        to_resolve = None
-        if head_score is None:
-            status: EvaluatorStatus = "no_score"
-        elif head_score < threshold or (shared.head is not None and shared.head < threshold):
-            status = "below_threshold"
-        elif comparable and delta is not None and delta < -max_drop - 1e-9:
-            if change is not None and change.resolved_drop:
-                status = "regressed"
-            else:
-                status = "inconclusive"
-                sd = change.sd if change is not None else 0.0
-                to_resolve = cases_to_resolve(sd, max_drop=max_drop, confidence=rules.confidence)
-                notices.append(_inconclusive_notice(name, shared, change, to_resolve, rules))
-        else:
-            status = "pass"
-        passed = status == "pass" or (status == "inconclusive" and rules.on_inconclusive == "pass")
-        decisions[name] = EvaluatorDecision(
-            head=head_score,
-            baseline=shared.baseline,
-            delta=delta,
-            threshold=threshold,
-            max_drop=max_drop,
-            status=status,
-            passed=passed,
-            errors=summary.errors,
-            shared_cases=shared.cases if baseline is not None else None,
-            head_shared=shared.head,
-            interval=None if change is None else (round(change.low, 6), round(change.high, 6)),
-            confidence=None if change is None else rules.confidence,
-            cases_to_resolve=to_resolve,
-        )
-    if edited:
-        notices.append(
-            "This PR changes thresholds (" + "; ".join(edited) + "); until it is merged and "
-            "the baseline updated, the stricter of the two applies."
-        )
-    missing = sorted(set(baseline.thresholds) - set(decisions)) if baseline is not None else []
-    for name in missing:
-        assert baseline is not None  # missing is empty without one
-        base_summary = baseline.report.summary.evaluators.get(name)
-        decisions[name] = EvaluatorDecision(
-            head=None,
-            baseline=base_summary.score if base_summary else None,
-            delta=None,
-            threshold=baseline.thresholds[name],
-            max_drop=rules.drop_for(name),
-            status="no_score",
-            passed=False,
-            turned_off=True,
-        )
-    if missing:
-        notices.append(
-            f"This run has no {', '.join(missing)} score, which the baseline has: a PR cannot "
-            "turn an evaluator off until it is merged and the baseline updated."
-        )
-    return decisions
-
-
 class _SharedScores(NamedTuple):
     """One evaluator's means over the cases both runs scored, and the per-case changes."""
 
@@ -340,6 +434,18 @@ class _SharedScores(NamedTuple):
     head: float | None = None
     cases: int = 0
     deltas: tuple[float, ...] = ()
+
+    @classmethod
+    def of(cls, shared: _Shared | None) -> _SharedScores:
+        if shared is None or not shared.deltas:
+            return cls()
+        count = len(shared.deltas)
+        return cls(
+            baseline=round(shared.base_sum / count, 6),
+            head=round(shared.head_sum / count, 6),
+            cases=count,
+            deltas=tuple(shared.deltas),
+        )
 
     @property
     def delta(self) -> float | None:
@@ -372,61 +478,6 @@ def _inconclusive_notice(
     )
 
 
-def _scores(report: RunReport, name: str) -> dict[str, float]:
-    """Each judged case's score for one evaluator, by case id."""
-    return {
-        case.id: result.score
-        for case in report.cases
-        if case.status == "ok"
-        and (result := case.results.get(name)) is not None
-        and result.status == "ok"
-        and result.score is not None
-    }
-
-
-def _shared_scores(head: RunReport, baseline: RunReport, name: str) -> _SharedScores:
-    """The means of both runs over the cases both scored: a paired comparison."""
-    now, before = _scores(head, name), _scores(baseline, name)
-    shared = sorted(now.keys() & before.keys())
-    if not shared:
-        return _SharedScores()
-    return _SharedScores(
-        baseline=round(sum(before[i] for i in shared) / len(shared), 6),
-        head=round(sum(now[i] for i in shared) / len(shared), 6),
-        cases=len(shared),
-        deltas=tuple(now[i] - before[i] for i in shared),
-    )
-
-
-def _regressed_cases(
-    head: RunReport, baseline: RunReport, rules: GateRules, evaluators: list[str]
-) -> list[RegressedCase]:
-    head_cases = {c.id: c for c in head.cases}
-    base_cases = {c.id: c for c in baseline.cases}
-    out: list[tuple[float, RegressedCase]] = []
-    for case_id, case in head_cases.items():
-        before = base_cases.get(case_id)
-        if before is None or before.status != "ok":
-            continue
-        for name in evaluators:
-            old = before.results.get(name)
-            new = case.results.get(name)
-            if old is None or old.score is None or new is None:
-                continue
-            drop = old.score - (new.score if new.score is not None else 0.0)
-            if new.score is None or drop > rules.drop_for(name) + 1e-9:
-                regressed = RegressedCase(
-                    case_id=case_id,
-                    query=case.query,
-                    evaluator=name,
-                    baseline=old.score,
-                    head=new.score,
-                )
-                out.append((drop, regressed))
-    out.sort(key=lambda item: (-item[0], item[1].case_id, item[1].evaluator))
-    return [r for _, r in out]
-
-
 def _failure_line(name: str, decision: EvaluatorDecision) -> str:
     if decision.turned_off:
         return f"{name}: turned off, but the baseline has it"
@@ -455,6 +506,6 @@ def _failure_line(name: str, decision: EvaluatorDecision) -> str:
     )
 
 
-def _few(ids: tuple[str, ...], limit: int = 5) -> str:
+def _few(ids: list[str] | tuple[str, ...], total: int, limit: int = 5) -> str:
     shown = ", ".join(ids[:limit])
-    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+    return shown + (f" and {total - limit} more" if total > limit else "")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragaliq.baseline import Provenance
 from ragaliq.models import SCHEMA_VERSION, JudgeInfo, Usage
 
 __all__ = [
+    "MAX_LISTED",
     "CaseFailure",
     "ClaimChange",
     "EvaluatorDecision",
@@ -18,6 +19,10 @@ __all__ = [
     "IrrelevantChunk",
     "RegressedCase",
 ]
+
+
+MAX_LISTED = 1000
+"""Entries each list of a decision keeps; the rest are counted in ``omitted``."""
 
 
 class _Model(BaseModel):
@@ -123,6 +128,8 @@ class GateDecision(_Model):
     errors: tuple[CaseFailure, ...] = ()
     added_cases: tuple[str, ...] = ()
     removed_cases: tuple[str, ...] = ()
+    omitted: dict[str, int] = Field(default_factory=dict)
+    """Per list above, how many entries past :data:`MAX_LISTED` were left out of it."""
     notices: tuple[str, ...] = ()
     cases: int
     usage: Usage
@@ -139,6 +146,12 @@ class GateDecision(_Model):
                 "again with this version of RagaliQ Gate"
             )
         return value
+
+    def count(self, listed: str) -> int:
+        """How many entries a list of this decision has in all, those left out included."""
+        entries = getattr(self, listed)
+        assert isinstance(entries, tuple)
+        return len(entries) + self.omitted.get(listed, 0)
 
     @property
     def scores(self) -> dict[str, float | None]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from ragaliq.gate import GateDecision
-from ragaliq.models import Preflight, RunReport, Usage
+from ragaliq.models import CaseResult, Preflight, ReportHead, RunReport, Usage
 from ragaliq.report._format import plural, verdict_label
 from ragaliq.text.plain import one_line
 
@@ -30,32 +30,43 @@ def format_usage(usage: Usage) -> str:
     return " · ".join(parts)
 
 
-def format_run_table(report: RunReport) -> str:
-    """Evaluator, score, threshold, pass rate and status, one row each, with a header line."""
+def format_run_table(
+    report: RunReport | ReportHead, *, errored: Sequence[CaseResult] | None = None
+) -> str:
+    """Evaluator, score, threshold, pass rate and status, one row each, with a header line.
+
+    ``errored``: the first cases that failed to judge (taken from ``report`` when it holds its
+    cases); ``report.summary.errors`` counts them all.
+    """
+    if errored is None:
+        errored = (
+            [c for c in report.cases if c.status == "error"][:5]
+            if isinstance(report, RunReport)
+            else []
+        )
     judge = report.judge
     kind = (
         "heuristic, not a language model" if judge.heuristic else f"prompt {judge.prompt_version}"
     )
     lines = [
-        f"{report.summary.cases} cases · {report.summary.errors} errors · "
+        f"{plural(report.summary.cases, 'case')} · {plural(report.summary.errors, 'error')} · "
         f"judge: {one_line(judge.provider)}/{one_line(judge.model)} ({one_line(kind)})",
         "",
-        f"{'evaluator':<15} {'score':>6} {'threshold':>10} {'pass rate':>10}  status",
+        f"{'evaluator':<17} {'score':>6} {'threshold':>10} {'pass rate':>10}  status",
     ]
     for name, summary in report.summary.evaluators.items():
         status = "error" if summary.score is None else "pass" if summary.passed else "FAIL"
         if summary.errors:
-            status += f" ({summary.errors} errors)"
+            status += f" ({plural(summary.errors, 'error')})"
         lines.append(
-            f"{name:<15} {_num(summary.score):>6} {summary.threshold:>10.2f} "
+            f"{name:<17} {_num(summary.score):>6} {summary.threshold:>10.2f} "
             f"{_num(summary.pass_rate, '.0%'):>10}  {status}"
         )
     lines += ["", f"usage: {format_usage(report.usage)}"]
-    errored = [c for c in report.cases if c.status == "error"]
     for case in errored[:5]:
         lines.append(f"error in case {one_line(case.id)}: {one_line(case.error)}")
-    if len(errored) > 5:
-        lines.append(f"... and {len(errored) - 5} more case errors (see the report)")
+    if report.summary.errors > 5:
+        lines.append(f"... and {report.summary.errors - 5} more case errors (see the report)")
     if report.stopped_early:
         lines.append(f"stopped early: {one_line(report.stopped_early)}")
     return "\n".join(lines)

@@ -30,7 +30,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ragaliq.errors import RagaliqError, TemplateError
 from ragaliq.gate import ClaimChange, GateDecision
-from ragaliq.models import CaseResult, RunReport
+from ragaliq.models import CaseResult, ReportHead, RunReport
 from ragaliq.report._format import delta, interval, pct, plural, score, usd, verdict_label
 from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.console import format_usage
@@ -43,8 +43,10 @@ __all__ = [
     "COMMENT_TEMPLATE",
     "MAX_VALUE_CHARS",
     "PROTECTED_BLOCKS",
+    "SUMMARY_CASES",
     "SUMMARY_LIMIT",
     "SUMMARY_TEMPLATE",
+    "CaseDigest",
     "CaseGroup",
     "UserTemplate",
     "escape_markdown",
@@ -491,7 +493,7 @@ def _fit(
     )
 
 
-def _limits(decision: GateDecision, report: RunReport | None = None) -> _Limits:
+def _limits(decision: GateDecision, cases: int = 0) -> _Limits:
     return {
         "detail": True,
         "new": len(decision.hallucinations if decision.first_run else decision.new_hallucinations),
@@ -504,7 +506,7 @@ def _limits(decision: GateDecision, report: RunReport | None = None) -> _Limits:
         "added": len(decision.added_cases),
         "removed": len(decision.removed_cases),
         "notices": len(decision.notices),
-        "cases": len(report.cases) if report is not None else 0,
+        "cases": cases,
     }
 
 
@@ -622,6 +624,10 @@ def render_status(*, title: str, reason: str, comment_id: str = "default") -> st
     )
 
 
+SUMMARY_CASES = 1000
+"""Cases the job summary's per-case table can show, errors and failures first."""
+
+
 def _case_rank(case: CaseResult) -> int:
     if case.status == "error":
         return 0
@@ -630,10 +636,35 @@ def _case_rank(case: CaseResult) -> int:
     return 2 if case.status == "ok" else 3
 
 
+class CaseDigest:
+    """The cases the job summary shows, kept as a run goes: errors and failures first.
+
+    Holds at most :data:`SUMMARY_CASES` cases of each rank, however long the run.
+    """
+
+    def __init__(self, limit: int = SUMMARY_CASES) -> None:
+        self.limit = limit
+        self.total = 0
+        self._ranked: tuple[list[CaseResult], ...] = ([], [], [], [])
+
+    def add(self, case: CaseResult) -> None:
+        """Count one case, keeping it if it is among the first of its rank."""
+        self.total += 1
+        kept = self._ranked[_case_rank(case)]
+        if len(kept) < self.limit:
+            kept.append(case)
+
+    @property
+    def cases(self) -> list[CaseResult]:
+        """The cases kept, errors and failures first, at most ``limit`` in all."""
+        return [case for kept in self._ranked for case in kept][: self.limit]
+
+
 def render_summary(
     decision: GateDecision,
     *,
-    report: RunReport,
+    report: RunReport | ReportHead,
+    cases: CaseDigest | None = None,
     template: UserTemplate | None = None,
     limit: int = SUMMARY_LIMIT,
 ) -> str:
@@ -641,7 +672,9 @@ def render_summary(
 
     Args:
         decision: The gate decision to show.
-        report: The head run, for the per-case table (errors and failing cases first).
+        report: The head run.
+        cases: The cases for the per-case table, kept as the run went; taken from ``report``
+            when it holds its cases.
         template: A user template to render instead of ``summary.md.j2``; it may extend it.
         limit: The most UTF-8 bytes the summary may take.
 
@@ -654,11 +687,16 @@ def render_summary(
     """
     loaded = _load(template, SUMMARY_TEMPLATE)
     context = _context(decision, where="the JSON report (`ragaliq run -o report.json`)", clip=2000)
+    if cases is None:
+        cases = CaseDigest()
+        for case in report.cases if isinstance(report, RunReport) else ():
+            cases.add(case)
     context.update(
         marker="",
         details_url=None,
-        report=report,
-        cases=sorted(report.cases, key=_case_rank),
+        report=report.head if isinstance(report, RunReport) else report,
+        cases=cases.cases,
+        case_total=cases.total,
         evaluator_names=list(report.summary.evaluators),
     )
 
@@ -668,7 +706,7 @@ def render_summary(
 
     return _fit(
         render,
-        limits=_limits(decision, report),
+        limits=_limits(decision, len(cases.cases)),
         steps=_SUMMARY_STEPS,
         size=lambda text: len(text.encode("utf-8")),
         limit=limit,

@@ -14,7 +14,7 @@ from ragaliq.baseline import (
 )
 from ragaliq.errors import BaselineError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
-from ragaliq.gate import GateRules, compare
+from ragaliq.gate import Comparison, GateRules, compare
 from ragaliq.models import Verdict
 from ragaliq.runner import run_suite
 from ragaliq.text.matching import same_claim, unmatched
@@ -287,7 +287,8 @@ async def test_a_run_with_errors_is_refused_as_baseline_unless_allowed():
     report = await report_of({"a": [S, S, S], "b": [S]}, fail={"b": JudgeError("x")})
     with pytest.raises(BaselineError, match="--allow-errors"):
         record_baseline(report)
-    assert record_baseline(report, allow_errors=True).report.summary.errors == 1
+    recorded = record_baseline(report, allow_errors=True)
+    assert [c.status for c in recorded.case_index] == ["ok", "error"]
 
 
 @pytest.mark.parametrize(
@@ -295,7 +296,7 @@ async def test_a_run_with_errors_is_refused_as_baseline_unless_allowed():
     [
         ("{not json", "not valid JSON"),
         ('{"hello": 1}', "not a RagaliQ baseline"),
-        ('{"schema_version": 99}', "schema_version 99 is not the supported 1"),
+        ('{"schema_version": 99}', "schema_version 99 is not one this version reads (1 or 2)"),
         ('{"schema_version": 1, "report": {}}', "corrupt baseline"),
     ],
 )
@@ -303,7 +304,7 @@ def test_bad_baselines_say_how_to_regenerate(text, phrase):
     with pytest.raises(BaselineError) as info:
         parse_baseline(text, source="b.json")
     assert phrase in str(info.value)
-    assert "ragaliq baseline update" in str(info.value)
+    assert "ragaliq baseline record" in str(info.value)
 
 
 async def test_decision_serialises():
@@ -429,3 +430,42 @@ async def test_a_lost_needed_fact_and_irrelevant_chunks_are_listed_in_the_commen
         "🔎 Retrieval: 1 needed fact lost since the baseline · 1 chunk judged irrelevant" in comment
     )
     assert "Refunds go to the card. (now not in the context)" in comment
+
+
+async def test_a_baseline_of_the_earlier_layout_reads_as_the_same_index(tmp_path):
+    report = await report_of({"a": [S, N, S], "b": [S, S, S]})
+    recorded = record_baseline(report, commit="abc123")
+    old = {
+        **recorded.model_dump(mode="json", exclude={"case_index", "case_count"}),
+        "schema_version": 1,
+        "report": json.loads(report.model_dump_json()),
+    }
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old, indent=2), encoding="utf-8")
+    assert load_baseline(path) == recorded
+    assert [c.id for c in recorded.case_index] == ["a", "b"]
+    assert [h.text for h in recorded.by_id["a"].hallucinated] == [CLAIMS[1]]
+
+
+async def test_a_baseline_cut_short_is_refused(tmp_path):
+    report = await report_of({"a": [S, S, S], "b": [S, S, S], "c": [S, S, S]})
+    path = tmp_path / "baseline.json"
+    save_baseline(record_baseline(report), path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join([*lines[:2], *lines[3:]]) + "\n", encoding="utf-8")
+    with pytest.raises(BaselineError, match="holds 2 cases where its header says 3"):
+        load_baseline(path)
+
+
+async def test_long_lists_keep_their_first_entries_and_count_the_rest():
+    head = await report_of({f"c{i}": [S, N, S] for i in range(5)})
+    comparison = Comparison(None, rules=GateRules(), listed=2)
+    for case in head.cases:
+        comparison.add(case)
+    decision = comparison.decide(head.head)
+    assert [c.case_id for c in decision.hallucinations] == ["c0", "c1"]
+    assert decision.omitted == {"hallucinations": 3}
+    assert decision.count("hallucinations") == 5
+    assert decision == compare(head, None, rules=GateRules()).model_copy(
+        update={"hallucinations": decision.hallucinations, "omitted": decision.omitted}
+    )
