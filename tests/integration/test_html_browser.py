@@ -1,62 +1,55 @@
 """The HTML report in a real headless browser: it paints, its script runs, its filters work.
 
-Needs Chromium (Debian: ``apt-get install chromium``) at /usr/bin/chromium, or ``chromium``,
-``chromium-browser`` or ``google-chrome`` on PATH; skipped only when there is none.
+Driven over the DevTools protocol (tests/integration/chromium.py). Needs Chromium (Debian:
+``apt-get install chromium``) at /usr/bin/chromium, or ``chromium``, ``chromium-browser`` or
+``google-chrome`` on PATH; skipped only when there is none.
 """
 
 from __future__ import annotations
 
-import os
+import json
 import re
-import shutil
 import struct
-import subprocess
 import zlib
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 import pytest
 
 from ragaliq.baseline import record_baseline
 from ragaliq.dataset import load_dataset
 from ragaliq.gate import GateDecision, GateRules, compare
-from ragaliq.models import RunReport, TestCase
+from ragaliq.models import CaseResult, RunReport, TestCase
 from ragaliq.report.html import render_html_report
+from tests.integration.chromium import Browser, find_browser
 from tests.unit.report.test_html_report import (
+    ESCAPE,
     HOSTILE_CASE,
     QUICKSTART,
     SCRIPT,
-    Node,
+    Data,
     judge,
-    parse,
+    read_data,
     seeded,
 )
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-WIDTH, HEIGHT = 1280, 2000
-TIMEOUT = 240  # seconds per browser run; generous for slow CI machines, never asserted on
-
-
-def find_browser() -> str | None:
-    if os.access("/usr/bin/chromium", os.X_OK):
-        return "/usr/bin/chromium"
-    for name in BROWSERS:
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
+TITLE = "Browser test"
 
 
 @pytest.fixture(scope="module")
-def browser() -> str:
+def chromium() -> Iterator[Browser]:
     found = find_browser()
     if found is None:
         pytest.skip(
             "no headless browser found: install Chromium (Debian: apt-get install chromium) "
             "or put chromium-browser or google-chrome on PATH"
         )
-    return found
+    with Browser(found, width=1280, height=1000) as browser:
+        yield browser
 
 
 @dataclass(frozen=True)
@@ -65,56 +58,118 @@ class Page:
     html: str
     head: RunReport
     decision: GateDecision
+    cases: list[TestCase]
+    data: Data
+
+    @property
+    def url(self) -> str:
+        return self.path.as_uri()
+
+
+def write_page(path: Path, head: RunReport, decision: GateDecision, cases: list[TestCase]) -> Page:
+    html = render_html_report(head, decision=decision, cases=cases, title=TITLE)
+    path.write_text(html, encoding="utf-8")
+    return Page(path, html, head, decision, cases, read_data(html))
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Page:
+def runs() -> tuple[list[TestCase], RunReport, list[TestCase], RunReport]:
     base_cases = load_dataset(QUICKSTART)
     head_cases: list[TestCase] = [*seeded(base_cases), HOSTILE_CASE]
-    base, head = judge(base_cases), judge(head_cases)
+    return base_cases, judge(base_cases), head_cases, judge(head_cases)
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory, runs) -> Page:
+    _, base, head_cases, head = runs
     decision = compare(head, record_baseline(base), rules=GateRules())
-    html = render_html_report(head, decision=decision, cases=head_cases, title="Browser test")
-    path = tmp_path_factory.mktemp("html") / "report.html"
-    path.write_text(html, encoding="utf-8")
-    return Page(path, html, head, decision)
+    return write_page(tmp_path_factory.mktemp("html") / "report.html", head, decision, head_cases)
 
 
-def run_browser(
-    browser: str, workdir: Path, *args: str, url: str
-) -> subprocess.CompletedProcess[str]:
-    profile = workdir / "profile"
-    command = [
-        browser,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--hide-scrollbars",
-        "--force-device-scale-factor=1",
-        "--enable-logging=stderr",
-        "--v=0",
-        f"--user-data-dir={profile}",
-        *args,
-        url,
-    ]
-    env = {**os.environ, "HOME": str(workdir)}
-    return subprocess.run(
-        command, capture_output=True, text=True, timeout=TIMEOUT, check=False, env=env
-    )
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory, runs) -> Page:
+    """130 cases: three pages of cases."""
+    _, base, head_cases, head = runs
+    by_id = {c.id: c for c in head_cases}
+    results: list[CaseResult] = []
+    cases: list[TestCase] = []
+    for n in range(130):
+        result = head.cases[n % len(head.cases)]
+        new_id = f"{n:03d}-{result.id}"
+        results.append(result.model_copy(update={"id": new_id}))
+        cases.append(by_id[result.id].model_copy(update={"id": new_id}))
+    report = head.model_copy(update={"cases": tuple(results)})
+    decision = compare(report, record_baseline(base), rules=GateRules())
+    return write_page(tmp_path_factory.mktemp("html") / "big.html", report, decision, cases)
 
 
-def console_problems(stderr: str) -> list[str]:
+def element_id(case_id: str) -> str:
+    """The id of a case's element, as the script writes it (with encodeURIComponent)."""
+    return "case=" + quote(case_id, safe="-_.!~*'()")
+
+
+def find_case(case_id: str) -> str:
+    return f"document.getElementById({json.dumps(element_id(case_id))})"
+
+
+def console_problems(browser: Browser) -> list[str]:
     """Console lines that mean the page's script failed or the CSP blocked something."""
     return [
         line
-        for line in stderr.splitlines()
-        if "CONSOLE" in line
-        and re.search(r"Uncaught|Content Security Policy|Refused to|Failed to load", line)
+        for line in browser.console
+        if re.search(r"^(error|exception|warning)|Content Security Policy|Refused to", line)
     ]
+
+
+def shown_ids(browser: Browser) -> list[str]:
+    return browser.evaluate(
+        "Array.from(document.querySelectorAll('#case-list > details.case'))"
+        ".map(function (d) { return d.dataset.caseId; })"
+    )
+
+
+TYPE = r"""
+new Promise(function (done) {
+  var box = document.getElementById("f-search");
+  box.value = %s;
+  box.dispatchEvent(new Event("input", { bubbles: true }));
+  var want = box.value.trim().toLowerCase().split(/\s+/).join(" ");
+  (function look() {
+    if (document.body.dataset.query === want) {
+      requestAnimationFrame(function () { done(true); });
+    } else { setTimeout(look, 5); }
+  })();
+})
+"""
+
+
+def type_query(browser: Browser, text: str) -> None:
+    browser.evaluate(TYPE % json.dumps(text))
+
+
+def settle(browser: Browser) -> None:
+    """Wait for what a click or a hash change scheduled."""
+    browser.evaluate(
+        "new Promise(function (done) { setTimeout(function () {"
+        " requestAnimationFrame(function () { done(true); }); }, 20); })"
+    )
+
+
+def order(data: Data) -> list[str]:
+    """The case ids as the page lists them: problems first, then in the report's order."""
+    ranked = sorted(enumerate(data.cases), key=lambda item: (item[1]["r"], item[0]))
+    return [record["i"] for _, record in ranked]
+
+
+def haystack(data: Data, record: dict[str, Any]) -> str:
+    """What the page's search looks through for a case, lower-cased."""
+    parts = [record["i"], record["q"], data.text(record.get("x")) or ""]
+    parts += [record.get("p", ""), record.get("a", ""), *record.get("t", [])]
+    for claim in data.verdicts(record) + data.verdicts(record, "f"):
+        parts += [claim["text"], claim["evidence"] or "", claim["reason"]]
+    parts += [data.text(k[1]) or "" for k in record.get("k", [])]
+    parts += [r["reasoning"] for r in data.results(record).values()]
+    return "\n".join(parts).lower()
 
 
 # --- PNG, decoded with the standard library ----------------------------------------------------
@@ -209,22 +264,19 @@ def near(counts: Counter[tuple[int, int, int]], target: tuple[int, int, int], to
 # --- the tests ---------------------------------------------------------------------------------
 
 
-def test_screenshot_paints_the_report(browser: str, page: Page, tmp_path: Path):
-    shot = tmp_path / "shot.png"
-    result = run_browser(
-        browser,
-        tmp_path,
-        f"--window-size={WIDTH},{HEIGHT}",
-        "--virtual-time-budget=2000",
-        f"--screenshot={shot}",
-        url=page.path.as_uri(),
-    )
-    assert shot.is_file(), f"no screenshot (exit {result.returncode}):\n{result.stderr[-3000:]}"
+def test_screenshot_paints_the_report(chromium: Browser, page: Page, tmp_path: Path):
+    chromium.resize(1280, 3000)
+    try:
+        chromium.open(page.url)
+        shot = tmp_path / "shot.png"
+        chromium.screenshot(shot)
+    finally:
+        chromium.resize(1280, 1000)
     data = shot.read_bytes()
     assert data[:8] == PNG_SIGNATURE
     assert len(data) > 50_000, f"{len(data)} bytes: a blank page is a few kB"
     width, height, rows, bpp = decode_png(data)
-    assert (width, height) == (WIDTH, HEIGHT)
+    assert (width, height) == (1280, 3000)
     counts = colours(rows, bpp)
     assert len(counts) > 100, "the screenshot is (almost) one colour"
     assert counts.most_common(1)[0][1] < 0.9 * width * height
@@ -234,13 +286,7 @@ def test_screenshot_paints_the_report(browser: str, page: Page, tmp_path: Path):
         near(counts, css_colour(page.html, name)) for name in ("--con-bg", "--nei-bg", "--par-bg")
     )
     assert problem > 500
-    assert console_problems(result.stderr) == []
-
-
-def visible_cases(dom_html: str) -> tuple[Node, list[Node], list[Node]]:
-    dom = parse(dom_html).root
-    cases = dom.find_all("details", cls="case")
-    return dom, [c for c in cases if "hidden" not in c.attrs], cases
+    assert console_problems(chromium) == []
 
 
 @pytest.mark.parametrize(
@@ -252,48 +298,213 @@ def visible_cases(dom_html: str) -> tuple[Node, list[Node], list[Node]]:
             "?evaluator=failing:hallucination",
             lambda case: case.results["hallucination"].passed is False,
         ),
+        (
+            "?verdict=CONTRADICTED",
+            lambda case: any(c.verdict == "CONTRADICTED" for c in case.claims),
+        ),
         ("?new=1", None),
     ],
-    ids=["no-filter", "unsupported", "failing-hallucination", "new-only"],
+    ids=["no-filter", "unsupported", "failing-hallucination", "contradicted", "new-only"],
 )
-def test_script_runs_and_filters(browser: str, page: Page, tmp_path: Path, query: str, keep):
-    result = run_browser(
-        browser,
-        tmp_path,
-        "--virtual-time-budget=2000",
-        "--dump-dom",
-        url=page.path.as_uri() + query,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert console_problems(result.stderr) == []
-    dom, shown, cases = visible_cases(result.stdout)
-    assert dom.find("body").attrs.get("data-ready") == "true", "the page's script did not finish"
-    assert "hidden" not in dom.find(cls="filters").attrs
-    assert len(dom.find_all("script")) == 1
-    assert any(SCRIPT in node.text() for node in dom.find_all(cls="case-query"))
-    assert len(cases) == len(page.head.cases)
-
+def test_script_runs_and_filters(chromium: Browser, page: Page, query: str, keep):
+    chromium.open(page.url + query)
+    assert console_problems(chromium) == []
+    assert chromium.evaluate("document.querySelector('.filters').hidden") is False
     if keep is None:
         expected = {c.case_id for c in page.decision.new_hallucinations}
     else:
         expected = {c.id for c in page.head.cases if keep(c)}
-    assert {c.attrs["data-case-id"] for c in shown} == expected
-    assert dom.find(id="f-shown").text() == f"Showing {len(expected)} of {len(cases)} cases"
-    assert ("hidden" in dom.find(id="f-empty").attrs) == bool(expected)
-
-
-def test_hidden_verdicts_are_unhighlighted(browser: str, page: Page, tmp_path: Path):
-    result = run_browser(
-        browser,
-        tmp_path,
-        "--virtual-time-budget=2000",
-        "--dump-dom",
-        url=page.path.as_uri() + "?hide=SUPPORTED,NOT_ENOUGH_INFO",
+    shown = shown_ids(chromium)
+    assert set(shown) == expected and len(shown) == len(expected)
+    assert shown == [i for i in order(page.data) if i in expected]
+    total = len(page.head.cases)
+    assert chromium.evaluate("document.getElementById('f-shown').textContent") == (
+        f"Showing {len(expected)} of {total} cases"
     )
-    dom, _, _ = visible_cases(result.stdout)
-    body = dom.find("body")
-    assert {"hide-SUPPORTED", "hide-NOT_ENOUGH_INFO"} <= body.classes
-    assert "hide-CONTRADICTED" not in body.classes
-    toggles = [n for n in dom.find_all("input") if "data-toggle-verdict" in n.attrs]
-    assert len(toggles) == 4
-    assert all("hidden" not in n.attrs for n in toggles)
+    assert chromium.evaluate("document.getElementById('f-empty').hidden") == bool(expected)
+    # the totals gathered while writing are filled in
+    claims = sum(len(c.claims) for c in page.head.cases)
+    assert chromium.evaluate("document.querySelector('[data-total=claims]').textContent") == (
+        f", {claims} claims"
+    )
+
+
+def test_filters_change_without_reloading(chromium: Browser, page: Page):
+    chromium.open(page.url)
+    chromium.evaluate(
+        "(function () { var s = document.getElementById('f-evaluator');"
+        " s.value = 'failing:faithfulness'; s.dispatchEvent(new Event('change')); })()"
+    )
+    settle(chromium)
+    expected = [
+        i
+        for i in order(page.data)
+        if page.data.results(page.data.record(i))["faithfulness"]["passed"] is False
+    ]
+    assert shown_ids(chromium) == expected
+    assert "evaluator=failing%3Afaithfulness" in chromium.evaluate("location.search")
+
+
+def test_hidden_verdicts_are_unhighlighted(chromium: Browser, page: Page):
+    chromium.open(page.url + "?hide=SUPPORTED,NOT_ENOUGH_INFO")
+    classes = set(chromium.evaluate("document.body.className").split())
+    assert {"hide-SUPPORTED", "hide-NOT_ENOUGH_INFO"} <= classes
+    assert "hide-CONTRADICTED" not in classes
+    toggles = chromium.evaluate(
+        "Array.from(document.querySelectorAll('input[data-toggle-verdict]'))"
+        ".map(function (b) { return [b.dataset.toggleVerdict, b.checked, b.hidden]; })"
+    )
+    assert sorted(toggles) == sorted(
+        [
+            ["SUPPORTED", False, False],
+            ["NOT_ENOUGH_INFO", False, False],
+            ["PARTIALLY_SUPPORTED", True, False],
+            ["CONTRADICTED", True, False],
+        ]
+    )
+    displays = chromium.evaluate(
+        "Array.from(document.querySelectorAll('ol.claims > li'))"
+        ".map(function (li) { return [li.dataset.verdict, getComputedStyle(li).display]; })"
+    )
+    assert displays and all(
+        (display == "none") == (verdict in {"SUPPORTED", "NOT_ENOUGH_INFO"})
+        for verdict, display in displays
+    )
+
+
+def test_search_runs_over_the_data(chromium: Browser, page: Page):
+    chromium.open(page.url)
+    # evidence of a case the page shows closed: its claims are not in the DOM, only in the data
+    closed = next(r for r in page.data.cases if r["r"] >= 4 and r.get("c"))
+    claim = page.data.verdicts(closed)[0]
+    quote_text = (claim["evidence"] or claim["text"])[:40]
+    assert chromium.evaluate(f"{find_case(closed['i'])}.querySelector('.case-body')") is None
+    for query in (quote_text, "TRASH restore", "refund 14 days", "no such words anywhere"):
+        type_query(chromium, query)
+        terms = query.lower().split()
+        expected = [
+            i
+            for i in order(page.data)
+            if all(t in haystack(page.data, page.data.record(i)) for t in terms)
+        ]
+        assert shown_ids(chromium) == expected, query
+        assert chromium.evaluate("document.getElementById('f-empty').hidden") == bool(expected)
+        if query == quote_text:
+            assert closed["i"] in expected
+    assert "q=no+such+words+anywhere" in chromium.evaluate("location.search")
+    type_query(chromium, "")
+    assert shown_ids(chromium) == order(page.data)
+    assert console_problems(chromium) == []
+
+
+def test_paging_shows_further_cases(chromium: Browser, big: Page):
+    everything = order(big.data)
+    assert len(everything) == 130
+    chromium.open(big.url)
+    assert shown_ids(chromium) == everything[:50]
+    where = "document.querySelector('#pager-top .where').textContent"
+    assert chromium.evaluate(where) == "Cases 1\u201350 of 130 \u00b7 page 1 of 3"
+    chromium.evaluate("document.querySelector('#pager-top button[data-page=next]').click()")
+    settle(chromium)
+    assert shown_ids(chromium) == everything[50:100]
+    assert "page=2" in chromium.evaluate("location.search")
+    chromium.evaluate("document.querySelector('#pager-bottom button[data-page=last]').click()")
+    settle(chromium)
+    assert shown_ids(chromium) == everything[100:]
+    assert chromium.evaluate(where) == "Cases 101\u2013130 of 130 \u00b7 page 3 of 3"
+    chromium.open(big.url + "?page=2")
+    assert shown_ids(chromium) == everything[50:100]
+    # a search resets to the first page of its results
+    type_query(chromium, "trash")
+    matching = [i for i in everything if "trash" in haystack(big.data, big.data.record(i))]
+    assert shown_ids(chromium) == matching[:50]
+    assert console_problems(chromium) == []
+
+
+def test_a_link_to_a_case_opens_it_on_its_page(chromium: Browser, big: Page):
+    everything = order(big.data)
+    target = everything[120]
+    chromium.open(big.url + "?verdict=no-claims")
+    chromium.evaluate(f"location.hash = {json.dumps('#' + element_id(target))}")
+    settle(chromium)
+    settle(chromium)
+    assert target in shown_ids(chromium)  # the filters gave way, the third page is shown
+    state = chromium.evaluate(
+        f"(function () {{ var d = {find_case(target)}; var r = d.getBoundingClientRect();"
+        " return [d.open, !!d.querySelector('.case-body'),"
+        " r.top < innerHeight && r.bottom > 0]; })()"
+    )
+    assert state == [True, True, True]
+    # a claim's mark in the response opens the claim's details
+    claim = len(big.data.record(target)["c"])
+    chromium.evaluate(
+        f"{find_case(target)}.querySelector('a.claim-mark[href$=\"claim={claim}\"]').click()"
+    )
+    settle(chromium)
+    opened = chromium.evaluate(
+        f"Array.from({find_case(target)}.querySelectorAll('details.claim'))"
+        ".map(function (d) { return d.open; })"
+    )
+    assert opened[claim - 1] is True
+    assert console_problems(chromium) == []
+
+
+def test_hostile_text_stays_inert(chromium: Browser, page: Page):
+    chromium.open(page.url + "?q=" + "xss")
+    assert shown_ids(chromium) == [HOSTILE_CASE.id]
+    assert chromium.evaluate("document.title") == TITLE
+    assert chromium.evaluate("document.querySelectorAll('img, iframe, object, embed').length") == 0
+    assert chromium.evaluate("document.querySelectorAll('script').length") == 4
+    assert list(chromium.events("Page.javascriptDialogOpening")) == []
+    case = find_case(HOSTILE_CASE.id)
+    assert chromium.evaluate(case + ".querySelector('.case-query').textContent") == (
+        HOSTILE_CASE.query
+    )
+    assert chromium.evaluate(case + ".querySelector('.case-id span').textContent") == (
+        HOSTILE_CASE.id
+    )
+    response = chromium.evaluate(
+        case + ".querySelector('.response').textContent.replace(/\\d+(?=\\s|$)/g, '')"
+    )
+    assert SCRIPT in response and "</script><script>" in response
+    assert chromium.evaluate(case + ".querySelectorAll('.response *:not(a):not(sup)').length") == 0
+    assert ESCAPE[:20] in chromium.evaluate(case + ".querySelector('.response').textContent")
+    assert console_problems(chromium) == []
+
+
+@pytest.mark.parametrize("width", [1280, 1400, 1900])
+def test_the_score_status_is_not_clipped(chromium: Browser, page: Page, tmp_path: Path, width: int):
+    evaluators = {
+        name: e.model_copy(update={"status": "regressed", "passed": False})
+        for name, e in page.decision.evaluators.items()
+    }
+    decision = page.decision.model_copy(update={"evaluators": evaluators})
+    regressed = write_page(tmp_path / "regressed.html", page.head, decision, page.cases)
+    chromium.resize(width, 1000)
+    try:
+        chromium.open(regressed.url)
+        tags = chromium.evaluate(
+            """Array.from(document.querySelectorAll('#score-table .tag')).map(function (tag) {
+              var box = tag.getBoundingClientRect();
+              var cell = tag.closest('td').getBoundingClientRect();
+              var card = tag.closest('.card').getBoundingClientRect();
+              var scroller = tag.closest('.table-scroll');
+              return {
+                text: tag.textContent,
+                fits: box.left >= cell.left - 0.5 && box.right <= cell.right + 0.5 &&
+                      box.right <= card.right - 1 && tag.scrollWidth <= tag.clientWidth + 1,
+                lines: tag.getClientRects().length,
+                scrolls: scroller.scrollWidth > scroller.clientWidth + 1
+              };
+            })"""
+        )
+    finally:
+        chromium.resize(1280, 1000)
+    assert len(tags) == len(evaluators)
+    for tag in tags:
+        assert tag == {
+            "text": "dropped from the baseline",
+            "fits": True,
+            "lines": 1,
+            "scrolls": False,
+        }

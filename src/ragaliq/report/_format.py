@@ -15,6 +15,7 @@ __all__ = [
 ]
 
 MISSING = "\N{EN DASH}"
+"""Shown for a value that does not exist (no baseline, no score)."""
 VERDICT_LABELS = {
     "SUPPORTED": "supported",
     "PARTIALLY_SUPPORTED": "partly supported",
@@ -22,7 +23,6 @@ VERDICT_LABELS = {
     "CONTRADICTED": "contradicted",
 }
 """The one label of each verdict, in every rendering: the terminal, the comment and the report."""
-"""Shown for a value that does not exist (no baseline, no score)."""
 
 
 def score(value: float | None, digits: int = 3) -> str:
