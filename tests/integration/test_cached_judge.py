@@ -6,9 +6,11 @@ import threading
 from ragaliq.errors import JudgeError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
 from ragaliq.judges.cache import TABLE, UNSIGNED_WARNING, CachedJudge
-from ragaliq.models import Usage
+from ragaliq.models import ClaimVerdict, Usage, Verdict, VerificationResult
 from ragaliq.runner import run_suite
 from tests.conftest import make_case
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.claude_sim import claude_like
 from tests.fakes.judge import FakeJudge
 
 KEY = "sk-ant-cache-signing"
@@ -204,3 +206,68 @@ async def test_a_shared_question_that_fails_is_paid_for_once(tmp_path):
     assert [c.status for c in report.cases] == ["error", "error"]
     assert inner.count("extract") == 1
     assert (report.usage.calls, report.usage.cost_usd) == (2, 0.5)
+
+
+async def test_the_key_covers_the_endpoint_and_the_platform(make_judge, fake_anthropic, tmp_path):
+    from ragaliq.config import JudgeConfig
+    from ragaliq.judges.claude import ClaudeJudge
+    from ragaliq.judges.platforms import bedrock_platform
+
+    path = tmp_path / "cache.sqlite"
+    a = CachedJudge(make_judge(), path, secret=KEY)
+    await run_suite(cases(1), judge=a, evaluators=suite())
+    await a.aclose()
+    with FakeAnthropic(claude_like()) as elsewhere:
+        config = JudgeConfig.model_validate({"structured_output": "schema"})
+        other = ClaudeJudge(config, api_key="sk-ant-test", base_url=elsewhere.base_url)
+        b = CachedJudge(other, path, secret=KEY)
+        report = await run_suite(cases(1), judge=b, evaluators=suite())
+        await b.aclose()
+    assert report.usage.calls == 3  # another endpoint: nothing answered from the cache
+    assert report.usage.cache_hits == 0
+    case = cases(1)[0]
+    env = {"AWS_ACCESS_KEY_ID": "AKIDFAKE", "AWS_SECRET_ACCESS_KEY": "s"}
+    bedrock = JudgeConfig.model_validate(
+        {"provider": "bedrock", "region": "us-east-1", "model": "claude-sonnet-5-5"}
+    )
+    keys = set()
+    for judge in (
+        make_judge(),
+        ClaudeJudge(JudgeConfig(), api_key="sk-ant-test"),  # Anthropic's own API
+        ClaudeJudge(bedrock, platform=bedrock_platform(bedrock, env)),
+    ):
+        keys.add(
+            CachedJudge(judge, tmp_path / "k.sqlite", secret=KEY).key_for("extract_claims", case)
+        )
+        await judge.aclose()
+    assert len(keys) == 3  # same model name, three endpoints: three keys
+
+
+async def test_a_cached_supported_verdict_without_its_quote_in_the_context_is_downgraded(
+    make_judge, fake_anthropic, tmp_path
+):
+    path = tmp_path / "cache.sqlite"
+    case = cases(1)[0]
+    claims = ["Annual plans can be refunded within 14 days."]
+    writer = CachedJudge(make_judge(), path, secret=KEY)
+    stored = VerificationResult(
+        verdicts=(
+            ClaimVerdict(
+                text=claims[0],
+                verdict=Verdict.SUPPORTED,
+                evidence="Refunds are granted within 90 days.",  # not in this case's context
+                reason="cached",
+                confidence=0.9,
+            ),
+        )
+    )
+    writer._put(writer.key_for("verify_claims", case, claims), stored.model_dump_json())
+    await writer.aclose()
+
+    reader = CachedJudge(make_judge(), path, secret=KEY)
+    result = await reader.verify_claims(case, claims)
+    await reader.aclose()
+    assert fake_anthropic.count() == 0  # answered from the cache...
+    (verdict,) = result.verdicts
+    assert verdict.verdict is Verdict.NOT_ENOUGH_INFO  # ...but support must be shown, not said
+    assert "unverified_evidence" in verdict.flags

@@ -145,10 +145,16 @@ class MessageBatcher:
             if self.resumed
             else ""
         )
+        unrecorded = (
+            " The judge cache is off, so the batches were not recorded: an interrupted run "
+            "could not have collected them."
+            if self.state_path is None
+            else ""
+        )
         return (
             f"Judged through the Message Batches API: {self.sent_requests} requests in "
             f"{self.sent_batches} batches, every token at half price (the usage's cost is "
-            f"the batch price){resumed}.",
+            f"the batch price){resumed}.{unrecorded}",
         )
 
     async def create(self, params: dict[str, Any]) -> Answer:
