@@ -47,6 +47,7 @@ from ragaliq.judges.base import (
     no_context_verdicts,
 )
 from ragaliq.judges.offline.features import FEATURES, Analysis, ContextIndex, analyse_claims
+from ragaliq.judges.offline.relevance import rate_relevance
 from ragaliq.models import (
     ChunkRating,
     ChunkRatings,
@@ -79,8 +80,6 @@ CHUNK_QUERY_SHARE = 0.5
 """Share of the query's content words a chunk must hold to be rated relevant by the heuristic."""
 DRAWN_ON = 0.8
 """Share of a response sentence's content words a chunk must hold for the response to draw on it."""
-RELEVANCE_SATURATION = 0.8
-"""Share of the query's content words a response must echo to count as fully relevant."""
 MAX_EVIDENCE_CHARS = 400
 CONFIDENT = "offline_confident"
 """Flag on a SUPPORTED verdict the offline judge is sure of: the cascade settles it offline."""
@@ -89,6 +88,7 @@ _SOURCES = (
     ("ragaliq.judges.offline", "features.py"),
     ("ragaliq.judges.offline", "records.py"),
     ("ragaliq.judges.offline", "schedule.py"),
+    ("ragaliq.judges.offline", "relevance.py"),
     ("ragaliq.judges.offline", MODEL_RESOURCE),
     ("ragaliq.text", "words.py"),
     ("ragaliq.text", "sentences.py"),
@@ -284,16 +284,8 @@ class OfflineJudge:
         return check_chunk_count(case, ChunkRatings(ratings=tuple(ratings)))
 
     async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
-        query = set(content_words(case.query))
-        if not query:
-            return RelevanceResult(score=1.0, reasoning="The query has no content words to match.")
-        answered = query & set(content_words(case.response))
-        coverage = len(answered) / len(query)
-        score = round(min(1.0, coverage / RELEVANCE_SATURATION), 3)
-        missing = sorted(query - answered)
-        reasoning = f"The response uses {len(answered)} of the query's {len(query)} key terms"
-        reasoning += f"; missing: {', '.join(missing[:8])}." if missing else "."
-        return RelevanceResult(score=score, reasoning=reasoning)
+        rated = rate_relevance(case.query, case.response)
+        return RelevanceResult(score=rated.score, reasoning=rated.reasoning)
 
     async def aclose(self) -> None:
         return None

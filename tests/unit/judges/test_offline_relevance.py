@@ -1,0 +1,53 @@
+"""Offline relevance: whole words from the query, on a scale where good answers score well."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragaliq.judges.offline.relevance import rate_relevance
+
+
+def test_the_reasoning_names_whole_words_as_the_query_writes_them():
+    rated = rate_relevance(
+        "Which thermostat works with a Lennox heat pump?",
+        "The Nestor T3 works with heat pumps.",
+    )
+    assert "Lennox" in rated.reasoning
+    assert "thermostat" in rated.reasoning
+    assert "com," not in rated.reasoning and "thermostat," in rated.reasoning + ","
+
+
+@pytest.mark.parametrize(
+    ("query", "response"),
+    [
+        (
+            "How long does installation take?",
+            "Most people can fit it on their own in roughly half an hour.",
+        ),
+        ("Do I have to pay a subscription to use the app?", "No. The app is free."),
+        ("How long is the warranty?", "It comes with a 5-year limited warranty."),
+        (
+            "Can I get a refund on a monthly plan?",
+            "Yes, monthly plans are refundable within 14 days.",
+        ),
+    ],
+)
+def test_a_good_answer_scores_well(query, response):
+    rated = rate_relevance(query, response)
+    assert rated.score >= 0.8, rated.reasoning
+
+
+def test_an_answer_about_something_else_scores_low():
+    rated = rate_relevance(
+        "How long is the warranty on the thermostat?",
+        "Express shipping arrives in 1 to 2 business days.",
+    )
+    assert rated.score < 0.5, rated.reasoning
+    assert "not taken up: warranty, thermostat" in rated.reasoning
+
+
+def test_a_question_for_a_figure_needs_a_figure():
+    with_figure = rate_relevance("How much does the Pro plan cost?", "The Pro plan costs $20.")
+    without = rate_relevance("How much does the Pro plan cost?", "The Pro plan is good value.")
+    assert with_figure.score > without.score
+    assert "gives no figure" in without.reasoning
