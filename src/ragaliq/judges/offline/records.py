@@ -400,7 +400,8 @@ def _mentions(fields: tuple[_Field, ...], tokens: list[_Token]) -> list[tuple[_F
     parking") or beside a sibling ("on the street or in the lot", "casual and romantic"); a longer
     key is specific enough on its own ("battery backup").
     """
-    own = [(f, spot) for f in fields if (spot := _find(f.key, tokens)) is not None]
+    spots = _Spots(tokens)
+    own = [(f, spot) for f in fields if (spot := spots.find(f.key)) is not None]
     siblings = Counter(id(f.parent) for f, _ in own if f.parent is not None)
     parents: dict[int, bool] = {}
     out = []
@@ -408,34 +409,44 @@ def _mentions(fields: tuple[_Field, ...], tokens: list[_Token]) -> list[tuple[_F
         parent = found.parent
         if parent is not None and len(found.key.name.split()) < 2:
             if id(parent) not in parents:
-                parents[id(parent)] = _find(parent, tokens) is not None
+                parents[id(parent)] = spots.find(parent) is not None
             if not parents[id(parent)] and siblings[id(parent)] < 2:
                 continue
         out.append((found, spot))
     return out
 
 
-def _find(key: _Key, tokens: list[_Token]) -> tuple[int, int] | None:
-    raw = [t.raw for t in tokens]
-    for i in range(len(tokens)):
-        for width in (1, 2, 3):
-            if i + width <= len(tokens) and "".join(raw[i : i + width]) == key.joined:
-                return tokens[i].start, tokens[i + width - 1].end
-    if not key.words:
-        return None
-    spots = []
-    for word in key.words:
-        hit = next((t for t in tokens if _same_word(t.key, word)), None)
-        if hit is None:
-            return None
-        spots.append((hit.start, hit.end))
-    return min(spots)
+class _Spots:
+    """Where each word, near word and run of up to three words (joined) first occurs in a clause."""
 
+    def __init__(self, tokens: list[_Token]) -> None:
+        self.joined: dict[str, Span] = {}
+        self.words: dict[str, Span] = {}
+        self.prefixes: dict[str, Span] = {}
+        for i, token in enumerate(tokens):
+            span = (token.start, token.end)
+            self.words.setdefault(token.key, span)
+            if len(token.key) >= NEAR_PREFIX:
+                self.prefixes.setdefault(token.key[:NEAR_PREFIX], span)
+            run = ""
+            for later in tokens[i : i + 3]:
+                run += later.raw
+                self.joined.setdefault(run, (token.start, later.end))
 
-def _same_word(a: str, b: str) -> bool:
-    return a == b or (
-        len(a) >= NEAR_PREFIX and len(b) >= NEAR_PREFIX and a[:NEAR_PREFIX] == b[:NEAR_PREFIX]
-    )
+    def find(self, key: _Key) -> Span | None:
+        """Where the clause names the key: its words run together, or each of its words."""
+        spot = self.joined.get(key.joined)
+        if spot is not None or not key.words:
+            return spot
+        spots = []
+        for word in key.words:
+            hit = self.words.get(word)
+            if hit is None and len(word) >= NEAR_PREFIX:
+                hit = self.prefixes.get(word[:NEAR_PREFIX])
+            if hit is None:
+                return None
+            spots.append(hit)
+        return min(spots)
 
 
 _NEGATED_AFTER = re.compile(
