@@ -257,9 +257,9 @@ def _evaluator_rows(head: ReportHead, decision: GateDecision | None) -> tuple[_E
     return tuple(rows)
 
 
-_CHART_WIDTH = 640
-_CHART_PLOT_X = 132
-_CHART_PLOT_WIDTH = 400
+_CHART_WIDTH = 664
+_CHART_PLOT_X = 160
+_CHART_PLOT_WIDTH = 390
 _CHART_ROW = 44
 _CHART_BAR = 18
 _CHART_TOP = 12
