@@ -164,7 +164,8 @@ class Browser:
         )
         try:
             port = self._port(profile / "DevToolsActivePort")
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as reply:
+            direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # no proxy
+            with direct.open(f"http://127.0.0.1:{port}/json/list", timeout=30) as reply:
                 targets = json.load(reply)
             page = next(t for t in targets if t.get("type") == "page")
             self.ws = _WebSocket(page["webSocketDebuggerUrl"], timeout=self.timeout)

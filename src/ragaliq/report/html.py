@@ -70,7 +70,7 @@ from ragaliq.report._locate import Span, locate_claims
 from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.console import format_usage
 
-__all__ = ["HTML_TEMPLATE", "locate_claims", "render_html_report", "write_html_report"]
+__all__ = ["HTML_TEMPLATE", "TextSink", "locate_claims", "render_html_report", "write_html_report"]
 
 HTML_TEMPLATE = "report.html.j2"
 STYLE_ASSET = "report.css"
