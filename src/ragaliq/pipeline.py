@@ -11,6 +11,7 @@ only the dataset from the change (``gate`` and the action on a pull request).
 from __future__ import annotations
 
 import dataclasses
+import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -292,8 +293,13 @@ def keep_baseline_evaluators(
 def baseline_judge(
     inputs: Inputs, baseline: Baseline | None
 ) -> tuple[JudgeConfig, tuple[str, ...]]:
-    """The judge that makes this run comparable with ``baseline``, and a notice if it changed."""
+    """The judge that makes this run comparable with ``baseline``, and a notice if it changed.
+
+    A gate is waited on, so it asks interactively even when the config batches its runs.
+    """
     judge, notice = judge_of_baseline(inputs.config.judge, baseline)
+    if judge.batch:
+        judge = judge.model_copy(update={"batch": False})
     return judge, (notice,) if notice else ()
 
 
@@ -302,10 +308,11 @@ def run_settings(
 ) -> RunSettings:
     """How a run may use the judge a config describes."""
     return RunSettings(
-        concurrency=config.concurrency,
+        concurrency=config.requests_in_flight,  # many more when they wait as batches
         budget_usd=config.budget_usd,
         on_progress=on_progress,
         repeat=config.repeat,
+        processes=min(config.concurrency, os.cpu_count() or 1),
     )
 
 

@@ -10,6 +10,11 @@ goes on; a judge that cannot be used at all stops the run.
 from __future__ import annotations
 
 import asyncio
+import collections
+import concurrent.futures
+import itertools
+import multiprocessing
+import signal
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -18,6 +23,7 @@ from typing import Any, TypeVar
 from ragaliq.errors import JudgeError, JudgeUnavailableError
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
 from ragaliq.judges.base import (
+    ForkableJudge,
     Judge,
     check_chunk_count,
     check_verdict_count,
@@ -66,6 +72,8 @@ class RunSettings:
 
     concurrency: int = 8
     """Judge requests in flight at once."""
+    processes: int = 1
+    """Processes to spread a judge that runs on the CPU alone (the offline judge) over."""
     budget_usd: float | None = None
     """Stop starting new cases when the next one would probably take the spend past this."""
     on_progress: Callable[[Progress], None] | None = None
@@ -288,6 +296,19 @@ async def stream_suite(
         JudgeUnavailableError: the judge cannot be used at all; nothing more is scheduled.
     """
     settings = settings or RunSettings()
+    if (
+        settings.processes > 1
+        and isinstance(judge, ForkableJudge)
+        and (total is None or total >= MIN_CASES_FOR_PROCESSES)
+    ):
+        return await _stream_in_processes(
+            cases,
+            factory=judge.process_factory(),
+            evaluators=evaluators,
+            on_case=on_case,
+            settings=settings,
+            total=total,
+        )
     run = _Run(judge, evaluators, settings)
     ahead: dict[int, CaseResult] = {}
     emitted = 0
@@ -329,6 +350,84 @@ async def stream_suite(
             )
         )
     return RunEnd(usage=pool.usage, stopped_early=pool.stopped_early)
+
+
+MIN_CASES_FOR_PROCESSES = 200
+"""Below this many cases, starting processes costs more than it saves."""
+_BATCH = 8
+"""Cases sent to a process at once."""
+_WORKER: tuple[_Run, asyncio.AbstractEventLoop] | None = None
+"""In a judging process: its copy of the run, and its event loop."""
+
+
+def _start_worker(
+    factory: Callable[[], Judge], evaluators: Sequence[Evaluator[Any]], repeat: int
+) -> None:
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _WORKER = (_Run(factory(), evaluators, RunSettings(repeat=repeat)), asyncio.new_event_loop())
+
+
+def _judge_batch(cases: list[TestCase]) -> list[tuple[CaseResult, Usage]]:
+    assert _WORKER is not None  # set by the pool's initializer
+    run, loop = _WORKER
+    return [loop.run_until_complete(run.judge_case(case)) for case in cases]
+
+
+async def _stream_in_processes(
+    cases: Iterable[TestCase],
+    *,
+    factory: Callable[[], Judge],
+    evaluators: Sequence[Evaluator[Any]],
+    on_case: Callable[[CaseResult], None],
+    settings: RunSettings,
+    total: int | None,
+) -> RunEnd:
+    """:func:`stream_suite` for a judge on the CPU alone: batches of cases judged by processes.
+
+    Each process builds its own judge and evaluators once; batches go out in order and their
+    results come back in order, with a bounded number of batches in flight.
+    """
+    loop = asyncio.get_running_loop()
+    usage = Usage()
+    done = errors = 0
+    in_flight: collections.deque[asyncio.Future[list[tuple[CaseResult, Usage]]]] = (
+        collections.deque()
+    )
+    remaining = iter(cases)
+
+    def collect(batch: list[tuple[CaseResult, Usage]]) -> None:
+        nonlocal usage, done, errors
+        for result, cost in batch:
+            usage += cost
+            done += 1
+            errors += result.status == "error"
+            on_case(result)
+        if settings.on_progress is not None:
+            settings.on_progress(
+                Progress(done=done, total=total or done, errors=errors, usage=usage)
+            )
+
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=settings.processes,
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(factory, list(evaluators), settings.repeat),
+    ) as pool:
+        try:
+            while batch := list(itertools.islice(remaining, _BATCH)):
+                in_flight.append(loop.run_in_executor(pool, _judge_batch, batch))
+                if len(in_flight) >= 4 * settings.processes:
+                    collect(await in_flight.popleft())
+            while in_flight:
+                collect(await in_flight.popleft())
+        except BaseException:
+            for future in in_flight:
+                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    return RunEnd(usage=usage)
 
 
 async def run_suite(

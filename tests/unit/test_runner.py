@@ -210,3 +210,37 @@ async def test_a_free_first_case_does_not_let_paid_cases_start_all_at_once():
     assert report.stopped_early is not None
     # A paid case costs 3.0 (extract, verify, relevance): one fits the budget, a second would not.
     assert report.usage.cost_usd == 3.0
+
+
+async def test_the_offline_judge_over_processes_gives_what_one_process_gives():
+    from pathlib import Path
+
+    from ragaliq.dataset import load_dataset
+    from ragaliq.judges.offline import OfflineJudge
+    from ragaliq.runner import MIN_CASES_FOR_PROCESSES, stream_suite
+
+    quickstart = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+    base = load_dataset(quickstart / "rag_outputs.jsonl") + load_dataset(
+        quickstart / "rag_outputs_pr.jsonl"
+    )
+    cases = [
+        base[i % len(base)].model_copy(update={"id": f"case-{i}"})
+        for i in range(MIN_CASES_FOR_PROCESSES + 30)
+    ]
+    evaluators = [FaithfulnessEvaluator(), HallucinationEvaluator(), RelevanceEvaluator()]
+    runs: dict[int, list] = {}
+    for processes in (1, 2):
+        results: list = []
+        progress: list = []
+        await stream_suite(
+            cases,
+            judge=OfflineJudge(),
+            evaluators=evaluators,
+            on_case=results.append,
+            settings=RunSettings(processes=processes, on_progress=progress.append),
+            total=len(cases),
+        )
+        assert progress[-1].done == len(cases)
+        runs[processes] = results
+    assert [r.id for r in runs[2]] == [c.id for c in cases]
+    assert runs[2] == runs[1]

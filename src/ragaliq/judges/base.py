@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, runtime_checkable
 
 from ragaliq.errors import JudgeResponseError
@@ -22,6 +22,7 @@ from ragaliq.text.matching import evidence_in_context
 __all__ = [
     "OPERATIONS",
     "EstimatingJudge",
+    "ForkableJudge",
     "Judge",
     "Operation",
     "check_chunk_count",
@@ -83,6 +84,19 @@ class Judge(Protocol):
 
     async def aclose(self) -> None:
         """Release connections and files."""
+        ...
+
+
+@runtime_checkable
+class ForkableJudge(Protocol):
+    """A judge that runs on the CPU alone and can be built again in another process.
+
+    Optional: the runner spreads such a judge over processes (one per core), each building its
+    own copy with :meth:`process_factory`; the verdicts are the same as in one process.
+    """
+
+    def process_factory(self) -> Callable[[], Judge]:
+        """A picklable callable that builds an equal judge in another process."""
         ...
 
 

@@ -33,7 +33,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -207,6 +207,10 @@ class OfflineJudge:
     @property
     def info(self) -> JudgeInfo:
         return self._info
+
+    def process_factory(self) -> Callable[[], OfflineJudge]:
+        """Build an equal judge in another process (the runner spreads this judge over cores)."""
+        return OfflineJudge
 
     def is_confident(self, verdict: ClaimVerdict) -> bool:
         """Whether a verdict of this judge is a SUPPORTED it is sure of (the cascade keeps it)."""
