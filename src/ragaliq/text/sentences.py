@@ -296,7 +296,11 @@ def split_clauses(sentence: str) -> list[str]:
     pieces: list[str] = []
     start = 0
     for match in _JOINERS.finditer(sentence):
-        left = sentence[start : match.start()]
+        left = (
+            _without_joiner(sentence[start : match.start()])
+            if pieces
+            else sentence[: match.start()]
+        )
         right = sentence[match.end() :]
         if ";" not in match.group(0):
             right = right.split(maxsplit=1)[1] if len(right.split(maxsplit=1)) > 1 else ""
@@ -318,6 +322,11 @@ def split_clauses(sentence: str) -> list[str]:
     return out
 
 
+def _without_joiner(piece: str) -> str:
+    first, _, rest = piece.strip().partition(" ")
+    return rest if first.lower() in ("and", "but", "yet", "so") else piece
+
+
 def _capitalise(piece: str) -> str:
     for word in ("and ", "but ", "yet ", "so "):
         if piece.lower().startswith(word):
@@ -326,8 +335,13 @@ def _capitalise(piece: str) -> str:
 
 
 def _is_clause(text: str, *, first: bool) -> bool:
-    """Whether text reads as a clause of its own: a subject, then a verb, and some substance."""
-    words = [w.lower().replace("\u2019", "'") for w in _TOKEN.findall(text)]
+    """Whether text reads as a clause of its own: a subject, then a verb, and some substance.
+
+    After a joiner the subject must say so: a pronoun, a determiner (``the``, ``its``, ``all``)
+    or a name; a bare noun may be the next item of a list (``cheese, and wine costs extra``).
+    """
+    written = _TOKEN.findall(text)
+    words = [w.lower().replace("\u2019", "'") for w in written]
     if len(words) < MIN_CLAUSE_WORDS:
         return False
     if words[0] in _AUXILIARIES:
@@ -340,7 +354,7 @@ def _is_clause(text: str, *, first: bool) -> bool:
     subject = words[:verb]
     if subject[0] in _NOT_SUBJECT or len(subject) > 4:
         return False
-    return subject[0] in _SUBJECT_START or len(subject) <= 3
+    return subject[0] in _SUBJECT_START or written[0][:1].isupper()
 
 
 def _is_verb(word: str) -> bool:
