@@ -24,7 +24,13 @@ from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
 from ragaliq.github.contents import ContentsAtCommit
 from ragaliq.github.settings import ActionSettings
-from ragaliq.judges.factory import API_KEY_ENV, JudgeOpener, api_key_from, open_judge
+from ragaliq.judges.factory import (
+    API_KEY_ENV,
+    JudgeOpener,
+    has_credentials,
+    open_judge,
+    trusted_endpoint_env,
+)
 from ragaliq.models import ReportHead
 from ragaliq.pipeline import (
     CaseSink,
@@ -153,6 +159,9 @@ async def action(
     judge_env = dict(env)
     if settings.anthropic_api_key:
         judge_env[API_KEY_ENV] = settings.anthropic_api_key
+    judge_env, endpoint_notices = trusted_endpoint_env(
+        judge_env, base_url=settings.anthropic_base_url, gate=settings.mode == "gate"
+    )
     comment_id = _checked_comment_id(settings.comment_id)
     work = WorkTree(settings.workspace)
     config_file = repo_path(settings.config, what="input config")
@@ -209,7 +218,7 @@ async def action(
         watch=watch,
         comment_id=comment_id,
         details_url=settings.run_url,
-        extra_notices=(*chosen, *kept),
+        extra_notices=(*chosen, *kept, *endpoint_notices),
     )
     report_path, html_path = _write_results(settings, inputs, run.head, outcome.decision)
     workflow.write_summary(outcome.summary)
@@ -273,7 +282,7 @@ def _judge_for_key(
     judge: JudgeConfig, policy: GatePolicy, env: Mapping[str, str]
 ) -> tuple[JudgeConfig, str | None]:
     """The judge to use when a key may be missing, or a reason to skip the gate."""
-    if judge.provider == "offline" or api_key_from(judge, env) is not None:
+    if has_credentials(judge, env):
         return judge, None
     missing = (
         "No Anthropic API key is available to this run (pull requests from forks get no secrets)"
@@ -321,7 +330,7 @@ async def _update_baseline(
     open_judge: JudgeOpener,
 ) -> ExitCode:
     judge = inputs.config.judge
-    if judge.provider != "offline" and api_key_from(judge, env) is None:
+    if not has_credentials(judge, env):
         raise ConfigError(
             "mode update-baseline needs the judge the gate uses: set the anthropic-api-key "
             "input (or judge.provider: offline in the config)"

@@ -56,7 +56,13 @@ __all__ = [
 MAX_BASELINE_BYTES = 512 * 1024 * 1024
 """The size limit of a baseline file."""
 
-_PROVIDER_OF_JUDGE = {"offline": "offline", "anthropic": "claude", "cascade": "cascade"}
+_PROVIDER_OF_JUDGE = {
+    "offline": "offline",
+    "anthropic": "claude",
+    "cascade": "cascade",
+    "bedrock": "bedrock",
+    "vertex": "vertex",
+}
 """``judge.provider`` for each provider name a report records."""
 
 
@@ -350,7 +356,7 @@ def judge_of_baseline(
         return judge, None
     recorded = baseline.provenance
     provider = _PROVIDER_OF_JUDGE.get(recorded.judge_provider, recorded.judge_provider)
-    if provider not in ("offline", "claude", "cascade"):
+    if provider not in _PROVIDER_OF_JUDGE.values():
         return judge, None
     update: dict[str, Any] = {"provider": provider}
     if judge.provider == "auto" and provider == "claude":

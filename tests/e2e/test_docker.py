@@ -363,13 +363,14 @@ def test_the_image_gates_a_pull_request_and_leaves_the_runner_its_files(image, b
         runner.git(workspace, "init", "-q", "-b", "main")
         runner.git(workspace, "add", "ragaliq.yaml", "rag_outputs.jsonl")
         runner.git(workspace, "commit", "-q", "-m", "main: the RAG outputs")
-        judge = {"ANTHROPIC_BASE_URL": anthropic.base_url}
+        judge = {"anthropic-base-url": anthropic.base_url}  # a gate ignores ANTHROPIC_BASE_URL
 
         # On main: record the baseline. The action creates .ragaliq/ and the judge's cache.
         main = gh.run(
             event={"ref": "refs/heads/main", "repository": {"full_name": REPO}},
             event_name="push",
-            env=judge,
+            env={},
+            **judge,
             **{"mode": "update-baseline", "anthropic-api-key": KEY, "html-report": "main.html"},
         )
         show(main, "update-baseline on main")
@@ -401,7 +402,8 @@ def test_the_image_gates_a_pull_request_and_leaves_the_runner_its_files(image, b
         pull = gh.run(
             event=pr_event(7, base_sha, head_sha),
             event_name="pull_request",
-            env=judge,
+            env={},
+            **judge,
             **{"anthropic-api-key": KEY, "html-report": "out/report.html"},
         )
         show(pull, "gate on pull request 7")

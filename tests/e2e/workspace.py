@@ -1,8 +1,9 @@
 """A workspace for `ragaliq action` run as a subprocess, with the environment a Docker action gets.
 
 A real git repository plays the workspace: the baseline is committed on the base commit and the PR
-changes the dataset. The judge is the fake Anthropic API (via ANTHROPIC_BASE_URL) and the PR lives
-on the fake GitHub API (via GITHUB_API_URL); both are driven by the real SDK and the real PyGithub.
+changes the dataset. The judge is the fake Anthropic API (via the anthropic-base-url input: a gate
+ignores ANTHROPIC_BASE_URL in the environment, which a pull request's pipeline can set) and the PR
+lives on the fake GitHub API (via GITHUB_API_URL); both are driven by the real SDK and PyGithub.
 """
 
 from __future__ import annotations
@@ -94,11 +95,15 @@ class Action:
         self.github.add_pull(REPO, number, base_sha=base, head_sha=base)
         return self.run(event=pr_event(number, base, base), event_name="pull_request", **inputs)
 
-    def run(self, *, event: dict, event_name: str, **inputs: str) -> tuple[int, str, dict, str]:
+    def run(
+        self, *, event: dict, event_name: str, env: dict[str, str] | None = None, **inputs: str
+    ) -> tuple[int, str, dict, str]:
+        """Run the action; ``env`` is what the job adds to the environment (``$GITHUB_ENV``)."""
         self.runs += 1
         run_dir = self.tmp / f"run{self.runs}"
         run_dir.mkdir()
         (run_dir / "event.json").write_text(json.dumps(event), encoding="utf-8")
+        job_env = env or {}
         env = {
             "PATH": os.environ["PATH"],
             "HOME": str(self.tmp),
@@ -114,17 +119,18 @@ class Action:
             "GITHUB_SHA": git(self.workspace, "rev-parse", "HEAD"),
             "GITHUB_OUTPUT": str(run_dir / "output"),
             "GITHUB_STEP_SUMMARY": str(run_dir / "summary.md"),
-            "ANTHROPIC_BASE_URL": self.anthropic.base_url,
             "INPUT_CONFIG": "ragaliq.yaml",
             "INPUT_DATASET": "",
             "INPUT_BASELINE": "",
             "INPUT_MODE": "gate",
             "INPUT_ANTHROPIC-API-KEY": KEY,
+            "INPUT_ANTHROPIC-BASE-URL": self.anthropic.base_url,
             "INPUT_GITHUB-TOKEN": TOKEN,
             "INPUT_COMMENT": "upsert",
             "INPUT_COMMENT-ID": "default",
             "INPUT_HTML-REPORT": "",
         }
+        env.update(job_env)
         for name, value in inputs.items():
             env[f"INPUT_{name.upper().replace('_', '-')}"] = value
         (run_dir / "output").touch()

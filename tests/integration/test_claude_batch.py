@@ -142,7 +142,7 @@ async def test_errored_requests_are_retried_and_expired_ones_are_case_errors():
     assert by_id["c2"].results["relevance"].score is None  # never a guessed score
     assert by_id["c3"].status == "error"
     assert "prompt is too long" in (by_id["c3"].error or "")
-    first, second = fake.batches.created.values()
+    _, second = fake.batches.created.values()
     retried = [p for p in second.params.values() if task_of(p) == "relevance"]
     assert len(retried) == 1  # sent again with the verification round
     assert "Case 1 " in json.dumps(retried[0])

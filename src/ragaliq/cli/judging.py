@@ -83,9 +83,8 @@ async def judge(
         )
 
 
-async def _plan(inputs: Inputs) -> Preflight:
+async def _plan(inputs: Inputs, config: JudgeConfig) -> Preflight:
     world = collaborators()
-    config = inputs.config.judge
     async with world.open_judge(config, env=world.env, cache_path=inputs.cache_path) as choice:
         return preflight(
             inputs.cases,
@@ -120,6 +119,12 @@ def _shard_option(_ctx: click.Context, _param: click.Parameter, value: str | Non
     is_flag=True,
     help="Print the cases, expected cache hits, judge calls, tokens and USD; call no judge.",
 )
+@click.option(
+    "--batch",
+    is_flag=True,
+    help="Send the judge's requests as Message Batches (judge.batch): every token at half "
+    "price, answers in minutes to hours; an interrupted run resumes without paying twice.",
+)
 @edge
 def run(
     config_path: Path,
@@ -127,6 +132,7 @@ def run(
     output: Path | None,
     shard: Shard | None,
     dry_run: bool,
+    batch: bool,
 ) -> None:
     """Judge a dataset, print a score table and write the report.
 
@@ -135,6 +141,9 @@ def run(
     thresholds and case errors are for the merged report (ragaliq merge, then ragaliq compare).
     """
     inputs = load_inputs(config_path, dataset)
+    judge_config = inputs.config.judge
+    if batch:
+        judge_config = judge_config.model_copy(update={"batch": True})
     for notice in inputs.notices:
         echo(f"notice: {notice}", err=True)
     if not dry_run:
@@ -149,12 +158,12 @@ def run(
                 echo(f"report written to {output}")
             sys.exit(ExitCode.PASSED)
     if dry_run:
-        echo(format_preflight(asyncio.run(_plan(inputs))))
+        echo(format_preflight(asyncio.run(_plan(inputs, judge_config))))
         sys.exit(ExitCode.PASSED)
     run = asyncio.run(
         judge(
             inputs,
-            inputs.config.judge,
+            judge_config,
             report_path=output,
             shard=str(shard) if shard is not None else None,
         )

@@ -43,6 +43,8 @@ class ActionSettings:
     baseline: str
     mode: Literal["gate", "update-baseline"]
     anthropic_api_key: str
+    anthropic_base_url: str
+    """An Anthropic-compatible endpoint chosen by the workflow; empty for the config's."""
     github_token: str
     comment: Literal["upsert", "off"]
     comment_id: str
@@ -89,6 +91,7 @@ class ActionSettings:
             baseline=read_input(env, "baseline"),
             mode=mode,  # type: ignore[arg-type]
             anthropic_api_key=read_input(env, "anthropic-api-key"),
+            anthropic_base_url=read_input(env, "anthropic-base-url"),
             github_token=read_input(env, "github-token") or env.get("GITHUB_TOKEN", ""),
             comment=comment,  # type: ignore[arg-type]
             comment_id=read_input(env, "comment-id", "default"),

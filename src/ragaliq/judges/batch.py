@@ -189,7 +189,8 @@ class MessageBatcher:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        if not self._requests and self.state_path is not None:
+        done = not self._requests and (self._sent_ids or self.resumed)
+        if done and self.state_path is not None:  # a dry run leaves an earlier run's file be
             self.state_path.unlink(missing_ok=True)
 
     # -- rounds ---------------------------------------------------------------------------------
