@@ -7,7 +7,9 @@ the real `anthropic` SDK and the judge cache, twice: cold (empty cache) and warm
 Prints judge calls and tokens per case, and the cold run's wall time against the ideal
 `calls x latency / concurrency`. Then the same cases with two expected facts each, judged by all
 five evaluators (context precision and recall too), cold and warm, for the calls per changed and
-per unchanged case. The last line is machine-readable.
+per unchanged case. Then the three evaluators' cold run again through the fake Message Batches
+API (`judge.batch`), for its cost next to the interactive run's: every token at half price. The
+last line is machine-readable.
 """
 
 from __future__ import annotations
@@ -107,9 +109,15 @@ async def run_once(
     cache: Path,
     concurrency: int,
     evaluators: list[Evaluator[Any]] | None = None,
+    *,
+    batch: bool = False,
 ) -> tuple[RunReport, float]:
-    config = JudgeConfig(model="claude-sonnet-5-5", concurrency=concurrency, max_retries=4)
-    claude = ClaudeJudge(config, api_key="sk-bench", base_url=base_url)
+    config = JudgeConfig(
+        model="claude-sonnet-5-5", concurrency=concurrency, max_retries=4, batch=batch
+    )
+    claude = ClaudeJudge(
+        config, api_key="sk-bench", base_url=base_url, batch_state=cache.with_suffix(".batches")
+    )
     judge = CachedJudge(claude, cache, secret="sk-bench")
     start = time.perf_counter()
     try:
@@ -117,7 +125,7 @@ async def run_once(
             cases,
             judge=judge,
             evaluators=evaluators or three(),
-            settings=RunSettings(concurrency=concurrency),
+            settings=RunSettings(concurrency=config.requests_in_flight),
         )
     finally:
         await judge.aclose()
@@ -143,6 +151,12 @@ def main() -> None:
         cache5 = Path(tmp) / "cache-five.sqlite"
         cold5, _ = asyncio.run(run_once(retrieval, fake.base_url, cache5, args.concurrency, five()))
         warm5, _ = asyncio.run(run_once(retrieval, fake.base_url, cache5, args.concurrency, five()))
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(claude_like()) as batches:
+        batches.batches.polls = 0  # a real batch takes minutes; the fake's end when sent
+        batched, batched_wall = asyncio.run(
+            run_once(cases, batches.base_url, Path(tmp) / "c.sqlite", args.concurrency, batch=True)
+        )
+        sent = len(batches.batches.created)
     n = len(cases)
     claims = sum(len(c.claims) for c in cold.cases)
     ideal = cold.usage.calls * args.latency / args.concurrency
@@ -155,6 +169,12 @@ def main() -> None:
     )
     print(
         f"warm: calls={warm.usage.calls} cache_hits={warm.usage.cache_hits} wall_s={warm_wall:.2f}"
+    )
+    ratio = batched.usage.cost_usd / cold.usage.cost_usd
+    print(
+        f"batched: calls={batched.usage.calls} batches={sent} errors={batched.summary.errors} "
+        f"cost_usd={batched.usage.cost_usd:.4f} (interactive {cold.usage.cost_usd:.4f}, "
+        f"ratio {ratio:.3f}) wall_s={batched_wall:.2f}"
     )
     recall = cold5.summary.evaluators["context_recall"].score
     precision = cold5.summary.evaluators["context_precision"].score
@@ -169,7 +189,8 @@ def main() -> None:
         f"wall_over_ideal={cold_wall / ideal:.3f} "
         f"input_tokens_per_case={cold.usage.input_tokens // n} "
         f"five_calls_per_changed_case={cold5.usage.calls / n:.2f} "
-        f"five_calls_per_unchanged_case={warm5.usage.calls / n:.2f}"
+        f"five_calls_per_unchanged_case={warm5.usage.calls / n:.2f} "
+        f"batch_cost_ratio={ratio:.3f}"
     )
 
 
