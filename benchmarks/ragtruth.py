@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benchmarks/ragtruth.py [--data DIR] [--wice DIR] [--split heldout|tune|all]
+    python benchmarks/ragtruth.py [--data DIR] [--wice DIR] [--halueval DIR]
+                                  [--split heldout|tune|all]
 
 Every RAGTruth response is judged the way a run judges a case: the offline judge extracts the
 response's claims (its sentences) and verifies them against the context (the passages for qa, the
@@ -18,7 +19,8 @@ trained on the other part only (``--split tune``); the figures quoted for it are
 Printed per task (qa, summary, data2txt) and overall: precision, recall and F1 of the
 hallucinated class, balanced accuracy and responses per second; then the cascade figures (the
 share of claims the offline judge would send on to Claude and the judge calls saved, from its
-confidence, without a network); then WiCE claim-level accuracy. The last line is:
+confidence, without a network); then WiCE claim-level accuracy and HaluEval QA (right against
+hallucinated answers, none of it used in training). The last line is:
 
 overall_f1=<x> overall_bacc=<x> qa_bacc=<x> summary_bacc=<x> data2txt_bacc=<x> responses_per_s=<x>
 """
@@ -49,6 +51,7 @@ from ragaliq.models import ClaimVerdict, TestCase, Verdict  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared/data/ragtruth-dev"
 DEFAULT_WICE = ROOT.parent / "shared/data/wice-dev"
+DEFAULT_HALUEVAL = ROOT.parent / "shared/data/halueval"
 TASKS = ("qa", "summary", "data2txt")
 HELD_OUT_MODULUS = 5
 Split = Literal["tune", "heldout", "all"]
@@ -276,12 +279,46 @@ def confusion_share(confusion: Counter[tuple[str, str]], label: str) -> float:
     return sum(c for (g, _), c in confusion.items() if g == label) / max(total, 1)
 
 
+async def halueval_lines(folder: Path, judge: OfflineJudge) -> list[str]:
+    """HaluEval QA: each item's right answer and hallucinated answer, judged against its knowledge.
+
+    A response is predicted hallucinated when one of its claims is not SUPPORTED (as for
+    RAGTruth). The two answers of an item share their question and knowledge, so the figures say
+    how well the judge tells a grounded answer from an invented one.
+    """
+    path = folder / "qa_one-turn_data.json"
+    if not path.exists():
+        return [f"halueval: {path} not found"]
+    evaluator = HallucinationEvaluator()
+    pairs: list[tuple[bool, bool]] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        for label, answer in ((False, row["right_answer"]), (True, row["hallucinated_answer"])):
+            case = TestCase(
+                id="h", query=row["question"], context=(row["knowledge"],), response=answer
+            )
+            claims = (await judge.extract_claims(case)).claims
+            verdicts = (await judge.verify_claims(case, claims)).verdicts if claims else ()
+            result = evaluator.evaluate(CaseJudgement(case=case, verdicts=verdicts))
+            pairs.append((label, bool(result.flagged_claims)))
+    scores = Scores.of(pairs)
+    return [
+        f"halueval qa one-turn: responses={scores.n} hallucinated={scores.positives} "
+        f"precision={scores.precision:.3f} recall={scores.recall:.3f} f1={scores.f1:.3f} "
+        f"bacc={scores.bacc:.3f}"
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="RAGTruth folder")
     parser.add_argument("--wice", type=Path, default=DEFAULT_WICE, help="WiCE folder")
     parser.add_argument("--split", choices=("heldout", "tune", "all"), default="heldout")
     parser.add_argument("--no-wice", action="store_true", help="skip the WiCE claims")
+    parser.add_argument("--halueval", type=Path, default=DEFAULT_HALUEVAL, help="HaluEval folder")
+    parser.add_argument("--no-halueval", action="store_true", help="skip HaluEval")
     args = parser.parse_args(argv)
 
     items = load_ragtruth(args.data, args.split)
@@ -312,6 +349,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"  {line}")
     if not args.no_wice:
         for line in asyncio.run(wice_lines(args.wice, judge)):
+            print(line)
+    if not args.no_halueval:
+        for line in asyncio.run(halueval_lines(args.halueval, judge)):
             print(line)
     print(
         f"overall_f1={scores['overall'].f1:.3f} overall_bacc={scores['overall'].bacc:.3f} "
