@@ -248,7 +248,7 @@ def _import(module: str, *, extra: str, library: str = "google-auth") -> Any:
     except ImportError as exc:
         raise ConfigError(
             f"judge.provider: {extra} needs {library}: pip install 'ragaliq-gate[{extra}]' "
-            "(the action's image has it)"
+            f"(or 'anthropic[{extra}]')"
         ) from exc
 
 
