@@ -235,3 +235,23 @@ async def test_the_batch_endpoint_is_retried_on_overload():
         report, _ = await run(fake, n=1)
     assert report.summary.errors == 0
     assert [r.status for r in fake.requests[:3]] == [529, 529, 200]
+
+
+async def test_results_that_cannot_be_read_stop_the_run_instead_of_hanging():
+    with FakeAnthropic(claude_like()) as fake:
+        answer = fake.batches.answer
+
+        def garbled(request, batch, *, valid_json):
+            from tests.fakes.anthropic_server import _Outcome
+
+            if batch[1] == "results":
+                return _Outcome(status=200, raw=b"{not json\n", content_type="application/binary")
+            return answer(request, batch, valid_json=valid_json)
+
+        fake.batches.answer = garbled
+        judge, settings = make(fake)
+        with pytest.raises(JudgeUnavailableError, match="collector failed"):
+            await asyncio.wait_for(
+                run_suite(cases(2), judge=judge, evaluators=suite(), settings=settings), 60
+            )
+        await judge.aclose()

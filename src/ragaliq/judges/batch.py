@@ -204,7 +204,7 @@ class MessageBatcher:
         self._queue[cid] = request
         self._queued_bytes += request.size
         if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
+            self._flusher = asyncio.create_task(self._guarded(self._flush()))
 
     async def _flush(self) -> None:
         """Send what is waiting once the run has settled, batch after batch."""
@@ -406,9 +406,23 @@ class MessageBatcher:
             attempt += 1
 
     def _spawn(self, work: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(work)
+        task = asyncio.ensure_future(self._guarded(work))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _guarded(self, work: Awaitable[None]) -> None:
+        """Run background work; a failure in it stops the run rather than leave cases waiting."""
+        try:
+            await work
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._unusable = JudgeUnavailableError(
+                f"the Message Batches collector failed ({type(exc).__name__}: {exc}); batches "
+                f"already sent are recorded in {self.state_path}, so running again collects them"
+            )
+            for cid in list(self._requests):
+                self._fail(cid, self._unusable)
 
     # -- the state file -------------------------------------------------------------------------
 
