@@ -4,15 +4,18 @@ It is a heuristic, not a language model, and says so in its name and in every re
 so that a new user sees the gate work without an API key, so that fork PRs without secrets still
 get a first pass, and as the cheap first stage of the cascade in front of Claude.
 
-Each claim (a sentence of the response) is measured against the context (see ``_features``): the
-content words, names and numbers the context lacks, how much of the claim one or two context
-sentences hold, verbatim word runs, a negation the closest sentence lacks, and, when the context
-is a JSON record, the fields the claim agrees with, contradicts or that the record does not have
-(see ``_record``). Then, in this order:
+Each claim (a sentence, clause, list item or table row of the response, as
+:mod:`ragaliq.text.sentences` splits it; a leading "Yes," or "No." is read as the answer it is)
+is measured against the context (see ``features``): the content words, names and numbers the
+context lacks, how much of the claim one or two context sentences hold, verbatim word runs, a
+negation the closest sentence lacks, and, when the context is a JSON record, the fields the claim
+agrees with, contradicts, finds null or that the record does not have (see ``records``). Words
+are compared by stem, with durations, number words and a few synonyms read alike ("half an hour"
+is 30 minutes, "on their own" is "themselves"). Then, in this order:
 
 1. **Rules** settle what the context plainly says (:func:`rule_verdict`): a contradicted record
-   field or a flipped negation is CONTRADICTED; a figure, a name, or a record topic that the
-   context lacks is not SUPPORTED.
+   field or a flipped negation is CONTRADICTED; a figure, a name, a null record field, or a thing
+   the record names nowhere is not SUPPORTED.
 2. **Verbatim support** (every content word in one sentence, most word triples as written) is a
    confident SUPPORTED.
 3. Otherwise a small logistic regression shipped as data (``model.json``, one for prose
@@ -354,13 +357,13 @@ _VERSION = _version()
 
 
 def extract_sentence_claims(response: str) -> list[str]:
-    """Sentences of the response that state something.
+    """Claims of the response that state something (as ``split_sentences`` splits it).
 
-    Left out, as the Claude judge's extraction leaves them out: questions, headings and list
-    intros (ending in ``:``), sentences that only make conversation (``Sure!``, ``I hope this
-    helps.``), and statements about the exchange itself rather than the world: declining to answer
-    (``Unable to answer based on the given passages.``) and saying what the sources lack (``The
-    passages do not mention the price.``).
+    Left out, as the Claude judge's extraction leaves them out: questions, headings, code, list
+    intros (ending in ``:``), a bare "Yes." or "No.", sentences that only make conversation
+    (``Sure!``, ``I hope this helps.``), and statements about the exchange itself rather than the
+    world: declining to answer (``Unable to answer based on the given passages.``) and saying what
+    the sources lack (``The passages do not mention the price.``).
     """
     claims = []
     for sentence in split_sentences(response):
@@ -420,12 +423,13 @@ def _is_courtesy(sentence: str) -> bool:
 def rule_verdict(a: Analysis) -> tuple[Verdict, str] | None:
     """A verdict the findings settle whatever the model says: the context plainly disagrees.
 
-    - a record field the claim contradicts (``"OutdoorSeating": false``): CONTRADICTED;
+    - a record field the claim contradicts (``"in_stock": false``): CONTRADICTED;
     - a negation that flips the closest sentence: CONTRADICTED;
     - in prose, a figure the context does not have: CONTRADICTED when the closest sentence
       states other figures, else NOT_ENOUGH_INFO (in records, figures are mostly times and
       prices written another way, and the hours and rating checks read them);
-    - in a record, a topic the record has no field for (or a null one): NOT_ENOUGH_INFO.
+    - in a record, a field that is null, or (when most of the claim's words are new) a thing the
+      record names nowhere: NOT_ENOUGH_INFO.
     """
     record = a.record
     if record is not None and record.contradicted:
