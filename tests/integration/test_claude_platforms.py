@@ -276,11 +276,7 @@ async def test_the_factory_builds_a_bedrock_judge_from_the_environment(tmp_path)
     )
     assert signed.cache is not None
     await signed.judge.aclose()
-    described = describe_judge(config, env=AWS)
-    assert (described.provider, described.model) == (
-        "bedrock",
-        "global.anthropic.claude-sonnet-4-6",
-    )
+    assert describe_judge(config, env=AWS) == choice.judge.info  # what an empty shard records
 
 
 def test_batches_are_refused_on_bedrock():

@@ -144,7 +144,7 @@ def describe_judge(config: JudgeConfig, *, env: Mapping[str, str]) -> JudgeInfo:
             provider=config.provider,
             model=config.model_id,
             prompt_version=PROMPT_VERSION,
-            endpoint=None,  # the region or project may only be known from the credentials
+            endpoint=_platform_endpoint(config, env),
             structured_output=_mode(config, custom=False),
         )
     base_url = _base_url(config, env)
@@ -234,6 +234,26 @@ def _platform_judge(
                 "secret, on this step only, to keep one.",
             )
     return JudgeChoice(judge=cached or claude, cache=cached, claude=claude, notices=notices)
+
+
+def _platform_endpoint(config: JudgeConfig, env: Mapping[str, str]) -> str | None:
+    """The endpoint a Bedrock or Vertex judge would record, when the config tells it.
+
+    None when only the credentials would (a profile's region, the credentials' project).
+    """
+    from ragaliq.judges.platforms import bedrock_url, vertex_url
+
+    if config.provider == "bedrock":
+        region = config.region or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+        return (config.base_url or bedrock_url(region)).rstrip("/") if region else None
+    region = config.region or env.get("CLOUD_ML_REGION")
+    project = (
+        config.project or env.get("ANTHROPIC_VERTEX_PROJECT_ID") or env.get("GOOGLE_CLOUD_PROJECT")
+    )
+    if not region or not project:
+        return None
+    base_url = (config.base_url or vertex_url(region)).rstrip("/")
+    return f"{base_url}/projects/{project}/locations/{region}"
 
 
 def _base_url(config: JudgeConfig, env: Mapping[str, str]) -> str | None:

@@ -18,12 +18,13 @@ import importlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError
+
+if TYPE_CHECKING:  # the SDK is imported when a client is built, not to name an endpoint
+    import anthropic
 
 __all__ = [
     "ANTHROPIC_API_URL",
@@ -31,7 +32,9 @@ __all__ = [
     "Platform",
     "anthropic_platform",
     "bedrock_platform",
+    "bedrock_url",
     "vertex_platform",
+    "vertex_url",
 ]
 
 ANTHROPIC_API_URL = "https://api.anthropic.com"
@@ -41,7 +44,9 @@ _REGION = re.compile(r"^[a-z]{2,}(-[a-z0-9]+)*$")
 host name, so nothing else may pass."""
 _PROJECT = re.compile(r"^[a-z0-9][a-z0-9.:-]{0,126}$")
 
-Client = anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex
+Client: TypeAlias = (
+    "anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,6 +80,8 @@ def anthropic_platform(*, api_key: str, base_url: str | None = None) -> Platform
     url = base_url.rstrip("/") if base_url else None
 
     def connect(timeout: float) -> Client:
+        import anthropic
+
         # max_retries=0: retries are the judge's, they honour retry-after and feed the breaker
         return anthropic.AsyncAnthropic(
             api_key=api_key, base_url=url or ANTHROPIC_API_URL, timeout=timeout, max_retries=0
@@ -110,7 +117,7 @@ def bedrock_platform(config: JudgeConfig, env: Mapping[str, str]) -> Platform:
         "credentials sets it)",
         provider="bedrock",
     )
-    base_url = (config.base_url or f"https://bedrock-runtime.{region}.amazonaws.com").rstrip("/")
+    base_url = (config.base_url or bedrock_url(region)).rstrip("/")
     token = env.get("AWS_BEARER_TOKEN_BEDROCK", "").strip() or None
     access_key = env.get("AWS_ACCESS_KEY_ID", "").strip() or None
     secret_key = env.get("AWS_SECRET_ACCESS_KEY", "").strip() or None
@@ -125,6 +132,8 @@ def bedrock_platform(config: JudgeConfig, env: Mapping[str, str]) -> Platform:
         auth_errors = (botocore.BotoCoreError,)
 
     def connect(timeout: float) -> Client:
+        import anthropic
+
         return anthropic.AsyncAnthropicBedrock(
             api_key=token,
             aws_access_key=access_key if explicit else None,
@@ -191,9 +200,11 @@ def vertex_platform(
         )
     if not _PROJECT.match(project):
         raise ConfigError(f"judge.project: {project!r} is not a Google Cloud project id")
-    base_url = (config.base_url or _vertex_url(region)).rstrip("/")
+    base_url = (config.base_url or vertex_url(region)).rstrip("/")
 
     def connect(timeout: float) -> Client:
+        import anthropic
+
         return anthropic.AsyncAnthropicVertex(
             region=region,
             project_id=project,
@@ -222,7 +233,12 @@ def vertex_platform(
     )
 
 
-def _vertex_url(region: str) -> str:
+def bedrock_url(region: str) -> str:
+    """Bedrock's runtime endpoint for a region."""
+    return f"https://bedrock-runtime.{region}.amazonaws.com"
+
+
+def vertex_url(region: str) -> str:
     """Vertex AI's endpoint for a region, as the SDK builds it."""
     if region == "global":
         return "https://aiplatform.googleapis.com/v1"
