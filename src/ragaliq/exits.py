@@ -6,9 +6,9 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # only types: the entry point imports this module before anything heavy
-    from ragaliq.calibrate import Calibration
     from ragaliq.config import GatePolicy
     from ragaliq.gate import GateDecision
+    from ragaliq.metrics import Calibration
     from ragaliq.models import ReportHead, RunReport
 
 __all__ = ["ExitCode", "calibration_exit_code", "gate_exit_code", "run_exit_code"]

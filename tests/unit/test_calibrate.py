@@ -9,16 +9,19 @@ from collections.abc import Sequence
 
 import pytest
 
-from ragaliq.calibrate import BINARY_LABELS, ClaimPrediction, calibrate, measure
+from ragaliq.calibrate import calibrate
 from ragaliq.errors import DatasetError, JudgeError, JudgeResponseError, JudgeUnavailableError
 from ragaliq.judges import OfflineJudge
 from ragaliq.labels import VERDICT_LABELS, LabelledClaim, load_labels, parse_labels
 from ragaliq.metrics import (
+    BINARY_LABELS,
+    ClaimPrediction,
     accuracy,
     balanced_accuracy,
     cohen_kappa,
     confusion_matrix,
     kappa_strength,
+    measure,
 )
 from ragaliq.models import (
     ClaimsResult,

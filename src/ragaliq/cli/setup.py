@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ragaliq._files import check_writable
-from ragaliq.calibrate import Calibration, calibrate
+from ragaliq.calibrate import calibrate
 from ragaliq.cli._common import (
     FilePath,
     collaborators,
@@ -23,6 +23,7 @@ from ragaliq.config import GateConfig, config_json_schema
 from ragaliq.evaluators import HallucinationEvaluator
 from ragaliq.exits import calibration_exit_code
 from ragaliq.labels import LabelledClaim, load_labels
+from ragaliq.metrics import Calibration
 from ragaliq.pipeline import local_cache_path
 from ragaliq.report.calibration import format_calibration
 from ragaliq.scaffold import write_scaffold

@@ -1,10 +1,19 @@
-"""Judges: the ``Judge`` protocol, its implementations, and opening the configured one."""
+"""Judges: the ``Judge`` protocol, its implementations, and opening the configured one.
+
+The names below are loaded on first use, so importing one judge module (the protocol in
+:mod:`~ragaliq.judges.base`, say) does not load the factory, the cache, the cascade and the
+offline judge with it.
+"""
 
 from __future__ import annotations
 
-from ragaliq.judges.base import EstimatingJudge, Judge
-from ragaliq.judges.factory import JudgeChoice, JudgeOpener, build_judge, open_judge
-from ragaliq.judges.offline import OfflineJudge
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ragaliq.judges.base import EstimatingJudge, Judge
+    from ragaliq.judges.factory import JudgeChoice, JudgeOpener, build_judge, open_judge
+    from ragaliq.judges.offline import OfflineJudge
 
 __all__ = [
     "EstimatingJudge",
@@ -15,3 +24,27 @@ __all__ = [
     "build_judge",
     "open_judge",
 ]
+
+_HOMES = {
+    "EstimatingJudge": "ragaliq.judges.base",
+    "Judge": "ragaliq.judges.base",
+    "JudgeChoice": "ragaliq.judges.factory",
+    "JudgeOpener": "ragaliq.judges.factory",
+    "OfflineJudge": "ragaliq.judges.offline",
+    "build_judge": "ragaliq.judges.factory",
+    "open_judge": "ragaliq.judges.factory",
+}
+"""Where each exported name lives."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

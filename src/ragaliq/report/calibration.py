@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ragaliq.calibrate import Calibration
-from ragaliq.metrics import Confusion, kappa_strength
+from ragaliq.metrics import Calibration, Confusion, kappa_strength
 
 __all__ = ["MAX_ERRORS_SHOWN", "format_calibration"]
 
