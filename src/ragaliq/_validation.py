@@ -17,6 +17,8 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from ragaliq._ids import visible
+
 __all__ = [
     "FieldProblem",
     "describe_value",
@@ -41,9 +43,13 @@ class FieldProblem(NamedTuple):
             if isinstance(part, int):
                 out += f"[{part}]"
             else:
-                out += f".{part}" if out else str(part)
+                name = part if _PLAIN_KEY.fullmatch(part) else visible(part)
+                out += f".{name}" if out else name
         return out or "(top level)"
 
+
+_PLAIN_KEY = re.compile(r"[\w\-.$@]*", re.ASCII)
+"""A key shown as it is in a location; any other is quoted with its odd characters escaped."""
 
 _TYPE_NAMES = {
     bool: "boolean",
@@ -132,8 +138,8 @@ def _message(error: ErrorDetails, model: type[BaseModel], unknown_hint: str | No
         hint = nearest(name, valid)
         more = f"; {unknown_hint}" if unknown_hint and len(loc) == 1 else ""
         if hint:
-            return f"unknown key '{name}'; did you mean '{hint}'?{more}"
-        return f"unknown key '{name}'; valid keys are {', '.join(valid)}{more}"
+            return f"unknown key {visible(name)}; did you mean '{hint}'?{more}"
+        return f"unknown key {visible(name)}; valid keys are {', '.join(valid)}{more}"
     if kind == "missing":
         return "missing required field"
     if kind == "literal_error":

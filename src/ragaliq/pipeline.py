@@ -225,7 +225,13 @@ def _inputs(
     if config.judge.cache:
         cache_file = bar.path(config.judge.cache_path, what="judge.cache_path")
         work.check(cache_file, what="judge.cache_path")
-        if refuse_tracked and is_tracked(work.root, cache_file):
+        tracked = is_tracked(work.root, cache_file) if refuse_tracked else False
+        if tracked is None:
+            notices.append(
+                f"git cannot say whether this change's tree tracks the judge cache {cache_file}, "
+                "so it is not used: cached verdicts must come from the gate's own runs."
+            )
+        elif tracked:
             notices.append(
                 f"The judge cache {cache_file} is tracked by this change's tree, so it is not "
                 "used: cached verdicts must come from the gate's own runs, not from a commit."

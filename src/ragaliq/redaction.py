@@ -19,10 +19,12 @@ import threading
 from collections.abc import Iterable, Mapping
 
 __all__ = [
+    "MIN_NAMED_SECRET_CHARS",
     "MIN_SECRET_CHARS",
     "REDACTED",
     "SECRET_NAME",
     "forget_secrets",
+    "looks_secret",
     "redact",
     "register_env_secrets",
     "register_secret",
@@ -31,6 +33,8 @@ __all__ = [
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 8
 """Shorter values are not treated as secrets: redacting them would mangle ordinary text."""
+MIN_NAMED_SECRET_CHARS = 16
+"""The shortest value registered only because its variable is named like a secret's."""
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE", re.IGNORECASE)
 """Environment variable names whose values are secrets (``AWS_SECRET_ACCESS_KEY``, ...)."""
 
@@ -55,11 +59,29 @@ def register_secret(value: str | None) -> None:
 
 
 def register_env_secrets(env: Mapping[str, str], *, names: Iterable[str] = ()) -> None:
-    """Register every value in ``env`` whose name looks like a secret's, plus ``names``."""
+    """Register every value in ``env`` whose name looks like a secret's, plus ``names``.
+
+    A value registered for its name alone must also look like a secret (see
+    :func:`looks_secret`): a variable a pull request's step sets through ``$GITHUB_ENV``, named
+    like a secret but holding ordinary words, could otherwise blank out the comment's text.
+    """
     wanted = set(names)
     for name, value in env.items():
-        if name in wanted or SECRET_NAME.search(name):
+        if name in wanted or (SECRET_NAME.search(name) and looks_secret(value)):
             register_secret(value)
+
+
+def looks_secret(value: str) -> bool:
+    """Whether a value is shaped like a key, token or password, not like words.
+
+    At least ``MIN_NAMED_SECRET_CHARS`` characters, no space, and characters of two kinds at
+    least (letters in both cases, digits, symbols), as generated credentials are.
+    """
+    value = value.strip()
+    if len(value) < MIN_NAMED_SECRET_CHARS or any(ch.isspace() for ch in value):
+        return False
+    kinds = (str.islower, str.isupper, str.isdigit, lambda ch: not ch.isalnum())
+    return sum(any(kind(ch) for ch in value) for kind in kinds) >= 2
 
 
 def redact(text: str) -> str:

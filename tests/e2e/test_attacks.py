@@ -31,6 +31,7 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
+from ragaliq.report.markdown import escape_markdown
 from ragaliq.runner import run_suite
 from tests.e2e.workspace import (
     CONFIG,
@@ -78,13 +79,16 @@ def with_config(extra: str) -> Change:
 
 
 def leaked(action: Action, log: str, summary: str) -> list[str]:
-    """Where a secret shows up in what the run wrote (a mask command is not a leak)."""
+    """Where a secret shows up in what the run wrote, as written or escaped for Markdown or HTML
+    (a mask command is not a leak)."""
     places = {"log": log.replace(f"::add-mask::{KEY}", "").replace(f"::add-mask::{TOKEN}", "")}
     places["summary"] = summary
     places.update({f"comment {c.id}": c.body for c in action.github.comments(REPO, 70)})
-    for path in (action.workspace / ".ragaliq").glob("*.json"):
+    for path in [*(action.workspace / ".ragaliq").glob("*.json"), *action.workspace.glob("*.html")]:
         places[str(path.name)] = path.read_text(encoding="utf-8")
-    return [name for name, text in places.items() if KEY in text or TOKEN in text]
+    forms = {form for secret in (KEY, TOKEN) for form in (secret, escape_markdown(secret))}
+    forms |= {secret.replace("_", "\\u005f") for secret in (KEY, TOKEN)}
+    return [name for name, text in places.items() if any(form in text for form in forms)]
 
 
 def assert_failed_and_said(code: int, log: str, *expected: str) -> None:
@@ -182,6 +186,48 @@ def test_a_lying_base_template_cannot_hide_the_verdict(setup):
     assert code == 1, log
     body = action.github.comments(REPO, 70)[0].body
     assert body.index("RagaliQ Gate failed") < body.index("RagaliQ Gate passed")
+
+
+def base_template(action: Action, source: str) -> None:
+    """Main's config names a comment template of main's own."""
+    (action.workspace / "custom.md.j2").write_text(source, encoding="utf-8")
+    (action.workspace / "ragaliq.yaml").write_text(
+        CONFIG + "templates:\n  comment: custom.md.j2\n", encoding="utf-8"
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ('### ✅ RagaliQ Gate passed\n{% extends "comment.md.j2" %}', "text before the gate's"),
+        (
+            '{% extends "comment.md.j2" %}{% block notices %}{% endblock %}',
+            "overrides the block notices",
+        ),
+        ('{% include "/proc/self/environ" %}', "not a path inside the repository"),
+        ('{% include "../../../../proc/self/environ" %}', "leads out of the repository"),
+    ],
+)
+def test_a_base_template_that_lies_hides_notices_or_reads_the_environment_stops_the_gate(
+    setup, source, said
+):
+    action = setup
+    record_baseline_on_main(action)
+    base_template(action, source)
+    base = action.commit("main: a comment template of our own")
+    write_dataset(action.workspace, regress(cases()))
+    head = action.commit("feature: a change that regresses")
+    action.github.add_pull(REPO, 70, base_sha=base, head_sha=head)
+    code, log, outputs, summary = action.run(
+        event=pr_event(70, base, head), event_name="pull_request"
+    )
+    assert code == 2, log
+    assert said in log
+    assert outputs["passed"] == "false"
+    body = action.github.comments(REPO, 70)[0].body
+    assert "could not judge" in body
+    assert "passed" not in body.lower().replace("passed=false", "")
+    assert leaked(action, log, summary) == []
 
 
 def test_a_pr_template_that_overrides_the_headline_is_not_used(setup):
@@ -429,8 +475,11 @@ def test_a_key_echoed_by_the_api_is_redacted_everywhere(setup):
     action.github.add_pull(REPO, 70, base_sha=base, head_sha=head)
     echo = Fault(400, message=f"invalid request for key {KEY} and token {TOKEN}")
     action.anthropic.enqueue(*[echo] * 3)
-    code, log, _, summary = action.run(event=pr_event(70, base, head), event_name="pull_request")
+    code, log, _, summary = action.run(
+        event=pr_event(70, base, head), event_name="pull_request", **{"html-report": "r.html"}
+    )
     assert code == 1, log
+    assert (action.workspace / "r.html").is_file()
     report = (action.workspace / ".ragaliq" / "report.json").read_text(encoding="utf-8")
     assert "invalid request for key [redacted]" in report
     assert leaked(action, log, summary) == []

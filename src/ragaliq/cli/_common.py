@@ -81,7 +81,7 @@ def edge(func: Callable[P, R]) -> Callable[P, R]:
         except RagaliqError as exc:
             ctx = click.get_current_context(silent=True)
             if ctx is not None and ctx.find_root().params.get("debug"):
-                traceback.print_exc()
+                click.echo(redact(traceback.format_exc()), err=True, nl=False)
             echo(f"error: {exc}", err=True)
             sys.exit(ExitCode.UNJUDGED)
         except KeyboardInterrupt:

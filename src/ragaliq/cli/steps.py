@@ -33,6 +33,7 @@ from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.github.client import DEFAULT_API_URL
 from ragaliq.models import CaseResult, ReportHead
 from ragaliq.pipeline import write_html
+from ragaliq.redaction import redact
 from ragaliq.report import format_decision, format_run_table
 from ragaliq.report._format import plural
 from ragaliq.report.markdown import CaseDigest, UserTemplate, render_comment, render_summary
@@ -113,8 +114,8 @@ def record(
     "baseline_path",
     type=FilePath,
     default=None,
-    help="The baseline (from ragaliq baseline record or update). Leave it out when there is none yet: "
-    "then only the thresholds apply.",
+    help="The baseline (from ragaliq baseline record or update). Leave it out when there is "
+    "none yet: then only the thresholds apply.",
 )
 @click.option(
     "--report", "report_path", type=FilePath, required=True, help="The run report to judge."
@@ -244,7 +245,7 @@ def publish(
     with GitHubPublisher(
         token=token, repository=repository, pr_number=pr_number, api_url=api_url
     ) as publisher:
-        result = publisher.upsert(body=body, marker=comment_marker(comment_id))
+        result = publisher.upsert(body=redact(body), marker=comment_marker(comment_id))
     echo(f"comment {result.action}: {result.url}")
 
 

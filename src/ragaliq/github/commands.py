@@ -9,7 +9,7 @@ from typing import TextIO
 
 from ragaliq.errors import OutputError
 from ragaliq.redaction import redact
-from ragaliq.text.plain import safe_lines
+from ragaliq.text.plain import one_line, safe_lines
 
 __all__ = ["Workflow", "escape_data", "escape_property"]
 
@@ -41,8 +41,8 @@ class Workflow:
     def command(self, name: str, message: str, **properties: str) -> None:
         """Emit ``::name props::message``."""
         if name != "add-mask":
-            message = redact(message)
-            properties = {k: redact(v) for k, v in properties.items()}
+            message = safe_lines(redact(message))
+            properties = {k: one_line(redact(v)) for k, v in properties.items()}
         props = ",".join(f"{k}={escape_property(v)}" for k, v in properties.items() if v)
         head = f"::{name} {props}::" if props else f"::{name}::"
         self.stream.write(head + escape_data(message) + "\n")

@@ -25,12 +25,15 @@ from types import TracebackType
 from typing import Any
 
 import jinja2
+from jinja2 import nodes
+from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ragaliq.errors import RagaliqError, TemplateError
 from ragaliq.gate import ClaimChange, GateDecision
 from ragaliq.models import CaseResult, ReportHead, RunReport
+from ragaliq.redaction import redact
 from ragaliq.report._format import delta, interval, pct, plural, score, usd, verdict_label
 from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.console import format_usage
@@ -89,6 +92,8 @@ _URL = re.compile(r"^https?://[^\s<>()\[\]\"'`]+$")
 _USER_PREFIX = "user-template:"
 MAX_VALUE_CHARS = 1_000_000
 """The longest string or list a template may build; a template past it is stopped."""
+MAX_BUILT_CHARS = 50 * MAX_VALUE_CHARS
+"""The most characters one rendering may build in all; a template past it is stopped."""
 PROTECTED_BLOCKS = ("marker", "headline", "notices")
 """Blocks of the built-in comment that your template cannot override: the verdict is the gate's."""
 
@@ -155,13 +160,26 @@ def _by_case(changes: Iterable[ClaimChange]) -> list[CaseGroup]:
     ]
 
 
+def _md(text: object) -> str:
+    """:func:`escape_markdown` of the text with every secret taken out first.
+
+    Escaping changes a secret's characters (``_`` becomes ``&#95;``), so redacting the rendered
+    comment afterwards would no longer find it.
+    """
+    return escape_markdown(None if text is None else redact(str(text)))
+
+
+def _shorten_redacted(text: object, n: int = 80) -> str:
+    return _shorten(redact(str(text)), n)
+
+
 FILTERS: dict[str, Callable[..., str | list[CaseGroup]]] = {
-    "md": escape_markdown,
+    "md": _md,
     "score": score,
     "pct": pct,
     "delta": delta,
     "interval": interval,
-    "shorten": _shorten,
+    "shorten": _shorten_redacted,
     "usd": usd,
     "plural": plural,
     "verdict": verdict_label,
@@ -226,10 +244,50 @@ def _read_template(source: FileSource, path: str, *, what: str) -> str | None:
         raise TemplateError(f"{what}: {path} is not UTF-8 text; re-save it as UTF-8") from exc
 
 
-class _BoundedEnvironment(ImmutableSandboxedEnvironment):
-    """The sandbox, with no value longer than ``MAX_VALUE_CHARS`` built by an operator or a call."""
+class _BoundedCodeGenerator(CodeGenerator):
+    """Compiles ``a ~ b`` to a join the environment bounds, like its other operators."""
 
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        self.write("environment.bounded_join((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+
+class _BoundedEnvironment(ImmutableSandboxedEnvironment):
+    """The sandbox, bounded in what a template may build.
+
+    No value longer than ``MAX_VALUE_CHARS`` is built by an operator (``*``, ``+``, ``**``,
+    ``~``), a call or a filter, and one rendering builds at most ``MAX_BUILT_CHARS`` in all, so a
+    loop cannot pile up values either.
+    """
+
+    code_generator_class = _BoundedCodeGenerator
     intercepted_binops = frozenset({"*", "+", "**"})
+    built = 0
+    """Characters built by the current rendering so far (reset by :func:`_render`)."""
+
+    def checked(self, value: Any) -> Any:
+        """``value``, if it keeps the template within its bounds."""
+        if isinstance(value, str | list | tuple):
+            if len(value) > MAX_VALUE_CHARS:
+                raise SecurityError(
+                    f"the template builds a value over {MAX_VALUE_CHARS:,} characters"
+                )
+            self.built += len(value)
+            if self.built > MAX_BUILT_CHARS:
+                raise SecurityError(
+                    f"the template builds over {MAX_BUILT_CHARS:,} characters in all"
+                )
+        return value
+
+    def bounded_join(self, values: Sequence[Any]) -> str:
+        """``a ~ b ~ ...``, refused before it is built when it would be too long."""
+        parts = [str(value) for value in values]
+        if sum(len(part) for part in parts) > MAX_VALUE_CHARS:
+            raise SecurityError(f"the template builds a value over {MAX_VALUE_CHARS:,} characters")
+        return str(self.checked("".join(parts)))
 
     def call_binop(
         self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any
@@ -238,7 +296,7 @@ class _BoundedEnvironment(ImmutableSandboxedEnvironment):
             raise SecurityError("the template raises a number to a power over 64")
         if operator == "*" and _too_long(left, right):
             raise SecurityError(f"the template builds a value over {MAX_VALUE_CHARS:,} characters")
-        return _checked(super().call_binop(context, operator, left, right))
+        return self.checked(super().call_binop(context, operator, left, right))
 
     def call(
         __self,
@@ -247,7 +305,25 @@ class _BoundedEnvironment(ImmutableSandboxedEnvironment):
         *args: Any,
         **kwargs: Any,
     ) -> Any:
-        return _checked(super().call(__context, __obj, *args, **kwargs))
+        return __self.checked(super().call(__context, __obj, *args, **kwargs))
+
+    def bounded_filter(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        """A filter that refuses a size argument or a result out of bounds."""
+
+        @functools.wraps(function)
+        def bounded(*args: Any, **kwargs: Any) -> Any:
+            for value in (*args, *kwargs.values()):
+                if (
+                    isinstance(value, int)
+                    and not isinstance(value, bool)
+                    and value > MAX_VALUE_CHARS
+                ):
+                    raise SecurityError(
+                        f"the template asks a filter for a size over {MAX_VALUE_CHARS:,} characters"
+                    )
+            return self.checked(function(*args, **kwargs))
+
+        return bounded
 
 
 def _too_long(left: Any, right: Any) -> bool:
@@ -255,27 +331,6 @@ def _too_long(left: Any, right: Any) -> bool:
         if isinstance(seq, str | list | tuple) and isinstance(times, int):
             return len(seq) * times > MAX_VALUE_CHARS
     return False
-
-
-def _bounded_filter(function: Callable[..., Any]) -> Callable[..., Any]:
-    """A filter that refuses a size argument or a result over ``MAX_VALUE_CHARS``."""
-
-    @functools.wraps(function)
-    def bounded(*args: Any, **kwargs: Any) -> Any:
-        for value in (*args, *kwargs.values()):
-            if isinstance(value, int) and not isinstance(value, bool) and value > MAX_VALUE_CHARS:
-                raise SecurityError(
-                    f"the template asks a filter for a size over {MAX_VALUE_CHARS:,} characters"
-                )
-        return _checked(function(*args, **kwargs))
-
-    return bounded
-
-
-def _checked(value: Any) -> Any:
-    if isinstance(value, str | list | tuple) and len(value) > MAX_VALUE_CHARS:
-        raise SecurityError(f"the template builds a value over {MAX_VALUE_CHARS:,} characters")
-    return value
 
 
 def _environment(template: UserTemplate | None) -> tuple[ImmutableSandboxedEnvironment, str | None]:
@@ -303,7 +358,7 @@ def _environment(template: UserTemplate | None) -> tuple[ImmutableSandboxedEnvir
         lstrip_blocks=True,
     )
     env.filters.update(FILTERS)
-    env.filters = {name: _bounded_filter(f) for name, f in env.filters.items()}
+    env.filters = {name: env.bounded_filter(f) for name, f in env.filters.items()}
     return env, user_name
 
 
@@ -386,6 +441,8 @@ class _TooLong(Exception):
 def _render(loaded: _Loaded, context: Mapping[str, Any], *, cap: int) -> str:
     """Render, with the protected blocks forced to the built-in ones; stop past ``cap`` chars."""
     template = loaded.template
+    if isinstance(template.environment, _BoundedEnvironment):
+        template.environment.built = 0
     chunks: list[str] = []
     size = 0
     try:
@@ -417,6 +474,7 @@ def _check_verdict_kept(loaded: _Loaded, context: Mapping[str, Any], text: str) 
     """A template of yours must show the gate's headline and notices, and hide nothing."""
     assert loaded.user is not None
     path = loaded.user.path
+    marker = context.get("marker") or ""
     for name in ("headline", "notices"):
         block = loaded.protected[name]
         expected = "".join(block(loaded.template.new_context(dict(context)))).strip()
@@ -425,7 +483,11 @@ def _check_verdict_kept(loaded: _Loaded, context: Mapping[str, Any], text: str) 
                 f'{path}: must {{% extends "{COMMENT_TEMPLATE}" %}} (or the summary template) so '
                 f"that the gate's {name} stays in the rendering"
             )
-    marker = context.get("marker") or ""
+        if name == "headline" and text[: text.find(expected)].replace(marker, "", 1).strip():
+            raise TemplateError(
+                f"{path}: writes text before the gate's headline, which could contradict the "
+                "verdict; put your text in a block after it"
+            )
     if text.replace(marker, "", 1).count("<!--"):
         raise TemplateError(
             f"{path}: writes an HTML comment (<!--), which could hide the gate's verdict or "
@@ -620,7 +682,7 @@ def render_status(*, title: str, reason: str, comment_id: str = "default") -> st
     """
     return (
         f"{comment_marker(comment_id)}\n### ⚠️ {escape_markdown(title)}\n\n"
-        f"{escape_markdown(_shorten(reason, 2000))}\n\n<sub>RagaliQ Gate</sub>\n"
+        f"{_md(_shorten_redacted(reason, 2000))}\n\n<sub>RagaliQ Gate</sub>\n"
     )
 
 

@@ -14,6 +14,9 @@ __all__ = ["BIDI_MARKS", "one_line", "safe_lines"]
 BIDI_MARKS = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 """Every character that changes the direction text is shown in (Trojan Source)."""
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_CONTROL_IN_LINES = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""Control characters but tab and line ends: terminal escapes, backspaces, bells."""
+_LINE_ENDS = re.compile("\r\n?|[\u2028\u2029\x85]")
 _COMMAND = re.compile(r"^(\s*)(::|##\[)", re.MULTILINE)
 
 
@@ -24,5 +27,11 @@ def one_line(text: object) -> str:
 
 
 def safe_lines(text: str) -> str:
-    """``text`` with every line that a CI runner would take for a command shown as text."""
-    return _COMMAND.sub(lambda m: f"{m.group(1)}> {m.group(2)}", text)
+    """``text`` fit for a terminal or a CI log, line breaks kept.
+
+    Bidi marks and control characters (terminal escapes, carriage returns that would overwrite
+    the line) go; every line that a CI runner would take for a command is shown as text.
+    """
+    value = _LINE_ENDS.sub("\n", BIDI_MARKS.sub("", text))
+    value = _CONTROL_IN_LINES.sub("", value)
+    return _COMMAND.sub(lambda m: f"{m.group(1)}> {m.group(2)}", value)

@@ -539,7 +539,7 @@ def test_comment_lists_everything_else():
     assert "anthropic/claude-sonnet-4-5, prompt 2f1c9a7e04b3" in text
     assert "commit 3f2c1e9a7b5d" in text
     assert "heuristic" not in text
-    assert "ragaliq run -o report.json && ragaliq baseline update --report report.json" in text
+    assert "ragaliq baseline record" in text
 
 
 def test_passed_first_run_shows_thresholds_only():
@@ -980,6 +980,21 @@ def test_user_summary_template_extends_ours(tmp_path):
         ("{{ 'xy' | center(100000000) }}", r"bad\.md\.j2:1: .*size over 1,000,000"),
         ("{{ 2 ** 100000 }}", r"bad\.md\.j2:1: .*power over 64"),
         (
+            '{% set a = "x" * 999999 %}{{ a ~ a }}',
+            r"bad\.md\.j2:1: .*over 1,000,000 characters",
+        ),
+        (
+            '{% set a = "x" * 500000 %}{% set ns = namespace(s=[]) %}'
+            "{% for i in range(100000) %}{% set ns.s = ns.s + [a ~ i] %}{% endfor %}",
+            r"bad\.md\.j2:1: .*over 50,000,000 characters in all",
+        ),
+        (
+            '{% extends "comment.md.j2" %}{% block scores %}'
+            '{% set ns = namespace(s="") %}{% for i in range(200) %}'
+            '{% set ns.s = ns.s ~ ("y" * 999) ~ "x" * 99999 %}{% endfor %}{% endblock %}',
+            r"bad\.md\.j2:1: .*over 1,000,000 characters",
+        ),
+        (
             '{% include "/proc/self/environ" %}',
             r"not a path inside the repository",
         ),
@@ -1038,3 +1053,37 @@ def test_an_installed_package_uses_its_own_templates(tmp_path):
     assert Path(root) == tmp_path / "ragaliq" / "templates"
     assert marker == comment_marker()
     assert body == "packaged"
+
+
+def test_a_secret_echoed_into_the_verdict_never_reaches_the_comment_in_any_form():
+    from ragaliq.redaction import forget_secrets, register_secret
+
+    secret = "ghs_live_Token_1234567890_abcdef"
+    register_secret(secret)
+    try:
+        decision = realistic_decision(
+            notices=(f"The API said: bad credentials {secret} for *you*",),
+            failures=(f"judge error: {secret[:20]}{secret[20:]}",),
+        )
+        for text in (
+            render_comment(decision),
+            render_summary(decision, report=realistic_report()),
+            markdown.render_status(title="could not judge", reason=f"401 {secret}"),
+        ):
+            escaped = escape_markdown(secret)
+            assert escaped != secret  # escaping changes it, which is why it is redacted first
+            assert secret not in text and escaped not in text
+            assert "ghs&#95;live" not in text and "ghs_live" not in text
+            assert "&#91;redacted&#93;" in text or "[redacted]" in text
+    finally:
+        forget_secrets()
+
+
+def test_a_template_that_writes_text_before_the_headline_is_refused(tmp_path):
+    template = write(
+        tmp_path,
+        "liar.md.j2",
+        '### ✅ RagaliQ Gate passed\n{% extends "comment.md.j2" %}',
+    )
+    with pytest.raises(TemplateError, match="writes text before the gate's headline"):
+        render_comment(realistic_decision(), template=template)

@@ -14,6 +14,27 @@ def test_untrusted_text_is_one_line_without_control_or_bidi_characters():
     assert one_line("a\nb\r\n::error::x\x1b[31m\u202eevil\u2066") == "a b ::error::x [31mevil"
 
 
+def test_console_text_keeps_its_lines_but_no_escape_bidi_mark_or_carriage_return():
+    text = "a\x1b[2Jb\rc\u202ed\u2028e\tf"
+    assert safe_lines(text) == "a[2Jb\ncd\ne\tf"
+
+
+def test_an_unknown_key_is_shown_quoted_with_its_odd_characters_escaped(tmp_path):
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text(
+        '{"id":"a","query":"q","context":["c"],"response":"r",'
+        '"\\n::set-output name=passed::true\\u202e":1}\n',
+        encoding="utf-8",
+    )
+    config = tmp_path / "ragaliq.yaml"
+    config.write_text("dataset: d.jsonl\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["validate", "--config", str(config)])
+    assert result.exit_code == 2
+    error = result.stderr.strip()
+    assert "\n" not in error and "\u202e" not in error
+    assert "unknown key '\\u000a::set-output name=passed::true\\u202e'" in error
+
+
 def test_no_line_a_runner_would_take_for_a_command():
     text = "ok\n::set-output name=passed::true\n  ::add-mask::x\n##[error]boom"
     assert safe_lines(text) == (
