@@ -19,6 +19,7 @@ from ragaliq._fields import Count, FileName, Flag, Fraction, Number, Section
 from ragaliq._reading import decode_utf8, describe_size, read_regular
 from ragaliq._validation import field_problems, unparsable
 from ragaliq._yaml import load_yaml
+from ragaliq.baseline import DEFAULT_BASELINE_PATH
 from ragaliq.dataset import DatasetFormat
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators.registry import EvaluatorSections, evaluator_sections
@@ -216,7 +217,7 @@ class GateConfig(Section):
     """The RAG outputs to judge (JSONL, JSON, YAML or CSV), relative to the config file."""
     dataset_format: DatasetFormat = "auto"
     """The dataset's field names (RagaliQ's, RAGAS's or DeepEval's) or CSV; detected by default."""
-    baseline: FileName = ".ragaliq/baseline.json"
+    baseline: FileName = DEFAULT_BASELINE_PATH
     """The baseline file, relative to the config file; the action reads it at the PR's base."""
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     evaluators: EvaluatorsConfig = Field(default_factory=EvaluatorsConfig)
@@ -282,5 +283,5 @@ def config_json_schema() -> str:
     """The JSON Schema of ``ragaliq.yaml``, for editor completion."""
     schema = GateConfig.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "ragaliq.yaml"
+    schema["title"] = DEFAULT_CONFIG_FILE
     return json.dumps(schema, indent=2)

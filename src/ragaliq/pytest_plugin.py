@@ -79,12 +79,12 @@ def _session(config: pytest.Config) -> JudgeSession:
 
 
 def _build(config: pytest.Config) -> JudgeSession:
-    from ragaliq.config import GateConfig, load_config
+    from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, load_config
     from ragaliq.pipeline import local_cache_path
     from ragaliq.testing import JudgeSession
 
     named = config.getoption("--ragaliq-config")
-    path = Path(named) if named else Path(str(config.rootpath)) / "ragaliq.yaml"
+    path = Path(named) if named else Path(str(config.rootpath)) / DEFAULT_CONFIG_FILE
     gate = load_config(path) if named or path.is_file() else GateConfig()
     judge: dict[str, Any] = {}
     if config.getoption("--ragaliq-provider"):

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ragaliq.config import DEFAULT_CONFIG_FILE
 from ragaliq.errors import ConfigError
+from ragaliq.github.client import DEFAULT_API_URL
 
 __all__ = ["ActionSettings", "PullRequest", "read_input"]
 
@@ -86,7 +88,7 @@ class ActionSettings:
         workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
         event_name = env.get("GITHUB_EVENT_NAME", "")
         return cls(
-            config=read_input(env, "config", "ragaliq.yaml"),
+            config=read_input(env, "config", DEFAULT_CONFIG_FILE),
             dataset=read_input(env, "dataset"),
             baseline=read_input(env, "baseline"),
             mode=mode,  # type: ignore[arg-type]
@@ -98,7 +100,7 @@ class ActionSettings:
             html_report=read_input(env, "html-report"),
             workspace=workspace,
             repository=env.get("GITHUB_REPOSITORY", ""),
-            api_url=env.get("GITHUB_API_URL") or "https://api.github.com",
+            api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
             event_name=event_name,
             sha=env.get("GITHUB_SHA", ""),
             pull_request=_pull_request(env.get("GITHUB_EVENT_PATH")),
