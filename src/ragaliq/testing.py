@@ -20,8 +20,8 @@ from typing import Any
 from ragaliq.config import GateConfig
 from ragaliq.evaluators import build_evaluators
 from ragaliq.judges.factory import JudgeOpener, open_judge
-from ragaliq.models import CaseResult, TestCase, Usage, Verdict
-from ragaliq.report._format import verdict_label
+from ragaliq.models import CaseResult, TestCase, Usage
+from ragaliq.report._format import plural, verdict_label
 from ragaliq.runner import run_suite
 
 __all__ = ["BudgetSpentError", "JudgeSession", "QualityFailure", "assert_rag_quality"]
@@ -59,12 +59,7 @@ class JudgeSession:
             BudgetSpentError: the budget was spent before this case.
             RagaliqError: the judge cannot be used at all.
         """
-        if self.budget_usd is not None and self.usage.cost_usd >= self.budget_usd:
-            raise BudgetSpentError(
-                f"the RagaliQ budget of ${self.budget_usd:g} is spent "
-                f"(${self.usage.cost_usd:.4f} on {self.judged} cases)"
-            )
-        return asyncio.run(self._judge(case, self._sections(minimums)))
+        return self._judge_now(case, self._sections(minimums))
 
     def assert_quality(self, case: TestCase, **minimums: float | None) -> CaseResult:
         """Judge ``case``; fail when a score is below its minimum or cannot be had.
@@ -75,7 +70,9 @@ class JudgeSession:
         Raises:
             QualityFailure: with every failing score and the claims, facts or chunks behind it.
         """
-        result = self.judge(case, **minimums)
+        config = self._sections(minimums)
+        result = self._judge_now(case, config)
+        evaluators = {e.name: e for e in build_evaluators(config.evaluators)}
         problems: list[str] = []
         for name, evaluation in result.results.items():
             floor = minimums.get(name)
@@ -89,7 +86,7 @@ class JudgeSession:
             elif floor is not None and evaluation.score is not None and evaluation.score < floor:
                 problems.append(
                     f"{name}: {evaluation.score:.3f} is below {floor:g}: {evaluation.reasoning}"
-                    + _behind(name, result)
+                    + _listed(evaluators[name].describe_shortfall(result, label=verdict_label))
                 )
         if problems:
             raise QualityFailure(f"case {case.id!r}: " + "\n".join(problems))
@@ -112,6 +109,14 @@ class JudgeSession:
         evaluators = self.config.evaluators.model_copy(update=update)
         return self.config.model_copy(update={"evaluators": evaluators})
 
+    def _judge_now(self, case: TestCase, config: GateConfig) -> CaseResult:
+        if self.budget_usd is not None and self.usage.cost_usd >= self.budget_usd:
+            raise BudgetSpentError(
+                f"the RagaliQ budget of ${self.budget_usd:g} is spent "
+                f"(${self.usage.cost_usd:.4f} on {plural(self.judged, 'case')})"
+            )
+        return asyncio.run(self._judge(case, config))
+
     async def _judge(self, case: TestCase, config: GateConfig) -> CaseResult:
         judge = config.judge
         async with self.open_judge(judge, env=self.env, cache_path=self.cache_path) as choice:
@@ -126,30 +131,11 @@ class JudgeSession:
         return report.cases[0]
 
 
-def _behind(evaluator: str, result: CaseResult) -> str:
-    """The claims, facts or chunks that brought a score down, one per line."""
-    lines: list[str] = []
-    if evaluator in ("faithfulness", "hallucination"):
-        lines = [
-            f"  - {verdict_label(c.verdict)}: {c.text}" + (f" ({c.reason})" if c.reason else "")
-            for c in result.claims
-            if c.verdict is not Verdict.SUPPORTED
-        ]
-    elif evaluator == "context_recall":
-        lines = [
-            f"  - needed fact {verdict_label(f.verdict)}: {f.text}"
-            for f in result.facts
-            if f.verdict is not Verdict.SUPPORTED
-        ]
-    elif evaluator == "context_precision":
-        lines = [
-            f"  - chunk {rank} is not relevant: {r.reason}"
-            for rank, r in enumerate(result.chunks, start=1)
-            if not r.relevant
-        ]
+def _listed(lines: list[str]) -> str:
+    """What an evaluator says brought its score down, one item per line, the first few."""
     if not lines:
         return ""
-    shown = lines[:MAX_LISTED]
+    shown = [f"  - {line}" for line in lines[:MAX_LISTED]]
     if len(lines) > MAX_LISTED:
         shown.append(f"  - ... and {len(lines) - MAX_LISTED} more")
     return "\n" + "\n".join(shown)

@@ -9,20 +9,26 @@ and what the gate compares. Adding an evaluator is one module and one line in th
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from ragaliq._fields import Flag, Fraction, Section
 from ragaliq.models import (
+    CaseResult,
     ChunkRating,
     ClaimVerdict,
     EvaluationResult,
     EvaluatorInfo,
     RelevanceResult,
     TestCase,
+    Verdict,
 )
 
-__all__ = ["CaseJudgement", "Evaluator", "EvaluatorOptions"]
+__all__ = ["CaseJudgement", "Evaluator", "EvaluatorOptions", "VerdictLabel"]
+
+VerdictLabel = Callable[[Verdict], str]
+"""How a verdict is named to the reader (the report's labels, which live above this layer)."""
 
 
 class EvaluatorOptions(Section):
@@ -101,6 +107,19 @@ class Evaluator(ABC, Generic[OptionsT]):
     @abstractmethod
     def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
         """Score one case."""
+
+    def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:
+        """What pulled this evaluator's score down on a judged case, one line per item.
+
+        The claims, needed facts or chunks behind a low score, as a failing test shows them;
+        empty when the score stands on nothing listable (relevance's single judgement, whose
+        reasoning already says why).
+
+        Args:
+            case: The case's result, as the run report holds it.
+            label: Names a verdict for the reader.
+        """
+        return []
 
     def result(
         self,

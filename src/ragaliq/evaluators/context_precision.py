@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ragaliq._fields import Flag
-from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions
-from ragaliq.models import EvaluationResult
+from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
+from ragaliq.models import CaseResult, EvaluationResult
 
 __all__ = ["ContextPrecisionEvaluator", "ContextPrecisionOptions", "rank_weighted_precision"]
 
@@ -42,6 +42,14 @@ class ContextPrecisionEvaluator(Evaluator[ContextPrecisionOptions]):
     default_threshold: ClassVar[float] = 0.6
     needs_chunks: ClassVar[bool] = True
     Options = ContextPrecisionOptions
+
+    def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:
+        """The chunks judged not relevant to the query, by rank."""
+        return [
+            f"chunk {rank} is not relevant: {r.reason}"
+            for rank, r in enumerate(case.chunks, start=1)
+            if not r.relevant
+        ]
 
     def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
         ratings = judgement.chunks or ()

@@ -13,8 +13,8 @@ from typing import ClassVar
 
 from ragaliq._fields import Flag
 from ragaliq.evaluators._claims import verdict_counts
-from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions
-from ragaliq.models import EvaluationResult, Verdict
+from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
+from ragaliq.models import CaseResult, EvaluationResult, Verdict
 
 __all__ = ["RECALL_WEIGHTS", "ContextRecallEvaluator", "ContextRecallOptions"]
 
@@ -36,6 +36,14 @@ class ContextRecallEvaluator(Evaluator[ContextRecallOptions]):
     default_threshold: ClassVar[float] = 0.7
     needs_facts: ClassVar[bool] = True
     Options = ContextRecallOptions
+
+    def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:
+        """The needed facts the context does not fully hold."""
+        return [
+            f"needed fact {label(f.verdict)}: {f.text}"
+            for f in case.facts
+            if f.verdict is not Verdict.SUPPORTED
+        ]
 
     def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
         facts = judgement.facts or ()

@@ -8,8 +8,8 @@ from pydantic import Field
 
 from ragaliq._fields import Weight
 from ragaliq.evaluators._claims import NO_CLAIMS_NOTE, verdict_counts
-from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions
-from ragaliq.models import EvaluationResult, Verdict
+from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
+from ragaliq.models import CaseResult, EvaluationResult, Verdict
 
 __all__ = ["PRESETS", "FaithfulnessEvaluator", "FaithfulnessOptions"]
 
@@ -57,6 +57,14 @@ class FaithfulnessEvaluator(Evaluator[FaithfulnessOptions]):
     def __init__(self, options: FaithfulnessOptions | None = None, /, **values: Any) -> None:
         super().__init__(options, **values)
         self.weights = self.settings.weights()
+
+    def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:
+        """The claims that weigh less than a full point, with their verdicts and reasons."""
+        return [
+            f"{label(c.verdict)}: {c.text}" + (f" ({c.reason})" if c.reason else "")
+            for c in case.claims
+            if self.weights[c.verdict] < 1.0
+        ]
 
     def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
         verdicts = judgement.verdicts or ()

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from ragaliq._fields import Fraction
 from ragaliq.evaluators._claims import NO_CLAIMS_NOTE
-from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions
+from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.models import CaseResult, ClaimVerdict, EvaluationResult, Verdict
 
 __all__ = ["HallucinationEvaluator", "HallucinationOptions", "hallucinated_claims"]
@@ -40,6 +40,13 @@ class HallucinationEvaluator(Evaluator[HallucinationOptions]):
             return True
         floor = self.settings.min_confidence
         return floor is not None and verdict.confidence < floor
+
+    def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:
+        """The claims this evaluator held against the case, with their verdicts and reasons."""
+        return [
+            f"{label(c.verdict)}: {c.text}" + (f" ({c.reason})" if c.reason else "")
+            for c in hallucinated_claims(case)
+        ]
 
     def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
         verdicts = judgement.verdicts or ()

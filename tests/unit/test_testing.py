@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import pytest
+
+from ragaliq.evaluators import (
+    ContextPrecisionEvaluator,
+    ContextRecallEvaluator,
+    FaithfulnessEvaluator,
+    HallucinationEvaluator,
+    RelevanceEvaluator,
+)
+from ragaliq.models import CaseResult, ChunkRating, EvaluationResult, Usage, Verdict
+from ragaliq.report._format import verdict_label
+from ragaliq.testing import BudgetSpentError, JudgeSession, QualityFailure
+from tests.conftest import make_case, make_config, make_verdict
+from tests.fakes.judge import FakeJudge, Opener
+
+S, P, N, C = (
+    Verdict.SUPPORTED,
+    Verdict.PARTIALLY_SUPPORTED,
+    Verdict.NOT_ENOUGH_INFO,
+    Verdict.CONTRADICTED,
+)
+
+
+def session(judge: FakeJudge, **config) -> JudgeSession:
+    return JudgeSession(config=make_config(**config), env={}, open_judge=Opener(judge))
+
+
+def failure_of(check) -> str:
+    with pytest.raises(QualityFailure) as caught:
+        check()
+    return str(caught.value)
+
+
+def test_hallucination_lists_the_claims_it_held_against_the_case_even_when_supported():
+    judge = FakeJudge(claims={"case-1": ["Refunds take 14 days.", "Plans cost $5."]})
+    gate = session(judge, evaluators={"hallucination": {"min_confidence": 0.95}})
+    message = failure_of(lambda: gate.assert_quality(make_case(), hallucination=0.9))
+    assert "hallucination: 0.000 is below 0.9" in message
+    # Supported at 0.9 confidence, under min_confidence: the evaluator's own rule, not the verdict.
+    assert "  - supported: Refunds take 14 days. (scripted)" in message
+    assert "  - supported: Plans cost $5. (scripted)" in message
+
+
+def test_faithfulness_lists_only_the_claims_weighing_less_than_a_point():
+    judge = FakeJudge(claims={"case-1": ["a", "b", "c"]}, verdicts={"case-1": [S, P, C]})
+    message = failure_of(lambda: session(judge).assert_quality(make_case(), faithfulness=0.9))
+    assert "  - partly supported: b (scripted)" in message
+    assert "  - contradicted: c (scripted)" in message
+    assert ": a (" not in message
+
+
+def test_retrieval_evaluators_list_missing_facts_and_irrelevant_chunks():
+    case = make_case(context=("one", "two"), expected_facts=("Refunds take 14 days.",))
+    judge = FakeJudge(fact_verdicts={"case-1": [N]}, chunks={"case-1": [True, False]})
+    message = failure_of(
+        lambda: session(judge).assert_quality(case, context_recall=0.9, context_precision=0.9)
+    )
+    assert "  - needed fact not in the context: Refunds take 14 days." in message
+    assert "  - chunk 2 is not relevant: scripted" in message
+
+
+def test_a_long_list_is_cut_and_counted():
+    claims = [f"claim {i}" for i in range(13)]
+    judge = FakeJudge(claims={"case-1": claims}, verdicts={"case-1": [N] * 13})
+    message = failure_of(lambda: session(judge).assert_quality(make_case(), hallucination=0.5))
+    assert message.count("  - not in the context: ") == 10
+    assert "  - ... and 3 more" in message
+
+
+def test_relevance_lists_nothing_beyond_its_reasoning():
+    case = CaseResult(
+        id="a",
+        input_hash="h",
+        status="ok",
+        claims=(make_verdict(N),),
+        chunks=(ChunkRating(relevant=False, reason="off topic"),),
+        results={
+            "relevance": EvaluationResult(
+                evaluator="relevance", score=0.1, passed=False, reasoning="off"
+            )
+        },
+    )
+    assert RelevanceEvaluator().describe_shortfall(case, label=verdict_label) == []
+    assert FaithfulnessEvaluator().describe_shortfall(case, label=str) == [
+        "NOT_ENOUGH_INFO: a claim"
+    ]
+    # Hallucination lists what it flagged in the result, and this case has no result of its.
+    assert HallucinationEvaluator().describe_shortfall(case, label=str) == []
+    assert ContextRecallEvaluator().describe_shortfall(case, label=str) == []
+    assert ContextPrecisionEvaluator().describe_shortfall(case, label=str) == [
+        "chunk 1 is not relevant: off topic"
+    ]
+
+
+def test_a_spent_budget_stops_before_the_next_case_and_says_so_in_words():
+    judge = FakeJudge(usage_per_call=Usage(calls=1, cost_usd=0.01))
+    gate = session(judge)
+    gate.budget_usd = 0.005
+    gate.judge(make_case())
+    calls = len(judge.calls)
+    with pytest.raises(BudgetSpentError, match=r"on 1 case\)"):
+        gate.judge(make_case(id="case-2"))
+    assert len(judge.calls) == calls
