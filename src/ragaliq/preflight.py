@@ -3,14 +3,16 @@
 The judge says what each operation would take (:class:`~ragaliq.judges.base.EstimatingJudge`):
 a cache hit costs nothing, the offline judge costs nothing, Claude's calls are estimated from the
 prompts' size (four characters a token, typical reply sizes). For a case whose claims cannot be
-known without a call, the claims are estimated from the response's sentences. The run's report
-has the real figures.
+known without a call, the claims are estimated from the response's sentences. The operations are
+the runner's: the needed facts ride in the claims' verification call, and the chunks are rated
+once per case with context. The run's report has the real figures.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ragaliq.evaluators.base import Evaluator
@@ -36,12 +38,11 @@ def preflight(
     if not isinstance(judge, EstimatingJudge):
         free = tuple(CasePlan(case_id=c.id, operations=0, cache_hits=0, calls=0) for c in cases)
         return Preflight(judge=judge.info, cases=free, usage=Usage(), notices=tuple(notices))
-    needs_claims = any(e.needs_claims for e in evaluators)
-    needs_relevance = any(e.needs_relevance for e in evaluators)
+    needs = _Needs.of(evaluators)
     plans: list[CasePlan] = []
     total = Usage()
     for case in cases:
-        plan, usage = _plan(case, judge, needs_claims, needs_relevance, repeat=repeat)
+        plan, usage = _plan(case, judge, needs, repeat=repeat)
         plans.append(plan)
         total += usage
     if judge.info.provider == "cascade":
@@ -53,33 +54,66 @@ def preflight(
     return Preflight(judge=judge.info, cases=tuple(plans), usage=total, notices=tuple(notices))
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Needs:
+    """What the evaluators ask of the judge, as the runner reads it."""
+
+    claims: bool
+    facts: bool
+    relevance: bool
+    chunks: bool
+
+    @classmethod
+    def of(cls, evaluators: Sequence[Evaluator[Any]]) -> _Needs:
+        return cls(
+            claims=any(e.needs_claims for e in evaluators),
+            facts=any(e.needs_facts for e in evaluators),
+            relevance=any(e.needs_relevance for e in evaluators),
+            chunks=any(e.needs_chunks for e in evaluators),
+        )
+
+
 def _plan(
-    case: TestCase,
-    judge: EstimatingJudge,
-    needs_claims: bool,
-    needs_relevance: bool,
-    *,
-    repeat: int,
+    case: TestCase, judge: EstimatingJudge, needs: _Needs, *, repeat: int
 ) -> tuple[CasePlan, Usage]:
+    """The operations the runner would send for one case, each as the judge estimates it.
+
+    The same passes as :class:`~ragaliq.runner` makes: one extraction, then one verification of
+    the claims and the needed facts together (``repeat`` times), the relevance, and one rating
+    of the chunks; a case without context verifies nothing and rates nothing.
+    """
     usage = Usage()
     operations = 0
 
-    def account(operation: Operation, claims: Sequence[str] = (), sample: int = 0) -> None:
+    def account(
+        operation: Operation,
+        claims: Sequence[str] = (),
+        sample: int = 0,
+        facts: Sequence[str] = (),
+    ) -> None:
         nonlocal usage, operations
         operations += 1
-        usage += judge.estimate(operation, case, claims, sample=sample)
+        usage += judge.estimate(operation, case, claims, sample=sample, facts=facts)
 
-    if needs_claims:
-        account("extract_claims")
-        claims = judge.planned_claims(case)
-        if claims is None:
-            sentences = len(extract_sentence_claims(case.response))
-            claims = tuple(f"claim {i}" for i in range(math.ceil(sentences * CLAIMS_PER_SENTENCE)))
-        if claims and case.has_context:
+    if needs.claims or needs.facts:
+        claims: tuple[str, ...] = ()
+        if needs.claims:
+            account("extract_claims")
+            planned = judge.planned_claims(case)
+            if planned is None:
+                sentences = len(extract_sentence_claims(case.response))
+                planned = tuple(
+                    f"claim {i}" for i in range(math.ceil(sentences * CLAIMS_PER_SENTENCE))
+                )
+            claims = planned
+        facts = case.needed_facts if needs.facts else ()
+        if (claims or facts) and case.has_context:
             for sample in range(repeat):
-                account("verify_claims", claims, sample)
-    if needs_relevance:
+                account("verify_claims", claims, sample, facts)
+    if needs.relevance:
         account("evaluate_relevance")
+    if needs.chunks and case.context:
+        account("rate_chunks")
     plan = CasePlan(
         case_id=case.id, operations=operations, cache_hits=usage.cache_hits, calls=usage.calls
     )
