@@ -26,19 +26,19 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-import tempfile
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import Any
 
+from ragaliq._files import AtomicWriter, open_atomic
 from ragaliq._ids import looks_generated, visible
 from ragaliq._reading import describe_size
 from ragaliq._shapes import NATIVE_ID_OPTIONAL, CaseFields
 from ragaliq._validation import describe_value
 from ragaliq.dataset import MAX_LINE_BYTES, MAX_STREAM_BYTES, CaseChecker, DatasetReader
-from ragaliq.errors import DatasetError, OutputError
+from ragaliq.errors import DatasetError
 
 __all__ = ["DatasetWriter"]
 
@@ -60,8 +60,9 @@ class DatasetWriter:
         self.path = Path(path)
         self.check_ids = check_ids
         self._checker = CaseChecker(str(self.path), (NATIVE_ID_OPTIONAL,))
-        self._handle: IO[str] | None = None
-        self._tmp: Path | None = None
+        self._file: ExitStack | None = None
+        """The atomic write in progress (:func:`~ragaliq._files.open_atomic`), once opened."""
+        self._out: AtomicWriter | None = None
         self._line = 0
         self._bytes = 0
         self._previous: dict[int, str | tuple[str, ...]] | None = None
@@ -164,49 +165,28 @@ class DatasetWriter:
             raise DatasetError(
                 f"{self.path}: no case was added, so nothing was written; add at least one case"
             )
-        handle, tmp = self._handle, self._tmp
-        assert handle is not None and tmp is not None
-        try:
-            handle.flush()
-            os.fsync(handle.fileno())
-            handle.close()
-            os.chmod(tmp, _mode_for(self.path))
-            os.replace(tmp, self.path)
-        except OSError as exc:
-            self.abort()
-            raise OutputError(
-                f"{self.path}: cannot be written ({exc.strerror or type(exc).__name__}); "
-                "choose a writable path"
-            ) from exc
+        written, self._file = self._file, None
         self._closed = True
+        assert written is not None
+        written.close()  # in place now, or OutputError with nothing left behind
 
     def abort(self) -> None:
         """Throw away what was written; the previous file, if any, is left as it was."""
-        if self._handle is not None and not self._handle.closed:
-            self._handle.close()
-        if self._tmp is not None:
-            self._tmp.unlink(missing_ok=True)
+        written, self._file = self._file, None
         self._closed = True
+        if written is not None:
+            written.__exit__(_Abandoned, _Abandoned(), None)
 
     # --- inside --------------------------------------------------------------------------------
 
     def _open(self) -> None:
-        if self._handle is not None:
+        if self._file is not None:
             return
         if self.check_ids:
             self._previous = _previous_ids(self.path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(
-                prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
-            )
-        except OSError as exc:
-            raise OutputError(
-                f"{self.path}: cannot be written ({exc.strerror or type(exc).__name__}); "
-                "choose a writable path"
-            ) from exc
-        self._tmp = Path(tmp)
-        self._handle = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        written = ExitStack()
+        self._out = written.enter_context(open_atomic(self.path))
+        self._file = written
 
     def _checked(self, line: int, item: dict[str, Any]) -> tuple[CaseFields, str]:
         try:
@@ -251,8 +231,8 @@ class DatasetWriter:
                 f"{where}: the dataset would pass the limit of {describe_size(MAX_STREAM_BYTES)}; "
                 "judge a smaller suite"
             )
-        assert self._handle is not None
-        self._handle.write(text)
+        assert self._out is not None
+        self._out.write(text)
         self._bytes += size
 
 
@@ -292,11 +272,5 @@ def _previous_ids(path: Path) -> dict[int, str | tuple[str, ...]] | None:
     return ids
 
 
-def _mode_for(path: Path) -> int:
-    """The permissions ``open(path, "w")`` would give: the replaced file's, else 0o666 - umask."""
-    try:
-        return stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+class _Abandoned(Exception):
+    """Thrown into the atomic write to throw it away."""
