@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable
 
 from ragaliq.models import ClaimVerdict, Verdict
 
@@ -17,3 +18,10 @@ def verdict_counts(verdicts: tuple[ClaimVerdict, ...]) -> str:
         for verdict in Verdict
         if counts[verdict]
     )
+
+
+def describe_claims(claims: Iterable[ClaimVerdict], label: Callable[[Verdict], str]) -> list[str]:
+    """``contradicted: Refunds take 30 days. (the context says 14)``, one line per claim."""
+    return [
+        f"{label(c.verdict)}: {c.text}" + (f" ({c.reason})" if c.reason else "") for c in claims
+    ]

@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from ragaliq._fields import Weight
-from ragaliq.evaluators._claims import NO_CLAIMS_NOTE, verdict_counts
+from ragaliq.evaluators._claims import NO_CLAIMS_NOTE, describe_claims, verdict_counts
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.models import CaseResult, EvaluationResult, Verdict
 
@@ -60,11 +60,7 @@ class FaithfulnessEvaluator(Evaluator[FaithfulnessOptions]):
 
     def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:
         """The claims that weigh less than a full point, with their verdicts and reasons."""
-        return [
-            f"{label(c.verdict)}: {c.text}" + (f" ({c.reason})" if c.reason else "")
-            for c in case.claims
-            if self.weights[c.verdict] < 1.0
-        ]
+        return describe_claims((c for c in case.claims if self.weights[c.verdict] < 1.0), label)
 
     def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
         verdicts = judgement.verdicts or ()

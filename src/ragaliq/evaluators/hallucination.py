@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ragaliq._fields import Fraction
-from ragaliq.evaluators._claims import NO_CLAIMS_NOTE
+from ragaliq.evaluators._claims import NO_CLAIMS_NOTE, describe_claims
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.models import CaseResult, ClaimVerdict, EvaluationResult, Verdict
 
@@ -43,10 +43,7 @@ class HallucinationEvaluator(Evaluator[HallucinationOptions]):
 
     def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:
         """The claims this evaluator held against the case, with their verdicts and reasons."""
-        return [
-            f"{label(c.verdict)}: {c.text}" + (f" ({c.reason})" if c.reason else "")
-            for c in hallucinated_claims(case)
-        ]
+        return describe_claims(hallucinated_claims(case), label)
 
     def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
         verdicts = judgement.verdicts or ()
