@@ -104,7 +104,12 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\$?\d+(?:,\d{3})*(?:\.\d+)?(?:st|nd|rd|th)?%?(?![\w])")
 
 
+@lru_cache(maxsize=8192)
 def _read_phrases(text: str) -> str:
+    """``text`` with its phrases read as the context would say them.
+
+    Cached: the words, the figures and the negations of one sentence are each read from it.
+    """
     if not _PHRASE.search(text):
         return text
 

@@ -63,7 +63,7 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
-from ragaliq.text.words import content_words, split_sentences
+from ragaliq.text.words import NEGATIONS, STOPWORDS, content_words, split_sentences
 
 __all__ = [
     "MODEL_RESOURCE",
@@ -416,7 +416,7 @@ def _is_about_the_sources(sentence: str) -> bool:
 
 def _is_courtesy(sentence: str) -> bool:
     """Whether every content word of a sentence is small talk (``Sure!``, ``Hope this helps``)."""
-    words = [w for w in re.findall(r"[a-z']+", sentence.lower()) if content_words(w)]
+    words = [w for w in re.findall(r"[a-z']+", sentence.lower()) if w not in STOPWORDS | NEGATIONS]
     return all(w in _COURTESY_WORDS or w.rstrip("s") in _COURTESY_WORDS for w in words)
 
 
