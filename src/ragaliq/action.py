@@ -212,7 +212,7 @@ async def action(
     run = await _judge(
         inputs, judge_config, judge_env, workflow, open_judge, settings=settings, sinks=watch.sinks
     )
-    outcome = run_gate(
+    gate_run = run_gate(
         inputs,
         head=run.head,
         watch=watch,
@@ -220,25 +220,25 @@ async def action(
         details_url=settings.run_url,
         extra_notices=(*chosen, *kept, *endpoint_notices),
     )
-    report_path, html_path = _write_results(settings, inputs, run.head, outcome.decision)
-    workflow.write_summary(outcome.summary)
-    comment_url = _publish(settings, workflow, outcome.comment, open_publisher)
+    report_path, html_path = _write_results(settings, inputs, run.head, gate_run.decision)
+    workflow.write_summary(gate_run.summary)
+    comment_url = _publish(settings, workflow, gate_run.comment, open_publisher)
     _set_outputs(
         workflow,
-        passed=outcome.exit_code is ExitCode.PASSED,
+        passed=gate_run.exit_code is ExitCode.PASSED,
         report_path=report_path,
         comment_url=comment_url,
-        decision=outcome.decision,
+        decision=gate_run.decision,
         html_report_path=html_path,
     )
-    _annotate(workflow, outcome.decision)
-    for notice in outcome.decision.notices:
+    _annotate(workflow, gate_run.decision)
+    for notice in gate_run.decision.notices:
         workflow.notice(notice, title="RagaliQ Gate")
     workflow.log("")
-    workflow.log("gate: PASSED" if outcome.decision.passed else "gate: FAILED")
-    for failure in outcome.decision.failures:
+    workflow.log("gate: PASSED" if gate_run.decision.passed else "gate: FAILED")
+    for failure in gate_run.decision.failures:
         workflow.log(f"  {failure}")
-    return outcome.exit_code
+    return gate_run.exit_code
 
 
 def _workspace_file(settings: ActionSettings, raw: str, what: str) -> Path | None:

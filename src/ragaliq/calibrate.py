@@ -80,17 +80,17 @@ async def calibrate(
     )
     predictions: list[ClaimPrediction] = []
     errors: list[JudgeFailure] = []
-    for item, outcome in zip(labels, verdicts, strict=True):
-        if isinstance(outcome, JudgeFailure):
-            errors.append(outcome)
-        elif outcome is not None:
+    for item, answer in zip(labels, verdicts, strict=True):
+        if isinstance(answer, JudgeFailure):
+            errors.append(answer)
+        elif answer is not None:
             predictions.append(
                 ClaimPrediction(
                     id=item.id,
                     gold=item.label,
-                    predicted=outcome.verdict,
-                    confidence=outcome.confidence,
-                    reason=outcome.reason,
+                    predicted=answer.verdict,
+                    confidence=answer.confidence,
+                    reason=answer.reason,
                 )
             )
     stopped = None

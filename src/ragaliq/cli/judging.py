@@ -273,7 +273,7 @@ def gate(
     watch = GateWatch.of(inputs, bar.baseline)
     with kept_report(output, needed=html_out is not None) as report_path:
         run = asyncio.run(judge(inputs, judge_config, report_path=report_path, sinks=watch.sinks))
-        outcome = run_gate(
+        gate_run = run_gate(
             inputs,
             head=run.head,
             watch=watch,
@@ -282,23 +282,23 @@ def gate(
         )
         print_report(run)
         echo("")
-        echo(format_decision(outcome.decision, shown_notices=run.head.notices))
+        echo(format_decision(gate_run.decision, shown_notices=run.head.notices))
         if output is not None:
             echo(f"report written to {output}")
-        write_result(decision_out, outcome.decision.model_dump_json(indent=2), "decision")
-        write_result(comment_out, outcome.comment, "comment")
-        write_result(summary_out, outcome.summary, "summary")
+        write_result(decision_out, gate_run.decision.model_dump_json(indent=2), "decision")
+        write_result(comment_out, gate_run.comment, "comment")
+        write_result(summary_out, gate_run.summary, "summary")
         if html_out is not None and report_path is not None:
             write_html(
                 html_out,
                 head=run.head,
                 cases=ReportFile(report_path).iter_cases(),
-                decision=outcome.decision,
+                decision=gate_run.decision,
                 dataset=inputs.cases,
             )
             echo(f"HTML report written to {html_out}")
-    explain_unjudged(run.head, outcome.exit_code)
-    sys.exit(outcome.exit_code)
+    explain_unjudged(run.head, gate_run.exit_code)
+    sys.exit(gate_run.exit_code)
 
 
 @click.command("record")
