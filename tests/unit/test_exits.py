@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import pytest
+
+from ragaliq.config import GatePolicy
+from ragaliq.exits import ExitCode, calibration_exit_code, gate_exit_code, run_exit_code
+from ragaliq.gate import GateDecision
+from ragaliq.metrics import ClaimPrediction, JudgeFailure, measure
+from ragaliq.models import EvaluatorSummary, JudgeInfo, ReportHead, RunSummary, Usage, Verdict
+
+S, N = Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO
+
+
+def head(*, passed=True, judged=3, errors=0, stopped_early=None) -> ReportHead:
+    summary = EvaluatorSummary(
+        score=0.9 if judged else None,
+        pass_rate=1.0 if judged else None,
+        passed=passed,
+        threshold=0.7,
+        judged=judged,
+        errors=errors,
+    )
+    return ReportHead(
+        judge=JudgeInfo(provider="fake", model="m", prompt_version="1"),
+        evaluators={},
+        summary=RunSummary(cases=3, errors=errors, evaluators={"faithfulness": summary}),
+        usage=Usage(),
+        stopped_early=stopped_early,
+    )
+
+
+@pytest.mark.parametrize(
+    ("report", "policy", "shard", "code"),
+    [
+        (head(), GatePolicy(), False, ExitCode.PASSED),
+        (head(passed=False), GatePolicy(), False, ExitCode.FAILED),
+        (head(errors=1), GatePolicy(), False, ExitCode.FAILED),
+        (head(errors=1), GatePolicy(on_error="ignore"), False, ExitCode.PASSED),
+        (head(judged=0), GatePolicy(), False, ExitCode.UNJUDGED),
+        (head(stopped_early="budget"), GatePolicy(), False, ExitCode.UNJUDGED),
+        # A shard is judged on its own; the merged report meets the thresholds.
+        (head(passed=False), GatePolicy(), True, ExitCode.PASSED),
+        (head(judged=0), GatePolicy(), True, ExitCode.UNJUDGED),
+    ],
+)
+def test_the_run_exit_code(report, policy, shard, code):
+    assert run_exit_code(report, policy, shard=shard) is code
+
+
+@pytest.mark.parametrize("passed", [True, False])
+def test_the_gate_exit_code_is_the_decision_unless_nothing_was_judged(passed):
+    decision = GateDecision(
+        passed=passed,
+        failures=(),
+        first_run=True,
+        comparable=True,
+        evaluators={},
+        cases=3,
+        usage=Usage(),
+        judge=JudgeInfo(provider="fake", model="m", prompt_version="1"),
+    )
+    assert gate_exit_code(head(), decision) is (ExitCode.PASSED if passed else ExitCode.FAILED)
+    assert gate_exit_code(head(judged=0), decision) is ExitCode.UNJUDGED
+    assert gate_exit_code(head(stopped_early="budget"), decision) is ExitCode.UNJUDGED
+
+
+def predictions(pairs):
+    return [
+        ClaimPrediction(id=str(i), gold=gold, predicted=said, confidence=0.9)
+        for i, (gold, said) in enumerate(pairs)
+    ]
+
+
+def test_the_calibration_exit_code():
+    agreeing = measure(predictions([(S, S), (N, N), (S, S), (N, N)]))
+    contrary = measure(predictions([(S, N), (N, S), (S, N), (N, S)]))
+    one_class = measure(predictions([(S, S), (S, S)]))
+    nothing = measure([], errors=[JudgeFailure(id="a", message="down")])
+    assert calibration_exit_code(agreeing, min_kappa=None) == (ExitCode.PASSED, None)
+    assert calibration_exit_code(agreeing, min_kappa=0.9) == (ExitCode.PASSED, None)
+    code, why = calibration_exit_code(contrary, min_kappa=0.5)
+    assert code is ExitCode.FAILED and "kappa -1.000 is below --min-kappa 0.5" in str(why)
+    code, why = calibration_exit_code(one_class, min_kappa=0.5)
+    assert code is ExitCode.FAILED and "undefined" in str(why)
+    code, why = calibration_exit_code(nothing, min_kappa=None)
+    assert code is ExitCode.UNJUDGED and "no labelled claim could be judged" in str(why)
