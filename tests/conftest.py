@@ -30,6 +30,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def no_traceback_without_debug(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command line run in the suite: a traceback only with --debug, never otherwise.
+
+    Wraps click's test runner (a library, not this project), so that no input any test gives
+    the command line can end in a traceback unnoticed.
+    """
+    from click.testing import CliRunner
+
+    invoke = CliRunner.invoke
+
+    def checked(self: CliRunner, cli: Any, args: Any = None, *rest: Any, **kw: Any) -> Any:
+        result = invoke(self, cli, args, *rest, **kw)
+        words = [args] if isinstance(args, str) else list(args or ())
+        if "--debug" not in words and result.exception is not None:
+            if not isinstance(result.exception, SystemExit):
+                raise AssertionError(
+                    f"ragaliq {' '.join(map(str, words))} raised "
+                    f"{type(result.exception).__name__}: {result.exception}"
+                ) from result.exception
+        if "--debug" not in words:
+            shown = result.output + (result.stderr if result.stderr_bytes is not None else "")
+            assert "Traceback (most recent call last)" not in shown, shown
+        return result
+
+    monkeypatch.setattr(CliRunner, "invoke", checked)
+
+
 def console_tool(name: str) -> str | None:
     """A console script next to this interpreter (the venv), else one on PATH."""
     beside = Path(sys.executable).parent / name

@@ -158,21 +158,21 @@ def test_the_local_gate_reads_the_bar_at_the_merge_base(repo):
     shutil.copy(QUICKSTART / "rag_outputs.jsonl", repo / "rag_outputs.jsonl")
     (repo / "ragaliq.yaml").write_text(
         "dataset: rag_outputs.jsonl\njudge: {provider: offline}\n"
-        "evaluators:\n  relevance: {threshold: 0.99}\n",
+        "evaluators:\n  faithfulness: {threshold: 0.95}\n",
         encoding="utf-8",
     )
     commit(repo, "main")
     git(repo, "checkout", "-q", "-b", "feature")
     (repo / "ragaliq.yaml").write_text(
         "dataset: rag_outputs.jsonl\njudge: {provider: offline}\n"
-        "evaluators:\n  relevance: {threshold: 0.1}\n",
+        "evaluators:\n  faithfulness: {threshold: 0.1}\n",
         encoding="utf-8",
     )
     runner = CliRunner()
     args = ["gate", "--config", str(repo / "ragaliq.yaml"), "--comment-out", str(repo / "c.md")]
     at_base = runner.invoke(cli, args)
     assert at_base.exit_code == 1, at_base.output
-    assert "relevance threshold 0.99 → 0.1" in at_base.output
+    assert "faithfulness threshold 0.95 → 0.1" in at_base.output
     worktree = runner.invoke(cli, [*args, "--base", "none"])
     assert worktree.exit_code == 0, worktree.output
     unknown = runner.invoke(cli, [*args, "--base", "no-such-branch"])
