@@ -44,12 +44,12 @@ def no_traceback_without_debug(monkeypatch: pytest.MonkeyPatch) -> None:
     def checked(self: CliRunner, cli: Any, args: Any = None, *rest: Any, **kw: Any) -> Any:
         result = invoke(self, cli, args, *rest, **kw)
         words = [args] if isinstance(args, str) else list(args or ())
-        if "--debug" not in words and result.exception is not None:
-            if not isinstance(result.exception, SystemExit):
-                raise AssertionError(
-                    f"ragaliq {' '.join(map(str, words))} raised "
-                    f"{type(result.exception).__name__}: {result.exception}"
-                ) from result.exception
+        crashed = result.exception is not None and not isinstance(result.exception, SystemExit)
+        if "--debug" not in words and crashed:
+            raise AssertionError(
+                f"ragaliq {' '.join(map(str, words))} raised "
+                f"{type(result.exception).__name__}: {result.exception}"
+            ) from result.exception
         if "--debug" not in words:
             shown = result.output + (result.stderr if result.stderr_bytes is not None else "")
             assert "Traceback (most recent call last)" not in shown, shown
