@@ -1,12 +1,14 @@
 """``ragaliq init``: the files a repository needs to start gating on RAG quality.
 
 * ``ragaliq.yaml``: the config, every section with its main keys at their defaults and the optional
-  ones commented out;
+  ones commented out; the judge is the offline one, so that a pull request, a laptop and the
+  baseline on main judge alike until the team adds an API key and switches to Claude;
 * ``rag_outputs.jsonl``: a one-case example dataset in the format the gate reads;
 * ``.github/workflows/ragaliq.yml``: the pull request workflow, with least-privilege permissions,
   pinned actions and the judge cache;
 * ``.github/workflows/ragaliq-baseline.yml``: the workflow that records the baseline on main;
-* ``.ragaliq/.gitignore``: keeps the baseline in git and the local cache, reports and comment out.
+* ``.ragaliq/.gitignore``: keeps the baseline in git and the local cache, reports and comment out
+  (local results written into ``.ragaliq/`` never show in ``git status``).
 
 Nothing is overwritten unless asked: :func:`write_scaffold` refuses when any of the files exists.
 """
@@ -40,8 +42,9 @@ WORKFLOW_FILE = ".github/workflows/ragaliq.yml"
 BASELINE_WORKFLOW_FILE = ".github/workflows/ragaliq-baseline.yml"
 GITIGNORE_FILE = ".ragaliq/.gitignore"
 _GITIGNORE = """\
-# RagaliQ Gate's folder: the baseline belongs in git; the judge cache, run reports, decisions and
-# rendered comments are local results.
+# RagaliQ Gate's folder: the baseline belongs in git; the judge cache, run reports, decisions,
+# rendered comments and HTML reports are local results. Write yours here too, e.g.
+# `ragaliq run -o .ragaliq/report.json`, and git will not see them.
 *
 !.gitignore
 !baseline.json
@@ -74,12 +77,15 @@ dataset: $dataset
 
 # The baseline pull requests are compared with, relative to this file. It is recorded on your
 # default branch; the action reads it at each pull request's base commit.
-baseline: .ragaliq/baseline.json
+baseline: $baseline
 
 judge:
-  # The judge that decides the verdicts. With auto, that is Claude when ANTHROPIC_API_KEY is set
-  # and the offline heuristic judge (no API) otherwise; claude or offline force one.
-  provider: auto
+  # The judge that decides the verdicts. offline is the built-in heuristic judge: no API key, no
+  # cost, and the same verdicts on pull requests, on main (the baseline) and on your laptop. To
+  # judge with Claude, set the ANTHROPIC_API_KEY secret, switch to claude, and let main record the
+  # baseline again. auto uses Claude when ANTHROPIC_API_KEY is set and the offline judge otherwise,
+  # so a run without the key (a laptop, a fork's pull request) would judge differently.
+  provider: offline
   model: $model  # the Claude model; the offline judge ignores it
   # Keep the API key in the ANTHROPIC_API_KEY environment variable (a repository secret in CI),
   # never in this file.
@@ -121,8 +127,9 @@ gate:
   max_drop: 0.05  # the largest drop of a score from the baseline before the gate fails
   fail_on_new_hallucinations: false  # fail on any newly hallucinated claim, whatever the scores
   on_error: fail  # or ignore; whether cases the judge could not judge fail the gate
-  # What a pull request run without an API key does (pull requests from forks get no secrets):
-  # skip the gate, judge with the offline heuristic judge (offline), or fail.
+  # What a pull request run does when the judge needs an API key and has none (pull requests
+  # from forks get no secrets): skip the gate, judge with the offline judge (offline), or fail.
+  # The offline judge needs no key, so this applies once the provider is claude or auto.
   on_missing_key: skip
 
 # Your own Jinja templates for the PR comment and the job summary, relative to this file; each may
@@ -154,8 +161,10 @@ _WORKFLOW = Template("""\
 #      context, response). As written, the step judges the committed example file.
 #   2. Pin the action to the full commit SHA of the release you use (`git ls-remote` the tag),
 #      keeping the tag in the comment so that Dependabot can update both.
-#   3. Store your Anthropic API key as the repository secret ANTHROPIC_API_KEY. Without it, the
-#      gate does what `gate.on_missing_key` in $config says (by default, it skips).
+#   3. The gate starts with the offline judge (judge.provider in $config), which needs no key.
+#      To judge with Claude, store your Anthropic API key as the repository secret
+#      ANTHROPIC_API_KEY and set judge.provider: claude; a pull request without the key (from a
+#      fork) then does what gate.on_missing_key says (by default, it skips).
 #   4. Make the same changes to ragaliq-baseline.yml beside this file: it records the baseline
 #      on your default branch. Until there is one, only the thresholds apply.
 name: ragaliq
@@ -187,8 +196,9 @@ jobs:
 
       # Replace with your pipeline: set up its language and dependencies, then write one case per
       # evaluation question to $dataset, e.g. with ragaliq.DatasetWriter, which checks each case
-      # as it is written (see examples/producer/ in the RagaliQ Gate repository):
-      #   run: python scripts/produce_rag_outputs.py --output $dataset
+      # as it is written. examples/producer/produce.py in the RagaliQ Gate repository is such a
+      # script; copied into your repository, with your retrieval and generation swapped in:
+      #   run: python examples/producer/produce.py --output $dataset
       - name: Generate RAG outputs
         run: echo "Judging the committed $dataset; replace this step with your pipeline."
 
@@ -308,6 +318,7 @@ def scaffold_files(root: Path) -> list[ScaffoldFile]:
     """The files ``ragaliq init`` writes under ``root``: config, dataset, workflows, .gitignore."""
     config = _CONFIG.substitute(
         dataset=DATASET_FILE,
+        baseline=DEFAULT_BASELINE_PATH,
         model=DEFAULT_CLAUDE_MODEL,
         **{e.name: f"{e.default_threshold:g}" for e in EVALUATORS},
     )

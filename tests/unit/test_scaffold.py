@@ -98,8 +98,9 @@ def test_config_validates_and_shows_the_defaults(tmp_path):
     config = parse_config(_text(tmp_path, "ragaliq.yaml"))
     assert config.dataset == "rag_outputs.jsonl"
 
-    defaults = GateConfig(dataset="rag_outputs.jsonl")
-    # Everything but the evaluators' thresholds, which the file spells out, is left at its default.
+    defaults = GateConfig(dataset="rag_outputs.jsonl", judge={"provider": "offline"})
+    # Everything but the evaluators' thresholds, which the file spells out, and the judge, which
+    # starts offline, is left at its default.
     assert config.model_dump(exclude={"evaluators"}) == defaults.model_dump(exclude={"evaluators"})
     without_thresholds = {
         name: {k: v for k, v in section.items() if k != "threshold"}
@@ -247,7 +248,8 @@ def test_the_gitignore_keeps_the_baseline_and_ignores_local_results(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     write_scaffold(tmp_path)
     local = tmp_path / ".ragaliq"
-    for name in ("baseline.json", "cache.sqlite", "report.json", "comment.md"):
+    results = ("cache.sqlite", "comment.md", "decision.json", "report.html", "report.json")
+    for name in ("baseline.json", *results):
         (local / name).write_text("{}", encoding="utf-8")
     ignored = subprocess.run(
         [
@@ -262,7 +264,7 @@ def test_the_gitignore_keeps_the_baseline_and_ignores_local_results(tmp_path):
         text=True,
         check=False,
     ).stdout.split()
-    assert sorted(Path(p).name for p in ignored) == ["cache.sqlite", "comment.md", "report.json"]
+    assert sorted(Path(p).name for p in ignored) == list(results)
 
 
 def test_the_example_workflows_are_what_init_writes(tmp_path):
@@ -289,3 +291,16 @@ def test_the_baseline_workflow_records_on_main_with_the_same_action(tmp_path):
     assert workflow["env"]["BASELINE_PATH"] == ".ragaliq/baseline.json"
     uses = [s["uses"] for s in job["steps"] if "uses" in s and s is not gate]
     assert all(PINNED.match(u) for u in uses), uses
+
+
+@pytest.mark.parametrize("env", [{}, {"ANTHROPIC_API_KEY": "sk-ant-test"}], ids=["no key", "key"])
+def test_a_pull_request_main_and_a_laptop_judge_alike_until_the_team_switches(tmp_path, env):
+    from ragaliq.judges.factory import build_judge, has_credentials
+    from ragaliq.judges.offline import OfflineJudge
+
+    write_scaffold(tmp_path)
+    judge = parse_config(_text(tmp_path, "ragaliq.yaml")).judge
+    # The action neither skips a pull request nor refuses to record the baseline for want of a
+    # key, and judges as `ragaliq gate` does on a laptop, key or not.
+    assert has_credentials(judge, env)
+    assert isinstance(build_judge(judge, env=env, cache_path=None).judge, OfflineJudge)
