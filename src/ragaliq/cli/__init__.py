@@ -30,11 +30,29 @@ from ragaliq.redaction import register_env_secrets
 __all__ = ["Collaborators", "cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
 @click.version_option(__version__, prog_name="ragaliq")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors and the verdict line.")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Print progress after every case, from the first."
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
-def cli(debug: bool) -> None:
-    """RagaliQ Gate: judge RAG outputs and gate pull requests on their quality."""
+@click.pass_context
+def cli(ctx: click.Context, quiet: bool, verbose: bool, debug: bool) -> None:
+    """RagaliQ Gate: judge RAG outputs and gate pull requests on their quality.
+
+    Start with `ragaliq init`, then `ragaliq validate` and `ragaliq gate`. Shell completion:
+    `eval "$(_RAGALIQ_COMPLETE=bash_source ragaliq)"` (zsh_source, fish_source for other shells).
+    """
+    if quiet and verbose:
+        raise click.UsageError("-q/--quiet and -v/--verbose cannot be used together")
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
     register_env_secrets(collaborators().env)
 
 

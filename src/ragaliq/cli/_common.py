@@ -2,7 +2,8 @@
 
 Errors of the :class:`~ragaliq.errors.RagaliqError` tree become one line on stderr and exit
 code 2 (a traceback as well with ``--debug``); Ctrl-C exits 130. Everything printed goes through
-:func:`echo`, which redacts secrets and never prints a line a CI runner would take for a command.
+:func:`echo`, which redacts secrets, never prints a line a CI runner would take for a command, and
+honours ``-q`` (errors and the verdict only) and ``-v`` (progress at every case).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Literal, ParamSpec, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -31,7 +32,7 @@ from ragaliq.pipeline import JudgedRun
 from ragaliq.redaction import redact
 from ragaliq.report import format_run_table
 from ragaliq.report.marker import comment_marker
-from ragaliq.report.progress import ProgressPrinter
+from ragaliq.report.progress import ProgressPrinter, Verbosity
 from ragaliq.text.plain import one_line, safe_lines
 
 __all__ = [
@@ -49,12 +50,26 @@ __all__ = [
     "print_report",
     "progress_printer",
     "read_model",
+    "verbosity",
     "write_result",
 ]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 FilePath = click.Path(path_type=Path, dir_okay=False)
+Level = Literal["error", "result", "info"]
+"""What a message is: an error and a command's result (what it was asked to print, its verdict)
+are always printed, information (the default: tables, notices, files written) not with ``-q``."""
+
+VERDICTS: dict[str, dict[int, str]] = {
+    "run": {ExitCode.PASSED: "PASSED", ExitCode.FAILED: "FAILED"},
+    "gate": {ExitCode.PASSED: "PASSED", ExitCode.FAILED: "FAILED"},
+    "compare": {ExitCode.PASSED: "PASSED", ExitCode.FAILED: "FAILED"},
+    "calibrate": {ExitCode.PASSED: "PASSED", ExitCode.FAILED: "FAILED"},
+    "validate": {ExitCode.PASSED: "ok"},
+}
+"""The one line ``-q`` leaves of the commands that decide something, by exit code; exit code 2
+has its error line instead."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,23 +92,63 @@ def edge(func: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return func(*args, **kwargs)
+            try:
+                result = func(*args, **kwargs)
+            except SystemExit as done:
+                _say_verdict(done.code, shard=kwargs.get("shard") is not None)
+                raise
+            _say_verdict(ExitCode.PASSED, shard=False)
+            return result
         except RagaliqError as exc:
             ctx = click.get_current_context(silent=True)
             if ctx is not None and ctx.find_root().params.get("debug"):
                 click.echo(redact(traceback.format_exc()), err=True, nl=False)
-            echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True, level="error")
             sys.exit(ExitCode.UNJUDGED)
         except KeyboardInterrupt:
             # Files are written atomically and only at the end, so none is left half-written.
-            echo("\ninterrupted: nothing more was written", err=True)
+            echo("\ninterrupted: nothing more was written", err=True, level="error")
             sys.exit(ExitCode.INTERRUPTED)
 
     return wrapper
 
 
-def echo(message: str = "", *, err: bool = False, nl: bool = True) -> None:
-    """Print with every registered secret redacted and no line a CI runner takes for a command."""
+def _say_verdict(code: object, *, shard: bool) -> None:
+    """With ``-q``, the command's verdict as its one line (``gate: FAILED``)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or verbosity() != "quiet" or not isinstance(code, int | None):
+        return
+    verdict = VERDICTS.get(ctx.command.name or "", {}).get(code or 0)
+    if verdict is not None:
+        judged = " (this shard only; the merged report decides)" if shard else ""
+        echo(f"{ctx.command.name}: {verdict}{judged}", level="result")
+
+
+def verbosity() -> Verbosity:
+    """``quiet`` with ``-q``, ``verbose`` with ``-v``, else ``normal`` (and outside a command)."""
+    ctx = click.get_current_context(silent=True)
+    params = ctx.find_root().params if ctx is not None else {}
+    if params.get("quiet"):
+        return "quiet"
+    return "verbose" if params.get("verbose") else "normal"
+
+
+def echo(
+    message: str = "", *, err: bool = False, nl: bool = True, level: Level | None = None
+) -> None:
+    """Print with every registered secret redacted and no line a CI runner takes for a command.
+
+    Args:
+        message: What to print.
+        err: Print on stderr.
+        nl: End with a line break.
+        level: What the message is (:data:`Level`); left out, a message on stderr that starts
+            with ``error`` is an error and anything else information.
+    """
+    if level is None:
+        level = "error" if err and message.lstrip().startswith("error") else "info"
+    if level == "info" and verbosity() == "quiet":
+        return
     click.echo(safe_lines(redact(message)), err=err, nl=nl)
 
 
@@ -130,9 +185,11 @@ def config_or_default(path: Path) -> GateConfig:
 
 
 def progress_printer() -> ProgressPrinter:
-    """A live bar on a terminal, plain lines in CI logs."""
+    """A live bar on a terminal, plain lines in CI logs; none with -q, every case with -v."""
     env = collaborators().env
-    return ProgressPrinter(sys.stderr, live=sys.stderr.isatty() and not env.get("CI"))
+    return ProgressPrinter(
+        sys.stderr, live=sys.stderr.isatty() and not env.get("CI"), verbosity=verbosity()
+    )
 
 
 def print_report(run: JudgedRun) -> None:

@@ -19,20 +19,38 @@ from ragaliq.cli._common import (
     edge,
     write_result,
 )
-from ragaliq.config import GateConfig, config_json_schema
+from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_json_schema
 from ragaliq.evaluators import HallucinationEvaluator
 from ragaliq.exits import calibration_exit_code
 from ragaliq.labels import LabelledClaim, load_labels
 from ragaliq.metrics import Calibration
 from ragaliq.pipeline import local_cache_path
 from ragaliq.report.calibration import format_calibration
-from ragaliq.scaffold import write_scaffold
+from ragaliq.scaffold import (
+    BASELINE_WORKFLOW_FILE,
+    DATASET_FILE,
+    GITIGNORE_FILE,
+    WORKFLOW_FILE,
+    write_scaffold,
+)
 from ragaliq.text.plain import one_line
 
 __all__ = ["action", "calibrate_command", "init", "schema"]
 
 
-@click.command(short_help="Write a starter config, dataset, workflow and .gitignore.")
+_INIT_HELP = (
+    "Write the files a repository needs to start gating, at --dir: the config "
+    f"({DEFAULT_CONFIG_FILE}), a one-case sample dataset ({DATASET_FILE}), two workflows "
+    f"({WORKFLOW_FILE} gates pull requests, {BASELINE_WORKFLOW_FILE} records the baseline on "
+    f"main) and {GITIGNORE_FILE} (keeps the baseline in git and local results out). The config "
+    "starts on the offline judge, which needs no API key. Nothing is overwritten without --force."
+)
+
+
+@click.command(
+    short_help="Write the config, a sample dataset, two workflows, a .gitignore.",
+    help=_INIT_HELP,
+)
 @click.option(
     "--dir",
     "root",
@@ -44,11 +62,12 @@ __all__ = ["action", "calibrate_command", "init", "schema"]
 @click.option("--force", is_flag=True, help="Overwrite files that already exist.")
 @edge
 def init(root: Path, force: bool) -> None:
-    """Write a starter ragaliq.yaml, an example rag_outputs.jsonl and the PR workflow."""
     for path in write_scaffold(root, force=force):
         echo(f"wrote {path}")
     echo(
-        "next: check them with `ragaliq validate` and try `ragaliq gate`; in both workflows, "
+        "next: check them with `ragaliq validate` and try `ragaliq gate` (results you keep, "
+        "such as `ragaliq run -o .ragaliq/report.json`, stay out of git in .ragaliq/); in both "
+        "workflows, "
         "make the first step run your pipeline and pin the action's commit SHA; then push to "
         "main, where ragaliq-baseline.yml records the baseline pull requests are compared with"
     )
@@ -57,7 +76,7 @@ def init(root: Path, force: bool) -> None:
 @click.command()
 def schema() -> None:
     """Print the JSON Schema of ragaliq.yaml (for editor completion)."""
-    echo(config_json_schema())
+    echo(config_json_schema(), level="result")
 
 
 async def _calibrate(
@@ -106,7 +125,7 @@ def calibrate_command(
     sys.exit(code)
 
 
-@click.command(short_help="Run as the GitHub Action.")
+@click.command(short_help="Run as the GitHub Action.", hidden=True)
 def action() -> None:
     """Run as the GitHub Action (reads INPUT_* and GITHUB_* from the environment)."""
     from ragaliq.action import main as action_main

@@ -184,7 +184,7 @@ def render(
     else:
         text = render_comment(decision, comment_id=comment_id, template=user_template)
     if output is None:
-        echo(text, nl=False)
+        echo(text, nl=False, level="result")
     else:
         write_result(output, text, "rendered Markdown")
 

@@ -48,3 +48,24 @@ def test_progress_on_a_terminal_redraws_one_line():
     text = out.getvalue()
     assert text.count("\r") == 10
     assert text.endswith("10/10 cases · 0 errors · 0 calls · $0.42\n")
+
+
+def test_verbose_prints_every_case_from_the_first_and_quiet_prints_none():
+    loud, silent = io.StringIO(), io.StringIO()
+    verbose = ProgressPrinter(loud, live=False, clock=lambda: 0.5, verbosity="verbose")
+    quiet = ProgressPrinter(silent, live=True, verbosity="quiet")
+    for done in range(1, 4):
+        verbose(progress(done, total=3))
+        quiet(progress(done, total=3))
+    assert loud.getvalue().splitlines() == [
+        f"judged {done}/3 cases, 0 errors, $0.42 so far" for done in (1, 2, 3)
+    ]
+    assert silent.getvalue() == ""
+
+
+def test_one_case_and_one_error_are_singular():
+    plain, live = io.StringIO(), io.StringIO()
+    ProgressPrinter(plain, live=False, verbosity="verbose")(progress(1, total=1, errors=1))
+    ProgressPrinter(live, live=True)(progress(1, total=1, errors=1))
+    assert plain.getvalue() == "judged 1/1 case, 1 error, $0.42 so far\n"
+    assert live.getvalue().endswith("1/1 case · 1 error · 0 calls · $0.42\n")
