@@ -50,6 +50,7 @@ from ragaliq.report.marker import comment_marker
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.report_file import ReportFile
 from ragaliq.repository import FallbackSource, FileSource, GitCommit, WorkTree, repo_path
+from ragaliq.text.plain import plural
 from ragaliq.trust import read_bar
 
 __all__ = ["DECISION_PATH", "MAX_ANNOTATIONS", "REPORT_PATH", "action", "main"]
@@ -360,7 +361,7 @@ async def _update_baseline(
         decision=decision,
         html_report_path=html_path,
     )
-    workflow.notice(f"Baseline recorded in {shown} ({run.head.summary.cases} cases).")
+    workflow.notice(f"Baseline recorded in {shown} ({plural(run.head.summary.cases, 'case')}).")
     return ExitCode.PASSED
 
 

@@ -35,6 +35,7 @@ from ragaliq.models import (
     Status,
     Verdict,
 )
+from ragaliq.text.plain import plural
 
 __all__ = [
     "BASELINE_SCHEMA_VERSION",
@@ -315,8 +316,8 @@ def parse_baseline(data: bytes | str, *, source: str) -> Baseline:
 def _checked_count(header: _Header, index: tuple[BaselineCase, ...], source: str) -> Baseline:
     if len(index) != header.case_count:
         raise BaselineError(
-            f"{source}: holds {len(index)} cases where its header says {header.case_count} (a cut "
-            f"or edited file?); {_REGENERATE}"
+            f"{source}: holds {plural(len(index), 'case')} where its header says "
+            f"{header.case_count} (a cut or edited file?); {_REGENERATE}"
         )
     return Baseline(**header.model_dump(), case_index=index)
 

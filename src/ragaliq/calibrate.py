@@ -21,6 +21,7 @@ from ragaliq.labels import LabelledClaim
 from ragaliq.metrics import Calibration, ClaimPrediction, JudgeFailure, measure
 from ragaliq.models import ClaimVerdict, Usage
 from ragaliq.pool import PoolRun, run_bounded
+from ragaliq.text.plain import plural
 
 __all__ = ["calibrate"]
 
@@ -96,7 +97,10 @@ async def calibrate(
     stopped = None
     if pool.stopped_early is not None:
         left = len(labels) - pool.done
-        stopped = f"{pool.stopped_early}; {left} of {len(labels)} claims were not judged"
+        were = "was" if len(labels) == 1 else "were"
+        stopped = (
+            f"{pool.stopped_early}; {left} of {plural(len(labels), 'claim')} {were} not judged"
+        )
     return measure(
         predictions,
         errors=errors,

@@ -136,11 +136,13 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if session is None or not session.judged:
         return
     from ragaliq.report.console import format_usage
+    from ragaliq.text.plain import plural
 
     judge = session.config.judge
     terminalreporter.write_sep("-", "ragaliq")
     for notice in session.notices:
         terminalreporter.write_line(f"notice: {notice}")
     terminalreporter.write_line(
-        f"ragaliq: {session.judged} cases judged ({judge.provider}) · {format_usage(session.usage)}"
+        f"ragaliq: {plural(session.judged, 'case')} judged ({judge.provider}) · "
+        f"{format_usage(session.usage)}"
     )

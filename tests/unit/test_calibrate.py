@@ -309,7 +309,7 @@ async def test_judge_errors_are_counted_not_predicted():
     labels = [claim(i, S if i % 2 else N) for i in range(6)]
     judge = ScriptedJudge(
         {
-            "c1": JudgeResponseError("the judge returned 0 verdicts for 1 claims"),
+            "c1": JudgeResponseError("the judge returned 0 verdicts for 1 claim"),
             "c4": JudgeError("timed out after 4 retries"),
             "c5": RuntimeError("a bug"),
         }

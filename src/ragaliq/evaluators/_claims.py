@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from ragaliq.models import ClaimVerdict, Verdict
+from ragaliq.text.plain import plural
 
 NO_CLAIMS_NOTE = "no_claims"
 
@@ -25,3 +26,13 @@ def describe_claims(claims: Iterable[ClaimVerdict], label: Callable[[Verdict], s
     return [
         f"{label(c.verdict)}: {c.text}" + (f" ({c.reason})" if c.reason else "") for c in claims
     ]
+
+
+def all_are(count: int, word: str) -> str:
+    """``All 3 claims are``, or ``The one claim is``: the start of a sentence about every item."""
+    return f"The one {word} is" if count == 1 else f"All {count:,} {word}s are"
+
+
+def of_total_are(part: int, total: int, word: str) -> str:
+    """``2 of 5 claims are``, ``1 of 1 claim is``: the start of a sentence about some items."""
+    return f"{part:,} of {plural(total, word)} {'is' if total == 1 else 'are'}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ragaliq._fields import Flag
+from ragaliq.evaluators._claims import all_are, of_total_are
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.models import CaseResult, EvaluationResult
 
@@ -61,11 +62,11 @@ class ContextPrecisionEvaluator(Evaluator[ContextPrecisionOptions]):
         if irrelevant:
             ranks = ", ".join(str(rank) for rank in irrelevant)
             reasoning = (
-                f"{len(irrelevant)} of {len(ratings)} chunks are not relevant to the query "
-                f"(ranks {ranks}){heuristic}."
+                f"{of_total_are(len(irrelevant), len(ratings), 'chunk')} not relevant to the query "
+                f"({'rank' if len(irrelevant) == 1 else 'ranks'} {ranks}){heuristic}."
             )
         else:
-            reasoning = f"All {len(ratings)} chunks are relevant to the query{heuristic}."
+            reasoning = f"{all_are(len(ratings), 'chunk')} relevant to the query{heuristic}."
         return self.result(
             rank_weighted_precision(relevant),
             reasoning,

@@ -15,6 +15,7 @@ from ragaliq._fields import Flag
 from ragaliq.evaluators._claims import verdict_counts
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.models import CaseResult, EvaluationResult, Verdict
+from ragaliq.text.plain import plural
 
 __all__ = ["RECALL_WEIGHTS", "ContextRecallEvaluator", "ContextRecallOptions"]
 
@@ -56,7 +57,7 @@ class ContextRecallEvaluator(Evaluator[ContextRecallOptions]):
         score = sum(RECALL_WEIGHTS.get(f.verdict, 0.0) for f in facts) / len(facts)
         return self.result(
             score,
-            f"{len(facts)} needed facts: {verdict_counts(facts)}.",
+            f"{plural(len(facts), 'needed fact')}: {verdict_counts(facts)}.",
             {"facts": len(facts)},
             flagged=missing,
         )

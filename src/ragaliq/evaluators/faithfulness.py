@@ -10,6 +10,7 @@ from ragaliq._fields import Weight
 from ragaliq.evaluators._claims import NO_CLAIMS_NOTE, describe_claims, verdict_counts
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.models import CaseResult, EvaluationResult, Verdict
+from ragaliq.text.plain import plural
 
 __all__ = ["PRESETS", "FaithfulnessEvaluator", "FaithfulnessOptions"]
 
@@ -73,6 +74,6 @@ class FaithfulnessEvaluator(Evaluator[FaithfulnessOptions]):
         total = sum(self.weights[v.verdict] for v in verdicts)
         return self.result(
             total / len(verdicts),
-            f"{len(verdicts)} claims: {verdict_counts(verdicts)}.",
+            f"{plural(len(verdicts), 'claim')}: {verdict_counts(verdicts)}.",
             {"claims": len(verdicts)},
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ragaliq._fields import Fraction
-from ragaliq.evaluators._claims import NO_CLAIMS_NOTE, describe_claims
+from ragaliq.evaluators._claims import NO_CLAIMS_NOTE, all_are, describe_claims, of_total_are
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.models import CaseResult, ClaimVerdict, EvaluationResult, Verdict
 
@@ -56,9 +56,10 @@ class HallucinationEvaluator(Evaluator[HallucinationOptions]):
             )
         hallucinated = tuple(i for i, v in enumerate(verdicts) if self.is_hallucinated(v))
         reasoning = (
-            f"{len(hallucinated)} of {len(verdicts)} claims are not supported by the context."
+            f"{of_total_are(len(hallucinated), len(verdicts), 'claim')} not supported by the "
+            "context."
             if hallucinated
-            else f"All {len(verdicts)} claims are supported by the context."
+            else f"{all_are(len(verdicts), 'claim')} supported by the context."
         )
         return self.result(
             1.0 - len(hallucinated) / len(verdicts),

@@ -32,6 +32,7 @@ from ragaliq.gate.statistics import PairedDelta, cases_to_resolve, paired_delta
 from ragaliq.models import CaseResult, ClaimVerdict, ReportHead, Verdict
 from ragaliq.report_file import ReportSource
 from ragaliq.text.matching import normalise, unmatched
+from ragaliq.text.plain import plural
 
 __all__ = ["Comparison", "compare"]
 
@@ -221,7 +222,9 @@ class Comparison:
         failures = [_failure_line(name, e) for name, e in evaluators.items() if not e.passed]
         failures += case_failures
         if self._errors.total and rules.on_error == "fail":
-            failures.append(f"{self._errors.total} cases could not be judged (gate.on_error: fail)")
+            failures.append(
+                f"{plural(self._errors.total, 'case')} could not be judged (gate.on_error: fail)"
+            )
         if head.stopped_early:
             failures.append(f"the run stopped early: {head.stopped_early}")
         new = self._new.total
@@ -290,7 +293,8 @@ class Comparison:
             )
         if self._added.total:
             notices.append(
-                f"{self._added.total} cases are new since the baseline: "
+                f"{plural(self._added.total, 'case')} "
+                f"{'is' if self._added.total == 1 else 'are'} new since the baseline: "
                 f"{_few(sorted(self._added.items), self._added.total)}. They count towards "
                 "the thresholds; drops are measured on the cases both runs share."
             )
@@ -469,11 +473,16 @@ def _inconclusive_notice(
             f"its {rules.confidence:.0%} interval [{change.low:+.3f}, {change.high:+.3f}] "
             "includes no change"
         )
-    more = f"; about {to_resolve} cases would resolve a drop of that size" if to_resolve else ""
+    more = (
+        f"; about {plural(to_resolve, 'case')} would resolve a drop of that size"
+        if to_resolve
+        else ""
+    )
     does = "fails" if rules.on_inconclusive == "fail" else "does not fail"
     return (
-        f"{name} dropped {drop:.3f} on the {shared.cases} cases both runs share, past max_drop "
-        f"{rules.drop_for(name):g}, but {noise}: the suite cannot tell this drop from noise"
+        f"{name} dropped {drop:.3f} on the {plural(shared.cases, 'case')} both runs share, "
+        f"past max_drop {rules.drop_for(name):g}, but {noise}: the suite cannot tell this drop "
+        "from noise"
         f"{more}. It {does} the gate (gate.on_inconclusive: {rules.on_inconclusive})."
     )
 
@@ -494,8 +503,9 @@ def _failure_line(name: str, decision: EvaluatorDecision) -> str:
     if decision.status == "below_threshold":
         if head >= decision.threshold and shared is not None:
             return (
-                f"{name}: {shared:.3f} over the {decision.shared_cases} cases the baseline has is "
-                f"below the threshold {decision.threshold:.2f} (new cases do not lift it)"
+                f"{name}: {shared:.3f} over the {plural(decision.shared_cases or 0, 'case')} "
+                f"the baseline has is below the threshold {decision.threshold:.2f} (new cases do "
+                "not lift it)"
             )
         return f"{name}: {head:.3f} is below the threshold {decision.threshold:.2f}"
     base = decision.baseline if decision.baseline is not None else 0.0

@@ -18,6 +18,7 @@ from ragaliq.models import (
     VerificationResult,
 )
 from ragaliq.text.matching import evidence_in_context
+from ragaliq.text.plain import plural
 
 __all__ = [
     "OPERATIONS",
@@ -147,11 +148,13 @@ def check_verdict_count(
     """Refuse a verification that does not give exactly one verdict per claim and per fact."""
     if len(result.verdicts) != len(claims):
         raise JudgeResponseError(
-            f"the judge returned {len(result.verdicts)} verdicts for {len(claims)} claims"
+            f"the judge returned {plural(len(result.verdicts), 'verdict')} for "
+            f"{plural(len(claims), 'claim')}"
         )
     if len(result.fact_verdicts) != len(facts):
         raise JudgeResponseError(
-            f"the judge returned {len(result.fact_verdicts)} verdicts for {len(facts)} facts"
+            f"the judge returned {plural(len(result.fact_verdicts), 'verdict')} for "
+            f"{plural(len(facts), 'fact')}"
         )
     return result
 
@@ -160,7 +163,7 @@ def check_chunk_count(case: TestCase, result: ChunkRatings) -> ChunkRatings:
     """Refuse chunk ratings that do not rate every chunk of the case exactly once."""
     if len(result.ratings) != len(case.context):
         raise JudgeResponseError(
-            f"the judge rated {len(result.ratings)} chunks of {len(case.context)}"
+            f"the judge rated {plural(len(result.ratings), 'chunk')} of {len(case.context)}"
         )
     return result
 

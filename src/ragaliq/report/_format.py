@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ragaliq.text.plain import plural
+
 __all__ = [
     "MISSING",
     "VERDICT_LABELS",
@@ -61,8 +63,3 @@ def verdict_label(value: object) -> str:
     """A verdict (or its value) as people read it: ``not in the context``."""
     key = str(getattr(value, "value", value))
     return VERDICT_LABELS.get(key, key)
-
-
-def plural(count: int, word: str, plural_form: str | None = None) -> str:
-    """``1 claim``, ``3 claims``."""
-    return f"{count:,} {word if count == 1 else plural_form or word + 's'}"

@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 
 from ragaliq.metrics import Calibration, Confusion, kappa_strength
+from ragaliq.text.plain import plural
 
 __all__ = ["MAX_ERRORS_SHOWN", "format_calibration"]
 
@@ -41,8 +42,8 @@ def format_calibration(c: Calibration) -> str:
     """The calibration as plain text: the metrics, both confusion matrices and the errors."""
     judge = f"{c.judge.provider}/{c.judge.model}" if c.judge else "the judge"
     lines = [
-        f"Calibration of {judge} on {c.total} labelled claims: "
-        f"{c.n} judged, {len(c.errors)} errors",
+        f"Calibration of {judge} on {plural(c.total, 'labelled claim')}: "
+        f"{c.n} judged, {plural(len(c.errors), 'error')}",
     ]
     if c.judge is not None and c.judge.heuristic:
         lines.append("(a heuristic judge, not a language model)")
@@ -80,7 +81,7 @@ def format_calibration(c: Calibration) -> str:
     if c.usage.calls or c.usage.cost_usd:
         lines += [
             "",
-            f"Judge usage: {c.usage.calls} calls, {c.usage.input_tokens:,} input and "
+            f"Judge usage: {plural(c.usage.calls, 'call')}, {c.usage.input_tokens:,} input and "
             f"{c.usage.output_tokens:,} output tokens, ${c.usage.cost_usd:.4f}",
         ]
     return "\n".join(lines)

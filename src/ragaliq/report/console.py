@@ -19,14 +19,14 @@ def _num(value: float | None, spec: str = ".3f") -> str:
 def format_usage(usage: Usage) -> str:
     """``12 judge calls · 3,400 tokens in / 800 out · $0.0123 · 5 cache hits``."""
     parts = [
-        f"{usage.calls:,} judge calls",
+        plural(usage.calls, "judge call"),
         f"{usage.input_tokens:,} tokens in / {usage.output_tokens:,} out",
     ]
     if usage.cache_read_tokens or usage.cache_write_tokens:
         parts.append(
             f"prompt cache {usage.cache_read_tokens:,} read / {usage.cache_write_tokens:,} written"
         )
-    parts += [f"${usage.cost_usd:.4f}", f"{usage.cache_hits:,} cache hits"]
+    parts += [f"${usage.cost_usd:.4f}", plural(usage.cache_hits, "cache hit")]
     return " · ".join(parts)
 
 
@@ -124,7 +124,7 @@ def format_preflight(plan: Preflight, *, shown: int = 20) -> str:
     usage = plan.usage
     judge = plan.judge
     lines = [
-        f"pre-flight: {len(plan.cases)} cases · judge {judge.provider}/{judge.model}",
+        f"pre-flight: {plural(len(plan.cases), 'case')} · judge {judge.provider}/{judge.model}",
         "",
         f"{'case':<32} {'operations':>10} {'cached':>7} {'calls':>6}",
     ]
@@ -134,7 +134,7 @@ def format_preflight(plan: Preflight, *, shown: int = 20) -> str:
             f"{case.calls:>6}"
         )
     if len(plan.cases) > shown:
-        lines.append(f"... and {len(plan.cases) - shown} more cases")
+        lines.append(f"... and {plural(len(plan.cases) - shown, 'more case')}")
     operations = sum(c.operations for c in plan.cases)
     lines += [
         "",

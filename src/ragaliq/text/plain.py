@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BIDI_MARKS", "one_line", "safe_lines"]
+__all__ = ["BIDI_MARKS", "one_line", "plural", "safe_lines"]
 
 BIDI_MARKS = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 """Every character that changes the direction text is shown in (Trojan Source)."""
@@ -35,3 +35,8 @@ def safe_lines(text: str) -> str:
     value = _LINE_ENDS.sub("\n", BIDI_MARKS.sub("", text))
     value = _CONTROL_IN_LINES.sub("", value)
     return _COMMAND.sub(lambda m: f"{m.group(1)}> {m.group(2)}", value)
+
+
+def plural(count: int, word: str, plural_form: str | None = None) -> str:
+    """``1 claim``, ``3 claims``: a count with its noun, for every message and renderer."""
+    return f"{count:,} {word if count == 1 else plural_form or word + 's'}"

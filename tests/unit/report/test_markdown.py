@@ -105,7 +105,7 @@ def realistic_decision(**overrides: Any) -> GateDecision:
         "failures": (
             "hallucination: 0.742 is below the threshold 0.75",
             "faithfulness: 0.812 dropped 0.071 from the baseline 0.883 (max_drop 0.05)",
-            "1 cases could not be judged (gate.on_error: fail)",
+            "1 case could not be judged (gate.on_error: fail)",
         ),
         "first_run": False,
         "comparable": True,
@@ -204,7 +204,7 @@ def realistic_decision(**overrides: Any) -> GateDecision:
         ),
         "added_cases": ("sso-okta-scim",),
         "removed_cases": (),
-        "notices": ("1 cases are new since the baseline: sso-okta-scim.",),
+        "notices": ("1 case is new since the baseline: sso-okta-scim.",),
         "cases": 21,
         "usage": Usage(
             calls=42,
@@ -532,8 +532,8 @@ def test_comment_lists_everything_else():
     assert "2 case scores dropped by more than the tolerance" in text
     assert "1 case could not be judged" in text
     assert "the judge replied twice without a verdict for claim 2" in text
-    assert "1 cases are new since the baseline: sso&#45;okta&#45;scim." not in text
-    assert "- 1 cases are new since the baseline: sso-okta-scim." in text
+    assert "1 case is new since the baseline: sso&#45;okta&#45;scim." not in text
+    assert "- 1 case is new since the baseline: sso-okta-scim." in text
     assert "42 judge calls · 61,480 tokens in / 9,312 out" in text
     assert "&#36;0.3217 · 3 cache hits" in text
     assert "anthropic/claude-sonnet-4-5, prompt 2f1c9a7e04b3" in text
