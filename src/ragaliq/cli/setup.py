@@ -110,7 +110,18 @@ async def _calibrate(
 def calibrate_command(
     labels_path: Path, config_path: Path, output: Path | None, min_kappa: float | None
 ) -> None:
-    """Measure how far the configured judge agrees with labelled claims."""
+    """Measure how far the configured judge agrees with labelled claims.
+
+    Each labelled claim is verified against its context as a response's claims are, and compared
+    with its label: accuracy, balanced accuracy and Cohen's kappa over the four verdicts and over
+    supported-versus-hallucinated. This covers context recall too, since a case's needed facts
+    are verified in the same call, by the same prompt and verdicts. Context precision's chunk
+    ratings are not measured: they answer another question (is this chunk relevant to the
+    query?) that needs labelled chunks, which a labels file does not hold.
+
+    Exit code 0 when measured, 1 when the kappa is below --min-kappa, 2 when nothing could be
+    judged.
+    """
     config = config_or_default(config_path)
     labels = load_labels(labels_path)
     check_writable(output, reads=(labels_path, config_path))

@@ -80,3 +80,9 @@ def test_min_kappa_says_when_kappa_is_undefined(tmp_path, monkeypatch):
     assert result.exit_code == 1
     assert "kappa is undefined" in result.stderr
     assert "nan" not in result.stderr
+
+
+def test_calibrate_help_says_which_retrieval_judgements_it_measures():
+    text = " ".join(CliRunner().invoke(cli, ["calibrate", "--help"]).output.split())
+    assert "covers context recall too" in text
+    assert "Context precision's chunk ratings are not measured" in text
