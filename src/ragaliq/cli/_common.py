@@ -234,7 +234,8 @@ output_option = click.option(
     "--output",
     type=FilePath,
     default=None,
-    help="Write the run report (JSON) here.",
+    help="Write the run report (JSON) here; under .ragaliq/ (as .ragaliq/report.json) it stays "
+    "out of git, by the .gitignore ragaliq init writes there.",
 )
 comment_id_option = click.option(
     "--comment-id",
