@@ -6,8 +6,9 @@ line's start-up) loads nothing it does not need.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ragaliq import _lazy
 
 if TYPE_CHECKING:
     from ragaliq.config import GateConfig, load_config
@@ -49,10 +50,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'ragaliq' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _HOMES, globals())

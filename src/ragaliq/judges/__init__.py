@@ -7,8 +7,9 @@ offline judge with it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ragaliq import _lazy
 
 if TYPE_CHECKING:
     from ragaliq.judges.base import EstimatingJudge, Judge
@@ -37,14 +38,4 @@ _HOMES = {
 """Where each exported name lives."""
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _HOMES, globals())
