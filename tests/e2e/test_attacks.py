@@ -453,13 +453,15 @@ def test_a_pr_that_tightens_a_threshold_gets_the_tighter_bar_at_once(setup):
     action = setup
     base = record_baseline_on_main(action)
     (action.workspace / "ragaliq.yaml").write_text(
-        CONFIG.replace("relevance: {threshold: 0.5}", "relevance: {threshold: 0.99}"),
+        CONFIG.replace("faithfulness: {threshold: 0.7}", "faithfulness: {threshold: 0.99}"),
         encoding="utf-8",
     )
-    head = action.commit("feature: a stricter relevance bar")
+    head = action.commit("feature: a stricter faithfulness bar")
     action.github.add_pull(REPO, 70, base_sha=base, head_sha=head)
     code, log, _, _ = action.run(event=pr_event(70, base, head), event_name="pull_request")
-    assert_failed_and_said(code, log, "relevance threshold 0.5 → 0.99", "tighter setting applies")
+    assert_failed_and_said(
+        code, log, "faithfulness threshold 0.7 → 0.99", "tighter setting applies"
+    )
 
 
 # --- secrets echoed by an API -------------------------------------------------------------------
