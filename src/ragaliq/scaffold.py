@@ -125,7 +125,10 @@ evaluators:
 
 gate:
   max_drop: 0.05  # the largest drop of a score from the baseline before the gate fails
-  fail_on_new_hallucinations: false  # fail on any newly hallucinated claim, whatever the scores
+  # Fail on any newly hallucinated claim, whatever the scores: with a small suite one changed
+  # claim moves a mean less than the suite can tell from noise, but a made-up figure or name is
+  # still caught. Set false to let the scores alone decide.
+  fail_on_new_hallucinations: true
   on_error: fail  # or ignore; whether cases the judge could not judge fail the gate
   # What a pull request run does when the judge needs an API key and has none (pull requests
   # from forks get no secrets): skip the gate, judge with the offline judge (offline), or fail.

@@ -98,9 +98,13 @@ def test_config_validates_and_shows_the_defaults(tmp_path):
     config = parse_config(_text(tmp_path, "ragaliq.yaml"))
     assert config.dataset == "rag_outputs.jsonl"
 
-    defaults = GateConfig(dataset="rag_outputs.jsonl", judge={"provider": "offline"})
-    # Everything but the evaluators' thresholds, which the file spells out, and the judge, which
-    # starts offline, is left at its default.
+    defaults = GateConfig(
+        dataset="rag_outputs.jsonl",
+        judge={"provider": "offline"},
+        gate={"fail_on_new_hallucinations": True},
+    )
+    # Everything but the evaluators' thresholds, which the file spells out, the judge, which
+    # starts offline, and new hallucinations, which fail a new team's gate, is at its default.
     assert config.model_dump(exclude={"evaluators"}) == defaults.model_dump(exclude={"evaluators"})
     without_thresholds = {
         name: {k: v for k, v in section.items() if k != "threshold"}
