@@ -43,4 +43,4 @@ Weight = Annotated[Number, AfterValidator(_weight)]
 class Section(BaseModel):
     """A section of ``ragaliq.yaml``: unknown keys are errors, values do not change once read."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)

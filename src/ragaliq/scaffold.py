@@ -25,6 +25,7 @@ from ragaliq.baseline import DEFAULT_BASELINE_PATH
 from ragaliq.config import DEFAULT_CLAUDE_MODEL, DEFAULT_CONFIG_FILE
 from ragaliq.errors import ConfigError, OutputError
 from ragaliq.evaluators import EVALUATORS
+from ragaliq.evaluators.base import EvaluatorOptions
 
 __all__ = [
     "ACTION_REF",
@@ -102,27 +103,7 @@ judge:
   #   my-model: {input: 3.0, output: 15.0}
 
 evaluators:
-  faithfulness:  # the mean weight of the claims' verdicts
-    enabled: true
-    threshold: $faithfulness  # the lowest mean score that passes
-    preset: standard  # verdict weights; standard, axion (CONTRADICTED -1) or strict
-    # max_drop: 0.05  # the largest drop from the baseline tolerated (default: gate.max_drop)
-    # verdict_scores: {PARTIALLY_SUPPORTED: 0.25}  # overrides of single verdict weights
-  hallucination:  # the share of claims the context backs
-    enabled: true
-    threshold: $hallucination
-    # min_confidence: 0.7  # count a SUPPORTED claim as hallucinated below this confidence
-  relevance:  # how well each response answers its query
-    enabled: true
-    threshold: $relevance
-  # Retrieval, off by default (each costs no more than one judge call per changed case):
-  # context_precision:  # whether the retrieved chunks are relevant, relevant ones first
-  #   enabled: true
-  #   threshold: $context_precision
-  # context_recall:  # whether the context holds each case's expected_facts (or expected_answer)
-  #   enabled: true
-  #   threshold: $context_recall
-
+$evaluators
 gate:
   max_drop: 0.05  # the largest drop of a score from the baseline before the gate fails
   # Fail on any newly hallucinated claim, whatever the scores: with a small suite one changed
@@ -317,13 +298,46 @@ jobs:
 """)
 
 
+_COMMON_OPTIONS = frozenset(EvaluatorOptions.model_fields)
+
+
+def _evaluator_sections() -> str:
+    """Each registered evaluator's section of the config, from its own ``Options``.
+
+    An evaluator that is on by default is written on, with its threshold; one that is off is
+    written commented out. Its own options follow, commented, at their defaults, each with its
+    docstring, so a new evaluator shows up in ``init`` without an edit here.
+    """
+    lines: list[str] = []
+    for evaluator in EVALUATORS:
+        options = evaluator.Options
+        doc = options.__doc__ if options is not EvaluatorOptions else evaluator.__doc__
+        first = (doc or "").strip().splitlines()[0] if doc else ""
+        about = (first.partition(": ")[2] or first).rstrip(".")
+        on = options.model_fields["enabled"].default is True
+        block = [
+            f"{evaluator.name}:" + (f"  # {about}" if about else ""),
+            "  enabled: true",
+            f"  threshold: {evaluator.default_threshold:g}  # the lowest mean score that passes",
+            "  # max_drop: 0.05  # the largest drop from the baseline tolerated (gate.max_drop)",
+        ]
+        for name, field in options.model_fields.items():
+            if name in _COMMON_OPTIONS:
+                continue
+            value = json.dumps(field.get_default(call_default_factory=True))
+            said = (field.description or "").strip().splitlines()
+            block.append(f"  # {name}: {value}" + (f"  # {said[0]}" if said else ""))
+        lines += [("  " if on else "  # ") + line for line in block]
+    return "\n".join(lines)
+
+
 def scaffold_files(root: Path) -> list[ScaffoldFile]:
     """The files ``ragaliq init`` writes under ``root``: config, dataset, workflows, .gitignore."""
     config = _CONFIG.substitute(
         dataset=DATASET_FILE,
         baseline=DEFAULT_BASELINE_PATH,
         model=DEFAULT_CLAUDE_MODEL,
-        **{e.name: f"{e.default_threshold:g}" for e in EVALUATORS},
+        evaluators=_evaluator_sections(),
     )
     dataset = json.dumps(_EXAMPLE_CASE, ensure_ascii=False) + "\n"
     names = {"dataset": DATASET_FILE, "config": DEFAULT_CONFIG_FILE, "action": ACTION_REF}

@@ -13,7 +13,7 @@ from ragaliq.cli import cli
 from ragaliq.config import GateConfig, parse_config
 from ragaliq.dataset import load_dataset
 from ragaliq.errors import ConfigError
-from ragaliq.evaluators import build_evaluators
+from ragaliq.evaluators import EVALUATORS, build_evaluators
 from ragaliq.pipeline import load_inputs
 from ragaliq.scaffold import ACTION_REF, ScaffoldFile, scaffold_files, write_scaffold
 from tests.conftest import console_tool
@@ -128,8 +128,13 @@ def test_config_commented_options_are_valid_settings(tmp_path):
     assert config.judge.budget_usd == 5.0
     assert config.judge.base_url is not None
     assert "my-model" in config.judge.pricing
-    assert config.evaluators.hallucination.min_confidence == 0.7
+    assert config.evaluators.hallucination.min_confidence is None  # the default, written out
+    assert config.evaluators.faithfulness.preset == "standard"
     assert config.evaluators.faithfulness.max_drop == 0.05
+    # every evaluator of the registry has its section, the ones off by default commented out
+    assert {name for name, options in config.evaluators.sections() if options.enabled} == {
+        e.name for e in EVALUATORS
+    }
     assert config.templates.comment is not None
     assert config.templates.summary is not None
 
