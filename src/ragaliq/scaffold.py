@@ -104,6 +104,7 @@ judge:
 
 evaluators:
 $evaluators
+
 gate:
   max_drop: 0.05  # the largest drop of a score from the baseline before the gate fails
   # Fail on any newly hallucinated claim, whatever the scores: with a small suite one changed
