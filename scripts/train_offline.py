@@ -192,6 +192,21 @@ def predict(w: list[float], means: list[float], stds: list[float], x: list[float
     return _sigmoid(z)
 
 
+def task_scores(
+    responses: Sequence[tuple[str, bool]], flagged: Sequence[bool]
+) -> dict[str, Scores]:
+    """Scores per task and overall, from each response's gold label and whether it was flagged."""
+    out = {}
+    for task in (*TASKS, "overall"):
+        pairs = [
+            (gold, flagged[i])
+            for i, (name, gold) in enumerate(responses)
+            if task == "overall" or name == task
+        ]
+        out[task] = Scores.of(pairs)
+    return out
+
+
 def response_scores(
     maxima: dict[str, list[float]],
     responses: Sequence[tuple[str, bool]],
@@ -202,15 +217,7 @@ def response_scores(
     flagged = [
         any(maxima[kind][i] >= thresholds[kind] for kind in KINDS) for i in range(len(responses))
     ]
-    out = {}
-    for task in (*TASKS, "overall"):
-        pairs = [
-            (gold, flagged[i])
-            for i, (name, gold) in enumerate(responses)
-            if task == "overall" or name == task
-        ]
-        out[task] = Scores.of(pairs)
-    return out
+    return task_scores(responses, flagged)
 
 
 def objective(scores: dict[str, Scores]) -> float:
@@ -270,15 +277,7 @@ def nested_scores(
         for i, f in enumerate(folds):
             if f == fold:
                 flagged[i] = any(maxima[kind][i] >= thresholds[kind] for kind in KINDS)
-    out = {}
-    for task in (*TASKS, "overall"):
-        pairs = [
-            (gold, flagged[i])
-            for i, (name, gold) in enumerate(responses)
-            if task == "overall" or name == task
-        ]
-        out[task] = Scores.of(pairs)
-    return out
+    return task_scores(responses, flagged)
 
 
 def train(data: Path, verbose: bool = True) -> dict[str, object]:

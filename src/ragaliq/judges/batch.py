@@ -42,7 +42,7 @@ from anthropic.types.messages import (
 from ragaliq._files import write_atomic
 from ragaliq.errors import JudgeError, JudgeUnavailableError
 
-__all__ = ["STATE_SUFFIX", "MessageBatcher", "custom_id"]
+__all__ = ["STATE_SUFFIX", "MessageBatcher", "api_message", "custom_id"]
 
 STATE_SUFFIX = ".batches.json"
 """The state file is the judge cache's path with this added."""
@@ -378,14 +378,16 @@ class MessageBatcher:
                     return None
                 if status in (401, 403):
                     self._unusable = JudgeUnavailableError(
-                        f"the Message Batches API refused to {what} ({status}): {_message(exc)}; "
+                        f"the Message Batches API refused to {what} ({status}): "
+                        f"{api_message(exc)}; "
                         "check ANTHROPIC_API_KEY (in the action, the anthropic-api-key input)"
                     )
                     raise _BatchFailed(self._unusable) from exc
                 if status not in RETRYABLE_STATUS and status < 500:
                     raise _BatchFailed(
                         JudgeError(
-                            f"the Message Batches API would not {what} ({status}): {_message(exc)}"
+                            f"the Message Batches API would not {what} ({status}): "
+                            f"{api_message(exc)}"
                         )
                     ) from exc
                 failure: Exception = exc
@@ -459,7 +461,8 @@ class MessageBatcher:
         write_atomic(self.state_path, json.dumps({"format": STATE_FORMAT, "batches": entries}))
 
 
-def _message(exc: anthropic.APIStatusError) -> str:
+def api_message(exc: anthropic.APIStatusError) -> str:
+    """What the API said in an error's body, else the SDK's message."""
     body = exc.body
     if isinstance(body, dict):
         error = body.get("error")

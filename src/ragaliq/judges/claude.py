@@ -40,7 +40,7 @@ from ragaliq.judges.base import (
     check_verdict_count,
     verified_evidence,
 )
-from ragaliq.judges.batch import MessageBatcher
+from ragaliq.judges.batch import MessageBatcher, api_message
 from ragaliq.judges.platforms import Platform, anthropic_platform
 from ragaliq.judges.pricing import batch_price, cost_usd, price_for
 from ragaliq.judges.prompts import PROMPT_VERSION, Prompts
@@ -573,7 +573,7 @@ class ClaudeJudge:
         status = exc.status_code
         if status in RETRYABLE_STATUS or status >= 500:
             return
-        label, detail = self.platform.label, _api_message(exc)
+        label, detail = self.platform.label, api_message(exc)
         if status == 401:
             raise JudgeUnavailableError(
                 f"{label} rejected {self.platform.credentials} (401): "
@@ -719,18 +719,9 @@ def _retry_after(headers: Any) -> float | None:
             return None
 
 
-def _api_message(exc: anthropic.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
-    return exc.message
-
-
 def _describe(exc: Exception) -> str:
     if isinstance(exc, anthropic.APIStatusError):
-        return f"{exc.status_code} {_api_message(exc)}"
+        return f"{exc.status_code} {api_message(exc)}"
     if isinstance(exc, anthropic.APITimeoutError):
         return "the request timed out"
     return f"connection failed ({exc.__class__.__name__})"
