@@ -7,8 +7,9 @@ a *repository path*: relative, inside the repository, with no ``..``, no ``~``, 
 - :class:`WorkTree`, the checkout on disk, refuses a path that is or passes through a symbolic
   link, that is not a regular file (``/dev/zero``, a FIFO, a folder), or that is over its size
   limit;
-- :class:`GitCommit`, one commit of the local git repository, read with ``git ls-tree`` and
-  ``git cat-file`` (a symbolic link in the tree is refused, never followed);
+- :class:`GitCommit`, one commit of the local git repository, read object by object with every
+  object checked against its id (a symbolic link in the tree is refused, never followed; see
+  :mod:`ragaliq.git` for why nothing in the checkout's ``.git`` can change what is read);
 - :class:`FallbackSource`, the commit through git, else through the GitHub Contents API when the
   checkout lacks that commit (a shallow clone).
 
@@ -21,13 +22,22 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from ragaliq.errors import ConfigError, RepositoryError
+from ragaliq.git import (
+    MODE_LINK,
+    MODE_SUBMODULE,
+    MODE_TREE,
+    CommitMissingError,
+    GitObjects,
+    ObjectTooLargeError,
+    git_command,
+    head_commit,
+)
 
 __all__ = [
     "MAX_TEXT_BYTES",
@@ -173,30 +183,15 @@ class WorkTree:
         return data
 
 
-class CommitMissingError(RepositoryError):
-    """The local git repository does not have the commit (a shallow checkout), or has no git."""
-
-
-def _git(root: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    try:
-        return subprocess.run(
-            ["git", "-C", str(root), *args],
-            input=stdin,
-            capture_output=True,
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        raise CommitMissingError("git is not installed") from exc
-
-
-def _first_line(data: bytes) -> str:
-    text = data.decode("utf-8", "replace").strip()
-    return text.splitlines()[0] if text else "no message"
-
-
 @dataclass(frozen=True)
 class GitCommit:
-    """One commit of the git repository at ``root``."""
+    """One commit of the git repository at ``root``, read object by object, each object checked.
+
+    The commit, every tree on the way to a file and the file's blob are read with
+    :class:`~ragaliq.git.GitObjects` and hashed again against their ids, starting from ``sha``:
+    a rewritten ``.git`` (its config, replace refs, an overwritten object) cannot change what is
+    read, only make the read fail.
+    """
 
     root: Path
     sha: str
@@ -207,42 +202,36 @@ class GitCommit:
         return self.label or f"the commit {self.sha[:12]}"
 
     def read(self, path: str, *, limit: int, what: str) -> bytes | None:
-        check = _git(self.root, "cat-file", "-e", f"{self.sha}^{{commit}}")
-        if check.returncode != 0:
-            raise CommitMissingError(
-                f"the checkout does not have {self.description} ({_first_line(check.stderr)})"
-            )
-        listing = _git(self.root, "ls-tree", "-z", "--full-tree", self.sha, "--", path)
-        if listing.returncode != 0:
-            raise RepositoryError(
-                f"{what}: git cannot list {path} at {self.description}: "
-                f"{_first_line(listing.stderr)}"
-            )
-        entries = [e for e in listing.stdout.split(b"\x00") if e]
-        if not entries:
-            return None
-        meta, _, _ = entries[0].partition(b"\t")
-        mode, kind, obj = meta.decode("ascii", "replace").split(" ")
-        if mode == "120000":
-            raise RepositoryError(
-                f"{what}: {path} is a symbolic link at {self.description}; the gate reads only "
-                "regular files, so commit the file itself"
-            )
-        if kind != "blob":
-            raise RepositoryError(f"{what}: {path} is a {kind} at {self.description}, not a file")
-        size = _git(self.root, "cat-file", "-s", obj)
-        if size.returncode != 0:
-            raise RepositoryError(
-                f"{what}: git cannot read {path} at {self.description}: {_first_line(size.stderr)}"
-            )
-        if int(size.stdout.strip() or 0) > limit:
-            raise RepositoryError(f"{what}: {path} is over the size limit of {limit:,} bytes")
-        blob = _git(self.root, "cat-file", "blob", obj)
-        if blob.returncode != 0:
-            raise RepositoryError(
-                f"{what}: git cannot read {path} at {self.description}: {_first_line(blob.stderr)}"
-            )
-        return blob.stdout
+        with GitObjects(self.root) as objects:
+            try:
+                entry = objects.lookup(self.sha, path)
+            except CommitMissingError as exc:
+                raise CommitMissingError(
+                    f"the checkout does not have {self.description} ({exc})"
+                ) from exc
+            except RepositoryError as exc:
+                raise RepositoryError(f"{what}: {path} at {self.description}: {exc}") from exc
+            if entry is None:
+                return None
+            if entry.mode == MODE_LINK:
+                raise RepositoryError(
+                    f"{what}: {path} is a symbolic link at {self.description}; the gate reads "
+                    "only regular files, so commit the file itself"
+                )
+            if entry.mode == MODE_TREE:
+                raise RepositoryError(f"{what}: {path} is a folder at {self.description}")
+            if entry.mode == MODE_SUBMODULE:
+                raise RepositoryError(f"{what}: {path} is a submodule at {self.description}")
+            try:
+                return objects.read(entry.oid, "blob", limit=limit)
+            except ObjectTooLargeError as exc:
+                raise RepositoryError(
+                    f"{what}: {path} is over the size limit of {limit:,} bytes"
+                ) from exc
+            except CommitMissingError:
+                raise
+            except RepositoryError as exc:
+                raise RepositoryError(f"{what}: {path} at {self.description}: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -276,26 +265,31 @@ class FallbackSource:
 
 
 def is_tracked(root: Path, path: str) -> bool | None:
-    """Whether git tracks ``path`` in the checkout's index; None when git cannot say."""
+    """Whether the commit checked out at ``root`` has ``path``; None when that cannot be told.
+
+    ``HEAD`` is read as a file and the commit's trees through :class:`~ragaliq.git.GitObjects`,
+    so nothing in the repository's config runs.
+    """
+    head = head_commit(root)
+    if head is None:
+        return None
     try:
-        listed = _git(root, "ls-files", "-z", "--", path)
-    except CommitMissingError:
+        with GitObjects(root) as objects:
+            return objects.lookup(head, path) is not None
+    except RepositoryError:
         return None
-    if listed.returncode != 0:
-        return None
-    return bool(listed.stdout.strip(b"\x00"))
 
 
 def git_default_base(root: Path) -> str | None:
     """The merge base of HEAD with the default branch, when git knows a default branch."""
     try:
         candidates = []
-        head = _git(root, "symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD")
+        head = git_command(root, "symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD")
         if head.returncode == 0 and head.stdout.strip():
             candidates.append(head.stdout.decode().strip())
         candidates += ["origin/main", "origin/master", "main", "master"]
         for ref in candidates:
-            base = _git(root, "merge-base", "HEAD", ref)
+            base = git_command(root, "merge-base", "HEAD", ref)
             if base.returncode == 0 and base.stdout.strip():
                 return base.stdout.decode().strip()
     except CommitMissingError:
@@ -306,7 +300,7 @@ def git_default_base(root: Path) -> str | None:
 def git_toplevel(folder: Path) -> Path | None:
     """The top folder of the git repository ``folder`` is in, if it is in one."""
     try:
-        top = _git(folder, "rev-parse", "--show-toplevel")
+        top = git_command(folder, "rev-parse", "--show-toplevel")
     except CommitMissingError:
         return None
     if top.returncode != 0 or not top.stdout.strip():
@@ -316,8 +310,10 @@ def git_toplevel(folder: Path) -> Path | None:
 
 def git_resolve(root: Path, ref: str) -> str | None:
     """The commit ``ref`` names in the repository at ``root``, if any."""
+    if ref.startswith("-"):
+        return None
     try:
-        found = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        found = git_command(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     except CommitMissingError:
         return None
     if found.returncode != 0 or not found.stdout.strip():
