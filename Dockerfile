@@ -43,13 +43,12 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_ROOT_USER_ACTION=ignore
 
-# git reads the baseline from the pull request's base commit. The checkout mounted at
-# /github/workspace is owned by the runner's user, not by the container's root, so git must be
-# told to trust it (safe.directory) or it refuses with "detected dubious ownership".
+# git reads the base commit's objects (ragaliq.git): in a scratch repository of the gate's own
+# that borrows the checkout's object store, so git is never told to trust the checkout itself
+# (no safe.directory) and nothing in its .git is obeyed.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git \
-    && rm -rf /var/lib/apt/lists/* \
-    && git config --system --add safe.directory '*'
+    && rm -rf /var/lib/apt/lists/*
 
 # The dependencies first, in their own layer: a change of the code alone rebuilds only the last.
 COPY requirements/action.txt /tmp/action.txt
@@ -68,4 +67,7 @@ RUN pip install --no-cache-dir --no-deps --no-index /wheels/ragaliq_gate-*.whl \
 # GITHUB_STEP_SUMMARY files. Files the action writes in the workspace are given to the
 # workspace's owner (ragaliq._files.own_files_like). No WORKDIR either: GitHub mounts the
 # workspace at /github/workspace and makes it the working directory itself.
-ENTRYPOINT ["ragaliq", "action"]
+# Python in isolated mode (-I): PYTHONPATH, PYTHONHOME, a user site and the working directory
+# (the workspace) play no part in what it imports, whatever an earlier step put in the
+# environment.
+ENTRYPOINT ["python", "-I", "-m", "ragaliq", "action"]

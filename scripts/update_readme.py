@@ -28,7 +28,8 @@ def render_example() -> str:
     from ragaliq.dataset import load_dataset
     from ragaliq.evaluators import build_evaluators
     from ragaliq.judges import OfflineJudge
-    from ragaliq.pipeline import GateWatch, load_inputs, run_gate
+    from ragaliq.gating import GateWatch, decide_gate
+    from ragaliq.pipeline import JudgedRun, load_inputs
     from ragaliq.runner import run_suite
 
     config_path = QUICKSTART / "ragaliq.yaml"
@@ -49,9 +50,9 @@ def render_example() -> str:
     for case in report.cases:
         for sink in watch.sinks:
             sink.add(case)
-    outcome = run_gate(
+    outcome = decide_gate(
         inputs,
-        head=report.head,
+        run=JudgedRun(head=report.head),
         watch=watch,
         details_url="https://github.com/acme/support-bot/actions/runs/1234",
     )

@@ -6,14 +6,26 @@ command line is imported inside the guard, so an interrupt while modules load is
 
 from __future__ import annotations
 
+import os
 import sys
 
 from ragaliq.exits import ExitCode
 
 
 def main() -> None:
-    """Run the command line; exit 130 with one line on Ctrl-C."""
+    """Run the command line; exit 130 with one line on Ctrl-C.
+
+    ``ragaliq action`` (the Docker action's entry point) first makes its environment safe
+    (:mod:`ragaliq.environment`), before anything that could read it is even imported.
+    """
     try:
+        if sys.argv[1:2] == ["action"]:
+            from ragaliq.environment import harden_action_environment
+
+            hardening = harden_action_environment(os.environ)
+            from ragaliq.action import main as action_main
+
+            sys.exit(action_main(hardening))
         from ragaliq.cli import main as run
 
         run()

@@ -3,6 +3,11 @@
 ``main()`` builds the real collaborators from the environment a Docker action gets and turns every
 error into an ``::error::`` line and an exit code; :func:`action` holds the logic and takes its
 collaborators as parameters, so that it can be driven in tests.
+
+On a pull request the gate runs in the **trusted zone**: a job on a fresh runner that never ran
+the pull request's code, with the base commit (or nothing) checked out and the dataset handed over
+as an artifact. The action refuses to judge anywhere else (:mod:`ragaliq.checkout`) unless the
+workflow says ``trust-pr-code: true``, and never reports a pull request nobody judged as passed.
 """
 
 from __future__ import annotations
@@ -11,39 +16,41 @@ import asyncio
 import json
 import os
 import traceback
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
 from ragaliq._files import check_writable, own_files_like, write_atomic
 from ragaliq.baseline import write_baseline
-from ragaliq.config import GatePolicy, JudgeConfig
-from ragaliq.errors import CommentForbiddenError, ConfigError, PublishError, RagaliqError
+from ragaliq.checkout import unsafe_checkout
+from ragaliq.config import GatePolicy
+from ragaliq.environment import Hardening, harden_action_environment
+from ragaliq.errors import (
+    CommentForbiddenError,
+    ConfigError,
+    PublishError,
+    RagaliqError,
+    UnsafeSetupError,
+)
 from ragaliq.exits import ExitCode
 from ragaliq.gate import GateDecision, GateRules
+from ragaliq.gating import GatePlan, GateSetup, GateWatch, plan_gate, run_gate
+from ragaliq.github.artifacts import ArtifactDataset, download_dataset
 from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
 from ragaliq.github.contents import ContentsAtCommit
-from ragaliq.github.settings import ActionSettings
+from ragaliq.github.pulls import find_pull_request
+from ragaliq.github.settings import ActionSettings, PullRequest, WorkflowRun
+from ragaliq.github.status import CommitStatus, StatusState, status_context
 from ragaliq.judges.factory import (
     API_KEY_ENV,
+    BASE_URL_ENV,
     JudgeOpener,
     has_credentials,
     open_judge,
-    trusted_endpoint_env,
 )
 from ragaliq.models import ReportHead
-from ragaliq.pipeline import (
-    CaseSink,
-    GateWatch,
-    Inputs,
-    JudgedRun,
-    baseline_judge,
-    judge_inputs,
-    keep_baseline_evaluators,
-    load_gate_inputs,
-    run_gate,
-    write_html,
-)
+from ragaliq.pipeline import Inputs, judge_with, load_inputs_from, write_html
 from ragaliq.redaction import redact, register_env_secrets, register_secret
 from ragaliq.report.markdown import render_status, render_summary
 from ragaliq.report.marker import comment_marker
@@ -51,9 +58,8 @@ from ragaliq.report.progress import ProgressPrinter
 from ragaliq.report_file import ReportFile
 from ragaliq.repository import FallbackSource, FileSource, GitCommit, WorkTree, repo_path
 from ragaliq.text.plain import plural
-from ragaliq.trust import read_bar
 
-__all__ = ["DECISION_PATH", "MAX_ANNOTATIONS", "REPORT_PATH", "action", "main"]
+__all__ = ["DECISION_PATH", "MAX_ANNOTATIONS", "REPORT_PATH", "Remote", "action", "main"]
 
 MAX_ANNOTATIONS = 10
 REPORT_PATH = ".ragaliq/report.json"
@@ -61,41 +67,71 @@ REPORT_PATH = ".ragaliq/report.json"
 DECISION_PATH = ".ragaliq/decision.json"
 """Where the gate decision is written, e.g. for `ragaliq render` in a separate workflow."""
 ISSUES_URL = "https://github.com/ragaliq/ragaliq-gate/issues"
+TWO_ZONES = (
+    "run the pull request's pipeline in one job and the gate in another, on a fresh runner that "
+    "checks out the base commit (examples/workflows/ragaliq.yml; for forks, "
+    "ragaliq-forks.yml), or set the action's input trust-pr-code: true if every contributor "
+    "holds write access"
+)
+TRUSTED_CODE_NOTICE = (
+    "trust-pr-code: true: this gate ran in the job that ran the pull request's code, so the bar "
+    "is not protected from that code (its config, baseline and secrets could be reached)."
+)
 
-BaseSourceFactory = Callable[[str], FileSource]
-"""The repository's files at a commit: sha -> a source (git, else the GitHub API)."""
-PublisherFactory = Callable[[int], GitHubPublisher]
+
+@dataclass(frozen=True, kw_only=True)
+class Remote:
+    """What the action asks of GitHub; :func:`main` builds it from the settings."""
+
+    files_at: Callable[[str], FileSource]
+    """The repository's files at a commit: git in the workspace, else the Contents API."""
+    publisher: Callable[[int], GitHubPublisher]
+    """The comment of pull request N."""
+    pull_request_of: Callable[[WorkflowRun], PullRequest | None]
+    """The open pull request a ``workflow_run`` event is about."""
+    dataset_from: Callable[[int, str, str, str | None], ArtifactDataset]
+    """``(run_id, artifact, file_name, head_sha)``: the dataset unpacked from an artifact."""
+    status_of: Callable[[str], CommitStatus]
+    """The gate's commit status on a commit."""
 
 
-def main() -> int:
-    """Run the action from ``os.environ``; never raises."""
+def main(hardening: Hardening | None = None) -> int:
+    """Run the action from ``os.environ``; never raises.
+
+    ``hardening`` is what ``python -m ragaliq action`` already did to the environment before
+    anything else was imported; without it the environment is made safe here.
+    """
+    if hardening is None:
+        hardening = harden_action_environment(os.environ)
     env = dict(os.environ)
-    register_env_secrets(env, names=("INPUT_ANTHROPIC-API-KEY", "INPUT_GITHUB-TOKEN"))
+    register_env_secrets(
+        env, names=("INPUT_ANTHROPIC-API-KEY", "INPUT_GITHUB-TOKEN", "INPUT_CACHE-SECRET")
+    )
     workflow = Workflow(output_file=None, summary_file=None)
-    settings: ActionSettings | None = None
-    publishers: PublisherFactory | None = None
+    result = Publication(settings=None, workflow=workflow, remote=None)
     try:
         settings = ActionSettings.from_env(env)
         own_files_like(settings.workspace)  # root in the container writes the runner's files
         workflow = Workflow(output_file=settings.output_file, summary_file=settings.summary_file)
-        publishers = _publisher_factory(settings)
+        remote = _remote(settings, workflow)
+        result = Publication(settings=settings, workflow=workflow, remote=remote)
         return asyncio.run(
             action(
                 settings=settings,
                 env=env,
-                workflow=workflow,
-                open_base_source=_base_source_factory(settings, workflow),
-                open_publisher=publishers,
+                result=result,
+                remote=remote,
                 open_judge=open_judge,
+                hardening=hardening,
             )
         )
     except RagaliqError as exc:
         workflow.error(str(exc), title="RagaliQ Gate")
-        _could_not_judge(settings, workflow, publishers, str(exc))
+        result.could_not_judge(str(exc))
         return ExitCode.UNJUDGED
     except KeyboardInterrupt:
         workflow.error("interrupted: nothing more was written", title="RagaliQ Gate")
-        _could_not_judge(settings, workflow, publishers, "the run was interrupted")
+        result.could_not_judge("the run was interrupted")
         return ExitCode.INTERRUPTED
     except Exception as exc:  # the edge: report anything unexpected as one clear error
         workflow.log(traceback.format_exc())
@@ -104,232 +140,421 @@ def main() -> int:
             f"report it with this log at {ISSUES_URL}",
             title="RagaliQ Gate",
         )
-        _could_not_judge(settings, workflow, publishers, f"unexpected {type(exc).__name__}")
+        result.could_not_judge(f"unexpected {type(exc).__name__}")
         return ExitCode.UNJUDGED
 
 
-def _publisher_factory(settings: ActionSettings) -> PublisherFactory:
-    return lambda number: GitHubPublisher(
-        token=settings.github_token,
-        repository=settings.repository,
-        pr_number=number,
-        api_url=settings.api_url,
+def _remote(settings: ActionSettings, workflow: Workflow) -> Remote:
+    def files_at(sha: str) -> FileSource:
+        label = f"the commit {sha[:12]}"
+        api = ContentsAtCommit(
+            token=settings.github_token,
+            repository=settings.repository,
+            sha=sha,
+            api_url=settings.api_url,
+        )
+        return FallbackSource(
+            (GitCommit(settings.workspace, sha, label=label), api), on_fallback=workflow.log
+        )
+
+    def dataset_from(run_id: int, artifact: str, name: str, head: str | None) -> ArtifactDataset:
+        return download_dataset(
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+            run_id=run_id,
+            artifact=artifact,
+            file_name=name,
+            head_sha=head,
+        )
+
+    return Remote(
+        files_at=files_at,
+        publisher=lambda number: GitHubPublisher(
+            token=settings.github_token,
+            repository=settings.repository,
+            pr_number=number,
+            api_url=settings.api_url,
+        ),
+        pull_request_of=lambda run: find_pull_request(
+            run,
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+        ),
+        dataset_from=dataset_from,
+        status_of=lambda sha: CommitStatus(
+            token=settings.github_token,
+            repository=settings.repository,
+            sha=sha,
+            api_url=settings.api_url,
+            context=status_context(settings.comment_id),
+            target_url=settings.run_url,
+            on_failure=lambda message: workflow.notice(message, title="No commit status"),
+        ),
     )
 
 
-def _base_source_factory(settings: ActionSettings, workflow: Workflow) -> BaseSourceFactory:
-    """Git in the workspace, else the Contents API when the checkout lacks the commit."""
+@dataclass(kw_only=True)
+class Publication:
+    """Where the gate's result goes: the outputs, the summary, the PR comment, the commit status.
 
-    def source(sha: str) -> FileSource:
-        label = f"the base commit {sha[:12]}"
-        return FallbackSource(
-            (
-                GitCommit(settings.workspace, sha, label=label),
-                ContentsAtCommit(
-                    token=settings.github_token,
-                    repository=settings.repository,
-                    sha=sha,
-                    api_url=settings.api_url,
-                ),
-            ),
-            on_fallback=workflow.log,
-        )
+    Once the pull request is known, every way the run can end says something there; a run that
+    did not decide never leaves an earlier "passed" standing.
+    """
 
-    return source
+    settings: ActionSettings | None
+    workflow: Workflow
+    remote: Remote | None
+    pull_request: PullRequest | None = None
+    status: CommitStatus | None = None
+
+    def start(self, head_sha: str, pull_request: PullRequest | None) -> None:
+        """The change is known: mark its head ``pending`` while the gate judges."""
+        self.pull_request = pull_request
+        if self.settings is not None and self.remote is not None and self.settings.commit_status:
+            self.status = self.remote.status_of(head_sha)
+            self.set_status("pending", "judging the pull request's RAG outputs")
+
+    def set_status(self, state: StatusState, description: str) -> None:
+        """Set the commit status, when there is one to set."""
+        if self.status is not None:
+            self.status.set(state, redact(description))
+
+    def comment(self, body: str) -> str:
+        """Create or update the PR comment; its URL, or "" when none was posted."""
+        settings, pr = self.settings, self.pull_request
+        if settings is None or self.remote is None or settings.comment == "off":
+            return ""
+        if pr is None:
+            self.workflow.log("not a pull request: no comment to post")
+            return ""
+        if not settings.github_token:
+            self.workflow.notice("No github-token: no comment; the job summary has it all.")
+            return ""
+        try:
+            with self.remote.publisher(pr.number) as publisher:
+                result = publisher.upsert(
+                    body=redact(body), marker=comment_marker(settings.comment_id)
+                )
+        except CommentForbiddenError as exc:
+            self.workflow.notice(
+                f"{exc} The job summary has the full result.", title="No PR comment"
+            )
+            return ""
+        except PublishError as exc:
+            self.workflow.warning(
+                f"The PR comment could not be posted: {exc}", title="No PR comment"
+            )
+            return ""
+        self.workflow.log(f"PR comment {result.action}: {result.url}")
+        return result.url
+
+    def could_not_judge(self, reason: str) -> None:
+        """After a failure: ``passed`` is false, and the comment and status say why.
+
+        Failures while saying so are logged, not raised.
+        """
+        try:
+            self.workflow.set_output("passed", "false")
+            settings = self.settings
+            if settings is None or settings.mode != "gate":
+                return
+            self.workflow.write_summary(f"## RagaliQ Gate: could not judge\n\n{reason}\n")
+            self.set_status("error", f"not judged: {reason}")
+            try:
+                comment_id = _checked_comment_id(settings.comment_id)
+            except ConfigError:
+                return  # without a valid id, our comment cannot be told from others
+            self.comment(
+                render_status(
+                    title="RagaliQ Gate could not judge this change",
+                    reason=reason,
+                    comment_id=comment_id,
+                )
+            )
+        except (RagaliqError, OSError) as exc:
+            self.workflow.log(f"the failure could not be reported everywhere: {exc}")
 
 
 async def action(
     *,
     settings: ActionSettings,
     env: Mapping[str, str],
-    workflow: Workflow,
-    open_base_source: BaseSourceFactory,
-    open_publisher: PublisherFactory,
+    result: Publication,
+    remote: Remote,
     open_judge: JudgeOpener,
+    hardening: Hardening,
 ) -> ExitCode:
-    """Run the gate (or record the baseline) and return the exit code.
-
-    On a pull request the bar (config, baseline, templates, judge, cache settings) is read from
-    the base commit and only the dataset from the pull request's checkout (see
-    :mod:`ragaliq.trust`).
-    """
+    """Run the gate (or record the baseline) and return the exit code."""
+    workflow = result.workflow
     for secret in (settings.anthropic_api_key, settings.github_token):
         if secret:
             register_secret(secret)
             workflow.mask(secret)
+    if hardening.problem:
+        raise ConfigError(hardening.problem)
     judge_env = dict(env)
     if settings.anthropic_api_key:
         judge_env[API_KEY_ENV] = settings.anthropic_api_key
-    judge_env, endpoint_notices = trusted_endpoint_env(
-        judge_env, base_url=settings.anthropic_base_url, gate=settings.mode == "gate"
-    )
+    if settings.anthropic_base_url:
+        judge_env[BASE_URL_ENV] = settings.anthropic_base_url
     comment_id = _checked_comment_id(settings.comment_id)
-    work = WorkTree(settings.workspace)
-    config_file = repo_path(settings.config, what="input config")
-    pr = settings.pull_request
-    trusted: FileSource = work if pr is None else open_base_source(pr.base_sha)
-    explicit_baseline = (
-        repo_path(settings.baseline, what="input baseline") if settings.baseline else None
-    )
-    bar = read_bar(
-        trusted=trusted,
-        work=work,
-        config_file=config_file,
-        baseline_file=explicit_baseline,
-        with_baseline=settings.mode == "gate",
-    )
-    inputs = load_gate_inputs(
-        bar, work=work, config_path=settings.workspace / config_file, dataset=settings.dataset
-    )
-    if inputs.config.judge.api_key is not None:
-        register_secret(inputs.config.judge.api_key.get_secret_value())
-    html_file = _workspace_file(settings, settings.html_report, "input html-report")
-    results = (settings.workspace / REPORT_PATH, settings.workspace / DECISION_PATH, html_file)
     if settings.mode == "update-baseline":
-        baseline_path = settings.workspace / (explicit_baseline or bar.baseline_file)
-        work.check(explicit_baseline or bar.baseline_file, what="baseline")
-        check_writable(*results, baseline_path, reads=inputs.files)
-        return await _update_baseline(
-            settings, inputs, judge_env, workflow, baseline_path, open_judge
-        )
-
-    judge_config, chosen = baseline_judge(inputs, bar.baseline)
-    judge_config, skip_reason = _judge_for_key(judge_config, inputs.config.gate, judge_env)
-    if skip_reason is not None:
-        workflow.notice(skip_reason, title="RagaliQ Gate skipped")
-        workflow.write_summary(f"## RagaliQ Gate: skipped\n\n{skip_reason}\n")
-        _set_outputs(workflow, passed=True, report_path="", comment_url="", decision=None)
-        _publish(
-            settings,
-            workflow,
-            render_status(title="RagaliQ Gate skipped", reason=skip_reason, comment_id=comment_id),
-            open_publisher,
+        return await _update_baseline(settings, judge_env, workflow, open_judge)
+    run = settings.workflow_run
+    if run is not None and run.event != "pull_request":
+        workflow.notice(
+            f"The run this gate follows was started by {run.event or 'an unknown event'}, not "
+            "by a pull request: there is nothing to gate.",
+            title="RagaliQ Gate",
         )
         return ExitCode.PASSED
-
-    check_writable(*results, reads=inputs.files)
-    inputs, kept = keep_baseline_evaluators(inputs, bar.baseline)
-    watch = GateWatch.of(inputs, bar.baseline)
-    run = await _judge(
-        inputs, judge_config, judge_env, workflow, open_judge, settings=settings, sinks=watch.sinks
+    pr = settings.pull_request if run is None else remote.pull_request_of(run)
+    if run is not None:
+        result.start(run.head_sha, pr)
+    elif pr is not None:
+        result.start(pr.head_sha, pr)
+    zone_notice = _check_zone(settings, pr)
+    work = WorkTree(settings.workspace)
+    dataset, dataset_notice = _dataset(settings, remote, pr)
+    plan = plan_gate(
+        GateSetup(
+            trusted=work if pr is None else remote.files_at(pr.base_sha),
+            proposal=_proposal(settings, remote, pr, work),
+            work=work,
+            config_file=repo_path(settings.config, what="input config"),
+            config_path=settings.workspace / settings.config,
+            baseline_file=(
+                repo_path(settings.baseline, what="input baseline") if settings.baseline else None
+            ),
+            dataset=dataset,
+        )
     )
-    gate_run = run_gate(
-        inputs,
-        head=run.head,
-        watch=watch,
+    plan = _judge_for_key(plan, judge_env)
+    notices = [
+        *zone_notice,
+        *((dataset_notice.format(cases=_count(plan.inputs)),) if dataset_notice else ()),
+        *hardening.notices,
+    ]
+    workflow.log(f"the bar: {plan.source}; the baseline: {plan.inputs.baseline_file}")
+    outputs = _Outputs.of(settings)
+    check_writable(*outputs.paths, reads=plan.inputs.files)
+    gate_run = await run_gate(
+        plan,
+        open_judge=open_judge,
+        env=judge_env,
+        report_path=outputs.report,
+        on_progress=ProgressPrinter(workflow.stream, live=False),
         comment_id=comment_id,
         details_url=settings.run_url,
-        extra_notices=(*chosen, *kept, *endpoint_notices),
+        extra_notices=tuple(notices),
     )
-    report_path, html_path = _write_results(settings, inputs, run.head, gate_run.decision)
+    decision = gate_run.decision
+    html_path = outputs.write(plan.inputs, gate_run.head, decision)
     workflow.write_summary(gate_run.summary)
-    comment_url = _publish(settings, workflow, gate_run.comment, open_publisher)
+    comment_url = result.comment(gate_run.comment)
+    passed = gate_run.exit_code is ExitCode.PASSED
+    result.set_status(*_status(gate_run.exit_code, decision))
     _set_outputs(
         workflow,
-        passed=gate_run.exit_code is ExitCode.PASSED,
-        report_path=report_path,
+        passed=passed,
+        report_path=outputs.shown(outputs.report),
         comment_url=comment_url,
-        decision=gate_run.decision,
+        decision=decision,
         html_report_path=html_path,
     )
-    _annotate(workflow, gate_run.decision)
-    for notice in gate_run.decision.notices:
+    _annotate(workflow, decision)
+    for notice in decision.notices:
         workflow.notice(notice, title="RagaliQ Gate")
     workflow.log("")
-    workflow.log("gate: PASSED" if gate_run.decision.passed else "gate: FAILED")
-    for failure in gate_run.decision.failures:
+    workflow.log("gate: PASSED" if decision.passed else "gate: FAILED")
+    for failure in decision.failures:
         workflow.log(f"  {failure}")
     return gate_run.exit_code
 
 
-def _workspace_file(settings: ActionSettings, raw: str, what: str) -> Path | None:
-    """A result file named by an input: a path inside the workspace, never through a link."""
-    if not raw:
-        return None
+def _check_zone(settings: ActionSettings, pr: PullRequest | None) -> tuple[str, ...]:
+    """Refuse to judge where the pull request's code may have run, unless the workflow says so.
+
+    Returned: the notice to show when the workflow trusts the pull request's code.
+
+    Raises:
+        UnsafeSetupError: the workspace is not the base commit's untouched checkout.
+        ConfigError: the run this gate follows found no pull request, or did not succeed.
+    """
+    run = settings.workflow_run
+    if run is not None and pr is None:
+        raise ConfigError(
+            f"no open pull request has commit {run.head_sha[:12]}, the head of the run this "
+            "gate follows; it may have been closed, or pushed to since"
+        )
+    if run is not None and run.conclusion != "success":
+        raise ConfigError(
+            f"the pull request's workflow run {run.id} ended "
+            f"'{run.conclusion or 'without a conclusion'}', so it handed over no dataset to "
+            "judge; fix that run and re-run it"
+        )
+    if pr is None:
+        return ()
+    if settings.trust_pr_code:
+        return (TRUSTED_CODE_NOTICE,)
+    problem = unsafe_checkout(settings.workspace, pr.base_sha)
+    if problem is not None:
+        raise UnsafeSetupError(
+            f"RagaliQ Gate refuses to judge here: {problem}, so the pull request's code may have "
+            f"run in this job. To fix it, {TWO_ZONES}."
+        )
+    return ()
+
+
+def _proposal(
+    settings: ActionSettings, remote: Remote, pr: PullRequest | None, work: WorkTree
+) -> FileSource | None:
+    """Where the change's own config is read, for what it proposes."""
+    if pr is None or settings.trust_pr_code:
+        return work
+    return remote.files_at(pr.head_sha)
+
+
+def _dataset(
+    settings: ActionSettings, remote: Remote, pr: PullRequest | None
+) -> tuple[Path | str | None, str]:
+    """The dataset to judge, and a notice (with ``{cases}`` to fill) saying where it came from.
+
+    With the ``artifact`` input the dataset comes from the run that produced it: the
+    ``workflow_run`` event's run, or this run for the jobs of one ``pull_request`` workflow.
+    """
+    if not settings.artifact:
+        return settings.dataset or None, ""
+    run = settings.workflow_run
+    run_id = run.id if run is not None else int(settings.run_id or 0)
+    if not run_id:
+        raise ConfigError("input artifact: the run that uploaded it is unknown (no GITHUB_RUN_ID)")
+    name = PurePosixPath(settings.dataset).name if settings.dataset else ""
+    found = remote.dataset_from(
+        run_id, settings.artifact, name, pr.head_sha if pr is not None else None
+    )
+    ignored = (
+        f" It also held {', '.join(found.ignored[:5])}, which the gate did not read."
+        if found.ignored
+        else ""
+    )
+    return found.path, (
+        f"Judged {{cases}} from the {found.description}, handed over by the pull request's "
+        f"run; nothing else in the artifact was used.{ignored}"
+    )
+
+
+def _count(inputs: Inputs) -> str:
+    info = inputs.dataset_info
+    return plural(info.cases if info is not None else len(inputs.cases), "case")
+
+
+def _judge_for_key(plan: GatePlan, env: Mapping[str, str]) -> GatePlan:
+    """The plan's judge when its key may be missing (a fork's run gets no secrets).
+
+    ``gate.on_missing_key: offline`` judges with the offline judge instead; otherwise the pull
+    request is reported not judged (exit 2, ``passed=false``, the status ``error``).
+
+    Raises:
+        ConfigError: no key, and the policy is not ``offline``.
+    """
+    if has_credentials(plan.judge, env):
+        return plan
+    policy: GatePolicy = plan.inputs.config.gate
+    if policy.on_missing_key == "offline":
+        return plan.with_judge(plan.judge.model_copy(update={"provider": "offline"}))
+    raise ConfigError(
+        "No Anthropic API key is available to this run, so the pull request was not judged "
+        f"(gate.on_missing_key: {policy.on_missing_key}). Pass the anthropic-api-key input "
+        "from a secret; pull requests from forks get secrets only in a workflow_run job "
+        "(examples/workflows/ragaliq-forks.yml)"
+    )
+
+
+def _status(code: ExitCode, decision: GateDecision) -> tuple[StatusState, str]:
+    if code is ExitCode.PASSED:
+        return "success", f"passed ({plural(decision.cases, 'case')} judged)"
+    if code is ExitCode.FAILED:
+        return "failure", decision.failures[0] if decision.failures else "failed"
+    return "error", "not judged: no case could be judged"
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Outputs:
+    """The files a gate writes in the workspace, none of them through a symbolic link."""
+
+    workspace: Path
+    report: Path
+    decision: Path
+    html: Path | None
+
+    @classmethod
+    def of(cls, settings: ActionSettings) -> _Outputs:
+        return cls(
+            workspace=settings.workspace,
+            report=_workspace_file(settings, REPORT_PATH, "the report"),
+            decision=_workspace_file(settings, DECISION_PATH, "the decision"),
+            html=(
+                _workspace_file(settings, settings.html_report, "input html-report")
+                if settings.html_report
+                else None
+            ),
+        )
+
+    @property
+    def paths(self) -> tuple[Path | None, ...]:
+        return (self.report, self.decision, self.html)
+
+    def shown(self, path: Path) -> str:
+        return _in_workspace(path, self.workspace)
+
+    def write(self, inputs: Inputs, head: ReportHead, decision: GateDecision) -> str:
+        """Write the decision and the HTML report (when asked for) beside the run's report.
+
+        Returned: the HTML report's path relative to the workspace, empty when none.
+        """
+        write_atomic(self.decision, decision.model_dump_json(indent=2) + "\n")
+        if self.html is None:
+            return ""
+        write_html(
+            self.html,
+            head=head,
+            cases=ReportFile(self.report).iter_cases(),
+            decision=decision,
+            dataset=inputs.cases,
+        )
+        return self.shown(self.html)
+
+
+def _workspace_file(settings: ActionSettings, raw: str, what: str) -> Path:
+    """A result file: a path inside the workspace that passes through no symbolic link."""
     path = repo_path(raw, what=what)
     WorkTree(settings.workspace).check(path, what=what)
     return settings.workspace / path
 
 
-def _could_not_judge(
-    settings: ActionSettings | None,
-    workflow: Workflow,
-    open_publisher: PublisherFactory | None,
-    reason: str,
-) -> None:
-    """After a failure: the outputs say not passed, and the comment says what went wrong.
-
-    A comment from an earlier push must never keep saying "passed" over a run that could not
-    judge. Failures while saying so are logged, not raised.
-    """
-    try:
-        workflow.set_output("passed", "false")
-        if settings is None or settings.mode != "gate" or open_publisher is None:
-            return
-        workflow.write_summary(f"## RagaliQ Gate: could not judge\n\n{reason}\n")
-        try:
-            comment_id = _checked_comment_id(settings.comment_id)
-        except ConfigError:
-            return  # without a valid id, our comment cannot be told from others
-        body = render_status(
-            title="RagaliQ Gate could not judge this change", reason=reason, comment_id=comment_id
-        )
-        _publish(settings, workflow, body, open_publisher)
-    except (RagaliqError, OSError) as exc:
-        workflow.log(f"the failure could not be reported everywhere: {exc}")
-
-
-def _judge_for_key(
-    judge: JudgeConfig, policy: GatePolicy, env: Mapping[str, str]
-) -> tuple[JudgeConfig, str | None]:
-    """The judge to use when a key may be missing, or a reason to skip the gate."""
-    if has_credentials(judge, env):
-        return judge, None
-    missing = (
-        "No Anthropic API key is available to this run (pull requests from forks get no secrets)"
-    )
-    if policy.on_missing_key == "skip":
-        return judge, f"{missing}, so the gate is skipped (gate.on_missing_key: skip)."
-    if policy.on_missing_key == "offline":
-        return judge.model_copy(update={"provider": "offline"}), None
-    raise ConfigError(
-        f"{missing}; set the anthropic-api-key input, or gate.on_missing_key to skip or offline"
-    )
-
-
-async def _judge(
-    inputs: Inputs,
-    judge_config: JudgeConfig,
-    env: Mapping[str, str],
-    workflow: Workflow,
-    open_judge: JudgeOpener,
-    *,
-    settings: ActionSettings,
-    sinks: Sequence[CaseSink] = (),
-) -> JudgedRun:
-    """Open the judge, judge the inputs into the workspace's report, close the judge.
-
-    Progress goes to the log as plain lines.
-    """
-    async with open_judge(judge_config, env=env, cache_path=inputs.cache_path) as choice:
-        return await judge_inputs(
-            inputs,
-            choice=choice,
-            judge_config=judge_config,
-            report_path=settings.workspace / REPORT_PATH,
-            sinks=sinks,
-            on_progress=ProgressPrinter(workflow.stream, live=False),
-        )
-
-
 async def _update_baseline(
     settings: ActionSettings,
-    inputs: Inputs,
     env: Mapping[str, str],
     workflow: Workflow,
-    baseline_path: Path,
     open_judge: JudgeOpener,
 ) -> ExitCode:
+    """Judge the workspace's dataset and write the baseline (a push to the default branch)."""
+    work = WorkTree(settings.workspace)
+    inputs = load_inputs_from(
+        work,
+        config_file=repo_path(settings.config, what="input config"),
+        config_path=settings.workspace / settings.config,
+        dataset=settings.dataset or None,
+    )
+    explicit = repo_path(settings.baseline, what="input baseline") if settings.baseline else None
+    baseline_file = explicit or inputs.baseline_file
+    work.check(baseline_file, what="baseline")
+    baseline_path = settings.workspace / baseline_file
+    outputs = _Outputs.of(settings)
+    check_writable(*outputs.paths, baseline_path, reads=inputs.files)
     judge = inputs.config.judge
     if not has_credentials(judge, env):
         raise ConfigError(
@@ -337,58 +562,41 @@ async def _update_baseline(
             "input (or judge.provider: offline in the config)"
         )
     watch = GateWatch.of(inputs, None)
-    run = await _judge(
-        inputs, judge, env, workflow, open_judge, settings=settings, sinks=watch.sinks
+    run = await judge_with(
+        inputs,
+        judge,
+        open_judge=open_judge,
+        env=env,
+        report_path=outputs.report,
+        sinks=watch.sinks,
+        on_progress=ProgressPrinter(workflow.stream, live=False),
     )
     rules = GateRules.from_config(inputs.config)
     write_baseline(
         baseline_path,
         head=run.head,
-        cases=ReportFile(settings.workspace / REPORT_PATH).iter_cases(),
+        cases=ReportFile(outputs.report).iter_cases(),
         commit=settings.sha or None,
         policy=rules.recorded(run.head.evaluators),
     )
     decision = watch.comparison.decide(run.head)
-    report_path, html_path = _write_results(settings, inputs, run.head, decision)
+    html_path = outputs.write(inputs, run.head, decision)
     workflow.write_summary(render_summary(decision, report=run.head, cases=watch.digest))
-    shown = _in_workspace(baseline_path, settings.workspace)
+    shown = outputs.shown(baseline_path)
     workflow.set_output("baseline-path", shown)
     _set_outputs(
         workflow,
         passed=decision.passed,
-        report_path=report_path,
+        report_path=outputs.shown(outputs.report),
         comment_url="",
         decision=decision,
         html_report_path=html_path,
     )
-    workflow.notice(f"Baseline recorded in {shown} ({plural(run.head.summary.cases, 'case')}).")
+    workflow.notice(
+        f"Baseline recorded in {shown} ({plural(run.head.summary.cases, 'case')}); commit it "
+        "to the default branch for pull requests to be compared with it."
+    )
     return ExitCode.PASSED
-
-
-def _write_results(
-    settings: ActionSettings, inputs: Inputs, head: ReportHead, decision: GateDecision
-) -> tuple[str, str]:
-    """Write the decision and the HTML report (when asked for) beside the run's report.
-
-    Returned: the report's path and the HTML report's (empty when none), relative to the
-    workspace, as the outputs give them.
-    """
-    report_file = settings.workspace / REPORT_PATH
-    write_atomic(settings.workspace / DECISION_PATH, decision.model_dump_json(indent=2) + "\n")
-    html_file = _workspace_file(settings, settings.html_report, "input html-report")
-    if html_file is None:
-        return _in_workspace(report_file, settings.workspace), ""
-    write_html(
-        html_file,
-        head=head,
-        cases=ReportFile(report_file).iter_cases(),
-        decision=decision,
-        dataset=inputs.cases,
-    )
-    return (
-        _in_workspace(report_file, settings.workspace),
-        _in_workspace(html_file, settings.workspace),
-    )
 
 
 def _in_workspace(path: Path, workspace: Path) -> str:
@@ -401,34 +609,6 @@ def _in_workspace(path: Path, workspace: Path) -> str:
         return path.resolve().relative_to(workspace.resolve()).as_posix()
     except ValueError:
         return str(path)
-
-
-def _publish(
-    settings: ActionSettings,
-    workflow: Workflow,
-    body: str,
-    open_publisher: PublisherFactory,
-) -> str:
-    pr = settings.pull_request
-    if settings.comment == "off":
-        return ""
-    if pr is None:
-        workflow.log("not a pull_request event: no comment to post")
-        return ""
-    if not settings.github_token:
-        workflow.notice("No github-token: the comment is skipped; the job summary has it all.")
-        return ""
-    try:
-        with open_publisher(pr.number) as publisher:
-            result = publisher.upsert(body=redact(body), marker=comment_marker(settings.comment_id))
-    except CommentForbiddenError as exc:
-        workflow.notice(f"{exc} The job summary has the full result.", title="No PR comment")
-        return ""
-    except PublishError as exc:
-        workflow.warning(f"The PR comment could not be posted: {exc}", title="No PR comment")
-        return ""
-    workflow.log(f"PR comment {result.action}: {result.url}")
-    return result.url
 
 
 def _set_outputs(

@@ -231,7 +231,10 @@ class GateConfig(Section):
 
 
 def load_config(path: Path) -> GateConfig:
-    """Read and validate a config file.
+    """Read and validate a config file the user runs with, and register its API key as a secret.
+
+    (:func:`parse_config` registers nothing: a gate also parses a pull request's own config,
+    whose "key" must not be able to blank out text it equals.)
 
     Raises:
         ConfigError: the file is missing, is not YAML, or does not validate; the message lists
@@ -246,7 +249,10 @@ def load_config(path: Path) -> GateConfig:
         "or pass --config with the right path",
         too_big="a config is a few settings; check that --config names the right file",
     )
-    return parse_config(decode_utf8(raw, name=name, error=ConfigError), name=name)
+    config = parse_config(decode_utf8(raw, name=name, error=ConfigError), name=name)
+    if config.judge.api_key is not None:
+        register_secret(config.judge.api_key.get_secret_value())
+    return config
 
 
 def parse_config(text: str, *, name: str = DEFAULT_CONFIG_FILE) -> GateConfig:
@@ -274,8 +280,6 @@ def parse_config(text: str, *, name: str = DEFAULT_CONFIG_FILE) -> GateConfig:
     except ValidationError as exc:
         lines = [f"{name}: {p.path}: {p.message}" for p in field_problems(exc, GateConfig)]
         raise ConfigError("\n".join(lines)) from exc
-    if config.judge.api_key is not None:
-        register_secret(config.judge.api_key.get_secret_value())
     return config
 
 

@@ -13,6 +13,9 @@ single message and an exit code, and nothing else is shown without ``--debug``::
     ├── ReportError              a run report or decision file is missing, unreadable or invalid
     ├── RepositoryError          a file of the repository cannot be read for certain (the base
     │                            commit is missing, git or the GitHub API failed, a symlink)
+    ├── ArtifactError            the dataset's artifact is missing, unsafe or too large
+    ├── UnsafeSetupError         the gate would run where a pull request's code ran: it refuses
+    ├── BudgetError              the run would spend more than the gate's budget
     ├── TemplateError            a comment or summary template failed to render
     ├── OutputError              a report, decision, comment or baseline could not be written
     └── PublishError             GitHub refused or failed to take the comment
@@ -27,7 +30,9 @@ if TYPE_CHECKING:
     from ragaliq.models import Usage
 
 __all__ = [
+    "ArtifactError",
     "BaselineError",
+    "BudgetError",
     "CommentForbiddenError",
     "ConfigError",
     "DatasetError",
@@ -40,6 +45,7 @@ __all__ = [
     "ReportError",
     "RepositoryError",
     "TemplateError",
+    "UnsafeSetupError",
 ]
 
 
@@ -89,6 +95,18 @@ class RepositoryError(RagaliqError):
     failure, a path that is a symbolic link, a folder or a special file, or a file over its size
     limit.
     """
+
+
+class ArtifactError(RagaliqError):
+    """The artifact that hands the dataset over is missing, expired, unsafe or too large."""
+
+
+class UnsafeSetupError(RagaliqError):
+    """The gate was asked to judge where a pull request's code may have run, and refuses."""
+
+
+class BudgetError(RagaliqError):
+    """Judging would spend more tokens or dollars than the gate's budget allows."""
 
 
 class TemplateError(RagaliqError):

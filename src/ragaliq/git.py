@@ -44,6 +44,7 @@ __all__ = [
     "TreeEntry",
     "git_command",
     "git_environment",
+    "git_folder",
     "head_commit",
 ]
 

@@ -10,7 +10,6 @@ only the dataset from the change (``gate`` and the action on a pull request).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -25,10 +24,9 @@ from ragaliq.config import GateConfig, JudgeConfig
 from ragaliq.dataset import DatasetCases, DatasetInfo, DatasetReader
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
-from ragaliq.exits import ExitCode, gate_exit_code
-from ragaliq.gate import Comparison, GateDecision, GateRules
+from ragaliq.gate import GateDecision
 from ragaliq.judges import JudgeChoice
-from ragaliq.judges.factory import describe_judge
+from ragaliq.judges.factory import JudgeOpener, describe_judge
 from ragaliq.models import (
     CaseResult,
     Progress,
@@ -38,18 +36,13 @@ from ragaliq.models import (
     TestCase,
     Usage,
 )
+from ragaliq.redaction import register_secret
 from ragaliq.report.html import write_html_report
-from ragaliq.report.markdown import (
-    CaseDigest,
-    UserTemplate,
-    check_template,
-    render_comment,
-    render_summary,
-)
+from ragaliq.report.markdown import UserTemplate, check_template
 from ragaliq.report_file import DISCARD, ReportWriter, TextSink
 from ragaliq.repository import WorkTree, git_toplevel, is_tracked, repo_path
 from ragaliq.runner import RunSettings, stream_suite
-from ragaliq.trust import Bar, judge_of_baseline, read_bar
+from ragaliq.trust import Bar, read_bar
 
 
 class Cases(Protocol):
@@ -63,21 +56,18 @@ class Cases(Protocol):
 __all__ = [
     "CaseSink",
     "Cases",
-    "GateRun",
-    "GateWatch",
     "Inputs",
     "JudgedRun",
-    "baseline_judge",
     "empty_report",
     "judge_inputs",
-    "keep_baseline_evaluators",
+    "judge_with",
     "kept_report",
     "load_gate_inputs",
     "load_inputs",
+    "load_inputs_from",
     "local_cache_path",
     "local_root",
     "repo_relative",
-    "run_gate",
     "run_settings",
     "write_html",
 ]
@@ -160,14 +150,38 @@ def load_inputs(config_path: Path, dataset: Path | None, *, keep_cases: bool = T
     them.
     """
     root = local_root(config_path)
-    work = WorkTree(root)
-    bar = read_bar(
-        trusted=work,
-        work=work,
+    return load_inputs_from(
+        WorkTree(root),
         config_file=repo_relative(root, config_path, what="--config"),
-        with_baseline=False,
+        config_path=config_path,
+        dataset=dataset,
+        keep_cases=keep_cases,
         config_name=str(config_path),
     )
+
+
+def load_inputs_from(
+    work: WorkTree,
+    *,
+    config_file: str,
+    config_path: Path,
+    dataset: str | Path | None,
+    keep_cases: bool = True,
+    config_name: str | None = None,
+) -> Inputs:
+    """:func:`load_inputs` for a config at repository path ``config_file`` of ``work``.
+
+    The config's own API key, if it has one, is registered as a secret to redact: the working
+    tree is the trusted source here.
+    """
+    bar = read_bar(
+        trusted=work,
+        proposal=work,
+        config_file=config_file,
+        with_baseline=False,
+        config_name=config_name,
+    )
+    register_secret(_key_of(bar.config))
     return _inputs(
         bar,
         work=work,
@@ -176,6 +190,11 @@ def load_inputs(config_path: Path, dataset: Path | None, *, keep_cases: bool = T
         refuse_tracked=False,
         keep_cases=keep_cases,
     )
+
+
+def _key_of(config: GateConfig) -> str | None:
+    key = config.judge.api_key
+    return None if key is None else key.get_secret_value()
 
 
 def load_gate_inputs(
@@ -188,8 +207,11 @@ def load_gate_inputs(
     """The inputs of a gate run: the bar as read, and the change's dataset.
 
     The judge cache must not be a file the change's tree tracks (a forged cache could pass a
-    regression); such a cache is not used, and a notice says so.
+    regression); such a cache is not used, and a notice says so. The bar's API key, if its config
+    has one, is registered as a secret to redact; a key in the change's own config never is (it
+    could blank out any text it equals).
     """
+    register_secret(_key_of(bar.config))
     return _inputs(bar, work=work, config_path=config_path, dataset=dataset, refuse_tracked=True)
 
 
@@ -266,47 +288,6 @@ def _template(bar: Bar, name: str | None, what: str) -> UserTemplate | None:
     if not name:
         return None
     return UserTemplate.read(bar.source, bar.path(name, what=what), what=what)
-
-
-def keep_baseline_evaluators(
-    inputs: Inputs, baseline: Baseline | None
-) -> tuple[Inputs, tuple[str, ...]]:
-    """The inputs with every evaluator the baseline has turned on, and a notice if one was off.
-
-    A change cannot lower its own bar by turning an evaluator off: until it is merged and the
-    baseline updated, what the baseline measured is still measured.
-    """
-    if baseline is None:
-        return inputs, ()
-    sections = inputs.config.evaluators
-    off = sorted(
-        name
-        for name, options in sections.sections()
-        if name in baseline.thresholds and not options.enabled
-    )
-    if not off:
-        return inputs, ()
-    turned_on = {name: sections.section(name).model_copy(update={"enabled": True}) for name in off}
-    config = inputs.config.model_copy(update={"evaluators": sections.model_copy(update=turned_on)})
-    notice = (
-        f"This PR turns off {', '.join(off)}; the baseline has "
-        f"{'it' if len(off) == 1 else 'them'}, so the gate still judges "
-        f"{'it' if len(off) == 1 else 'them'} until the PR is merged and the baseline updated."
-    )
-    return dataclasses.replace(inputs, config=config), (notice,)
-
-
-def baseline_judge(
-    inputs: Inputs, baseline: Baseline | None
-) -> tuple[JudgeConfig, tuple[str, ...]]:
-    """The judge that makes this run comparable with ``baseline``, and a notice if it changed.
-
-    A gate is waited on, so it asks interactively even when the config batches its runs.
-    """
-    judge, notice = judge_of_baseline(inputs.config.judge, baseline)
-    if judge.batch:
-        judge = judge.model_copy(update={"batch": False})
-    return judge, (notice,) if notice else ()
 
 
 def run_settings(
@@ -394,6 +375,33 @@ async def judge_inputs(
     return JudgedRun(head=head, errored=tuple(errored.cases))
 
 
+async def judge_with(
+    inputs: Inputs,
+    judge_config: JudgeConfig,
+    *,
+    open_judge: JudgeOpener,
+    env: Mapping[str, str],
+    report_path: Path | None,
+    sinks: Sequence[CaseSink] = (),
+    on_progress: Callable[[Progress], None] | None = None,
+    shard: str | None = None,
+) -> JudgedRun:
+    """Open the judge ``judge_config`` describes, judge the inputs with it, close it.
+
+    See :func:`judge_inputs` for the rest.
+    """
+    async with open_judge(judge_config, env=env, cache_path=inputs.cache_path) as choice:
+        return await judge_inputs(
+            inputs,
+            choice=choice,
+            judge_config=judge_config,
+            report_path=report_path,
+            sinks=sinks,
+            on_progress=on_progress,
+            shard=shard,
+        )
+
+
 @contextmanager
 def _report_out(path: Path | None) -> Iterator[TextSink]:
     if path is None:
@@ -412,70 +420,6 @@ def empty_report(inputs: Inputs, *, env: Mapping[str, str]) -> RunReport:
         summary=RunSummary.of([], infos),
         usage=Usage(),
         cases=(),
-    )
-
-
-@dataclass(frozen=True, kw_only=True)
-class GateRun:
-    """A finished gate: the run, the decision, what to show and how to exit."""
-
-    head: ReportHead
-    decision: GateDecision
-    comment: str
-    summary: str
-    exit_code: ExitCode
-
-
-@dataclass(kw_only=True)
-class GateWatch:
-    """What the gate follows while a run goes: the comparison and the cases for the summary."""
-
-    comparison: Comparison
-    digest: CaseDigest
-
-    @classmethod
-    def of(cls, inputs: Inputs, baseline: Baseline | None) -> GateWatch:
-        """The comparison with ``baseline`` under the inputs' rules."""
-        return cls(
-            comparison=Comparison(baseline, rules=GateRules.from_config(inputs.config)),
-            digest=CaseDigest(),
-        )
-
-    @property
-    def sinks(self) -> tuple[CaseSink, ...]:
-        """What the run hands each case to."""
-        return (self.comparison, self.digest)
-
-
-def run_gate(
-    inputs: Inputs,
-    *,
-    head: ReportHead,
-    watch: GateWatch,
-    comment_id: str = "default",
-    details_url: str | None = None,
-    extra_notices: tuple[str, ...] = (),
-) -> GateRun:
-    """Decide the gate for a finished run and render the comment and the summary."""
-    decision = watch.comparison.decide(head)
-    notices = (*inputs.notices, *extra_notices)
-    if notices:
-        decision = decision.model_copy(update={"notices": (*decision.notices, *notices)})
-    comment = render_comment(
-        decision,
-        comment_id=comment_id,
-        template=inputs.comment_template,
-        details_url=details_url,
-    )
-    summary = render_summary(
-        decision, report=head, cases=watch.digest, template=inputs.summary_template
-    )
-    return GateRun(
-        head=head,
-        decision=decision,
-        comment=comment,
-        summary=summary,
-        exit_code=gate_exit_code(head, decision),
     )
 
 

@@ -116,17 +116,19 @@ def read_text(
 def read_bar(
     *,
     trusted: FileSource,
-    work: WorkTree,
+    proposal: FileSource | None,
     config_file: str,
     baseline_file: str | None = None,
     with_baseline: bool = True,
     config_name: str | None = None,
 ) -> Bar:
-    """Read the bar from ``trusted`` and what the change proposes from ``work``.
+    """Read the bar from ``trusted`` and what the change proposes from ``proposal``.
 
     Args:
         trusted: The base commit (or the working tree, where there is no base).
-        work: The change's checkout.
+        proposal: The change's files (its checkout, or its head commit), read only to list what
+            it proposes and to tighten the bar; ``trusted`` itself where there is no base; None
+            when the change's files are not at hand.
         config_file: The config's repository path.
         baseline_file: A baseline named explicitly (an input or an option), which must exist;
             otherwise the config's ``baseline``, whose absence means "no baseline yet".
@@ -139,8 +141,8 @@ def read_bar(
         RepositoryError: a file cannot be read for certain (never taken as absent).
     """
     notices: list[str] = []
-    same_source = trusted is work
-    proposed_text = read_text(work, config_file, what="config")
+    same_source = trusted is proposal
+    proposed_text = None if proposal is None else read_text(proposal, config_file, what="config")
     name = config_name or config_file
     proposed = (
         None
@@ -168,7 +170,7 @@ def read_bar(
             )
         config, changes = tighten(trusted_config, proposed)
         notices += changes
-        if proposed is None and trusted_text is not None:
+        if proposal is not None and proposed is None and trusted_text is not None:
             notices.append(
                 f"This change deletes {config_file}; the gate keeps using the base commit's."
             )
@@ -188,9 +190,9 @@ def read_bar(
         )
     if text is not None:
         baseline = parse_baseline(text, source=f"{path} at {trusted.description}")
-        if not same_source:
+        if not same_source and proposal is not None:
             try:
-                edited = read_text(work, path, what="baseline", limit=MAX_BASELINE_BYTES)
+                edited = read_text(proposal, path, what="baseline", limit=MAX_BASELINE_BYTES)
             except RepositoryError as exc:
                 edited = f"unreadable: {exc}"
             if edited is not None and edited != text:

@@ -189,11 +189,11 @@ def test_an_explicit_baseline_that_does_not_exist_is_an_error(tmp_path):
     with pytest.raises(Exception, match=r"baselin\.json: not found .*a typo"):
         read_bar(
             trusted=work,
-            work=work,
+            proposal=work,
             config_file="ragaliq.yaml",
             baseline_file=".ragaliq/baselin.json",
         )
-    bar = read_bar(trusted=work, work=work, config_file="ragaliq.yaml")
+    bar = read_bar(trusted=work, proposal=work, config_file="ragaliq.yaml")
     assert bar.baseline is None  # the config's baseline, not recorded yet
     result = CliRunner().invoke(
         cli,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -30,22 +29,17 @@ from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
 from ragaliq.exits import ExitCode, run_exit_code
+from ragaliq.gating import GateSetup, plan_gate, run_gate
 from ragaliq.models import Preflight
 from ragaliq.pipeline import (
-    CaseSink,
-    GateWatch,
     Inputs,
     JudgedRun,
-    baseline_judge,
     empty_report,
-    judge_inputs,
-    keep_baseline_evaluators,
+    judge_with,
     kept_report,
-    load_gate_inputs,
     load_inputs,
     local_root,
     repo_relative,
-    run_gate,
     write_html,
 )
 from ragaliq.preflight import preflight
@@ -54,7 +48,7 @@ from ragaliq.report._format import plural
 from ragaliq.report_file import ReportFile, write_report
 from ragaliq.repository import WorkTree, repo_path
 from ragaliq.shards import Shard, parse_shard, shard_cases
-from ragaliq.trust import base_source, read_bar
+from ragaliq.trust import base_source
 
 __all__ = ["baseline_record", "gate", "judge", "run", "validate"]
 
@@ -64,23 +58,19 @@ async def judge(
     judge_config: JudgeConfig,
     *,
     report_path: Path | None,
-    sinks: Sequence[CaseSink] = (),
     shard: str | None = None,
 ) -> JudgedRun:
     """Open the judge, judge the inputs writing the report as it goes, close the judge."""
     world = collaborators()
-    async with world.open_judge(
-        judge_config, env=world.env, cache_path=inputs.cache_path
-    ) as choice:
-        return await judge_inputs(
-            inputs,
-            choice=choice,
-            judge_config=judge_config,
-            report_path=report_path,
-            sinks=sinks,
-            on_progress=progress_printer(),
-            shard=shard,
-        )
+    return await judge_with(
+        inputs,
+        judge_config,
+        open_judge=world.open_judge,
+        env=world.env,
+        report_path=report_path,
+        on_progress=progress_printer(),
+        shard=shard,
+    )
 
 
 async def _plan(inputs: Inputs, config: JudgeConfig) -> Preflight:
@@ -259,30 +249,35 @@ def gate(
         explicit = repo_path(
             repo_relative(root, baseline_path, what="--baseline"), what="--baseline"
         )
-    bar = read_bar(
-        trusted=base_source(root, base_ref),
-        work=work,
-        config_file=repo_relative(root, config_path, what="--config"),
-        baseline_file=explicit,
-        config_name=str(config_path),
-    )
-    inputs = load_gate_inputs(bar, work=work, config_path=config_path, dataset=dataset)
-    check_writable(output, decision_out, comment_out, summary_out, html_out, reads=inputs.files)
-    judge_config, chosen = baseline_judge(inputs, bar.baseline)
-    inputs, kept = keep_baseline_evaluators(inputs, bar.baseline)
-    watch = GateWatch.of(inputs, bar.baseline)
-    with kept_report(output, needed=html_out is not None) as report_path:
-        run = asyncio.run(judge(inputs, judge_config, report_path=report_path, sinks=watch.sinks))
-        gate_run = run_gate(
-            inputs,
-            head=run.head,
-            watch=watch,
-            comment_id=comment_id,
-            extra_notices=(*chosen, *kept),
+    plan = plan_gate(
+        GateSetup(
+            trusted=base_source(root, base_ref),
+            proposal=work,
+            work=work,
+            config_file=repo_relative(root, config_path, what="--config"),
+            config_path=config_path,
+            config_name=str(config_path),
+            baseline_file=explicit,
+            dataset=dataset,
         )
-        print_report(run)
+    )
+    inputs = plan.inputs
+    check_writable(output, decision_out, comment_out, summary_out, html_out, reads=inputs.files)
+    world = collaborators()
+    with kept_report(output, needed=html_out is not None) as report_path:
+        gate_run = asyncio.run(
+            run_gate(
+                plan,
+                open_judge=world.open_judge,
+                env=world.env,
+                report_path=report_path,
+                on_progress=progress_printer(),
+                comment_id=comment_id,
+            )
+        )
+        print_report(gate_run.run)
         echo("")
-        echo(format_decision(gate_run.decision, shown_notices=run.head.notices))
+        echo(format_decision(gate_run.decision, shown_notices=gate_run.head.notices))
         if output is not None:
             echo(f"report written to {output}")
         write_result(decision_out, gate_run.decision.model_dump_json(indent=2), "decision")
@@ -291,13 +286,13 @@ def gate(
         if html_out is not None and report_path is not None:
             write_html(
                 html_out,
-                head=run.head,
+                head=gate_run.head,
                 cases=ReportFile(report_path).iter_cases(),
                 decision=gate_run.decision,
                 dataset=inputs.cases,
             )
             echo(f"HTML report written to {html_out}")
-    explain_unjudged(run.head, gate_run.exit_code)
+    explain_unjudged(gate_run.head, gate_run.exit_code)
     sys.exit(gate_run.exit_code)
 
 

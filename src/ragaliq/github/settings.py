@@ -12,12 +12,24 @@ from ragaliq.config import DEFAULT_CONFIG_FILE
 from ragaliq.errors import ConfigError
 from ragaliq.github.client import DEFAULT_API_URL
 
-__all__ = ["ActionSettings", "PullRequest", "read_input"]
+__all__ = ["ActionSettings", "PullRequest", "WorkflowRun", "read_input"]
 
 
 def read_input(env: Mapping[str, str], name: str, default: str = "") -> str:
     """An action input: ``INPUT_<NAME>`` upper-cased with hyphens kept, stripped."""
     return env.get(f"INPUT_{name.upper()}", default).strip() or default
+
+
+def read_flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    """A ``true``/``false`` input.
+
+    Raises:
+        ConfigError: the input is neither.
+    """
+    raw = read_input(env, name, "true" if default else "false").lower()
+    if raw not in ("true", "false"):
+        raise ConfigError(f"input {name}: must be 'true' or 'false' (got {raw!r})")
+    return raw == "true"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,10 +42,24 @@ class PullRequest:
     base_repo: str
     head_repo: str
 
-    @property
-    def from_fork(self) -> bool:
-        """Whether the PR comes from another repository (a fork: read-only token, no secrets)."""
-        return self.head_repo != self.base_repo
+
+@dataclass(frozen=True, kw_only=True)
+class WorkflowRun:
+    """The run a ``workflow_run`` event reports on: the untrusted zone's run of a pull request.
+
+    Everything here comes from GitHub's event, never from the run's artifacts.
+    """
+
+    id: int
+    event: str
+    """The event that started the run (``pull_request`` for the zone that produced a PR's data)."""
+    conclusion: str
+    head_sha: str
+    head_branch: str
+    head_owner: str
+    head_repo: str
+    pull_numbers: tuple[int, ...] = ()
+    """The pull requests GitHub lists on the run (none for a fork's)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,12 +77,20 @@ class ActionSettings:
     comment: Literal["upsert", "off"]
     comment_id: str
     html_report: str
+    artifact: str
+    """The name of the artifact holding the dataset, downloaded from the run that produced it;
+    empty to read the dataset from the workspace."""
+    trust_pr_code: bool
+    """The team runs the gate in the job that ran the pull request's code, and says so."""
+    commit_status: bool
+    """Whether the result is also set as a commit status on the pull request's head."""
     workspace: Path
     repository: str
     api_url: str
     event_name: str
     sha: str
     pull_request: PullRequest | None
+    workflow_run: WorkflowRun | None
     output_file: Path | None
     summary_file: Path | None
     server_url: str
@@ -87,6 +121,7 @@ class ActionSettings:
             raise ConfigError(f"input comment: must be 'upsert' or 'off' (got {comment!r})")
         workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
         event_name = env.get("GITHUB_EVENT_NAME", "")
+        event = _event(env.get("GITHUB_EVENT_PATH"))
         return cls(
             config=read_input(env, "config", DEFAULT_CONFIG_FILE),
             dataset=read_input(env, "dataset"),
@@ -98,12 +133,16 @@ class ActionSettings:
             comment=comment,  # type: ignore[arg-type]
             comment_id=read_input(env, "comment-id", "default"),
             html_report=read_input(env, "html-report"),
+            artifact=read_input(env, "artifact"),
+            trust_pr_code=read_flag(env, "trust-pr-code", False),
+            commit_status=read_flag(env, "commit-status", True),
             workspace=workspace,
             repository=env.get("GITHUB_REPOSITORY", ""),
             api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
             event_name=event_name,
             sha=env.get("GITHUB_SHA", ""),
-            pull_request=_pull_request(env.get("GITHUB_EVENT_PATH")),
+            pull_request=_pull_request(event),
+            workflow_run=_workflow_run(event) if event_name == "workflow_run" else None,
             output_file=Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None,
             summary_file=(
                 Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None
@@ -113,14 +152,18 @@ class ActionSettings:
         )
 
 
-def _pull_request(event_path: str | None) -> PullRequest | None:
+def _event(event_path: str | None) -> dict[str, Any]:
     if not event_path:
-        return None
+        return {}
     try:
         event: Any = json.loads(Path(event_path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"GITHUB_EVENT_PATH {event_path}: cannot be read ({exc})") from exc
-    pr = event.get("pull_request") if isinstance(event, dict) else None
+    return event if isinstance(event, dict) else {}
+
+
+def _pull_request(event: dict[str, Any]) -> PullRequest | None:
+    pr = event.get("pull_request")
     if not isinstance(pr, dict):
         return None
     try:
@@ -132,4 +175,23 @@ def _pull_request(event_path: str | None) -> PullRequest | None:
             head_repo=str((pr["head"].get("repo") or {}).get("full_name", "")),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"GITHUB_EVENT_PATH {event_path}: not a pull_request event") from exc
+        raise ConfigError("GITHUB_EVENT_PATH: not a pull_request event") from exc
+
+
+def _workflow_run(event: dict[str, Any]) -> WorkflowRun:
+    run = event.get("workflow_run")
+    try:
+        assert isinstance(run, dict)
+        head_repo = run.get("head_repository") or {}
+        return WorkflowRun(
+            id=int(run["id"]),
+            event=str(run.get("event") or ""),
+            conclusion=str(run.get("conclusion") or ""),
+            head_sha=str(run["head_sha"]),
+            head_branch=str(run.get("head_branch") or ""),
+            head_owner=str((head_repo.get("owner") or {}).get("login", "")),
+            head_repo=str(head_repo.get("full_name", "")),
+            pull_numbers=tuple(int(p["number"]) for p in run.get("pull_requests") or ()),
+        )
+    except (AssertionError, KeyError, TypeError, ValueError) as exc:
+        raise ConfigError("GITHUB_EVENT_PATH: not a workflow_run event") from exc

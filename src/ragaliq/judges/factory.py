@@ -5,8 +5,9 @@ Vertex) is imported only when a Claude judge is built, so that an offline run st
 
 The endpoint the credentials go to comes only from trusted inputs: the config's
 ``judge.base_url`` (read at the base commit in a gate) or, for Anthropic's API, the
-``ANTHROPIC_BASE_URL`` the caller lets through; the action's gate mode lets none through from the
-job's environment, which a pull request's pipeline step can set (see :func:`trusted_endpoint_env`).
+``ANTHROPIC_BASE_URL`` in the environment the caller passes; in the action's gate mode that is only
+ever the workflow's ``anthropic-base-url`` input (:mod:`ragaliq.environment` removes the variable
+an earlier step could have set).
 """
 
 from __future__ import annotations
@@ -40,16 +41,12 @@ __all__ = [
     "describe_judge",
     "has_credentials",
     "open_judge",
-    "trusted_endpoint_env",
 ]
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 CACHE_SECRET_ENV = "RAGALIQ_CACHE_SECRET"
 """Signs the judge cache of a Bedrock or Vertex judge, which has no API key to sign it with."""
-PLATFORM_BASE_URL_ENVS = ("ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL")
-"""Endpoint variables the SDK's Bedrock and Vertex clients read (the judge always passes its
-own base URL, so they are never used, but a gate drops them with the rest)."""
 PLATFORMS = ("bedrock", "vertex")
 OFFLINE_NOTICE = (
     "Judged by the offline heuristic judge "
@@ -102,35 +99,6 @@ def has_credentials(config: JudgeConfig, env: Mapping[str, str]) -> bool:
     use the platform's credential chain, which is checked when the judge is opened.
     """
     return config.provider in ("offline", *PLATFORMS) or api_key_from(config, env) is not None
-
-
-def trusted_endpoint_env(
-    env: Mapping[str, str], *, base_url: str, gate: bool
-) -> tuple[dict[str, str], tuple[str, ...]]:
-    """The environment the action's judge may read, and a notice when an endpoint was dropped.
-
-    In gate mode an endpoint in the job's environment is not trusted (a pull request's pipeline
-    step can set it through ``$GITHUB_ENV``), so it is dropped; ``base_url`` (the action's
-    ``anthropic-base-url`` input) is the one the workflow chose. The config's ``judge.base_url``,
-    read at the base commit, still comes first.
-    """
-    judge_env = dict(env)
-    notices: list[str] = []
-    if gate:
-        dropped = sorted(
-            name
-            for name in (BASE_URL_ENV, *PLATFORM_BASE_URL_ENVS)
-            if judge_env.pop(name, "").strip()
-        )
-        if dropped:
-            notices.append(
-                f"{' and '.join(dropped)} in the job's environment was ignored: a pull request's "
-                "pipeline can set it, so a gate sends the key only to judge.base_url from the "
-                "base commit or the action's anthropic-base-url input."
-            )
-    if base_url.strip():
-        judge_env[BASE_URL_ENV] = base_url.strip()
-    return judge_env, tuple(notices)
 
 
 def describe_judge(config: JudgeConfig, *, env: Mapping[str, str]) -> JudgeInfo:

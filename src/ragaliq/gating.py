@@ -1,0 +1,238 @@
+"""The gate as one sequence, the same for ``ragaliq gate``, the action and the trusted zone's job.
+
+    bar ─► inputs ─► the baseline's judge and evaluators ─► judge ─► decide ─► comment, summary
+
+The bar is read from the trusted source, the inputs take only the dataset from the change, and a
+change can switch neither the judge nor an evaluator away from what the baseline measured.
+:func:`plan_gate` does everything that can fail before a judge call (reading, validating,
+choosing); :func:`run_gate` opens the judge, judges the inputs while the comparison watches each
+case, closes the judge, and decides. The callers only say where things are (a
+:class:`GateSetup`) and what to do with the result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragaliq.baseline import Baseline
+from ragaliq.config import JudgeConfig
+from ragaliq.exits import ExitCode, gate_exit_code
+from ragaliq.gate import Comparison, GateDecision, GateRules
+from ragaliq.judges.factory import JudgeOpener
+from ragaliq.models import Progress, ReportHead
+from ragaliq.pipeline import CaseSink, Inputs, JudgedRun, judge_with, load_gate_inputs
+from ragaliq.report.markdown import CaseDigest, render_comment, render_summary
+from ragaliq.repository import FileSource, WorkTree
+from ragaliq.trust import judge_of_baseline, read_bar
+
+__all__ = ["GatePlan", "GateRun", "GateSetup", "GateWatch", "decide_gate", "plan_gate", "run_gate"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateSetup:
+    """Where a gate reads each thing from."""
+
+    trusted: FileSource
+    """The bar's source: the base commit (git or the API), or the working tree without a base."""
+    proposal: FileSource | None
+    """The change's own files, read only for what they propose (tightening applies at once);
+    None when they are not at hand."""
+    work: WorkTree
+    """The workspace: the judge cache lives here, and a dataset named by the config."""
+    config_file: str
+    """The config's repository path."""
+    config_path: Path
+    """The config on disk, for messages and so that no result overwrites it."""
+    config_name: str | None = None
+    """How to name the config in messages (the path the user gave)."""
+    baseline_file: str | None = None
+    """A baseline named explicitly (must exist), else the config's."""
+    dataset: str | Path | None = None
+    """The dataset: a path on disk (an artifact's file, ``--dataset``), a repository path in the
+    workspace, or None for the config's."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatePlan:
+    """A gate ready to judge: the bar read, the inputs loaded, the judge chosen."""
+
+    inputs: Inputs
+    baseline: Baseline | None
+    judge: JudgeConfig
+    """The judge that keeps this run comparable with the baseline."""
+    source: str
+    """Where the bar was read: ``the base commit 1a2b3c4d5e6f``."""
+    notices: tuple[str, ...] = ()
+    """What choosing said: the baseline's judge, the evaluators a change may not turn off."""
+
+    def with_judge(self, judge: JudgeConfig) -> GatePlan:
+        """The plan with another judge (the action's missing-key policy)."""
+        return dataclasses.replace(self, judge=judge)
+
+
+@dataclass(kw_only=True)
+class GateWatch:
+    """What the gate follows while a run goes: the comparison and the cases for the summary."""
+
+    comparison: Comparison
+    digest: CaseDigest
+
+    @classmethod
+    def of(cls, inputs: Inputs, baseline: Baseline | None) -> GateWatch:
+        """The comparison with ``baseline`` under the inputs' rules."""
+        return cls(
+            comparison=Comparison(baseline, rules=GateRules.from_config(inputs.config)),
+            digest=CaseDigest(),
+        )
+
+    @property
+    def sinks(self) -> tuple[CaseSink, ...]:
+        """What the run hands each case to."""
+        return (self.comparison, self.digest)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateRun:
+    """A finished gate: the run, the decision, what to show and how to exit."""
+
+    run: JudgedRun
+    decision: GateDecision
+    comment: str
+    summary: str
+    exit_code: ExitCode
+
+    @property
+    def head(self) -> ReportHead:
+        """The run's report without its cases."""
+        return self.run.head
+
+
+def plan_gate(setup: GateSetup) -> GatePlan:
+    """Read the bar and the inputs, and choose the judge; no judge is called.
+
+    Raises:
+        ConfigError, DatasetError, BaselineError, RepositoryError, TemplateError: as reading
+            the bar and the inputs does.
+    """
+    bar = read_bar(
+        trusted=setup.trusted,
+        proposal=setup.proposal,
+        config_file=setup.config_file,
+        baseline_file=setup.baseline_file,
+        config_name=setup.config_name,
+    )
+    inputs = load_gate_inputs(  # registers the bar's own API key as a secret
+        bar, work=setup.work, config_path=setup.config_path, dataset=setup.dataset
+    )
+    judge, chosen = judge_of_baseline(inputs.config.judge, bar.baseline)
+    if judge.batch:  # a gate is waited on: it asks interactively even when runs batch
+        judge = judge.model_copy(update={"batch": False})
+    inputs, kept = _keep_baseline_evaluators(inputs, bar.baseline)
+    return GatePlan(
+        inputs=inputs,
+        baseline=bar.baseline,
+        judge=judge,
+        source=bar.source.description,
+        notices=(*((chosen,) if chosen else ()), *kept),
+    )
+
+
+async def run_gate(
+    plan: GatePlan,
+    *,
+    open_judge: JudgeOpener,
+    env: Mapping[str, str],
+    report_path: Path | None,
+    on_progress: Callable[[Progress], None] | None = None,
+    comment_id: str = "default",
+    details_url: str | None = None,
+    extra_notices: tuple[str, ...] = (),
+) -> GateRun:
+    """Judge the plan's inputs while the comparison watches, then decide and render.
+
+    Raises:
+        JudgeUnavailableError: the judge cannot be used at all.
+        OutputError: the report cannot be written.
+        TemplateError: a template failed to render.
+    """
+    watch = GateWatch.of(plan.inputs, plan.baseline)
+    run = await judge_with(
+        plan.inputs,
+        plan.judge,
+        open_judge=open_judge,
+        env=env,
+        report_path=report_path,
+        sinks=watch.sinks,
+        on_progress=on_progress,
+    )
+    return decide_gate(
+        plan.inputs,
+        run=run,
+        watch=watch,
+        comment_id=comment_id,
+        details_url=details_url,
+        extra_notices=(*plan.notices, *extra_notices),
+    )
+
+
+def decide_gate(
+    inputs: Inputs,
+    *,
+    run: JudgedRun,
+    watch: GateWatch,
+    comment_id: str = "default",
+    details_url: str | None = None,
+    extra_notices: tuple[str, ...] = (),
+) -> GateRun:
+    """Decide the gate for a finished run and render the comment and the summary."""
+    decision = watch.comparison.decide(run.head)
+    notices = (*inputs.notices, *extra_notices)
+    if notices:
+        decision = decision.model_copy(update={"notices": (*decision.notices, *notices)})
+    comment = render_comment(
+        decision,
+        comment_id=comment_id,
+        template=inputs.comment_template,
+        details_url=details_url,
+    )
+    summary = render_summary(
+        decision, report=run.head, cases=watch.digest, template=inputs.summary_template
+    )
+    return GateRun(
+        run=run,
+        decision=decision,
+        comment=comment,
+        summary=summary,
+        exit_code=gate_exit_code(run.head, decision),
+    )
+
+
+def _keep_baseline_evaluators(
+    inputs: Inputs, baseline: Baseline | None
+) -> tuple[Inputs, tuple[str, ...]]:
+    """The inputs with every evaluator the baseline has turned on, and a notice if one was off.
+
+    A change cannot lower its own bar by turning an evaluator off: until it is merged and the
+    baseline updated, what the baseline measured is still measured.
+    """
+    if baseline is None:
+        return inputs, ()
+    sections = inputs.config.evaluators
+    off = sorted(
+        name
+        for name, options in sections.sections()
+        if name in baseline.thresholds and not options.enabled
+    )
+    if not off:
+        return inputs, ()
+    turned_on = {name: sections.section(name).model_copy(update={"enabled": True}) for name in off}
+    config = inputs.config.model_copy(update={"evaluators": sections.model_copy(update=turned_on)})
+    pronoun = "it" if len(off) == 1 else "them"
+    notice = (
+        f"This PR turns off {', '.join(off)}; the baseline has {pronoun}, so the gate still "
+        f"judges {pronoun} until the PR is merged and the baseline updated."
+    )
+    return dataclasses.replace(inputs, config=config), (notice,)

@@ -1,0 +1,91 @@
+"""The gate's result as a commit status on the pull request's head, for branch protection.
+
+A job started by ``workflow_run`` runs on the default branch, so its own check never shows on the
+pull request; a commit status on the PR's head SHA does, and a branch protection rule can require
+it. The gate sets it in both workflow forms under one context (``RagaliQ Gate``), so one required
+status covers pull requests from branches and from forks alike: ``pending`` while it judges, then
+``success``, ``failure`` or ``error`` (not judged). Never ``success`` for a change nobody judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from github import GithubException
+
+from ragaliq.github.client import build_github, describe_failure, retrying
+
+__all__ = ["CONTEXT", "CommitStatus", "StatusState", "status_context"]
+
+CONTEXT = "RagaliQ Gate"
+StatusState = Literal["pending", "success", "failure", "error"]
+_MAX_DESCRIPTION = 140
+
+
+def status_context(comment_id: str) -> str:
+    """The status's name: ``RagaliQ Gate``, or ``RagaliQ Gate (<comment-id>)`` for a second gate."""
+    return CONTEXT if comment_id == "default" else f"{CONTEXT} ({comment_id})"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommitStatus:
+    """Sets the gate's status on one commit of ``repository``."""
+
+    token: str
+    repository: str
+    sha: str
+    api_url: str
+    context: str = CONTEXT
+    target_url: str | None = None
+    attempts: int = 3
+    on_failure: Callable[[str], None] | None = None
+    """Hears why a status could not be set; the gate goes on (the job's check still tells)."""
+
+    def set(self, state: StatusState, description: str) -> bool:
+        """Set the status; False (after telling ``on_failure``) when GitHub refused it."""
+        body: dict[str, str] = {
+            "state": state,
+            "context": self.context,
+            "description": _shorten(description),
+        }
+        if self.target_url:
+            body["target_url"] = self.target_url
+        try:
+            github = build_github(token=self.token, api_url=self.api_url)
+        except ValueError as exc:
+            return self._failed(f"the commit status was not set: {exc}")
+        try:
+            retrying(
+                lambda: github.requester.requestJsonAndCheck(
+                    "POST", f"/repos/{self.repository}/statuses/{self.sha}", input=body
+                ),
+                attempts=self.attempts,
+            )
+        except GithubException as exc:
+            return self._failed(
+                "the commit status was not set: "
+                + describe_failure(
+                    exc,
+                    doing=f"setting the status of {self.sha[:12]}",
+                    attempts=self.attempts,
+                    forbidden="the token may not set commit statuses; give the workflow "
+                    "`permissions: statuses: write`",
+                )
+            )
+        except OSError as exc:
+            return self._failed(f"the commit status was not set ({type(exc).__name__})")
+        finally:
+            github.close()
+        return True
+
+    def _failed(self, message: str) -> bool:
+        if self.on_failure is not None:
+            self.on_failure(message)
+        return False
+
+
+def _shorten(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _MAX_DESCRIPTION else line[: _MAX_DESCRIPTION - 1] + "…"
