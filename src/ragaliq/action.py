@@ -83,8 +83,9 @@ TRUSTED_CODE_NOTICE = (
 class Remote:
     """What the action asks of GitHub; :func:`main` builds it from the settings."""
 
-    files_at: Callable[[str], FileSource]
-    """The repository's files at a commit: git in the workspace, else the Contents API."""
+    files_at: Callable[[str, str], FileSource]
+    """``(sha, label)``: the repository's files at a commit: git in the workspace, else the
+    Contents API; ``label`` names the commit in messages."""
     publisher: Callable[[int], GitHubPublisher]
     """The comment of pull request N."""
     pull_request_of: Callable[[WorkflowRun], PullRequest | None]
@@ -145,13 +146,13 @@ def main(hardening: Hardening | None = None) -> int:
 
 
 def _remote(settings: ActionSettings, workflow: Workflow) -> Remote:
-    def files_at(sha: str) -> FileSource:
-        label = f"the commit {sha[:12]}"
+    def files_at(sha: str, label: str) -> FileSource:
         api = ContentsAtCommit(
             token=settings.github_token,
             repository=settings.repository,
             sha=sha,
             api_url=settings.api_url,
+            label=label,
         )
         return FallbackSource(
             (GitCommit(settings.workspace, sha, label=label), api), on_fallback=workflow.log
@@ -320,7 +321,11 @@ async def action(
     dataset, dataset_notice = _dataset(settings, remote, pr)
     plan = plan_gate(
         GateSetup(
-            trusted=work if pr is None else remote.files_at(pr.base_sha),
+            trusted=(
+                work
+                if pr is None
+                else remote.files_at(pr.base_sha, f"the base commit {pr.base_sha[:12]}")
+            ),
             proposal=_proposal(settings, remote, pr, work),
             work=work,
             config_file=repo_path(settings.config, what="input config"),
@@ -414,7 +419,7 @@ def _proposal(
     """Where the change's own config is read, for what it proposes."""
     if pr is None or settings.trust_pr_code:
         return work
-    return remote.files_at(pr.head_sha)
+    return remote.files_at(pr.head_sha, f"the pull request's head {pr.head_sha[:12]}")
 
 
 def _dataset(

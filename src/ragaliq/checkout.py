@@ -31,6 +31,7 @@ from ragaliq.git import (
     MODE_SUBMODULE,
     GitObjects,
     ObjectTooLargeError,
+    blob_id,
     git_folder,
     head_commit,
 )
@@ -90,7 +91,7 @@ def _same(file: Path, mode: str, oid: str, objects: GitObjects) -> bool:
     if mode == MODE_LINK:
         return (
             stat.S_ISLNK(info.st_mode)
-            and _blob_id(os.readlink(file).encode("utf-8", "surrogateescape"), len(oid)) == oid
+            and blob_id(os.readlink(file).encode("utf-8", "surrogateescape"), len(oid)) == oid
         )
     if not stat.S_ISREG(info.st_mode):
         return False
@@ -101,13 +102,6 @@ def _same(file: Path, mode: str, oid: str, objects: GitObjects) -> bool:
     except ObjectTooLargeError:
         return False
     return _matches_lfs_pointer(file, pointer)
-
-
-def _blob_id(data: bytes, width: int) -> str:
-    digest = hashlib.new("sha1" if width == 40 else "sha256")
-    digest.update(b"blob %d\0" % len(data))
-    digest.update(data)
-    return digest.hexdigest()
 
 
 def _file_id(file: Path, size: int, width: int) -> str:

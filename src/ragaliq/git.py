@@ -42,6 +42,7 @@ __all__ = [
     "GitObjects",
     "ObjectTooLargeError",
     "TreeEntry",
+    "blob_id",
     "git_command",
     "git_environment",
     "git_folder",
@@ -201,6 +202,14 @@ class TreeEntry:
     mode: str
     name: str
     oid: str
+
+
+def blob_id(data: bytes, width: int = 40) -> str:
+    """The git blob id of ``data``: SHA-1 for a 40-character id, SHA-256 for 64."""
+    digest = hashlib.new("sha1" if width == 40 else "sha256")
+    digest.update(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
 
 
 class GitObjects:

@@ -4,8 +4,11 @@
   ones commented out; the judge is the offline one, so that a pull request, a laptop and the
   baseline on main judge alike until the team adds an API key and switches to Claude;
 * ``rag_outputs.jsonl``: a one-case example dataset in the format the gate reads;
-* ``.github/workflows/ragaliq.yml``: the pull request workflow, with least-privilege permissions,
-  pinned actions and the judge cache;
+* ``.github/workflows/ragaliq.yml``: the pull request workflow in two trust zones: a ``produce``
+  job that runs the pull request's pipeline with no secrets and hands over the dataset as an
+  artifact, then a ``gate`` job on a fresh runner at the base commit;
+* ``.github/workflows/ragaliq-forks.yml``: the gate for pull requests from forks, on
+  ``workflow_run``, with the repository's secrets and no checkout at all;
 * ``.github/workflows/ragaliq-baseline.yml``: the workflow that records the baseline on main;
 * ``.ragaliq/.gitignore``: keeps the baseline in git and the local cache, reports and comment out
   (local results written into ``.ragaliq/`` never show in ``git status``).
@@ -17,7 +20,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
+from importlib import resources
+from pathlib import Path, PurePosixPath
 from string import Template
 
 from ragaliq._files import write_atomic
@@ -31,8 +35,10 @@ __all__ = [
     "ACTION_REF",
     "BASELINE_WORKFLOW_FILE",
     "DATASET_FILE",
+    "FORKS_WORKFLOW_FILE",
     "GITIGNORE_FILE",
     "WORKFLOW_FILE",
+    "WORKFLOW_FILES",
     "ScaffoldFile",
     "scaffold_files",
     "write_scaffold",
@@ -40,7 +46,11 @@ __all__ = [
 
 DATASET_FILE = "rag_outputs.jsonl"
 WORKFLOW_FILE = ".github/workflows/ragaliq.yml"
+FORKS_WORKFLOW_FILE = ".github/workflows/ragaliq-forks.yml"
 BASELINE_WORKFLOW_FILE = ".github/workflows/ragaliq-baseline.yml"
+WORKFLOW_FILES = (WORKFLOW_FILE, FORKS_WORKFLOW_FILE, BASELINE_WORKFLOW_FILE)
+"""The workflows ``init`` writes, each the file of that name in ``ragaliq/workflows`` (the same
+files as the repository's ``examples/workflows/``, linted there)."""
 GITIGNORE_FILE = ".ragaliq/.gitignore"
 _GITIGNORE = """\
 # RagaliQ Gate's folder: the baseline belongs in git; the judge cache, run reports, decisions,
@@ -139,166 +149,6 @@ _EXAMPLE_CASE = {
     "tags": ["example"],
 }
 
-_WORKFLOW = Template("""\
-# RagaliQ Gate on pull requests, written by `ragaliq init`. Before the first run:
-#   1. Replace the "Generate RAG outputs" step with the command that runs your RAG pipeline over
-#      your evaluation questions and writes $dataset (one JSON object per line: id, query,
-#      context, response). As written, the step judges the committed example file.
-#   2. Pin the action to the full commit SHA of the release you use (`git ls-remote` the tag),
-#      keeping the tag in the comment so that Dependabot can update both.
-#   3. The gate starts with the offline judge (judge.provider in $config), which needs no key.
-#      To judge with Claude, store your Anthropic API key as the repository secret
-#      ANTHROPIC_API_KEY and set judge.provider: claude; a pull request without the key (from a
-#      fork) then does what gate.on_missing_key says (by default, it skips).
-#   4. Make the same changes to ragaliq-baseline.yml beside this file: it records the baseline
-#      on your default branch. Until there is one, only the thresholds apply.
-name: ragaliq
-
-on:
-  pull_request:
-
-permissions: {}
-
-concurrency:
-  group: ragaliq-$${{ github.event.pull_request.number }}
-  cancel-in-progress: true
-
-jobs:
-  gate:
-    name: RAG quality gate
-    runs-on: ubuntu-latest
-    timeout-minutes: 30
-    permissions:
-      contents: read # check out the code
-      pull-requests: write # create or update the gate's comment
-    steps:
-      - uses: actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0
-        with:
-          persist-credentials: false
-          # The whole history, so the gate reads the baseline at the pull request's base commit
-          # with git. (With a shallow checkout it asks the GitHub API for that file instead.)
-          fetch-depth: 0
-
-      # Replace with your pipeline: set up its language and dependencies, then write one case per
-      # evaluation question to $dataset, e.g. with ragaliq.DatasetWriter, which checks each case
-      # as it is written. examples/producer/produce.py in the RagaliQ Gate repository is such a
-      # script; copied into your repository, with your retrieval and generation swapped in:
-      #   run: python examples/producer/produce.py --output $dataset
-      - name: Generate RAG outputs
-        run: echo "Judging the committed $dataset; replace this step with your pipeline."
-
-      # Judge verdicts are cached by prompt, so unchanged cases cost no API calls. Pull requests
-      # can read the caches saved on main by ragaliq-baseline.yml; when the dataset changed, the
-      # newest cache whose key starts with the restore-keys prefix is used.
-      - name: Restore the judge cache
-        id: cache
-        uses: actions/cache/restore@9255dc7a253b0ccc959486e2bca901246202afeb # v5.0.1
-        with:
-          path: .ragaliq/cache.sqlite*
-          key: ragaliq-judge-$${{ runner.os }}-$${{ hashFiles('$dataset', '$config') }}
-          restore-keys: |
-            ragaliq-judge-$${{ runner.os }}-
-
-      - name: RagaliQ Gate
-        id: ragaliq
-        uses: $action
-        with:
-          anthropic-api-key: $${{ secrets.ANTHROPIC_API_KEY }}
-          config: $config
-          comment: upsert
-
-      # Saved even when the gate failed, so that the next push to the pull request only pays for
-      # the cases it changed. (actions/cache alone saves only after a successful job.)
-      - name: Save the judge cache
-        if: $${{ !cancelled() && steps.cache.outputs.cache-hit != 'true' }}
-        uses: actions/cache/save@9255dc7a253b0ccc959486e2bca901246202afeb # v5.0.1
-        with:
-          path: .ragaliq/cache.sqlite*
-          key: $${{ steps.cache.outputs.cache-primary-key }}
-""")
-
-
-_BASELINE_WORKFLOW = Template("""\
-# Records the RagaliQ Gate baseline on every push to main, written by `ragaliq init`, so that pull
-# requests are compared with the quality main has now. Keep its pipeline step, config and action
-# pin the same as in ragaliq.yml.
-#
-# It commits the baseline file back to main with the workflow's GITHUB_TOKEN. Pushes made with
-# that token start no new workflow runs, so this does not loop. If main is protected against
-# direct pushes, let github-actions bypass the rule or open a pull request instead.
-name: ragaliq-baseline
-
-on:
-  push:
-    branches: [main]
-  workflow_dispatch:
-
-permissions: {}
-
-# One baseline run at a time; a newer push supersedes a run still in progress.
-concurrency:
-  group: ragaliq-baseline-$${{ github.ref }}
-  cancel-in-progress: true
-
-env:
-  BASELINE_PATH: $baseline
-
-jobs:
-  baseline:
-    name: Record the RAG quality baseline
-    runs-on: ubuntu-latest
-    timeout-minutes: 30
-    permissions:
-      contents: write # push the baseline commit
-    steps:
-      - uses: actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0
-        with:
-          # The token is not stored in .git/config; only the push step below uses it.
-          persist-credentials: false
-
-      # The same step as in ragaliq.yml.
-      - name: Generate RAG outputs
-        run: echo "Judging the committed $dataset; replace this step with your pipeline."
-
-      # Caches saved here, on main, are the ones pull requests restore.
-      - name: Restore the judge cache
-        uses: actions/cache@9255dc7a253b0ccc959486e2bca901246202afeb # v5.0.1
-        with:
-          path: .ragaliq/cache.sqlite*
-          key: ragaliq-judge-$${{ runner.os }}-$${{ hashFiles('$dataset', '$config') }}
-          restore-keys: |
-            ragaliq-judge-$${{ runner.os }}-
-
-      - name: RagaliQ Gate (update the baseline)
-        id: ragaliq
-        uses: $action
-        with:
-          mode: update-baseline
-          anthropic-api-key: $${{ secrets.ANTHROPIC_API_KEY }}
-          config: $config
-          baseline: $${{ env.BASELINE_PATH }}
-          comment: "off"
-
-      - name: Commit the baseline if it changed
-        env:
-          GH_TOKEN: $${{ github.token }}
-        run: |
-          # The action's container ran as root: the file is root-owned but readable, and git only
-          # reads it.
-          if [ -z "$$(git status --porcelain -- "$$BASELINE_PATH")" ]; then
-            echo "The baseline did not change; nothing to commit."
-            exit 0
-          fi
-          git config user.name "github-actions[bot]"
-          git config user.email "41898282+github-actions[bot]@users.noreply.github.com"
-          git add -- "$$BASELINE_PATH"
-          git commit -m "Update the RagaliQ Gate baseline for $${GITHUB_SHA::7}"
-          server="$${GITHUB_SERVER_URL#https://}"
-          git push "https://x-access-token:$${GH_TOKEN}@$${server}/$${GITHUB_REPOSITORY}.git" \\
-            "HEAD:$${GITHUB_REF_NAME}"
-""")
-
-
 _COMMON_OPTIONS = frozenset(EvaluatorOptions.model_fields)
 
 
@@ -341,14 +191,17 @@ def scaffold_files(root: Path) -> list[ScaffoldFile]:
         evaluators=_evaluator_sections(),
     )
     dataset = json.dumps(_EXAMPLE_CASE, ensure_ascii=False) + "\n"
-    names = {"dataset": DATASET_FILE, "config": DEFAULT_CONFIG_FILE, "action": ACTION_REF}
-    workflow = _WORKFLOW.substitute(names)
-    baseline_workflow = _BASELINE_WORKFLOW.substitute(names, baseline=DEFAULT_BASELINE_PATH)
+    workflows = resources.files("ragaliq") / "workflows"
     return [
         ScaffoldFile(path=root / DEFAULT_CONFIG_FILE, text=config),
         ScaffoldFile(path=root / DATASET_FILE, text=dataset),
-        ScaffoldFile(path=root / WORKFLOW_FILE, text=workflow),
-        ScaffoldFile(path=root / BASELINE_WORKFLOW_FILE, text=baseline_workflow),
+        *(
+            ScaffoldFile(
+                path=root / name,
+                text=(workflows / PurePosixPath(name).name).read_text(encoding="utf-8"),
+            )
+            for name in WORKFLOW_FILES
+        ),
         ScaffoldFile(path=root / GITIGNORE_FILE, text=_GITIGNORE),
     ]
 

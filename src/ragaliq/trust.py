@@ -142,7 +142,18 @@ def read_bar(
     """
     notices: list[str] = []
     same_source = trusted is proposal
-    proposed_text = None if proposal is None else read_text(proposal, config_file, what="config")
+    proposed_text = None
+    if proposal is not None:
+        try:
+            proposed_text = read_text(proposal, config_file, what="config")
+        except RepositoryError as exc:
+            if same_source:
+                raise
+            notices.append(
+                f"This change's own {config_file} could not be read ({exc}), so what it proposes "
+                "is not known; the gate uses the base commit's."
+            )
+            proposal = None
     name = config_name or config_file
     proposed = (
         None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.e2e.workspace import (
     CONFIG,
     KEY,
@@ -30,13 +32,13 @@ def test_the_gate_on_a_pull_request_end_to_end(setup):
     )
     assert code == 1, log
     assert outputs["html-report-path"] == "out/report.html"
-    html = action.workspace / outputs["html-report-path"]
+    html = action.last / outputs["html-report-path"]
     assert "999 TB" in html.read_text(encoding="utf-8")
     assert outputs["passed"] == "false"
     assert int(outputs["new-hallucinations"]) == REGRESSED
     assert set(json.loads(outputs["scores"])) == {"faithfulness", "hallucination", "relevance"}
-    assert (action.workspace / outputs["report-path"]).is_file()
-    decision = json.loads((action.workspace / ".ragaliq" / "decision.json").read_text())
+    assert (action.last / outputs["report-path"]).is_file()
+    decision = json.loads((action.last / ".ragaliq" / "decision.json").read_text())
     assert decision["passed"] is False
     assert len(decision["new_hallucinations"]) == REGRESSED
     comments = action.github.comments(REPO, 7)
@@ -106,13 +108,21 @@ def test_the_first_run_without_a_baseline_applies_thresholds_only(setup):
     assert "No baseline yet" in action.github.comments(REPO, 3)[0].body
 
 
-def test_a_missing_key_skips_the_gate_by_default(setup):
+@pytest.mark.parametrize("policy", ["", "  on_missing_key: skip\n"])
+def test_a_pull_request_nobody_judged_is_never_green(setup, policy):
     action = setup
+    config = CONFIG.replace("provider: auto", "provider: claude")
+    (action.workspace / "ragaliq.yaml").write_text(
+        config.replace("gate:\n", "gate:\n" + policy), encoding="utf-8"
+    )
     code, log, outputs, summary = action.run_unchanged_pull(4, anthropic_api_key="")
-    assert code == 0, log
-    assert "gate is skipped" in log
-    assert outputs["passed"] == "true"
-    assert "skipped" in summary
+    assert code == 2, log
+    assert "was not judged" in log
+    assert outputs["passed"] == "false"
+    assert "could not judge" in summary
+    assert "could not judge" in action.github.comments(REPO, 4)[0].body
+    head = git(action.workspace, "rev-parse", "HEAD")
+    assert [s.state for s in action.github.statuses(REPO, head)] == ["pending", "error"]
     assert action.anthropic.requests == []
 
 
@@ -169,16 +179,18 @@ def test_a_shallow_checkout_reads_the_base_through_the_api_or_stops(setup):
     record_baseline_on_main(action)
     write_dataset(action.workspace, regress(cases()))
     head = action.commit("feature: regress")
-    missing_base = "b" * 40  # a base commit this checkout does not have
+    missing_base = "b" * 40  # a base commit no checkout has: the gate's job checked out nothing
     action.github.add_pull(REPO, 14, base_sha=missing_base, head_sha=head)
 
     # GitHub answers 404 for the commit too (or the token may not read the repository):
     # not "no baseline yet", but a stop with one line.
     code, log, outputs, _ = action.run(
-        event=pr_event(14, missing_base, head), event_name="pull_request"
+        event=pr_event(14, missing_base, head),
+        event_name="pull_request",
+        workspace=action.trusted_checkout(None),
     )
     assert code == 2, log
-    assert "checkout does not have the base commit bbbbbbbbbbbb" in log  # git's own words
+    assert "does not have the base commit bbbbbbbbbbbb" in log and "trying the next source" in log
     assert "contents: read" in log and "fetch-depth: 0" in log
     assert outputs["passed"] == "false"
     assert "No baseline yet" not in log
@@ -189,7 +201,9 @@ def test_a_shallow_checkout_reads_the_base_through_the_api_or_stops(setup):
         original = git(action.workspace, "show", f"HEAD~1:{path}")
         action.github.add_file(REPO, path, original + "\n", ref=missing_base)
     code, log, outputs, _ = action.run(
-        event=pr_event(14, missing_base, head), event_name="pull_request"
+        event=pr_event(14, missing_base, head),
+        event_name="pull_request",
+        workspace=action.trusted_checkout(None),
     )
     assert code == 1, log
     assert outputs["new-hallucinations"] == str(REGRESSED)
@@ -234,7 +248,7 @@ def test_all_five_evaluators_and_the_retrieval_section(setup):
     body = action.github.comments(REPO, 15)[0].body
     assert "🔎 Retrieval:" in body
     assert "lost since the baseline" in body
-    decision = json.loads((action.workspace / ".ragaliq" / "decision.json").read_text())
+    decision = json.loads((action.last / ".ragaliq" / "decision.json").read_text())
     assert {f["case_id"] for f in decision["lost_facts"]} <= {r["id"] for r in rows[:3]}
     assert decision["lost_facts"]
     assert any(c["reason"] for c in decision["irrelevant_chunks"])

@@ -84,7 +84,7 @@ def leaked(action: Action, log: str, summary: str) -> list[str]:
     places = {"log": log.replace(f"::add-mask::{KEY}", "").replace(f"::add-mask::{TOKEN}", "")}
     places["summary"] = summary
     places.update({f"comment {c.id}": c.body for c in action.github.comments(REPO, 70)})
-    for path in [*(action.workspace / ".ragaliq").glob("*.json"), *action.workspace.glob("*.html")]:
+    for path in [*(action.last / ".ragaliq").glob("*.json"), *action.last.glob("*.html")]:
         places[str(path.name)] = path.read_text(encoding="utf-8")
     forms = {form for secret in (KEY, TOKEN) for form in (secret, escape_markdown(secret))}
     forms |= {secret.replace("_", "\\u005f") for secret in (KEY, TOKEN)}
@@ -315,18 +315,34 @@ def forge_cache(workspace: Path, endpoint: str, path: str = ".ragaliq/cache.sqli
     asyncio.run(go())
 
 
-def test_a_committed_forged_cache_is_not_used(setup):
+ONE_JOB = {"trust_pr_code": "true"}
+"""The gate in the job that ran the PR's code: what each attack meets when a team opts in."""
+
+
+@pytest.mark.parametrize(
+    ("inputs", "said"),
+    [
+        ({}, "RagaliQ Gate failed"),  # two zones: the PR's files never reach the gate's runner
+        (ONE_JOB, "is tracked by this change's tree, so it is not used"),
+    ],
+)
+def test_a_committed_forged_cache_is_not_used(setup, inputs, said):
     endpoint = setup.anthropic.base_url.rstrip("/")
 
     def commit_cache(workspace: Path) -> None:
         forge_cache(workspace, endpoint)
         git(workspace, "add", "-f", ".ragaliq/cache.sqlite")
 
-    code, log, _, _ = attack(setup, 70, commit_cache)
-    assert_failed_and_said(code, log, "is tracked by this change's tree, so it is not used")
+    code, log, _, summary = attack(setup, 70, commit_cache, **inputs)
+    assert_failed_and_said(code, log)
+    assert said in log + summary
 
 
-def test_a_cache_planted_by_the_prs_pipeline_is_not_trusted(setup):
+@pytest.mark.parametrize(
+    ("inputs", "said"),
+    [({}, "RagaliQ Gate failed"), (ONE_JOB, "not signed with this judge's key were ignored")],
+)
+def test_a_cache_planted_by_the_prs_pipeline_is_not_trusted(setup, inputs, said):
     action = setup
     base = record_baseline_on_main(action)
     write_dataset(action.workspace, regress(cases()))
@@ -334,8 +350,11 @@ def test_a_cache_planted_by_the_prs_pipeline_is_not_trusted(setup):
     # The PR's own pipeline step runs before the gate and writes an untracked cache.
     forge_cache(action.workspace, action.anthropic.base_url.rstrip("/"))
     action.github.add_pull(REPO, 70, base_sha=base, head_sha=head)
-    code, log, _, _ = action.run(event=pr_event(70, base, head), event_name="pull_request")
-    assert_failed_and_said(code, log, "not signed with this judge's key were ignored")
+    code, log, _, summary = action.run(
+        event=pr_event(70, base, head), event_name="pull_request", **inputs
+    )
+    assert_failed_and_said(code, log)
+    assert said in log + summary
 
 
 def test_a_cache_path_in_the_pr_config_is_only_a_proposal(setup):
@@ -386,7 +405,7 @@ def test_switching_the_judge_is_a_proposal_and_never_a_pass(setup, extra, said):
     code, log, _, _ = attack(setup, 70, with_config(extra))
     assert_failed_and_said(code, log, said)
     assert "judged differently" not in log
-    decision = json.loads((setup.workspace / ".ragaliq" / "decision.json").read_text())
+    decision = json.loads((setup.last / ".ragaliq" / "decision.json").read_text())
     assert decision["comparable"] is True
 
 
@@ -427,7 +446,7 @@ def test_diluting_a_drop_with_copies_of_perfect_cases_fails(setup):
     action.github.add_pull(REPO, 70, base_sha=base, head_sha=head)
     code, log, _, _ = action.run(event=pr_event(70, base, head), event_name="pull_request")
     assert_failed_and_said(code, log, "200 cases are new since the baseline")
-    decision = json.loads((action.workspace / ".ragaliq" / "decision.json").read_text())
+    decision = json.loads((action.last / ".ragaliq" / "decision.json").read_text())
     hallucination = decision["evaluators"]["hallucination"]
     assert hallucination["head"] > hallucination["head_shared"]  # the copies lift the whole run
     assert hallucination["shared_cases"] == len(cases())
@@ -481,7 +500,7 @@ def test_a_key_echoed_by_the_api_is_redacted_everywhere(setup):
         event=pr_event(70, base, head), event_name="pull_request", **{"html-report": "r.html"}
     )
     assert code == 1, log
-    assert (action.workspace / "r.html").is_file()
-    report = (action.workspace / ".ragaliq" / "report.json").read_text(encoding="utf-8")
+    assert (action.last / "r.html").is_file()
+    report = (action.last / ".ragaliq" / "report.json").read_text(encoding="utf-8")
     assert "invalid request for key [redacted]" in report
     assert leaked(action, log, summary) == []

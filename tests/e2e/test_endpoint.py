@@ -1,8 +1,9 @@
 """The judge's endpoint comes only from trusted inputs: never from the job's environment in a gate.
 
-A pull request's pipeline step runs before the gate in the same job, and can add variables to the
-job's environment through ``$GITHUB_ENV``: an ``ANTHROPIC_BASE_URL`` set that way would send the
-API key to a host the pull request chose, which then answers "SUPPORTED" to everything.
+Any step before the gate in the same job can add variables to the job's environment through
+``$GITHUB_ENV``: an ``ANTHROPIC_BASE_URL`` set that way would send the API key to a host of its
+choosing, which then answers "SUPPORTED" to everything. Played here in the worst case, a team that
+runs the pull request's pipeline in the gate's own job (``trust-pr-code: true``).
 """
 
 from __future__ import annotations
@@ -37,14 +38,15 @@ def test_an_anthropic_base_url_from_the_prs_pipeline_never_gets_the_key(setup):
             event=event,
             event_name="pull_request",
             env={"ANTHROPIC_BASE_URL": evil.base_url},  # as `echo ... >> $GITHUB_ENV` leaves it
+            trust_pr_code="true",
         )
         assert evil.requests == []
     assert code == 1, log  # the regression is judged by the trusted judge, and fails
     assert setup.anthropic.count() > judged_before
     assert all(r.api_key == KEY for r in setup.anthropic.requests)
-    assert "ANTHROPIC_BASE_URL in the job's environment was ignored" in log
+    assert "ignored these variables of the job's environment: ANTHROPIC_BASE_URL." in log
     body = setup.github.comments(REPO, 70)[0].body
-    assert "environment was ignored" in body  # the comment says what was tried
+    assert "ignored these variables" in body  # the comment says what was tried
     assert leaked(setup, log, summary) == []
 
 

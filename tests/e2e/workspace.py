@@ -1,17 +1,28 @@
 """A workspace for `ragaliq action` run as a subprocess, with the environment a Docker action gets.
 
-A real git repository plays the workspace: the baseline is committed on the base commit and the PR
-changes the dataset. The judge is the fake Anthropic API (via the anthropic-base-url input: a gate
-ignores ANTHROPIC_BASE_URL in the environment, which a pull request's pipeline can set) and the PR
-lives on the fake GitHub API (via GITHUB_API_URL); both are driven by the real SDK and PyGithub.
+A real git repository plays the repository: the baseline is committed on the base commit and the
+PR changes the dataset. The judge is the fake Anthropic API (via the anthropic-base-url input: a
+gate ignores ANTHROPIC_BASE_URL in the environment, which an earlier step can set) and the PR lives
+on the fake GitHub API (via GITHUB_API_URL); both are driven by the real SDK and PyGithub.
+
+A pull request's run plays the two zones of the workflows ``ragaliq init`` writes, job by job:
+
+1. **produce** (untrusted): the PR's checkout (``Action.workspace``) has written its dataset; it
+   is zipped and uploaded to the fake GitHub as the run's artifact ``ragaliq-dataset``;
+2. **gate** (trusted): a fresh clone checked out at the base commit (``Action.last``) runs the
+   action with ``artifact: ragaliq-dataset``.
+
+With ``trust_pr_code="true"`` the gate runs in the PR's own checkout instead, as one job.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 from tests.fakes.anthropic_server import FakeAnthropic
@@ -20,6 +31,8 @@ from tests.fakes.github_server import FakeGitHub
 REPO = "acme/rag-bot"
 KEY = "sk-ant-api03-e2e-secret"
 TOKEN = "ghs_test"
+RUN_ID = 4242
+ARTIFACT = "ragaliq-dataset"
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 CONFIG = """\
 dataset: rag_outputs.jsonl
@@ -83,6 +96,8 @@ class Action:
         (self.workspace / ".ragaliq" / ".gitignore").write_text("cache.sqlite*\n", encoding="utf-8")
         write_dataset(self.workspace, cases())
         self.runs = 0
+        self.last = self.workspace
+        """Where the last run ran: its results (``.ragaliq/decision.json``, ...) are there."""
 
     def commit(self, message: str) -> str:
         git(self.workspace, "add", "-A")
@@ -95,13 +110,55 @@ class Action:
         self.github.add_pull(REPO, number, base_sha=base, head_sha=base)
         return self.run(event=pr_event(number, base, base), event_name="pull_request", **inputs)
 
+    def produce(self, head_sha: str, *, run_id: int = RUN_ID, files: dict | None = None) -> None:
+        """The untrusted zone: upload the PR's dataset (or ``files``) as the run's artifact."""
+        if files is None:
+            files = {"rag_outputs.jsonl": (self.workspace / "rag_outputs.jsonl").read_bytes()}
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            for name, data in files.items():
+                archive.writestr(name, data)
+        self.github.add_artifact(REPO, run_id, ARTIFACT, buffer.getvalue(), head_sha=head_sha)
+
+    def trusted_checkout(self, base_sha: str | None) -> Path:
+        """A fresh runner's workspace: a clone at ``base_sha``, or nothing checked out."""
+        workspace = self.tmp / f"gate{self.runs}"
+        if base_sha is None:
+            workspace.mkdir()
+            return workspace
+        subprocess.run(
+            ["git", "clone", "-q", "--no-checkout", str(self.workspace), str(workspace)],
+            check=True,
+            capture_output=True,
+        )
+        git(workspace, "checkout", "-q", "--detach", base_sha)
+        return workspace
+
     def run(
-        self, *, event: dict, event_name: str, env: dict[str, str] | None = None, **inputs: str
+        self,
+        *,
+        event: dict,
+        event_name: str,
+        env: dict[str, str] | None = None,
+        workspace: Path | None = None,
+        **inputs: str,
     ) -> tuple[int, str, dict, str]:
-        """Run the action; ``env`` is what the job adds to the environment (``$GITHUB_ENV``)."""
+        """Run the action; ``env`` is what the job adds to the environment (``$GITHUB_ENV``).
+
+        A pull request's gate runs in a trusted checkout of its base with the dataset as an
+        artifact, unless ``trust_pr_code="true"`` or ``workspace`` says where to run it.
+        """
         self.runs += 1
         run_dir = self.tmp / f"run{self.runs}"
         run_dir.mkdir()
+        pr = event.get("pull_request")
+        run_id = RUN_ID + self.runs  # every workflow run has its own id, and its own artifacts
+        if pr and inputs.get("trust_pr_code") != "true":
+            self.produce(pr["head"]["sha"], run_id=run_id)
+            workspace = workspace or self.trusted_checkout(pr["base"]["sha"])
+            inputs.setdefault("artifact", ARTIFACT)
+        workspace = workspace or self.workspace
+        self.last = workspace
         (run_dir / "event.json").write_text(json.dumps(event), encoding="utf-8")
         job_env = env or {}
         env = {
@@ -109,13 +166,13 @@ class Action:
             "HOME": str(self.tmp),
             "GITHUB_ACTIONS": "true",
             "CI": "true",
-            "GITHUB_WORKSPACE": str(self.workspace),
+            "GITHUB_WORKSPACE": str(workspace),
             "GITHUB_EVENT_PATH": str(run_dir / "event.json"),
             "GITHUB_EVENT_NAME": event_name,
             "GITHUB_REPOSITORY": REPO,
             "GITHUB_API_URL": self.github.base_url,
             "GITHUB_SERVER_URL": "https://github.example",
-            "GITHUB_RUN_ID": "4242",
+            "GITHUB_RUN_ID": str(run_id),
             "GITHUB_SHA": git(self.workspace, "rev-parse", "HEAD"),
             "GITHUB_OUTPUT": str(run_dir / "output"),
             "GITHUB_STEP_SUMMARY": str(run_dir / "summary.md"),
@@ -136,8 +193,8 @@ class Action:
         (run_dir / "output").touch()
         (run_dir / "summary.md").touch()
         proc = subprocess.run(
-            [sys.executable, "-m", "ragaliq", "action"],
-            cwd=self.workspace,
+            [sys.executable, "-I", "-m", "ragaliq", "action"],
+            cwd=workspace,
             env=env,
             capture_output=True,
             text=True,

@@ -22,6 +22,12 @@ Supported endpoints (all under ``prefix``, e.g. ``/api/v3`` to mimic GHES):
   comes without its content, which ``GET /repos/{owner}/{repo}/git/blobs/{sha}`` gives)
 * ``GET /repos/{owner}/{repo}/commits/{sha}`` (every ref a file was registered at, and
   :meth:`FakeGitHub.add_commit`)
+* ``GET /repos/{owner}/{repo}/pulls`` (``state`` and ``head`` = ``owner:branch`` filters)
+* ``POST /repos/{owner}/{repo}/statuses/{sha}`` (:meth:`FakeGitHub.statuses` lists them)
+* ``GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts`` (``name`` filter) and
+  ``GET /repos/{owner}/{repo}/actions/artifacts/{id}/zip``, which redirects, as GitHub does, to
+  a storage URL on another host name (``localhost``) that takes no token
+  (:meth:`FakeGitHub.add_artifact`; :attr:`FakeGitHub.storage_requests` records who came)
 
 Anything else answers 404 ``{"message": "Not Found", ...}`` like GitHub.
 """
@@ -148,6 +154,30 @@ class _Response:
     status: int
     payload: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
+    """A body sent as it is (an archive), instead of ``payload`` as JSON."""
+
+
+@dataclass(kw_only=True)
+class _Artifact:
+    id: int
+    repo: str
+    run_id: int
+    name: str
+    archive: bytes
+    head_sha: str
+    expired: bool = False
+
+
+@dataclass(kw_only=True)
+class Status:
+    """A commit status as the fake stored it."""
+
+    sha: str
+    state: str
+    context: str
+    description: str
+    target_url: str | None
 
 
 class _HttpError(Exception):
@@ -246,12 +276,28 @@ class FakeGitHub:
         self._comments: dict[int, tuple[str, int, Comment]] = {}
         self._files: dict[tuple[str, str, str], _File] = {}
         self._commits: set[tuple[str, str]] = set()
+        self._artifacts: dict[int, _Artifact] = {}
+        self._statuses: list[tuple[str, Status]] = []
+        self.storage_requests: list[RecordedRequest] = []
+        """Downloads from the artifact storage host, with the headers they carried."""
         self._failures: list[_Failure] = []
         self._routes: list[tuple[str, re.Pattern[str], _Handler]] = [
             ("GET", re.compile(r"/user"), self._get_user),
             ("GET", re.compile(rf"/users/(?P<login>{_SEG})"), self._get_named_user),
             ("GET", re.compile(_REPO), self._get_repo),
+            ("GET", re.compile(rf"{_REPO}/pulls"), self._list_pulls),
             ("GET", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)"), self._get_pull),
+            ("POST", re.compile(rf"{_REPO}/statuses/(?P<sha>{_SEG})"), self._create_status),
+            (
+                "GET",
+                re.compile(rf"{_REPO}/actions/runs/(?P<run>\d+)/artifacts"),
+                self._list_artifacts,
+            ),
+            (
+                "GET",
+                re.compile(rf"{_REPO}/actions/artifacts/(?P<id>\d+)/zip"),
+                self._artifact_zip,
+            ),
             ("GET", re.compile(rf"{_REPO}/issues/(?P<number>\d+)"), self._get_issue),
             ("GET", re.compile(rf"{_REPO}/issues/(?P<number>\d+)/comments"), self._list_comments),
             ("POST", re.compile(rf"{_REPO}/issues/(?P<number>\d+)/comments"), self._create_comment),
@@ -388,6 +434,40 @@ class FakeGitHub:
             self.add_repo(repo)
             self._commits.add((_repo_key(repo), sha))
 
+    def add_artifact(
+        self,
+        repo: str,
+        run_id: int,
+        name: str,
+        archive: bytes,
+        *,
+        head_sha: str = DEFAULT_HEAD_SHA,
+        expired: bool = False,
+    ) -> int:
+        """Upload ``archive`` (a zip) as artifact ``name`` of run ``run_id``; its id."""
+        with self._lock:
+            self.add_repo(repo)
+            artifact_id = 9000 + len(self._artifacts)
+            self._artifacts[artifact_id] = _Artifact(
+                id=artifact_id,
+                repo=_repo_key(repo),
+                run_id=run_id,
+                name=name,
+                archive=archive,
+                head_sha=head_sha,
+                expired=expired,
+            )
+            return artifact_id
+
+    def statuses(self, repo: str, sha: str) -> list[Status]:
+        """The statuses set on ``sha``, oldest first."""
+        with self._lock:
+            return [
+                dataclasses.replace(s)
+                for key, s in self._statuses
+                if key == _repo_key(repo) and s.sha == sha
+            ]
+
     def fail(
         self,
         method: str,
@@ -457,6 +537,9 @@ class FakeGitHub:
                     raw_path=raw_path,
                 )
             )
+        storage = re.fullmatch(r"/_storage/artifacts/(\d+)", path)
+        if storage is not None:
+            return self._storage(int(storage.group(1)), method, path, headers)
         if not self._authorized(headers.get("authorization", "")):
             return _Response(401, {"message": "Bad credentials", "documentation_url": DOCS_URL})
         injected = self._take_failure(method, path)
@@ -709,6 +792,75 @@ class FakeGitHub:
     def _get_repo(self, ctx: _Context) -> _Response:
         return _Response(200, self._repo_json(ctx.repo))
 
+    def _list_pulls(self, ctx: _Context) -> _Response:
+        key = _repo_key(ctx.repo)
+        state, head = ctx.first("state") or "open", ctx.first("head")
+        found = []
+        for (repo_key, _), pull in sorted(self._pulls.items()):
+            if repo_key != key or state not in ("open", "all"):
+                continue
+            owner = pull.head_repo.split("/", 1)[0]
+            if head is not None and head != f"{owner}:{pull.head_ref}":
+                continue
+            found.append(self._pull_json(pull))
+        return _Response(200, found)
+
+    def _create_status(self, ctx: _Context) -> _Response:
+        body = ctx.body if isinstance(ctx.body, dict) else {}
+        state = body.get("state")
+        if state not in ("pending", "success", "failure", "error"):
+            raise _HttpError(422, "Validation Failed")
+        status = Status(
+            sha=ctx.params["sha"],
+            state=state,
+            context=str(body.get("context") or "default"),
+            description=str(body.get("description") or ""),
+            target_url=body.get("target_url"),
+        )
+        self._statuses.append((_repo_key(ctx.repo), status))
+        return _Response(201, {"id": len(self._statuses), **dataclasses.asdict(status)})
+
+    def _artifact_json(self, artifact: _Artifact) -> dict[str, Any]:
+        api = self._api(f"/repos/{self._display(artifact.repo)}/actions/artifacts/{artifact.id}")
+        return {
+            "id": artifact.id,
+            "name": artifact.name,
+            "size_in_bytes": len(artifact.archive),
+            "expired": artifact.expired,
+            "url": api,
+            "archive_download_url": f"{api}/zip",
+            "workflow_run": {"id": artifact.run_id, "head_sha": artifact.head_sha},
+        }
+
+    def _list_artifacts(self, ctx: _Context) -> _Response:
+        key, run = _repo_key(ctx.repo), ctx.int_param("run")
+        name = ctx.first("name")
+        found = [
+            self._artifact_json(a)
+            for a in self._artifacts.values()
+            if a.repo == key and a.run_id == run and (name is None or a.name == name)
+        ]
+        return _Response(200, {"total_count": len(found), "artifacts": found})
+
+    def _artifact_zip(self, ctx: _Context) -> _Response:
+        artifact = self._artifacts.get(ctx.int_param("id"))
+        if artifact is None or artifact.repo != _repo_key(ctx.repo):
+            raise _not_found()
+        port = self.origin.rsplit(":", 1)[1]
+        location = f"http://localhost:{port}{self.prefix}/_storage/artifacts/{artifact.id}"
+        return _Response(302, None, {"location": location})
+
+    def _storage(
+        self, artifact_id: int, method: str, path: str, headers: dict[str, str]
+    ) -> _Response:
+        self.storage_requests.append(
+            RecordedRequest(method=method, path=path, query={}, headers=headers, body=None)
+        )
+        artifact = self._artifacts.get(artifact_id)
+        if artifact is None or method != "GET":
+            return _Response(404, raw=b"not found")
+        return _Response(200, raw=artifact.archive, headers={"content-type": "application/zip"})
+
     def _get_pull(self, ctx: _Context) -> _Response:
         pull = self._pulls.get((_repo_key(ctx.repo), ctx.int_param("number")))
         if pull is None:
@@ -899,7 +1051,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def _send(self, fake: FakeGitHub, response: _Response) -> None:
         body = b""
-        if response.status != 204:
+        if response.raw is not None:
+            body = response.raw
+        elif response.status not in (204, 302):
             body = json.dumps(response.payload).encode("utf-8")
         headers = {
             "content-type": "application/json; charset=utf-8",

@@ -18,14 +18,12 @@ from ragaliq.pipeline import load_inputs
 from ragaliq.scaffold import ACTION_REF, ScaffoldFile, scaffold_files, write_scaffold
 from tests.conftest import console_tool
 
-NAMES = [
-    "ragaliq.yaml",
-    "rag_outputs.jsonl",
+WORKFLOWS = [
     ".github/workflows/ragaliq.yml",
+    ".github/workflows/ragaliq-forks.yml",
     ".github/workflows/ragaliq-baseline.yml",
-    ".ragaliq/.gitignore",
 ]
-WORKFLOWS = [".github/workflows/ragaliq.yml", ".github/workflows/ragaliq-baseline.yml"]
+NAMES = ["ragaliq.yaml", "rag_outputs.jsonl", *WORKFLOWS, ".ragaliq/.gitignore"]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "workflows"
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 
@@ -184,37 +182,65 @@ def _workflow(tmp_path: Path) -> tuple[Path, dict]:
     return path, yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
-def test_workflow_has_least_privilege_and_pinned_actions(tmp_path):
-    _, workflow = _workflow(tmp_path)
-    assert workflow["permissions"] == {}
-    (job,) = workflow["jobs"].values()
-    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
-    steps = job["steps"]
-    checkout = steps[0]
-    assert checkout["uses"].startswith("actions/checkout@")
-    assert checkout["with"] == {"persist-credentials": False, "fetch-depth": 0}
-    uses = [step["uses"] for step in steps if "uses" in step]
-    gate = [u for u in uses if u.startswith("ragaliq/ragaliq-gate@")]
-    assert gate == [ACTION_REF.split(" #")[0]]
-    assert all(PINNED.match(u) for u in uses if u not in gate), uses
+def _steps_using(job: dict, prefix: str) -> list[dict]:
+    return [step for step in job["steps"] if step.get("uses", "").startswith(prefix)]
 
 
-def test_workflow_runs_on_pull_requests_with_the_cache_around_the_gate(tmp_path):
+def test_every_workflow_has_least_privilege_and_pinned_actions(tmp_path):
+    write_scaffold(tmp_path)
+    for name in WORKFLOWS:
+        workflow = yaml.safe_load(_text(tmp_path, name))
+        assert workflow["permissions"] == {}, name
+        for job in workflow["jobs"].values():
+            uses = [step["uses"] for step in job["steps"] if "uses" in step]
+            gate = [u for u in uses if u.startswith("ragaliq/ragaliq-gate@")]
+            assert gate in ([], [ACTION_REF.split(" #")[0]]), name
+            assert all(PINNED.match(u) for u in uses if u not in gate), uses
+            for step in _steps_using(job, "actions/checkout@"):
+                assert step["with"]["persist-credentials"] is False
+
+
+def test_pull_requests_run_in_two_zones(tmp_path):
     _, workflow = _workflow(tmp_path)
     assert "pull_request" in workflow[True]  # PyYAML reads the `on` key as a boolean
+    produce, gate = workflow["jobs"]["produce"], workflow["jobs"]["gate"]
+    # The untrusted zone: the PR's code, no secrets, read-only, data out as an artifact.
+    assert produce["permissions"] == {"contents": "read"}
+    assert "secrets." not in yaml.safe_dump(produce)
+    (upload,) = _steps_using(produce, "actions/upload-artifact@")
+    assert upload["with"]["name"] == "ragaliq-dataset"
+    assert upload["with"]["path"] == "rag_outputs.jsonl"
+    # The trusted zone: after produce, on its own runner, at the base commit, with the key.
+    assert gate["needs"] == "produce"
+    assert "head.repo.full_name == github.repository" in gate["if"]
+    assert gate["permissions"] == {
+        "contents": "read",
+        "actions": "read",
+        "pull-requests": "write",
+        "statuses": "write",
+    }
+    (checkout,) = _steps_using(gate, "actions/checkout@")
+    assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    assert not [s for s in gate["steps"] if "run" in s], "the gate job runs no code of its own"
+    (action,) = _steps_using(gate, "ragaliq/ragaliq-gate@")
+    assert action["with"]["artifact"] == upload["with"]["name"]
+    assert action["with"]["anthropic-api-key"] == "${{ secrets.ANTHROPIC_API_KEY }}"
+    assert action["with"]["config"] == "ragaliq.yaml"
+
+
+def test_forks_are_gated_on_workflow_run_with_nothing_checked_out(tmp_path):
+    write_scaffold(tmp_path)
+    workflow = yaml.safe_load(_text(tmp_path, ".github/workflows/ragaliq-forks.yml"))
+    produced_by = yaml.safe_load(_text(tmp_path, ".github/workflows/ragaliq.yml"))["name"]
+    assert workflow[True] == {"workflow_run": {"workflows": [produced_by], "types": ["completed"]}}
     (job,) = workflow["jobs"].values()
-    names = [step.get("name", step.get("uses")) for step in job["steps"]]
-    assert names[1:] == [
-        "Generate RAG outputs",
-        "Restore the judge cache",
-        "RagaliQ Gate",
-        "Save the judge cache",
-    ]
-    restore, gate, save = job["steps"][2:]
-    assert restore["with"]["path"] == save["with"]["path"] == ".ragaliq/cache.sqlite*"
-    assert "rag_outputs.jsonl" in restore["with"]["key"]
-    assert gate["with"]["anthropic-api-key"] == "${{ secrets.ANTHROPIC_API_KEY }}"
-    assert gate["with"]["config"] == "ragaliq.yaml"
+    assert "head_repository.full_name != github.repository" in job["if"]
+    assert "workflow_run.event == 'pull_request'" in job["if"]
+    assert job["permissions"]["statuses"] == "write"
+    assert not _steps_using(job, "actions/checkout@")
+    assert not [s for s in job["steps"] if "run" in s]
+    (action,) = _steps_using(job, "ragaliq/ragaliq-gate@")
+    assert action["with"]["artifact"] == "ragaliq-dataset"
 
 
 def test_workflow_passes_actionlint(tmp_path):

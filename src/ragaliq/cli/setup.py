@@ -29,6 +29,7 @@ from ragaliq.report.calibration import format_calibration
 from ragaliq.scaffold import (
     BASELINE_WORKFLOW_FILE,
     DATASET_FILE,
+    FORKS_WORKFLOW_FILE,
     GITIGNORE_FILE,
     WORKFLOW_FILE,
     write_scaffold,
@@ -40,15 +41,17 @@ __all__ = ["action", "calibrate_command", "init", "schema"]
 
 _INIT_HELP = (
     "Write the files a repository needs to start gating, at --dir: the config "
-    f"({DEFAULT_CONFIG_FILE}), a one-case sample dataset ({DATASET_FILE}), two workflows "
-    f"({WORKFLOW_FILE} gates pull requests, {BASELINE_WORKFLOW_FILE} records the baseline on "
-    f"main) and {GITIGNORE_FILE} (keeps the baseline in git and local results out). The config "
-    "starts on the offline judge, which needs no API key. Nothing is overwritten without --force."
+    f"({DEFAULT_CONFIG_FILE}), a one-case sample dataset ({DATASET_FILE}), three workflows "
+    f"({WORKFLOW_FILE} runs a pull request's pipeline without secrets, then gates it on a fresh "
+    f"runner at the base commit; {FORKS_WORKFLOW_FILE} gates pull requests from forks; "
+    f"{BASELINE_WORKFLOW_FILE} records the baseline on main) and {GITIGNORE_FILE} (keeps the "
+    "baseline in git and local results out). The config starts on the offline judge, which "
+    "needs no API key. Nothing is overwritten without --force."
 )
 
 
 @click.command(
-    short_help="Write the config, a sample dataset, two workflows, a .gitignore.",
+    short_help="Write the config, a sample dataset, three workflows, a .gitignore.",
     help=_INIT_HELP,
 )
 @click.option(
@@ -66,10 +69,10 @@ def init(root: Path, force: bool) -> None:
         echo(f"wrote {path}")
     echo(
         "next: check them with `ragaliq validate` and try `ragaliq gate` (results you keep, "
-        "such as `ragaliq run -o .ragaliq/report.json`, stay out of git in .ragaliq/); in both "
-        "workflows, "
-        "make the first step run your pipeline and pin the action's commit SHA; then push to "
-        "main, where ragaliq-baseline.yml records the baseline pull requests are compared with"
+        "such as `ragaliq run -o .ragaliq/report.json`, stay out of git in .ragaliq/); in the "
+        "workflows, make the pipeline step run your pipeline and pin the action's commit SHA; "
+        "then push to main, where ragaliq-baseline.yml records the baseline pull requests are "
+        'compared with, and require the "RagaliQ Gate" status in main\'s branch protection'
     )
 
 

@@ -3,7 +3,8 @@
 GitHub answers 404 both for a file that does not exist and for a repository the token cannot
 read, so a 404 counts as "absent" only once the commit itself has been read with the same token.
 A symbolic link is refused, never followed: GitHub serves the target's content for a link to a
-file in the repository, which shows as a path other than the one asked for.
+file in the repository, which shows as a path other than the one asked for. Every file's content
+is hashed and checked against the blob id GitHub names for it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from github.ContentFile import ContentFile
 from github.Repository import Repository
 
 from ragaliq.errors import RepositoryError
+from ragaliq.git import blob_id
 from ragaliq.github.client import (
     DEFAULT_API_URL,
     build_github,
@@ -51,6 +53,7 @@ class ContentsAtCommit:
         github: A client to use instead of building one; it is left open.
         attempts: Attempts per request, counting the first, on 5xx answers and dropped connections.
         sleep: Waits between attempts.
+        label: How messages name the commit.
     """
 
     token: str
@@ -60,11 +63,13 @@ class ContentsAtCommit:
     github: Github | None = None
     attempts: int = 3
     sleep: Callable[[float], None] = time.sleep
+    label: str = ""
+    """How messages name the commit; ``the base commit <sha>`` by default."""
     _commit_checked: bool = field(default=False, init=False)
 
     @property
     def description(self) -> str:
-        return f"the base commit {self.sha[:12]}"
+        return self.label or f"the base commit {self.sha[:12]}"
 
     def read(self, path: str, *, limit: int, what: str) -> bytes | None:
         problem = check_repository(self.repository)
@@ -114,11 +119,14 @@ class ContentsAtCommit:
             )
             encoded = blob.content
         try:
-            return base64.b64decode(encoded or "")
+            data = base64.b64decode(encoded or "")
         except (binascii.Error, ValueError) as exc:
             raise RepositoryError(
                 f"{what}: GitHub sent {where} in a form it cannot decode"
             ) from exc
+        if blob_id(data, len(found.sha)) != found.sha:
+            raise RepositoryError(f"{what}: GitHub sent {where} with content that is not its blob")
+        return data
 
     def _check_commit(self, client: Github, what: str) -> None:
         """Make sure a 404 means "absent": the token can read the commit itself."""
