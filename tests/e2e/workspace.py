@@ -149,15 +149,37 @@ class Action:
         artifact, unless ``trust_pr_code="true"`` or ``workspace`` says where to run it.
         """
         self.runs += 1
-        run_dir = self.tmp / f"run{self.runs}"
-        run_dir.mkdir()
         pr = event.get("pull_request")
         run_id = RUN_ID + self.runs  # every workflow run has its own id, and its own artifacts
         if pr and inputs.get("trust_pr_code") != "true":
             self.produce(pr["head"]["sha"], run_id=run_id)
             workspace = workspace or self.trusted_checkout(pr["base"]["sha"])
             inputs.setdefault("artifact", ARTIFACT)
-        workspace = workspace or self.workspace
+        return self.invoke(
+            workspace=workspace or self.workspace,
+            event=event,
+            event_name=event_name,
+            run_id=run_id,
+            env=env,
+            inputs={f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()},
+        )
+
+    def invoke(
+        self,
+        *,
+        workspace: Path,
+        event: dict,
+        event_name: str,
+        run_id: int,
+        env: dict[str, str] | None = None,
+        inputs: dict[str, str],
+    ) -> tuple[int, str, dict, str]:
+        """Run ``python -m ragaliq action`` in ``workspace`` as a Docker action runs it.
+
+        ``inputs`` are ``INPUT_*`` variables over the defaults; ``env`` is what the job adds.
+        """
+        run_dir = self.tmp / f"run{self.runs}-{run_id}"
+        run_dir.mkdir()
         self.last = workspace
         (run_dir / "event.json").write_text(json.dumps(event), encoding="utf-8")
         job_env = env or {}
@@ -188,8 +210,7 @@ class Action:
             "INPUT_HTML-REPORT": "",
         }
         env.update(job_env)
-        for name, value in inputs.items():
-            env[f"INPUT_{name.upper().replace('_', '-')}"] = value
+        env.update(inputs)
         (run_dir / "output").touch()
         (run_dir / "summary.md").touch()
         proc = subprocess.run(

@@ -1,0 +1,196 @@
+"""The workflows ``ragaliq init`` writes, played job by job against the fake GitHub and Anthropic.
+
+Same-repository pull requests: ``ragaliq.yml``'s ``produce`` job (the PR's code, no secrets)
+uploads the dataset, then its ``gate`` job (a fresh runner at the base commit) judges it.
+Pull requests from forks: ``produce`` runs in the fork's ``pull_request`` run, the ``gate`` job
+there is skipped, and ``ragaliq-forks.yml`` judges it on ``workflow_run`` with nothing checked
+out, setting the "RagaliQ Gate" status on the fork's head commit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e.workflows import Player, load_workflow
+from tests.e2e.workspace import (
+    CONFIG,
+    REPO,
+    RUN_ID,
+    cases,
+    git,
+    pr_event,
+    record_baseline_on_main,
+    regress,
+    write_dataset,
+)
+
+FORK = "someone/rag-bot"
+
+
+def open_pull(action, number: int, *, regressed: bool, head_repo: str = REPO) -> dict:
+    """Record main's baseline once, then open pull request ``number`` from a new branch."""
+    if not (action.workspace / ".ragaliq" / "baseline.json").exists():
+        record_baseline_on_main(action)
+    base = git(action.workspace, "rev-parse", "HEAD")
+    write_dataset(action.workspace, regress(cases()) if regressed else cases())
+    (action.workspace / "NOTES.md").write_text(f"change {number}\n", encoding="utf-8")
+    head = action.commit(f"feature {number}")
+    git(action.workspace, "reset", "-q", "--hard", base)  # main stays at the base
+    action.github.add_pull(REPO, number, base_sha=base, head_sha=head, head_repo=head_repo)
+    return pr_event(number, base, head, head_repo)
+
+
+def play_pull_request(player: Player, event: dict, run_id: int) -> dict:
+    workflow = load_workflow("ragaliq.yml")
+    produce = player.play(
+        workflow, "produce", event=event, event_name="pull_request", run_id=run_id
+    )
+    assert produce.ran and produce.code == 0
+    gate = player.play(
+        workflow,
+        "gate",
+        event=event,
+        event_name="pull_request",
+        run_id=run_id,
+        needs={"produce": produce},
+    )
+    return {"produce": produce, "gate": gate}
+
+
+def test_a_same_repository_pull_request_is_produced_then_gated_in_two_jobs(setup):
+    action, player = setup, Player(setup)
+    event = open_pull(action, 21, regressed=True)
+    head = event["pull_request"]["head"]["sha"]
+    before = action.anthropic.count()
+    jobs = play_pull_request(player, event, RUN_ID + 100)
+    cold = action.anthropic.count() - before
+    gate = jobs["gate"]
+    assert gate.ran
+    assert gate.code == 1, gate.log
+    assert gate.outputs["passed"] == "false"
+    assert jobs["produce"].runner != gate.runner  # never the same runner
+    assert git(gate.runner, "rev-parse", "HEAD") == event["pull_request"]["base"]["sha"]
+    body = action.github.comments(REPO, 21)[0].body
+    assert "RagaliQ Gate failed" in body
+    assert "from the artifact ragaliq-dataset of run" in body  # where the data came from
+    assert "sha256" in body
+    assert [s.state for s in action.github.statuses(REPO, head)] == ["pending", "failure"]
+
+    clean = open_pull(action, 22, regressed=False)
+    before = action.anthropic.count()
+    jobs = play_pull_request(player, clean, RUN_ID + 101)
+    assert jobs["gate"].code == 0, jobs["gate"].log
+    # The first gate's saved cache was restored: the cases both PRs share cost no call.
+    assert 0 < action.anthropic.count() - before < cold
+    statuses = action.github.statuses(REPO, clean["pull_request"]["head"]["sha"])
+    assert [s.state for s in statuses] == ["pending", "success"]
+    assert statuses[-1].context == "RagaliQ Gate"
+
+
+def base_files_through_the_api(action, event: dict) -> None:
+    """What GitHub's Contents API serves of the base commit and the fork's head."""
+    base, head = event["pull_request"]["base"]["sha"], event["pull_request"]["head"]["sha"]
+    for ref in (base, head):
+        for path in ("ragaliq.yaml", ".ragaliq/baseline.json"):
+            action.github.add_file(
+                REPO, path, git(action.workspace, "show", f"{base}:{path}"), ref=ref
+            )
+
+
+def workflow_run_event(event: dict, run_id: int, conclusion: str = "success") -> dict:
+    pr = event["pull_request"]
+    owner = pr["head"]["repo"]["full_name"].split("/")[0]
+    return {
+        "action": "completed",
+        "workflow_run": {
+            "id": run_id,
+            "event": "pull_request",
+            "conclusion": conclusion,
+            "head_sha": pr["head"]["sha"],
+            "head_branch": pr["head"]["ref"],
+            "head_repository": {
+                "full_name": pr["head"]["repo"]["full_name"],
+                "owner": {"login": owner},
+            },
+            "pull_requests": [],  # GitHub lists none for a fork's run
+        },
+    }
+
+
+def test_a_fork_pull_request_is_gated_on_workflow_run_with_a_status_on_its_head(setup):
+    action, player = setup, Player(setup)
+    event = open_pull(action, 31, regressed=True, head_repo=FORK)
+    base_files_through_the_api(action, event)
+    head = event["pull_request"]["head"]["sha"]
+    produced = play_pull_request(player, event, RUN_ID + 200)
+    assert not produced["gate"].ran  # a fork's pull_request run has no secrets: it only produces
+
+    forks = load_workflow("ragaliq-forks.yml")
+    gate = player.play(
+        forks,
+        "gate",
+        event=workflow_run_event(event, RUN_ID + 200),
+        event_name="workflow_run",
+        run_id=RUN_ID + 201,
+    )
+    assert gate.ran
+    assert gate.code == 1, gate.log
+    assert not (gate.runner / ".git").exists()  # nothing was checked out
+    body = action.github.comments(REPO, 31)[0].body
+    assert "RagaliQ Gate failed" in body
+    statuses = action.github.statuses(REPO, head)
+    assert [s.state for s in statuses] == ["pending", "failure"]
+    assert statuses[-1].target_url.endswith(f"/actions/runs/{RUN_ID + 201}")
+
+    clean = open_pull(action, 32, regressed=False, head_repo=FORK)
+    base_files_through_the_api(action, clean)
+    play_pull_request(player, clean, RUN_ID + 202)
+    gate = player.play(
+        forks,
+        "gate",
+        event=workflow_run_event(clean, RUN_ID + 202),
+        event_name="workflow_run",
+        run_id=RUN_ID + 203,
+    )
+    assert gate.code == 0, gate.log
+    statuses = action.github.statuses(REPO, clean["pull_request"]["head"]["sha"])
+    assert [s.state for s in statuses] == ["pending", "success"]
+
+
+def test_a_fork_run_that_failed_to_produce_is_reported_not_judged(setup):
+    action, player = setup, Player(setup)
+    event = open_pull(action, 33, regressed=False, head_repo=FORK)
+    base_files_through_the_api(action, event)
+    gate = player.play(
+        load_workflow("ragaliq-forks.yml"),
+        "gate",
+        event=workflow_run_event(event, RUN_ID + 300, conclusion="failure"),
+        event_name="workflow_run",
+        run_id=RUN_ID + 301,
+    )
+    assert gate.code == 2, gate.log
+    assert gate.outputs["passed"] == "false"
+    head = event["pull_request"]["head"]["sha"]
+    assert [s.state for s in action.github.statuses(REPO, head)] == ["pending", "error"]
+    assert "could not judge" in action.github.comments(REPO, 33)[0].body
+
+
+def test_a_same_repository_pull_request_skips_the_fork_gate(setup):
+    player = Player(setup)
+    event = open_pull(setup, 34, regressed=False)
+    gate = player.play(
+        load_workflow("ragaliq-forks.yml"),
+        "gate",
+        event=workflow_run_event(event, RUN_ID + 400),
+        event_name="workflow_run",
+        run_id=RUN_ID + 401,
+    )
+    assert not gate.ran
+
+
+def test_the_example_config_is_the_one_the_workflows_expect():
+    # The workflows name ragaliq.yaml and rag_outputs.jsonl; the harness's config judges that.
+    assert "dataset: rag_outputs.jsonl" in CONFIG
+    for name in ("ragaliq.yml", "ragaliq-forks.yml"):
+        text = (Path(__file__).resolve().parents[2] / "src/ragaliq/workflows" / name).read_text()
+        assert "config: ragaliq.yaml" in text

@@ -1,0 +1,244 @@
+"""Plays the jobs of the workflows ``ragaliq init`` writes, step by step, as a runner would.
+
+Each job gets a fresh runner folder; each step is played from the workflow file itself (its
+``with:``, ``if:`` and ``${{ }}`` expressions), so a test fails when a workflow stops working:
+
+- ``actions/checkout``: a clone of the repository at ``with.ref`` (else the event's commit);
+- ``run:``: the pull request's pipeline, played by a Python function of the test (it may do
+  anything in its runner folder), or the step's own shell when it is the placeholder;
+- ``actions/upload-artifact``: the file zipped and uploaded to the fake GitHub for this run;
+- ``actions/cache/restore`` and ``save``: a store of saved caches, restored by key prefix;
+- ``ragaliq/ragaliq-gate``: ``python -I -m ragaliq action`` with the step's ``with:`` as inputs
+  over ``action.yml``'s defaults (an input ``action.yml`` does not declare fails the test).
+
+Anything else (another action, an expression this player does not know) fails the test.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.e2e.workspace import KEY, REPO, TOKEN, Action, git
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = ROOT / "src" / "ragaliq" / "workflows"
+_EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}", re.DOTALL)
+Pipeline = Callable[[Path], None]
+
+
+def load_workflow(name: str) -> dict[str, Any]:
+    """A workflow ``ragaliq init`` writes, parsed (``on`` stays ``on``)."""
+    text = (WORKFLOWS / name).read_text(encoding="utf-8")
+    workflow = yaml.safe_load(text)
+    workflow["on"] = workflow.pop(True)
+    return workflow
+
+
+def action_defaults() -> dict[str, str]:
+    """Every input ``action.yml`` declares, with its default."""
+    inputs = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["inputs"]
+    return {name: str(spec.get("default", "")) for name, spec in inputs.items()}
+
+
+@dataclass
+class JobResult:
+    """What one played job did."""
+
+    ran: bool
+    code: int = 0
+    log: str = ""
+    outputs: dict[str, str] = field(default_factory=dict)
+    summary: str = ""
+    runner: Path | None = None
+
+
+@dataclass
+class Player:
+    """Plays workflow jobs against an :class:`Action` (the repository and the fakes)."""
+
+    action: Action
+    caches: dict[str, Path] = field(default_factory=dict)
+    """Saved caches by key, as actions/cache keeps them."""
+    secrets: dict[str, str] = field(default_factory=lambda: {"ANTHROPIC_API_KEY": KEY})
+
+    def play(
+        self,
+        workflow: dict[str, Any],
+        job_name: str,
+        *,
+        event: dict[str, Any],
+        event_name: str,
+        run_id: int,
+        pipeline: Pipeline | None = None,
+        needs: dict[str, JobResult] | None = None,
+    ) -> JobResult:
+        """Play one job; ``pipeline`` stands in for the "Generate RAG outputs" step."""
+        job = workflow["jobs"][job_name]
+        context = {
+            "github": {
+                "event": event,
+                "event_name": event_name,
+                "repository": REPO,
+                "run_id": str(run_id),
+                "token": TOKEN,
+            },
+            "secrets": self.secrets,
+            "runner": {"os": "Linux"},
+            "env": dict(workflow.get("env") or {}),
+            "steps": {},
+            "needs": {
+                k: {"result": "success" if v.code == 0 else "failure"}
+                for k, v in (needs or {}).items()
+            },
+        }
+        if "if" in job and not truthy(evaluate_condition(str(job["if"]), context)):
+            return JobResult(ran=False)
+        self.action.runs += 1
+        runner = self.action.tmp / f"runner{self.action.runs}-{job_name}"
+        runner.mkdir()
+        result = JobResult(ran=True, runner=runner)
+        for step in job["steps"]:
+            if "if" in step and not truthy(evaluate_condition(str(step["if"]), context)):
+                continue
+            self._step(step, context, runner, result, pipeline=pipeline, run_id=run_id)
+        return result
+
+    def _step(
+        self,
+        step: dict[str, Any],
+        context: dict[str, Any],
+        runner: Path,
+        result: JobResult,
+        *,
+        pipeline: Pipeline | None,
+        run_id: int,
+    ) -> None:
+        with_ = {k: substitute(str(v), context) for k, v in (step.get("with") or {}).items()}
+        uses = str(step.get("uses", ""))
+        outputs: dict[str, str] = {}
+        if "run" in step:
+            assert step.get("name") == "Generate RAG outputs", f"unknown run step {step}"
+            assert "secrets." not in str(step), "the pipeline step must see no secret"
+            if pipeline is not None:
+                pipeline(runner)
+            else:
+                subprocess.run(["bash", "-c", step["run"]], cwd=runner, check=True)
+        elif uses.startswith("actions/checkout@"):
+            event = context["github"]["event"]
+            ref = with_.get("ref") or _event_commit(event)
+            subprocess.run(
+                ["git", "clone", "-q", "--no-checkout", str(self.action.workspace), str(runner)],
+                check=True,
+                capture_output=True,
+            )
+            git(runner, "checkout", "-q", "--detach", ref)
+        elif uses.startswith("actions/upload-artifact@"):
+            buffer = io.BytesIO()
+            path = runner / with_["path"]
+            with zipfile.ZipFile(buffer, "w") as archive:
+                archive.write(path, path.name)
+            head = _event_commit(context["github"]["event"])
+            self.action.github.add_artifact(
+                REPO, run_id, with_["name"], buffer.getvalue(), head_sha=head
+            )
+        elif uses.startswith("actions/cache/restore@"):
+            keys = [with_["key"], *with_.get("restore-keys", "").split()]
+            found = next(
+                (
+                    self.caches[k]
+                    for prefix in keys
+                    for k in reversed(self.caches)
+                    if k.startswith(prefix)
+                ),
+                None,
+            )
+            if found is not None:
+                shutil.copytree(found, runner, dirs_exist_ok=True)
+            outputs = {
+                "cache-primary-key": with_["key"],
+                "cache-hit": str(found is not None).lower(),
+            }
+        elif uses.startswith("actions/cache/save@"):
+            saved = self.action.tmp / f"cache-{len(self.caches)}"
+            saved.mkdir()
+            for file in runner.glob(with_["path"]):
+                target = saved / file.relative_to(runner)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(file, target)
+            self.caches.setdefault(with_["key"], saved)
+        elif uses.startswith("ragaliq/ragaliq-gate@"):
+            defaults = action_defaults()
+            unknown = set(with_) - set(defaults)
+            assert not unknown, f"inputs action.yml does not declare: {unknown}"
+            inputs = {**defaults, **with_}
+            if inputs["github-token"] == "${{ github.token }}":
+                inputs["github-token"] = TOKEN
+            inputs["anthropic-base-url"] = self.action.anthropic.base_url
+            result.code, result.log, result.outputs, result.summary = self.action.invoke(
+                workspace=runner,
+                event=context["github"]["event"],
+                event_name=context["github"]["event_name"],
+                run_id=run_id,
+                inputs={f"INPUT_{k.upper()}": v for k, v in inputs.items()},
+            )
+            outputs = result.outputs
+        else:
+            raise AssertionError(f"the player does not know the step {step}")
+        if "id" in step:
+            context["steps"][step["id"]] = {"outputs": outputs}
+
+
+def _event_commit(event: dict[str, Any]) -> str:
+    if "pull_request" in event:
+        return str(event["pull_request"]["head"]["sha"])
+    return str(event["workflow_run"]["head_sha"])
+
+
+def substitute(text: str, context: dict[str, Any]) -> str:
+    """``text`` with every ``${{ expr }}`` replaced by its value."""
+    return _EXPRESSION.sub(lambda m: _show(evaluate(m.group(1), context)), text)
+
+
+def evaluate_condition(text: str, context: dict[str, Any]) -> Any:
+    """An ``if:``: an expression, with or without ``${{ }}``."""
+    inner = _EXPRESSION.fullmatch(text.strip())
+    return evaluate(inner.group(1) if inner else text, context)
+
+
+def evaluate(expr: str, context: dict[str, Any]) -> Any:
+    """The few expression forms the workflows use: ``a && b``, ``a == b``, ``a != b``,
+    ``!cancelled()``, quoted strings and context paths."""
+    expr = " ".join(expr.split())
+    if "&&" in expr:
+        return all(truthy(evaluate(part, context)) for part in expr.split("&&"))
+    for operator in ("==", "!="):
+        if f" {operator} " in expr:
+            left, right = (evaluate(p, context) for p in expr.split(f" {operator} ", 1))
+            return (left == right) if operator == "==" else (left != right)
+    if expr == "!cancelled()":
+        return True
+    if expr.startswith("'") and expr.endswith("'"):
+        return expr[1:-1]
+    value: Any = context
+    for part in expr.split("."):
+        assert re.fullmatch(r"[\w-]+", part), f"the player does not know the expression {expr!r}"
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def truthy(value: Any) -> bool:
+    return value not in (None, False, "", 0)
+
+
+def _show(value: Any) -> str:
+    return "" if value is None else str(value)
