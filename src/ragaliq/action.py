@@ -441,14 +441,12 @@ def _dataset(
         run_id, settings.artifact, name, pr.head_sha if pr is not None else None
     )
     ignored = (
-        f" It also held {', '.join(found.ignored[:5])}, which the gate did not read."
+        f" It also held {', '.join(found.ignored[:3])}{' …' if len(found.ignored) > 3 else ''}, "
+        "which the gate did not read."
         if found.ignored
         else ""
     )
-    return found.path, (
-        f"Judged {{cases}} from the {found.description}, handed over by the pull request's "
-        f"run; nothing else in the artifact was used.{ignored}"
-    )
+    return found.path, f"Judged {{cases}} from the {found.description}.{ignored}"
 
 
 def _count(inputs: Inputs) -> str:

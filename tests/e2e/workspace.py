@@ -110,15 +110,13 @@ class Action:
         self.github.add_pull(REPO, number, base_sha=base, head_sha=base)
         return self.run(event=pr_event(number, base, base), event_name="pull_request", **inputs)
 
-    def produce(self, head_sha: str, *, run_id: int = RUN_ID, files: dict | None = None) -> None:
-        """The untrusted zone: upload the PR's dataset (or ``files``) as the run's artifact."""
-        if files is None:
-            files = {"rag_outputs.jsonl": (self.workspace / "rag_outputs.jsonl").read_bytes()}
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w") as archive:
-            for name, data in files.items():
-                archive.writestr(name, data)
-        self.github.add_artifact(REPO, run_id, ARTIFACT, buffer.getvalue(), head_sha=head_sha)
+    def produce(self, head_sha: str, *, run_id: int = RUN_ID, archive: bytes | None = None) -> None:
+        """The untrusted zone: upload the PR's dataset (or ``archive``) as the run's artifact."""
+        if archive is None:
+            archive = zip_files(
+                {"rag_outputs.jsonl": (self.workspace / "rag_outputs.jsonl").read_bytes()}
+            )
+        self.github.add_artifact(REPO, run_id, ARTIFACT, archive, head_sha=head_sha)
 
     def trusted_checkout(self, base_sha: str | None) -> Path:
         """A fresh runner's workspace: a clone at ``base_sha``, or nothing checked out."""
@@ -141,18 +139,20 @@ class Action:
         event_name: str,
         env: dict[str, str] | None = None,
         workspace: Path | None = None,
+        archive: bytes | None = None,
         **inputs: str,
     ) -> tuple[int, str, dict, str]:
         """Run the action; ``env`` is what the job adds to the environment (``$GITHUB_ENV``).
 
-        A pull request's gate runs in a trusted checkout of its base with the dataset as an
-        artifact, unless ``trust_pr_code="true"`` or ``workspace`` says where to run it.
+        A pull request's gate runs in a trusted checkout of its base (or ``workspace``) with the
+        dataset as an artifact (``archive``, else the PR's dataset zipped), unless
+        ``trust_pr_code="true"``: then it runs in the PR's own checkout.
         """
         self.runs += 1
         pr = event.get("pull_request")
         run_id = RUN_ID + self.runs  # every workflow run has its own id, and its own artifacts
         if pr and inputs.get("trust_pr_code") != "true":
-            self.produce(pr["head"]["sha"], run_id=run_id)
+            self.produce(pr["head"]["sha"], run_id=run_id, archive=archive)
             workspace = workspace or self.trusted_checkout(pr["base"]["sha"])
             inputs.setdefault("artifact", ARTIFACT)
         return self.invoke(
@@ -228,6 +228,15 @@ class Action:
             parse_outputs((run_dir / "output").read_text(encoding="utf-8")),
             (run_dir / "summary.md").read_text(encoding="utf-8"),
         )
+
+
+def zip_files(files: dict[str, bytes | str]) -> bytes:
+    """A zip archive of ``files`` (name to content), as actions/upload-artifact makes one."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
 
 
 def parse_outputs(text: str) -> dict[str, str]:

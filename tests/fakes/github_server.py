@@ -167,6 +167,7 @@ class _Artifact:
     archive: bytes
     head_sha: str
     expired: bool = False
+    listed_size: int | None = None
 
 
 @dataclass(kw_only=True)
@@ -443,8 +444,12 @@ class FakeGitHub:
         *,
         head_sha: str = DEFAULT_HEAD_SHA,
         expired: bool = False,
+        size_in_bytes: int | None = None,
     ) -> int:
-        """Upload ``archive`` (a zip) as artifact ``name`` of run ``run_id``; its id."""
+        """Upload ``archive`` (a zip) as artifact ``name`` of run ``run_id``; its id.
+
+        ``size_in_bytes`` is the size the listing tells, when it should not be the archive's.
+        """
         with self._lock:
             self.add_repo(repo)
             artifact_id = 9000 + len(self._artifacts)
@@ -456,6 +461,7 @@ class FakeGitHub:
                 archive=archive,
                 head_sha=head_sha,
                 expired=expired,
+                listed_size=size_in_bytes,
             )
             return artifact_id
 
@@ -825,7 +831,7 @@ class FakeGitHub:
         return {
             "id": artifact.id,
             "name": artifact.name,
-            "size_in_bytes": len(artifact.archive),
+            "size_in_bytes": artifact.listed_size or len(artifact.archive),
             "expired": artifact.expired,
             "url": api,
             "archive_download_url": f"{api}/zip",

@@ -52,10 +52,10 @@ class ArtifactDataset:
 
     @property
     def description(self) -> str:
-        """One line for notices: which artifact, from which run, and its digest."""
+        """Which artifact, from which run, and the dataset's digest, for notices."""
         return (
-            f"artifact {self.artifact} of run {self.run_id}, {self.path.name} "
-            f"(sha256 {self.sha256[:16]}…)"
+            f"artifact {self.artifact} of run {self.run_id}: {self.path.name}, "
+            f"sha256 {self.sha256[:16]}"
         )
 
 
