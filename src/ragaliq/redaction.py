@@ -7,12 +7,17 @@ HTML report, step outputs) passes its text through :func:`redact`, so a secret t
 message by any road (an API error that echoes the key, a template, a dataset) shows as
 ``[redacted]``.
 
+A secret is found as it is written, JSON-escaped, split by whitespace, line breaks, soft hyphens
+or zero-width characters (as a gateway's error page may wrap it), and base64-encoded at any
+alignment (standard and URL-safe alphabets, wrapped or not).
+
 The registry is process-wide on purpose: a secret must be kept out of every sink, including ones
 deep in a library's error message, without every function taking it as a parameter.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -38,24 +43,48 @@ MIN_NAMED_SECRET_CHARS = 16
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE", re.IGNORECASE)
 """Environment variable names whose values are secrets (``AWS_SECRET_ACCESS_KEY``, ...)."""
 
+_SPLIT = r"[\s\u00ad\u200b\u200c\u200d\u2060\ufeff]*"
+"""What may stand between two characters of a secret in text that still shows it: whitespace and
+line breaks, soft hyphens, zero-width characters."""
 _lock = threading.Lock()
 _secrets: set[str] = set()
 _pattern: re.Pattern[str] | None = None
 
 
 def register_secret(value: str | None) -> None:
-    """Redact ``value`` (and its JSON-escaped form) from all text written from now on."""
+    """Redact ``value`` and its escaped, split and base64 forms from all text written from now."""
     if value is None:
         return
     global _pattern
     forms = {v for line in value.splitlines() if len(v := line.strip()) >= MIN_SECRET_CHARS}
     forms |= {json.dumps(form)[1:-1] for form in forms}
+    forms |= {encoded for form in set(forms) for encoded in _base64_forms(form)}
     with _lock:
         if forms <= _secrets:
             return
         _secrets.update(forms)
         alternatives = sorted(_secrets, key=len, reverse=True)
-        _pattern = re.compile("|".join(re.escape(s) for s in alternatives))
+        _pattern = re.compile("|".join(_SPLIT.join(map(re.escape, s)) for s in alternatives))
+
+
+def _base64_forms(secret: str) -> set[str]:
+    """The base64 text that stands for ``secret`` wherever it starts in an encoded stream.
+
+    Encoded after 0, 1 or 2 other bytes, a secret's own characters are the ones whose six bits
+    all come from it; those are registered, in the standard and the URL-safe alphabet.
+    """
+    data = secret.encode("utf-8")
+    forms: set[str] = set()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + data + b"\0\0").decode("ascii")
+        start, end = -(-8 * offset // 6), 8 * (offset + len(data)) // 6
+        middle = encoded[start:end]
+        if len(middle) >= MIN_SECRET_CHARS:
+            forms |= {middle, middle.translate(_URL_SAFE)}
+    return forms
+
+
+_URL_SAFE = str.maketrans("+/", "-_")
 
 
 def register_env_secrets(env: Mapping[str, str], *, names: Iterable[str] = ()) -> None:

@@ -36,16 +36,19 @@ import pytest
 import yaml
 
 from tests.e2e.workspace import (
+    ARTIFACT,
     CONFIG,
     KEY,
     REGRESSED,
     REPO,
+    RUN_ID,
     TOKEN,
     cases,
     parse_outputs,
     pr_event,
     regress,
     write_dataset,
+    zip_files,
 )
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.claude_sim import claude_like
@@ -257,7 +260,7 @@ class GitHubLikeRunner:
             "GITHUB_EVENT_NAME": event_name,
             "GITHUB_REPOSITORY": REPO,
             "GITHUB_SHA": sha,
-            "GITHUB_RUN_ID": "4242",
+            "GITHUB_RUN_ID": str(RUN_ID),
             "GITHUB_SERVER_URL": "https://github.example",
             "GITHUB_API_URL": self.github.base_url,
             "GITHUB_OUTPUT": f"/github/file_commands/set_output_{key}",
@@ -394,17 +397,30 @@ def test_the_image_gates_a_pull_request_and_leaves_the_runner_its_files(image, b
         runner.git(workspace, "commit", "-q", "-m", "main: record the baseline")
         base_sha = runner.git(workspace, "rev-parse", "HEAD")
 
-        # A pull request that makes things up.
+        # A pull request that makes things up. Its produce job hands the dataset over as an
+        # artifact; the gate job checks out the base commit on a fresh runner.
         write_dataset(workspace, regress(cases()))
         runner.git(workspace, "commit", "-q", "-am", "feature: a prompt that makes things up")
         head_sha = runner.git(workspace, "rev-parse", "HEAD")
         github.add_pull(REPO, 7, base_sha=base_sha, head_sha=head_sha)
+        github.add_artifact(
+            REPO,
+            RUN_ID,
+            ARTIFACT,
+            zip_files({"rag_outputs.jsonl": (workspace / "rag_outputs.jsonl").read_bytes()}),
+            head_sha=head_sha,
+        )
+        runner.git(workspace, "checkout", "-q", base_sha)
         pull = gh.run(
             event=pr_event(7, base_sha, head_sha),
             event_name="pull_request",
             env={},
             **judge,
-            **{"anthropic-api-key": KEY, "html-report": "out/report.html"},
+            **{
+                "anthropic-api-key": KEY,
+                "html-report": "out/report.html",
+                "artifact": ARTIFACT,
+            },
         )
         show(pull, "gate on pull request 7")
         assert pull.code == 1, pull.log

@@ -56,3 +56,40 @@ def test_debug_tracebacks_are_redacted(tmp_path):
     assert result.exit_code == 2
     assert "Traceback" in result.stderr
     assert secret not in result.output and secret not in result.stderr
+
+
+KEY = "sk-ant-api03-Redact_Me-0123456789abcdefXYZ"
+
+
+@pytest.mark.parametrize(
+    "shown",
+    [
+        KEY[:20] + "\n" + KEY[20:],  # wrapped by a gateway's error page
+        KEY[:10] + "  " + KEY[10:30] + "\r\n\t" + KEY[30:],
+        "\u00ad".join(KEY),  # a soft hyphen between every character
+        KEY[:5] + "\u200b" + KEY[5:],  # a zero-width space
+    ],
+    ids=["line break", "spaces", "soft hyphens", "zero width"],
+)
+def test_a_secret_split_by_invisible_or_blank_characters_is_redacted(shown):
+    register_secret(KEY)
+    assert redact(f"echo: {shown}!") == f"echo: {REDACTED}!"
+
+
+@pytest.mark.parametrize("prefix", [b"", b"a", b"ab", b"Authorization: Bearer "])
+def test_a_base64_encoded_secret_is_redacted_at_any_alignment(prefix):
+    import base64
+
+    register_secret(KEY)
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        text = encode(prefix + KEY.encode() + b" and more").decode()
+        assert KEY[:8] not in redact(text)
+        assert REDACTED in redact(text)
+    wrapped = base64.encodebytes(prefix + KEY.encode() * 2).decode()  # MIME: 76-char lines
+    assert REDACTED in redact(wrapped)
+
+
+def test_ordinary_text_is_left_alone():
+    register_secret(KEY)
+    text = "The refund window is 60 days; sk-ant is a prefix, not a key."
+    assert redact(text) == text
