@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -314,6 +314,7 @@ def parse_baseline(data: bytes | str, *, source: str) -> Baseline:
 
 
 def _checked_count(header: _Header, index: tuple[BaselineCase, ...], source: str) -> Baseline:
+    _check_unique(index, source)
     if len(index) != header.case_count:
         raise BaselineError(
             f"{source}: holds {plural(len(index), 'case')} where its header says "
@@ -341,11 +342,24 @@ def _parse_whole(raw: bytes, *, source: str) -> Baseline:
         return _checked_count(header, index, source)
     report = _validated(RunReport, data.pop("report", None), source, where="report")
     header = _validated(_Header, {**data, "schema_version": BASELINE_SCHEMA_VERSION}, source)
+    _check_unique(report.cases, source)
     return Baseline(
         **header.model_dump(exclude={"case_count"}),
         case_count=len(report.cases),
         case_index=tuple(BaselineCase.of(c) for c in report.cases),
     )
+
+
+def _check_unique(cases: Iterable[BaselineCase | CaseResult], source: str) -> None:
+    """Refuse a baseline that holds a case twice: the later one would hide the earlier."""
+    seen: set[str] = set()
+    for case in cases:
+        if case.id in seen:
+            raise BaselineError(
+                f"{source}: case {case.id!r} comes twice, so one would hide the other (a drop "
+                f"could disappear); {_REGENERATE}"
+            )
+        seen.add(case.id)
 
 
 def _checked_version(data: dict[str, Any], source: str) -> dict[str, Any]:

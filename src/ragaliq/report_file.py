@@ -199,10 +199,14 @@ class ReportFile:
         """The cases, validated one at a time.
 
         Raises:
-            ReportError: a case does not validate, or the file's layout is broken.
+            ReportError: a case does not validate, an id comes twice (one would hide the other),
+                or the file's layout is broken.
         """
         if self._whole is not None:
-            yield from self._whole.cases
+            seen: set[str] = set()
+            for case in self._whole.cases:
+                self._check_new(case.id, seen, "")
+                yield case
             return
         evaluators = self._opening["evaluators"]
         summary = SummaryBuilder(evaluators)
@@ -213,8 +217,10 @@ class ReportFile:
             if streamed is None:
                 raise ReportError(f"{self.path}: the file changed while it was being read")
             document, items = streamed
+            ids: set[str] = set()
             for number, text in items:
                 case = self._case(text, number)
+                self._check_new(case.id, ids, f":{number}")
                 summary.add(case)
                 yield case
             assert document.closing is not None  # set once the items are exhausted
@@ -263,6 +269,14 @@ class ReportFile:
         if shard is not None and not isinstance(shard, str):
             raise ReportError(f"{self.path}:1: shard: must be text like 2/8 or null")
         return {"judge": judge, "evaluators": evaluators, "shard": shard}
+
+    def _check_new(self, case_id: str, seen: set[str], where: str) -> None:
+        if case_id in seen:
+            raise ReportError(
+                f"{self.path}{where}: case {case_id!r} comes twice; a report holds each case "
+                f"once (one would hide the other); pass the {self.what} written by ragaliq"
+            )
+        seen.add(case_id)
 
     def _case(self, text: str, number: int) -> CaseResult:
         try:

@@ -113,3 +113,14 @@ def test_a_broken_report_is_one_clear_error(tmp_path: Path, mangle, phrase: str)
 def test_a_missing_report_says_what_to_pass(tmp_path: Path):
     with pytest.raises(ReportError, match="not found"):
         ReportFile(tmp_path / "nope.json")
+
+
+def test_a_report_that_holds_a_case_twice_is_refused(tmp_path: Path):
+    path = tmp_path / "report.json"
+    write_report(path, report_of([case(1), case(2), case(1, score=0.0)]))
+    with pytest.raises(ReportError, match=r"report\.json:\d+: case 'case-1' comes twice"):
+        list(ReportFile(path).iter_cases())
+    whole = tmp_path / "whole.json"
+    whole.write_text(report_of([case(1), case(1)]).model_dump_json(indent=2), encoding="utf-8")
+    with pytest.raises(ReportError, match="case 'case-1' comes twice"):
+        list(ReportFile(whole).iter_cases())

@@ -43,7 +43,7 @@ from ragaliq.judges.base import (
 from ragaliq.judges.batch import MessageBatcher, api_message
 from ragaliq.judges.platforms import Platform, anthropic_platform
 from ragaliq.judges.pricing import batch_price, cost_usd, price_for
-from ragaliq.judges.prompts import PROMPT_VERSION, Prompts
+from ragaliq.judges.prompts import PROMPT_VERSION, Prompts, as_data
 from ragaliq.models import (
     ChunkRating,
     ChunkRatings,
@@ -67,7 +67,6 @@ BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 20.0
 MAX_TOKENS_CEILING = 32_000
 CHARS_PER_TOKEN = 4
-_OWN_TAGS = re.compile(r"<(/?)(query|response|context|chunk|claims)\b", re.IGNORECASE)
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.DOTALL)
 Mode = Literal["schema", "tool", "prompt"]
 MODES: tuple[Mode, ...] = ("schema", "tool", "prompt")
@@ -147,8 +146,8 @@ class _InvalidReply(Exception):
 
 
 def _escape(text: str) -> str:
-    """Keep untrusted text from closing or opening our own XML blocks."""
-    return _OWN_TAGS.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", text)
+    """Keep untrusted text from closing or opening our own XML blocks (every variant)."""
+    return as_data(text)
 
 
 Sleep = Callable[[float], Awaitable[None]]

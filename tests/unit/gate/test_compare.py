@@ -410,3 +410,16 @@ async def test_long_lists_keep_their_first_entries_and_count_the_rest():
     assert decision == compare(head, None, rules=GateRules()).model_copy(
         update={"hallucinations": decision.hallucinations, "omitted": decision.omitted}
     )
+
+
+async def test_a_baseline_that_holds_a_case_twice_is_refused(tmp_path):
+    from ragaliq.baseline import write_baseline
+
+    report = await report_of({"a": [S, C, N], "b": [S, S, S]})
+    first, _ = report.cases
+    perfect_a = report.cases[1].model_copy(update={"id": "a"})
+    path = tmp_path / "baseline.json"
+    # A second, perfect "a" after the real one: the drop on "a" would disappear.
+    write_baseline(path, head=report.head, cases=iter([first, perfect_a]))
+    with pytest.raises(BaselineError, match="case 'a' comes twice"):
+        parse_baseline(path.read_text(encoding="utf-8"), source="b.json")
