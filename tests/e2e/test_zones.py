@@ -12,6 +12,7 @@ Played as an attacker would, with ``ragaliq action`` as a subprocess against the
 from __future__ import annotations
 
 import io
+import shutil
 import socket
 import threading
 import warnings
@@ -321,3 +322,18 @@ def test_the_download_carries_the_token_to_the_api_only(setup):
     assert code == 1, log
     (download,) = action.github.storage_requests
     assert "authorization" not in download.headers  # storage is another host
+
+
+def test_results_never_pass_through_a_symbolic_link(setup):
+    action = setup
+    event = regressed_pull(action)
+    outside = action.tmp / "outside"
+    outside.mkdir()
+    # The pipeline, in the gate's own job, swaps the results folder for a link elsewhere.
+    shutil.rmtree(action.workspace / ".ragaliq")
+    (action.workspace / ".ragaliq").symlink_to(outside)
+    code, log, outputs, _ = action.run(event=event, event_name="pull_request", **ONE_JOB)
+    assert code == 2, log
+    assert ".ragaliq is a symbolic link" in log
+    assert outputs["passed"] == "false"
+    assert list(outside.iterdir()) == []
