@@ -262,6 +262,8 @@ def gate(
         )
     )
     inputs = plan.inputs
+    found = "found" if plan.baseline is not None else "not there, so only the thresholds apply"
+    echo(f"the bar: read at {plan.source}; the baseline: {inputs.baseline_file} ({found})")
     check_writable(output, decision_out, comment_out, summary_out, html_out, reads=inputs.files)
     world = collaborators()
     with kept_report(output, needed=html_out is not None) as report_path:

@@ -104,7 +104,8 @@ def record(
     )
     echo(
         f"baseline written to {output} ({plural(head.summary.cases, 'case')}, judge "
-        f"{head.judge.provider}/{head.judge.model})"
+        f"{head.judge.provider}/{head.judge.model}); commit it to the default branch: the gate "
+        "reads the baseline at each pull request's base commit, not from the working tree"
     )
 
 

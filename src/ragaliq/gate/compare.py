@@ -230,7 +230,7 @@ class Comparison:
         new = self._new.total
         if new and rules.fail_on_new_hallucinations:
             failures.append(
-                f"{new} newly hallucinated claims (gate.fail_on_new_hallucinations: true)"
+                f"{plural(new, 'newly hallucinated claim')} (gate.fail_on_new_hallucinations: true)"
             )
         elif new:
             notices.append(

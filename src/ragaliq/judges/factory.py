@@ -56,10 +56,11 @@ OFFLINE_NOTICE = (
 """What a run says when ``provider: auto`` found no key."""
 CHOSEN_OFFLINE_NOTICE = (
     "Judged by the offline heuristic judge "
-    "(word, number and name grounding, not a language model), as judge.provider: offline asks; "
-    f"use provider: auto or claude with {API_KEY_ENV} to judge with Claude."
+    "(word, number and name grounding, not a language model); "
+    f"with {API_KEY_ENV} set, judge.provider auto or claude judges with Claude."
 )
-"""What a run says when the config chose the offline judge."""
+"""What a run says when it judges offline though a key could be at hand: the config chose the
+offline judge, or the baseline was judged by it (a notice of its own says so)."""
 
 
 class _Noticing(Protocol):

@@ -242,7 +242,7 @@ async def test_fail_on_new_hallucinations():
     strict = GateRules(default_max_drop=1.0, fail_on_new_hallucinations=True)
     decision = compare(head, base, rules=strict)
     assert decision.passed is False
-    assert "1 newly hallucinated claims" in decision.failures[-1]
+    assert decision.failures[-1].startswith("1 newly hallucinated claim (gate.")
 
 
 async def test_min_confidence_is_respected_through_the_hallucination_details():
