@@ -339,3 +339,16 @@ def test_a_pull_request_main_and_a_laptop_judge_alike_until_the_team_switches(tm
     # key, and judges as `ragaliq gate` does on a laptop, key or not.
     assert has_credentials(judge, env)
     assert isinstance(build_judge(judge, env=env, cache_path=None).judge, OfflineJudge)
+
+
+def test_the_sharded_example_judges_in_the_trusted_zone_only():
+    workflow = yaml.safe_load((EXAMPLES / "ragaliq-sharded.yml").read_text(encoding="utf-8"))
+    produce, judge, gate = (workflow["jobs"][name] for name in ("produce", "judge", "gate"))
+    assert "secrets." not in yaml.safe_dump(produce)
+    assert produce["permissions"] == {"contents": "read"}
+    for job in (judge, gate):
+        (checkout,) = _steps_using(job, "actions/checkout@")
+        assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+        assert "head.repo.full_name == github.repository" in job["if"]
+    assert "secrets.ANTHROPIC_API_KEY" in yaml.safe_dump(judge)
+    assert judge["needs"] == "produce" and gate["needs"] == "judge"
