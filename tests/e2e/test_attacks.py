@@ -504,3 +504,14 @@ def test_a_key_echoed_by_the_api_is_redacted_everywhere(setup):
     report = (action.last / ".ragaliq" / "report.json").read_text(encoding="utf-8")
     assert "invalid request for key [redacted]" in report
     assert leaked(action, log, summary) == []
+
+
+def test_a_key_in_the_prs_config_cannot_blank_out_the_headline(setup):
+    # Registered as a secret, this "key" would redact every "RagaliQ Gate failed" it equals.
+    code, log, _, summary = attack(
+        setup, 70, with_config('judge:\n  api_key: "RagaliQ Gate failed"\n')
+    )
+    assert_failed_and_said(code, log, "judge.api_key (changed)")
+    body = setup.github.comments(REPO, 70)[0].body
+    assert "### ❌ RagaliQ Gate failed" in body
+    assert "RagaliQ Gate failed" in summary

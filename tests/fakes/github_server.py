@@ -415,18 +415,28 @@ class FakeGitHub:
             return [dataclasses.replace(c) for c in self._comments_of(_repo_key(repo), number)]
 
     def add_file(
-        self, repo: str, path: str, content: bytes | str, *, ref: str, symlink_to: str = ""
+        self,
+        repo: str,
+        path: str,
+        content: bytes | str,
+        *,
+        ref: str,
+        symlink_to: str = "",
+        blob_sha: str = "",
     ) -> None:
         """Serve ``content`` at ``GET /repos/{repo}/contents/{path}?ref={ref}``.
 
-        With ``symlink_to``, ``path`` is a symbolic link to that path (``content`` is unused).
+        With ``symlink_to``, ``path`` is a symbolic link to that path (``content`` is unused);
+        ``blob_sha`` is a blob id to claim instead of the content's own.
         """
         data = content.encode() if isinstance(content, str) else bytes(content)
         with self._lock:
             self.add_repo(repo)
             self._commits.add((_repo_key(repo), ref))
             self._files[(_repo_key(repo), ref, path.strip("/"))] = _File(
-                content=data, sha=_blob_sha(data), target=symlink_to.strip("/") or None
+                content=data,
+                sha=blob_sha or _blob_sha(data),
+                target=symlink_to.strip("/") or None,
             )
 
     def add_commit(self, repo: str, sha: str) -> None:

@@ -88,3 +88,9 @@ def test_a_bad_token_or_a_forbidden_read_says_how_to_fix_it(fake: FakeGitHub) ->
     fake.fail("GET", "/contents/", 403)
     with pytest.raises(RepositoryError, match=r"contents: read.*403"):
         read(fake, "f.txt")
+
+
+def test_content_that_is_not_its_blob_is_refused(fake: FakeGitHub) -> None:
+    fake.add_file(REPO, "ragaliq.yaml", "evaluators: {}\n", ref=SHA, blob_sha="f" * 40)
+    with pytest.raises(RepositoryError, match="not its blob"):
+        read(fake, "ragaliq.yaml")
