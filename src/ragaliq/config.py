@@ -174,8 +174,11 @@ class GatePolicy(Section):
     """Whether cases the judge could not judge fail the gate."""
     count_unstable: Flag = False
     """Count claims whose repeated verdicts disagree (``judge.repeat``) as newly hallucinated."""
-    on_missing_key: Literal["skip", "offline", "fail"] = "skip"
-    """In the action, what a PR run without an API key does (fork PRs get no secrets)."""
+    on_missing_key: Literal["fail", "skip", "offline"] = "fail"
+    """In the action, what a pull request's gate without the judge's API key does: ``fail`` and
+    ``skip`` report it not judged (``passed=false``, exit 2, the status ``error``; never green),
+    ``offline`` judges with the offline judge (whose scores do not compare with a Claude
+    baseline). The workflows ``ragaliq init`` writes give every gate the key, forks included."""
     on_missing_cases: Literal["fail", "notice"] = "fail"
     """Whether baseline cases missing from the run fail the gate (deleting the cases a PR does
     badly on must not pass it) or only get a notice."""
@@ -185,7 +188,7 @@ POLICY_STRICTNESS: dict[str, tuple[object, ...]] = {
     "fail_on_new_hallucinations": (False, True),
     "count_unstable": (False, True),
     "on_error": ("ignore", "fail"),
-    "on_missing_key": ("skip", "offline", "fail"),
+    "on_missing_key": ("offline", "skip", "fail"),
     "on_missing_cases": ("notice", "fail"),
     "on_inconclusive": ("pass", "fail"),
 }

@@ -122,10 +122,10 @@ gate:
   # still caught. Set false to let the scores alone decide.
   fail_on_new_hallucinations: true
   on_error: fail  # or ignore; whether cases the judge could not judge fail the gate
-  # What a pull request run does when the judge needs an API key and has none (pull requests
-  # from forks get no secrets): skip the gate, judge with the offline judge (offline), or fail.
-  # The offline judge needs no key, so this applies once the provider is claude or auto.
-  on_missing_key: skip
+  # What a pull request's gate does when the judge needs an API key and has none: report it not
+  # judged (fail; never a green check), or judge with the offline judge (offline). The workflows
+  # init writes give the gate the key, forks included; the offline judge needs none.
+  on_missing_key: fail
 
 # Your own Jinja templates for the PR comment and the job summary, relative to this file; each may
 # extend the built-in one ({% extends "comment.md.j2" %}) and override its blocks.
