@@ -638,7 +638,10 @@ def test_report_alone_has_claims_without_responses(scenario: Scenario):
         assert all(c["span"] is None for c in claims)
     assert dom.root.find(id="gate-status").text() == "All thresholds met"
     stats = dom.root.find(id="gate").find_all(cls="n")
-    assert {s.attrs["data-total"] for s in stats} == {f"verdict:{v}" for v in VERDICT_CLASSES}
+    unverifiable = {"unverifiable"} if scenario.base.judge.heuristic else set()
+    assert {s.attrs["data-total"] for s in stats} == {
+        f"verdict:{v}" for v in VERDICT_CLASSES
+    } | unverifiable
 
 
 def test_a_changed_case_does_not_show_a_stale_response(scenario: Scenario):
