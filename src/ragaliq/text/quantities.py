@@ -326,6 +326,9 @@ def _from_digits(text: str, match: re.Match[str]) -> tuple[Quantity | None, int]
         else:
             return None, end  # a code or a model name ("4K", "T3", "1990s"), not a figure
     value, unit, end = _after(text, end, value, unit)
+    whole, dot, minutes = match["num"].partition(".")
+    if unit is not None and unit.dimension == "clock" and dot and len(minutes) == 2:
+        value = int(whole) + int(minutes) / 60  # "7.30 a.m." is half past seven
     written = text[match.start() : end]
     return _quantity(value, unit, written, in_words=False, start=match.start()), end
 

@@ -25,6 +25,7 @@ __all__ = [
     "is_negated",
     "names",
     "negated_words",
+    "negation_count",
     "numbers",
     "split_context",
     "split_sentences",
@@ -233,6 +234,17 @@ def is_negated(text: str) -> bool:
     return (
         any(token.lower().replace("\u2019", "'") in NEGATIONS for token in _WORD.findall(text))
         or "n't" in text.lower()
+    )
+
+
+def negation_count(text: str) -> int:
+    """How many negations a sentence holds ("does not work without it": two)."""
+    cleaned = _NOT_A_NEGATION.sub(" ", _read_phrases(text))
+    return sum(
+        1
+        for token in _WORD.findall(cleaned)
+        if token.lower().replace("\u2019", "'") in NEGATIONS
+        or token.lower().replace("\u2019", "'").endswith("n't")
     )
 
 

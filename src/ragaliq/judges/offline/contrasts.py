@@ -20,7 +20,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from ragaliq.text.words import STOPWORDS, content_tokens, is_negated, names, tokens, word_key
+from ragaliq.text.words import STOPWORDS, content_tokens, is_negated, tokens, word_key
 
 __all__ = [
     "NARROW_WORDS",
@@ -148,9 +148,6 @@ def _groups(table: str) -> dict[str, tuple[int, int]]:
 
 
 _ALTERNATIVE = _groups(OPPOSITES)
-NEAR = 1
-"""How many content words apart an opposite and the word both texts share may be (on the same
-side: "partial refund" and "full refund")."""
 
 WIDE_PLACE_WORDS = frozenset(
     "worldwide globally global internationally everywhere anywhere abroad overseas nationwide "
@@ -195,33 +192,74 @@ def _comparable(claim_keys: set[str], sentence_keys: set[str], changed: set[str]
 
 
 def opposite(claim: str, sentence: str) -> Change | None:
-    """A word of the claim whose opposite the sentence uses in its place, or None.
+    """A word of the claim whose opposite the sentence puts where the claim puts it, or None.
 
-    The claim must not use the sentence's word, nor the sentence the claim's; neither text may
-    hold a negation (which may turn either round: "not free" is "paid"); and each word must stand
-    next to a word both share, on the same side ("partial refund", "full refund").
+    The two words stand next to the same word, on the same side, within one part of a sentence
+    split at commas and conjunctions ("partial refund" against "full refund"; "closed on public
+    holidays" against "open on public holidays and closed on Mondays"). The claim must not hold
+    the sentence's word, nor the sentence the claim's word next to one of the claim's words
+    ("On Mondays the museum is closed" is said there); and neither text may hold a negation
+    (which may turn either round: "not free" is "paid").
     """
     if _negative(claim) or _negative(sentence):
         return None
-    said = content_tokens(claim)
-    ctx = content_tokens(sentence)
-    claim_keys = {k for k, _ in said}
-    sentence_keys = {k for k, _ in ctx}
-    for i, (key, written) in enumerate(said):
+    said = _parts(claim)
+    ctx = _parts(sentence)
+    claim_keys = {key for key, _, _ in said}
+    sentence_keys = {key for key, _, _ in ctx}
+    for i, (key, written, part) in enumerate(said):
         entry = _ALTERNATIVE.get(key)
-        if entry is None or key in sentence_keys:
+        if entry is None or _said_of(key, ctx, claim_keys):
             continue
-        for j, (other, other_written) in enumerate(ctx):
-            found = _ALTERNATIVE.get(other)
-            if found is None or found[0] != entry[0] or found[1] == entry[1]:
+        for side in (-1, 1):
+            neighbour = _beside(said, i, side, part)
+            if neighbour is None:
                 continue
-            if other in claim_keys:
-                continue
-            if _share_a_side([k for k, _ in said], i, [k for k, _ in ctx], j) and _comparable(
-                claim_keys, sentence_keys, {key}
-            ):
-                return Change(written, other_written)
+            for j, (word, _, ctx_part) in enumerate(ctx):
+                other = _beside(ctx, j, -side, ctx_part) if word == neighbour else None
+                if other is None:
+                    continue
+                found = _ALTERNATIVE.get(other)
+                if found is None or found[0] != entry[0] or found[1] == entry[1]:
+                    continue
+                if other not in claim_keys and _comparable(claim_keys, sentence_keys, {key}):
+                    return Change(written, ctx[j - side][1])
     return None
+
+
+_PART_BREAK = re.compile(r"[,;:()]|\b(?:and|but|or|while|whereas)\b", re.I)
+
+
+def _parts(text: str) -> list[tuple[str, str, int]]:
+    """The text's content words (key, as written), each with the part of the text it is in."""
+    out: list[tuple[str, str, int]] = []
+    for part, piece in enumerate(_PART_BREAK.split(text)):
+        out.extend((key, written, part) for key, written in content_tokens(piece))
+    return out
+
+
+def _beside(words: list[tuple[str, str, int]], i: int, side: int, part: int) -> str | None:
+    """The key of the word beside ``words[i]`` on one side, when it is in the same part."""
+    k = i + side
+    if not 0 <= k < len(words) or words[k][2] != part:
+        return None
+    return words[k][0]
+
+
+def _said_of(key: str, ctx: list[tuple[str, str, int]], claim_keys: set[str]) -> bool:
+    """Whether the sentence uses the word of something the claim names.
+
+    That is the word after it ("closed on Mondays"), or before it when it ends its part ("the
+    museum is closed"): the word before is more often a subject several predicates share.
+    """
+    for j, (word, _, part) in enumerate(ctx):
+        if word != key:
+            continue
+        after = _beside(ctx, j, 1, part)
+        target = after if after is not None else _beside(ctx, j, -1, part)
+        if target in claim_keys:
+            return True
+    return False
 
 
 _NEGATIVE = re.compile(
@@ -232,13 +270,6 @@ _NEGATIVE = re.compile(
 def _negative(text: str) -> bool:
     """Whether a text holds a negation, or a verb that negates ("unable to", "fails to")."""
     return is_negated(text) or bool(_NEGATIVE.search(text))
-
-
-def _share_a_side(first: list[str], i: int, second: list[str], j: int) -> bool:
-    """Whether ``first[i]`` and ``second[j]`` have the same word beside them on one side."""
-    before = set(first[max(0, i - NEAR) : i]) & set(second[max(0, j - NEAR) : j])
-    after = set(first[i + 1 : i + 1 + NEAR]) & set(second[j + 1 : j + 1 + NEAR])
-    return bool(before or after)
 
 
 _REQUIRED = re.compile(
@@ -351,39 +382,90 @@ MAX_ROLE_GAP = 6
 def swapped(claim: str, sentence: str) -> Change | None:
     """Two names in the claim in the reverse order of the sentence, around the same words.
 
-    "Acme acquired Globex" against "Globex acquired Acme": the words between the names agree,
-    and neither text turns the relation round with "by" (a passive) where the other does not.
+    "Acme acquired Globex" against "Globex acquired Acme": a name is a run of capitalised words
+    (the first word of the claim too, since both texts must hold it), the words between the two
+    names agree, and neither text turns the relation round with "by" (a passive) where the other
+    does not.
     """
-    said = tokens(claim)
-    context = tokens(sentence)
-    claimed = list(dict.fromkeys(n for n in names(claim) if n in said and n in context))
-    for first, second in itertools.combinations(claimed, 2):
-        i, j = said.index(first), said.index(second)
-        k, m = context.index(first), context.index(second)
-        if i > j:
-            i, j, k, m = j, i, m, k
-            first, second = second, first
-        if not m < k or j - i > MAX_ROLE_GAP or k - m > MAX_ROLE_GAP:
+    said = _Words.of(claim)
+    context = _Words.of(sentence)
+    runs = [run for run in said.runs() if context.find(run) is not None]
+    for first, second in itertools.combinations(runs, 2):
+        i, j = said.find(first), said.find(second)
+        k, m = context.find(first), context.find(second)
+        assert i is not None and j is not None and k is not None and m is not None
+        if not (i < j and m < k):
+            continue  # the same order in both: no swap
+        between_claim = said.lower[i + len(first) : j]
+        between_context = context.lower[m + len(second) : k]
+        if len(between_claim) > MAX_ROLE_GAP or len(between_context) > MAX_ROLE_GAP:
             continue
-        between_claim = said[i + 1 : j]
-        between_context = context[m + 1 : k]
         if ("by" in between_claim) != ("by" in between_context):
             continue
-        relation = {word_key(w) for w in between_claim if w not in ("the", "a", "an")}
-        if relation and relation == {
-            word_key(w) for w in between_context if w not in ("the", "a", "an")
+        relation = {word_key(w) for w in between_claim if w not in _ARTICLES}
+        if relation - STOPWORDS - SYMMETRIC and relation == {
+            word_key(w) for w in between_context if w not in _ARTICLES
         }:
-            return Change(_span(claim, first, second), _span(sentence, second, first))
+            return Change(said.written(i, j + len(second)), context.written(m, k + len(first)))
     return None
 
 
-def _span(sentence: str, first: str, last: str) -> str:
-    """The sentence from the word ``first`` to the word ``last``, as written."""
-    lower = sentence.lower()
-    start = re.search(rf"\b{re.escape(first)}\b", lower)
-    if start is None:
-        return sentence
-    end = re.search(rf"\b{re.escape(last)}\b", lower[start.end() :])
-    if end is None:
-        return sentence
-    return sentence[start.start() : start.end() + end.end()]
+_ARTICLES = frozenset(("the", "a", "an"))
+SYMMETRIC = frozenset(
+    word_key(w)
+    for w in """
+    met meet meets married marry marries faced face faces played play plays drew draw draws tied
+    tie ties merged merge merges partnered partner partners fought fight fights versus vs like
+    unlike joined join
+    """.split()
+)
+"""Relations that read the same both ways round ("A met B" is "B met A"): never a swap."""
+
+
+@dataclass(frozen=True)
+class _Words:
+    """A text's words, lower case, with where each is written."""
+
+    text: str
+    lower: list[str]
+    spans: list[tuple[int, int]]
+    capitalised: list[bool]
+
+    @classmethod
+    def of(cls, text: str) -> _Words:
+        found = list(_WORD.finditer(text))
+        return cls(
+            text,
+            [m.group(0).lower() for m in found],
+            [m.span() for m in found],
+            [m.group(0)[:1].isupper() for m in found],
+        )
+
+    def runs(self) -> list[tuple[str, ...]]:
+        """The runs of capitalised words that are not stopwords (``Orion Labs``)."""
+        out: list[tuple[str, ...]] = []
+        current: list[str] = []
+        for word, upper in zip(self.lower, self.capitalised, strict=True):
+            if upper and word not in STOPWORDS:
+                current.append(word)
+                continue
+            if current:
+                out.append(tuple(current))
+            current = []
+        if current:
+            out.append(tuple(current))
+        return list(dict.fromkeys(out))
+
+    def find(self, run: tuple[str, ...]) -> int | None:
+        """Where the run first occurs, as a word index."""
+        for i in range(len(self.lower) - len(run) + 1):
+            if tuple(self.lower[i : i + len(run)]) == run:
+                return i
+        return None
+
+    def written(self, start: int, end: int) -> str:
+        """Words ``start`` to ``end`` as the text writes them."""
+        return self.text[self.spans[start][0] : self.spans[end - 1][1]]
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*")

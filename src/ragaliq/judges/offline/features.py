@@ -33,6 +33,7 @@ from ragaliq.text.words import (
     is_negated,
     names,
     negated_words,
+    negation_count,
     split_context,
     tokens,
     word_key,
@@ -347,13 +348,17 @@ class Analysis:
     novel: frozenset[str]
     """Content words (stemmed) the context lacks, even approximately."""
     best: Sentence | None
+    close: tuple[Sentence, ...]
+    """The sentences holding at least half of the claim's words, most first (``best`` too)."""
     best_cov: float
     context_cov: float
     novel_words: list[str]
     """The novel words as written in the claim, in order."""
     novel_names: list[str]
+    figures: list[Quantity]
+    """The claim's figures: in digits, or in words with a unit ("sixty days")."""
     novel_figures: list[Quantity]
-    """The claim's figures (in digits, or in words with a unit) the context does not state."""
+    """The claim's figures the context does not state."""
     novel_dates: list[tuple[str, str]]
     """Weekdays and months of the claim the context does not name: in full, and as written."""
     negation_flip: bool
@@ -403,7 +408,7 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
     novel_surface = list(
         dict.fromkeys(surface for (_, surface), s in zip(pairs, state, strict=True) if s == 2)
     )
-    best, best_cov, pair_cov, cover3 = _best_sentences(word_set, index)
+    best, best_cov, pair_cov, cover3, close = _best_sentences(word_set, index)
     known = [
         stem for stem, s in zip(words, state, strict=True) if s == 0 and stem in index.postings
     ]
@@ -499,10 +504,12 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
         words=word_set,
         novel=novel,
         best=best,
+        close=close,
         best_cov=best_cov,
         context_cov=context_cov,
         novel_words=novel_surface,
         novel_names=novel_names,
+        figures=claim_figures,
         novel_figures=novel_figures,
         miscounts=miscounts,
         novel_dates=[
@@ -523,7 +530,9 @@ def _negation_flip(
     the two must otherwise say the same thing: nearly all of the claim's words are in the sentence,
     and the sentence is not much longer than the claim (in a long sentence the negation is
     usually about something else). A word the sentence uses twice, once negated ("wants to
-    implant them, but does not want money"), proves nothing.
+    implant them, but does not want money"), proves nothing. When both are negated, one must hold
+    one negation more than the other ("does not work without a connection" against "works
+    without a connection").
     """
     if best is None or best_cov < 0.9 or len(words) < 0.5 * len(best.words):
         return False
@@ -531,26 +540,39 @@ def _negation_flip(
     if not is_negated(claim):
         used = content_words(best.text)
         return any(used.count(word) == 1 for word in best.negated & words)
-    return bool(claim_negated & best.words) and not best.negated
+    if not best.negated:
+        return bool(claim_negated & best.words)
+    if len(best.words) > len(words) + 2:
+        return False  # with negations on both sides, only sentences that say nothing more
+    return negation_count(claim) % 2 != negation_count(best.text) % 2
+
+
+CLOSE = 3
+"""How many of the sentences holding half of a claim's words the contrast checks read."""
 
 
 def _best_sentences(
     words: frozenset[str], index: ContextIndex
-) -> tuple[Sentence | None, float, float, float]:
+) -> tuple[Sentence | None, float, float, float, tuple[Sentence, ...]]:
     """The context sentence holding most of the claim's words, and the shares it holds.
 
     Returned: that sentence, its share of the claim's words, then the share the best two and the
     best three sentences hold together, picked greedily (summaries often fuse sentences; words
-    scattered over many sentences are a weaker support).
+    scattered over many sentences are a weaker support); and the (at most :data:`CLOSE`)
+    sentences that hold at least half of the claim's words, most first.
     """
     if not words:
-        return None, 0.0, 0.0, 0.0
+        return None, 0.0, 0.0, 0.0, ()
     overlap: dict[int, int] = {}
     for word in words:
         for i in index.postings.get(word, ()):
             overlap[i] = overlap.get(i, 0) + 1
     if not overlap:
-        return None, 0.0, 0.0, 0.0
+        return None, 0.0, 0.0, 0.0, ()
+    ranked = sorted(
+        (i for i in overlap if 2 * overlap[i] >= len(words)), key=lambda i: (-overlap[i], i)
+    )
+    close = tuple(index.sentences[i] for i in ranked[:CLOSE])
     best_id = min(overlap, key=lambda i: (-overlap[i], i))
     best = index.sentences[best_id]
     n = len(words)
@@ -564,4 +586,4 @@ def _best_sentences(
             covered += gains[pick]
             rest = rest - index.sentences[pick].words
         shares.append(covered / n)
-    return best, overlap[best_id] / n, shares[0], shares[1]
+    return best, overlap[best_id] / n, shares[0], shares[1], close

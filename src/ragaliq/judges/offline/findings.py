@@ -33,6 +33,7 @@ from typing import Literal
 from ragaliq.judges.offline.contrasts import opposite, requirement_flip, swapped, widened
 from ragaliq.judges.offline.features import Analysis, Sentence
 from ragaliq.models import Verdict
+from ragaliq.text.quantities import Quantity
 
 __all__ = ["FINDING_KINDS", "Finding", "FindingKind", "find"]
 
@@ -99,79 +100,93 @@ def _negation(a: Analysis) -> Finding | None:
             Verdict.CONTRADICTED,
             "The closest context sentence says the opposite (one of them is negated).",
         )
-    best = _prose_sentence(a)
-    flip = requirement_flip(a.text, best.text) if best is not None else None
-    if flip is not None:
-        return Finding(
-            "negation",
-            Verdict.CONTRADICTED,
-            f'The claim says "{flip.claim}" where the closest context sentence says '
-            f'"{flip.context}".',
-        )
+    for sentence in _prose_sentences(a):
+        flip = requirement_flip(a.text, sentence.text)
+        if flip is not None:
+            return Finding(
+                "negation",
+                Verdict.CONTRADICTED,
+                f'The claim says "{flip.claim}" where the context says "{flip.context}".',
+                evidence=sentence.text,
+            )
     return None
 
 
 def _opposite(a: Analysis) -> Finding | None:
-    best = _prose_sentence(a)
-    change = opposite(a.text, best.text) if best is not None else None
-    if change is None:
-        return None
-    return Finding(
-        "opposite",
-        Verdict.CONTRADICTED,
-        f'The claim says "{change.claim}" where the context says "{change.context}".',
-    )
+    for sentence in _prose_sentences(a):
+        change = opposite(a.text, sentence.text)
+        if change is not None:
+            return Finding(
+                "opposite",
+                Verdict.CONTRADICTED,
+                f'The claim says "{change.claim}" where the context says "{change.context}".',
+                evidence=sentence.text,
+            )
+    return None
 
 
 def _roles(a: Analysis) -> Finding | None:
-    best = _prose_sentence(a)
-    change = swapped(a.text, best.text) if best is not None else None
-    if change is None:
-        return None
-    return Finding(
-        "roles",
-        Verdict.CONTRADICTED,
-        f'The claim swaps the roles the context gives: it says "{change.claim}" where the '
-        f'context says "{change.context}".',
-    )
+    for sentence in _prose_sentences(a):
+        change = swapped(a.text, sentence.text)
+        if change is not None:
+            return Finding(
+                "roles",
+                Verdict.CONTRADICTED,
+                f'The claim swaps the roles the context gives: it says "{change.claim}" where '
+                f'the context says "{change.context}".',
+                evidence=sentence.text,
+            )
+    return None
 
 
 def _figure(a: Analysis) -> Finding | None:
+    """A figure of the claim the context states nowhere, in any unit or spelling.
+
+    Contradicted when the closest sentence (holding most of the claim's words) states a figure
+    of the same kind, or other figures the claim does not repeat; otherwise not in the context.
+    """
     if a.record is not None:
         return None
     if not a.novel_figures:
         return _miscount(a)
-    shown = ", ".join(q.shown() for q in a.novel_figures[:MAX_SHOWN])
     best = a.best
-    if best is not None and best.quantities and a.best_cov >= PARTIAL_COVERAGE:
+    if best is not None and a.best_cov >= PARTIAL_COVERAGE:
+        others = [q for q in best.quantities if not any(c.stated_by(q) for c in a.figures)]
         claimed = a.novel_figures[0]
-        alike = [
-            q
-            for q in best.quantities
-            if q.dimension is not None and q.dimension == claimed.dimension
-        ]
+        alike = [q for q in others if q.dimension is not None and q.dimension == claimed.dimension]
         if alike:
-            said = ", ".join(q.shown() for q in alike[:MAX_SHOWN])
             return Finding(
                 "figure",
                 Verdict.CONTRADICTED,
-                f"The claim says {claimed.shown()} where the closest context sentence says "
-                f"{said}; the context states {claimed.shown()} nowhere.",
+                f"The claim says {_quote(claimed)} where the closest context sentence says "
+                f"{_quotes(alike)}, and the context states {_quote(claimed)} nowhere.",
             )
-        said = ", ".join(q.shown() for q in best.quantities[:MAX_SHOWN])
-        return Finding(
-            "figure",
-            Verdict.CONTRADICTED,
-            f"The closest context sentence states other figures ({said}); {shown} "
-            f"{'does' if len(a.novel_figures) == 1 else 'do'} not occur in the context.",
-        )
+        if others:
+            return Finding(
+                "figure",
+                Verdict.CONTRADICTED,
+                f"The closest context sentence states other figures ({_quotes(others)}); "
+                f"{_quotes(a.novel_figures)} {_does(a.novel_figures)} not occur in the context.",
+            )
     plural = len(a.novel_figures) > 1
     return Finding(
         "figure",
         Verdict.NOT_ENOUGH_INFO,
-        f"The figure{'s' if plural else ''} {shown} {'do' if plural else 'does'} not occur in "
-        "the context.",
+        f"The figure{'s' if plural else ''} {_quotes(a.novel_figures)} "
+        f"{_does(a.novel_figures)} not occur in the context.",
     )
+
+
+def _quote(quantity: Quantity) -> str:
+    return f'"{quantity.shown()}"'
+
+
+def _quotes(quantities: list[Quantity]) -> str:
+    return ", ".join(_quote(q) for q in quantities[:MAX_SHOWN])
+
+
+def _does(quantities: list[Quantity]) -> str:
+    return "does" if len(quantities) == 1 else "do"
 
 
 def _miscount(a: Analysis) -> Finding | None:
@@ -196,7 +211,7 @@ def _date(a: Analysis) -> Finding | None:
             return Finding(
                 "date",
                 Verdict.CONTRADICTED,
-                f"The claim says {written}, which the closest context sentence does not name: "
+                f'The claim says "{written}", which the closest context sentence does not name: '
                 f'"{best.text}"',
             )
     return None
@@ -212,16 +227,17 @@ def _same_kind(a: str, b: str) -> bool:
 
 
 def _scope(a: Analysis) -> Finding | None:
-    best = _prose_sentence(a)
-    change = widened(a.text, best.text) if best is not None else None
-    if change is None:
-        return None
-    return Finding(
-        "scope",
-        Verdict.PARTIALLY_SUPPORTED,
-        f'The claim widens what the context says: "{change.claim}" where the context says '
-        f'"{change.context}".',
-    )
+    for sentence in _prose_sentences(a):
+        change = widened(a.text, sentence.text)
+        if change is not None:
+            return Finding(
+                "scope",
+                Verdict.PARTIALLY_SUPPORTED,
+                f'The claim widens what the context says: "{change.claim}" where the context '
+                f'says "{change.context}".',
+                evidence=sentence.text,
+            )
+    return None
 
 
 def _name(a: Analysis) -> Finding | None:
@@ -241,11 +257,9 @@ def name_words(a: Analysis) -> list[str]:
     return (written or a.novel_names)[:4]
 
 
-def _prose_sentence(a: Analysis) -> Sentence | None:
-    """The closest context sentence, for a claim about prose that mostly shares its words."""
-    if a.record is not None or a.best is None or a.best_cov < PARTIAL_COVERAGE:
-        return None
-    return a.best
+def _prose_sentences(a: Analysis) -> tuple[Sentence, ...]:
+    """The context sentences a claim about prose is compared with: those holding half its words."""
+    return () if a.record is not None else a.close
 
 
 def _sentence(text: str) -> str:
