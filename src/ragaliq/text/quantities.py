@@ -15,6 +15,7 @@ has). Nothing here knows a language model: it is a small, documented table of un
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -102,6 +103,10 @@ def _units() -> dict[str, _Unit]:
     add("kg kgs kilo kilos kilogram kilograms", _Unit("kg", "mass", 1000))
     add("lb lbs", _Unit("lb", "mass", 453.592, 0.05))
     add("oz ounce ounces", _Unit("ounces", "mass", 28.3495, 0.05))
+    add("ml millilitre millilitres milliliter milliliters", _Unit("ml", "volume", 0.001))
+    add("cl centilitre centilitres centiliter centiliters", _Unit("cl", "volume", 0.01))
+    add("l litre litres liter liters", _Unit("litres", "volume", 1))
+    add("gal gallon gallons", _Unit("gallons", "volume", 3.785, 0.05))
     add("w watt watts", _Unit("watts", "power", 1))
     add("kw kilowatt kilowatts", _Unit("kW", "power", 1000))
     add("kwh", _Unit("kWh", "energy", 1))
@@ -125,7 +130,7 @@ def _units() -> dict[str, _Unit]:
 UNITS = _units()
 """Every unit spelling (lower case) and what it measures."""
 _BY_NAME = {unit.name: unit for unit in UNITS.values()}
-_ATTACHED_ONLY = frozenset({"h", "v", "w", "g", "mo", "mi", "yd"})
+_ATTACHED_ONLY = frozenset({"h", "v", "w", "g", "l", "mo", "mi", "yd"})
 """Unit spellings read only when written onto the number (``24V``), never as a word after it."""
 _TIME_WORDS = frozenset(
     k for k, u in UNITS.items() if u.dimension == "time" and len(k) > 3 and k != "secs"
@@ -174,6 +179,9 @@ class Quantity:
     base: float | None = None
     """The value in the dimension's base unit (minutes, bytes, metres, ...)."""
     tolerance: float = 0.0
+    counts: bool = False
+    """A bare number followed by what it counts ("12 engineers"), which states no amount of a
+    unit."""
 
     @property
     def key(self) -> str:
@@ -184,11 +192,14 @@ class Quantity:
         """Whether ``other`` (a context's figure) states this one (a claim's).
 
         A bare number is stated by the same number with any unit ("15" by "15 days"), and a figure
-        with a unit by the same bare number (a table's "129" states "$129") or by the same amount
-        in any unit of what it measures ("2 hours" by "120 minutes", "5 °C" by "41 °F").
+        with a unit by the same bare number (a table's "129" states "$129", but "12 engineers"
+        does not state "$12") or by the same amount in any unit of what it measures ("2 hours"
+        by "120 minutes", "5 °C" by "41 °F").
         """
-        if self.dimension is None or other.dimension is None:
+        if self.dimension is None:
             return _close(self.value, other.value, 1e-9)
+        if other.dimension is None:
+            return not other.counts and _close(self.value, other.value, 1e-9)
         if self.dimension != other.dimension:
             return False
         if self.unit == other.unit:
@@ -270,7 +281,24 @@ def quantities(text: str) -> list[Quantity]:
             )
             keep(quantity, match.end())
     found.sort(key=lambda q: q.start)
-    return _ranges(text, found)
+    return [_counting(text, q) for q in _ranges(text, found)]
+
+
+_COUNTED = re.compile(r"\s+([a-z][a-z'-]*)")
+_NOT_COUNTED = frozenset(
+    "a an the and or to of in on at for per by with from is are was were be than as and so if "
+    "but percent".split()
+)
+
+
+def _counting(text: str, quantity: Quantity) -> Quantity:
+    """The quantity, marked when it is a bare number followed by what it counts."""
+    if quantity.unit is not None:
+        return quantity
+    word = _COUNTED.match(text, quantity.start + len(quantity.written))
+    if word is None or word[1] in _NOT_COUNTED:
+        return quantity
+    return dataclasses.replace(quantity, counts=True)
 
 
 _RANGE = re.compile(r"\s*(?:-\s*)?(?:-|\u2013|to|or|and|through|until)\s*", re.I)
