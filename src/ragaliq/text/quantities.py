@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
 
@@ -233,8 +234,12 @@ def format_value(value: float) -> str:
     return f"{value:.6f}".rstrip("0").rstrip(".")
 
 
-def quantities(text: str) -> list[Quantity]:
-    """The figures of a text, in order, each as the text writes it."""
+@functools.lru_cache(maxsize=16384)
+def quantities(text: str) -> tuple[Quantity, ...]:
+    """The figures of a text, in order, each as the text writes it.
+
+    Cached: a context's sentences are read again for every claim and every response.
+    """
     found: list[Quantity] = []
     starts: list[int] = []
     ends: list[int] = []  # the spans taken, in order, none overlapping
@@ -281,7 +286,7 @@ def quantities(text: str) -> list[Quantity]:
             )
             keep(quantity, match.end())
     found.sort(key=lambda q: q.start)
-    return [_counting(text, q) for q in _ranges(text, found)]
+    return tuple(_counting(text, q) for q in _ranges(text, found))
 
 
 _COUNTED = re.compile(r"\s+([a-z][a-z'-]*)")

@@ -184,6 +184,11 @@ def content_words(text: str) -> list[str]:
 
 def content_tokens(text: str) -> list[tuple[str, str]]:
     """Like :func:`content_words`, each paired with the word as written (for reasons)."""
+    return list(_content_tokens(text))
+
+
+@lru_cache(maxsize=16384)
+def _content_tokens(text: str) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     for token in _WORD.findall(_read_phrases(text)):
         lower = token.lower()
@@ -199,7 +204,7 @@ def content_tokens(text: str) -> list[tuple[str, str]]:
             out.append((CALENDAR[lower], token))
         else:
             out.append((word_key(lower), token))
-    return out
+    return tuple(out)
 
 
 def numbers(text: str) -> set[str]:

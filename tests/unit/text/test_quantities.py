@@ -64,7 +64,7 @@ def test_a_different_amount_is_not_stated(context, claim):
 
 @pytest.mark.parametrize("text", ["the T3 model", "a 4K screen", "in the 1990s", "MP3 files"])
 def test_codes_and_model_names_are_not_figures(text):
-    assert quantities(text) == []
+    assert quantities(text) == ()
 
 
 def test_a_capitalised_word_after_a_number_is_a_name_not_a_unit():

@@ -201,9 +201,11 @@ def opposite(claim: str, sentence: str) -> Change | None:
     ("On Mondays the museum is closed" is said there); and neither text may hold a negation
     (which may turn either round: "not free" is "paid").
     """
+    said = _parts(claim)
+    if not any(key in _ALTERNATIVE for key, _, _ in said):
+        return None
     if _negative(claim) or _negative(sentence):
         return None
-    said = _parts(claim)
     ctx = _parts(sentence)
     claim_keys = {key for key, _, _ in said}
     sentence_keys = {key for key, _, _ in ctx}
@@ -388,8 +390,11 @@ def swapped(claim: str, sentence: str) -> Change | None:
     does not.
     """
     said = _Words.of(claim)
+    claimed = said.runs()
+    if len(claimed) < 2:
+        return None
     context = _Words.of(sentence)
-    runs = [run for run in said.runs() if context.find(run) is not None]
+    runs = [run for run in claimed if context.find(run) is not None]
     for first, second in itertools.combinations(runs, 2):
         i, j = said.find(first), said.find(second)
         k, m = context.find(first), context.find(second)
