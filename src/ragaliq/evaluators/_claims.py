@@ -17,7 +17,10 @@ def checkable(verdicts: tuple[ClaimVerdict, ...]) -> tuple[ClaimVerdict, ...]:
 
     A claim flagged ``not_verifiable_offline`` is neither credited nor held against a response:
     the offline judge found nothing in the context to ground it and nothing to fault it, and a
-    score must not guess (Claude never sets the flag, so its scores are unchanged).
+    score must not guess. Claude never sets the flag, so its scores are unchanged, and the
+    evaluators keep their versions: only the offline judge's verdicts change, and its version
+    (in every report's provenance) changes with them, so a baseline judged before is never
+    compared silently.
     """
     return tuple(v for v in verdicts if v.verifiable)
 

@@ -6,7 +6,8 @@ which, quoting what the claim and the context say, so that a reviewer can check 
 - ``figure``: a figure of the claim the context does not state in any unit or spelling (24V,
   24-volt and 24 volts are one figure; sixty days, 60 days and two months are one duration),
   contradicted when the closest context sentence states another figure of the same kind ("2
-  hours" where it says "30 minutes") or other figures;
+  hours" where it says "30 minutes") or other figures; or a number of things the closest
+  sentence counts otherwise ("five lines" where it says "four lines");
 - ``date``: a weekday or month where the closest context sentence names another;
 - ``name``: a name the context lacks (the first word of a sentence, a weekday or a month is not a
   name);
@@ -248,10 +249,10 @@ def _name(a: Analysis) -> Finding | None:
         if a.context_cov >= PARTIAL_COVERAGE
         else Verdict.NOT_ENOUGH_INFO
     )
-    return Finding("name", verdict, f"Names not found in the context: {', '.join(name_words(a))}.")
+    return Finding("name", verdict, f"Names not found in the context: {', '.join(_name_words(a))}.")
 
 
-def name_words(a: Analysis) -> list[str]:
+def _name_words(a: Analysis) -> list[str]:
     """The claim's novel names as written (``Charles``, ``Babbage``), at most four."""
     written = [w for w in a.novel_words if w[:1].isupper() and w.lower() in a.novel_names]
     return (written or a.novel_names)[:4]

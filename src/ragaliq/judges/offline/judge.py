@@ -353,8 +353,8 @@ def _not_verifiable(a: Analysis, p: float, what: str) -> ClaimVerdict:
         verdict=Verdict.NOT_ENOUGH_INFO,
         evidence=_evidence(a),
         reason=(
-            f"Not verifiable offline: {what}, and no figure, name, negation or other finding "
-            "contradicts it."
+            "Not verifiable offline: no figure, name, negation or other finding contradicts it, "
+            f"but {what}."
         ),
         confidence=round(p, 3),
         flags=(NOT_VERIFIABLE,),
