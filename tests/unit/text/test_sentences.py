@@ -198,15 +198,21 @@ HANG_GUARD_S = 120
         "the plan costs $12, and the team grows, and it ships fast, and it works, ",
         "Dr. Smith met Mr. Jones at 4 p.m. on Jan. 5 e.g. at the office approx. two times etc. ",
         "A. B. C. D. E. F. G. ",
+        "Alpha Beta said Gamma Delta met Epsilon Zeta in Paris and London with Rome ",
     ],
 )
 def test_a_very_long_response_is_split_without_hanging(unit):
-    # A hang guard, not a timing assertion: the claims of 400,000 characters in a subprocess.
+    # A hang guard, not a timing assertion: 400,000 characters split and judged offline in a
+    # subprocess.
     code = (
-        "import sys\n"
-        "from ragaliq.judges.offline import extract_sentence_claims\n"
+        "import asyncio\n"
+        "from ragaliq.judges.offline import OfflineJudge, extract_sentence_claims\n"
+        "from ragaliq.models import TestCase\n"
         f"text = {unit!r} * (400_000 // {len(unit)})\n"
-        "print(len(extract_sentence_claims(text)))\n"
+        "claims = extract_sentence_claims(text)\n"
+        "case = TestCase(id='long', query='', context=('The plan costs $12.',), response=text)\n"
+        "asyncio.run(OfflineJudge().verify_claims(case, claims))\n"
+        "print(len(claims))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],
