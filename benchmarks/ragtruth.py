@@ -9,20 +9,25 @@ Every RAGTruth response is judged the way a run judges a case: the offline judge
 response's claims (its sentences) and verifies them against the context (the passages for qa, the
 article for summary, the business record as JSON for data2txt; the query is the question where
 there is one), and the response is predicted "hallucinated" when the hallucination evaluator
-finds at least one hallucinated claim. A response is labelled hallucinated when RAGTruth marks
-any span of it.
+finds at least one hallucinated claim: what the gate lists and fails on. A claim the judge marks
+not verifiable offline is not hallucinated there. A response is labelled hallucinated when
+RAGTruth marks any span of it.
 
 Held-out part: a source is held out when ``sha256(str(source_id)) mod 5 == 0`` (about a fifth of
 the sources of each task, with all their responses). The offline judge was tuned and its model
 trained on the other part only (``--split tune``); the figures quoted for it are the held-out ones.
 
-Printed per task (qa, summary, data2txt) and overall: precision, recall and F1 of the
-hallucinated class, balanced accuracy and responses per second; then the cascade figures (the
+Printed per task (qa, summary, data2txt) and overall: response-level precision, recall and F1 of
+the hallucinated class, balanced accuracy and responses per second; then the same with the
+responses that have a claim not verifiable offline counted as flagged too (what a reviewer would
+read, not what fails the gate); then the cascade figures (the
 share of claims the offline judge would send on to Claude and the judge calls saved, from its
 confidence, without a network); then WiCE claim-level accuracy and HaluEval QA (right against
 hallucinated answers, none of it used in training). The last line is:
 
-overall_f1=<x> overall_bacc=<x> qa_bacc=<x> summary_bacc=<x> data2txt_bacc=<x> responses_per_s=<x>
+overall_f1=<x> overall_bacc=<x> qa_bacc=<x> summary_bacc=<x> data2txt_bacc=<x>
+overall_precision=<x> qa_precision=<x> summary_precision=<x> data2txt_precision=<x>
+responses_per_s=<x>
 """
 
 from __future__ import annotations
@@ -146,6 +151,12 @@ class Judged:
     item: Item
     verdicts: tuple[ClaimVerdict, ...]
     predicted: bool
+    """A claim is hallucinated: what the gate lists."""
+
+    @property
+    def for_review(self) -> bool:
+        """A claim is hallucinated or not verifiable offline: what a reviewer would read."""
+        return self.predicted or any(not v.verifiable for v in self.verdicts)
 
 
 async def judge_all(items: Iterable[Item], judge: OfflineJudge) -> list[Judged]:
@@ -337,13 +348,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         subset = [j for j in judged if task == "overall" or j.item.task == task]
         scores[task] = Scores.of([(j.item.hallucinated, j.predicted) for j in subset])
         print(scores[task].row(task))
+    print("flagged for review (a claim hallucinated or not verifiable offline):")
+    for task in (*TASKS, "overall"):
+        subset = [j for j in judged if task == "overall" or j.item.task == task]
+        print(Scores.of([(j.item.hallucinated, j.for_review) for j in subset]).row(task))
     claims = sum(len(j.verdicts) for j in judged)
     print(
         f"responses={len(items)} claims={claims} cpu_s={seconds:.2f} "
         f"responses_per_s={per_second:.1f} (one core, CPU time of the judging loop)"
     )
-    verdicts = Counter(v.verdict.value for j in judged for v in j.verdicts)
-    print("verdicts: " + ", ".join(f"{k}={verdicts[k.value]}" for k in Verdict))
+    verdicts = Counter(v.verdict.value for j in judged for v in j.verdicts if v.verifiable)
+    unverifiable = sum(not v.verifiable for j in judged for v in j.verdicts)
+    print(
+        "verdicts: "
+        + ", ".join(f"{k}={verdicts[k.value]}" for k in Verdict)
+        + f", not verifiable offline={unverifiable}"
+    )
     print("cascade (offline settles confident claims, the rest go to Claude in one call):")
     for line in cascade_figures(judged):
         print(f"  {line}")
@@ -356,7 +376,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"overall_f1={scores['overall'].f1:.3f} overall_bacc={scores['overall'].bacc:.3f} "
         f"qa_bacc={scores['qa'].bacc:.3f} summary_bacc={scores['summary'].bacc:.3f} "
-        f"data2txt_bacc={scores['data2txt'].bacc:.3f} responses_per_s={per_second:.1f}"
+        f"data2txt_bacc={scores['data2txt'].bacc:.3f} "
+        + " ".join(f"{t}_precision={scores[t].precision:.3f}" for t in ("overall", *TASKS))
+        + f" responses_per_s={per_second:.1f}"
     )
 
 

@@ -45,12 +45,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from ragtruth import DEFAULT_DATA, TASKS, Scores, claim_labels, load_ragtruth  # noqa: E402
 
 from ragaliq.judges.offline.features import FEATURES, ContextIndex, analyse_claims  # noqa: E402
+from ragaliq.judges.offline.findings import find  # noqa: E402
 from ragaliq.judges.offline.judge import (  # noqa: E402
     MODEL_PATH,
+    adds_new_content,
     case_kind,
     extract_sentence_claims,
     model_of_kind,
-    rule_verdict,
 )
 
 L2 = 100.0
@@ -84,7 +85,8 @@ class Row:
     x: list[float]
     y: int
     ruled: bool
-    """Whether the judge's rules settle the claim as not SUPPORTED, whatever the model says."""
+    """Whether the claim is not SUPPORTED whatever the model says: a finding settles it, or it
+    adds new content to an answer that keeps to the context (then it is not verifiable)."""
 
     @property
     def regime(self) -> str:
@@ -115,7 +117,7 @@ def build_rows(data: Path) -> tuple[list[Row], list[tuple[str, bool]], list[int]
         for analysis, label in zip(
             analyse_claims(claims, index), claim_labels(item, claims), strict=True
         ):
-            ruled = rule_verdict(analysis) is not None
+            ruled = bool(find(analysis)) or adds_new_content(analysis)
             rows.append(Row(item.task, kind, response, fold, analysis.features, int(label), ruled))
     return rows, responses, folds
 

@@ -601,6 +601,8 @@
       node.textContent = ", " + plural(totals.claims, "claim");
     } else if (what.indexOf("verdict:") === 0) {
       node.textContent = fmt(totals.verdicts[codeOf[what.slice(8)]] || 0);
+    } else if (what === "unverifiable") {
+      node.textContent = fmt(totals.unverifiable || 0);
     }
   });
   var missing = byId("missing-note");

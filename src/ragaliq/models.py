@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
+    "NOT_VERIFIABLE",
     "SCHEMA_VERSION",
     "CasePlan",
     "CaseResult",
@@ -45,6 +46,12 @@ SCHEMA_VERSION = 1
 """Version of the report and baseline JSON layout; bumped on any incompatible change."""
 
 Status = Literal["ok", "error", "skipped"]
+
+NOT_VERIFIABLE = "not_verifiable_offline"
+"""Flag of a claim the offline judge could neither ground in the context nor fault (its verdict is
+NOT_ENOUGH_INFO). Such a claim is left out of the faithfulness and hallucination scores (and
+context recall's), and is never listed as hallucinated: it is shown apart, as "not verifiable
+offline". No other judge sets it, so Claude's scoring is unchanged."""
 
 
 class Verdict(StrEnum):
@@ -159,9 +166,15 @@ class ClaimVerdict(_Frozen):
     """One sentence on why."""
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     flags: tuple[str, ...] = ()
-    """Markers: ``unverified_evidence`` (a quote not in the context), ``unstable``, ..."""
+    """Markers: ``unverified_evidence`` (a quote not in the context), ``unstable``,
+    ``not_verifiable_offline`` (:data:`NOT_VERIFIABLE`), ..."""
     agreement: float | None = None
     """With ``judge.repeat``: the share of repetitions that gave this verdict."""
+
+    @property
+    def verifiable(self) -> bool:
+        """False for a claim the offline judge could neither ground nor fault."""
+        return NOT_VERIFIABLE not in self.flags
 
 
 class JudgeResult(BaseModel):

@@ -18,7 +18,7 @@ CONTEXT = (
 )
 RESPONSE = (
     "Annual plans can be refunded within 14 days of purchase. "
-    "The Business plan includes 2 TB of storage. The Business plan includes phone support."
+    "The Business plan includes 2 TB of storage. The Business plan includes support from Contoso."
 )
 
 

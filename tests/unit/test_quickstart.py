@@ -58,8 +58,12 @@ def gate(tmp_path, config: Path) -> tuple[int, str]:
 def test_gating_the_example_change_is_what_the_quick_start_says(tmp_path):
     code, output = gate(tmp_path, QUICKSTART / "ragaliq.yaml")
     assert code == 0, output
-    assert "3 newly hallucinated claims, 1 fixed" in output
-    assert "Newly hallucinated claims (3)" in (tmp_path / "comment.md").read_text("utf-8")
+    assert "2 newly hallucinated claims, 1 fixed" in output
+    assert "1 claim not verifiable offline" in output
+    comment = (tmp_path / "comment.md").read_text("utf-8")
+    assert "Newly hallucinated claims (2)" in comment
+    assert "1 claim not verifiable offline, not counted as hallucinated" in comment
+    assert "the owner gets an email reminder" in comment
     strict = tmp_path / "ragaliq.yaml"
     text = (QUICKSTART / "ragaliq.yaml").read_text(encoding="utf-8")
     strict.write_text(

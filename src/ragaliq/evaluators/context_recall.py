@@ -4,7 +4,9 @@ A case names what it needs as ``expected_facts`` (statements), or as an ``expect
 (split into its sentences). Each needed fact is verified against the context in the same judge
 call as the response's claims, so recall costs no extra call. The score is the mean weight of the
 facts' verdicts: supported 1, partly supported 0.5, anything else 0. A case that names no needed
-fact is skipped with the reason, never scored 0 or 1.
+fact is skipped with the reason, never scored 0 or 1. A fact the offline judge flags
+``not_verifiable_offline`` is left out of the mean, and a case whose every fact is not verifiable
+is skipped too.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ragaliq._fields import Flag
-from ragaliq.evaluators._claims import verdict_counts
+from ragaliq.evaluators._claims import checkable, none_verifiable, verdict_counts
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.models import CaseResult, EvaluationResult, Verdict
 from ragaliq.text.plain import plural
@@ -42,7 +44,7 @@ class ContextRecallEvaluator(Evaluator[ContextRecallOptions]):
         """The needed facts the context does not fully hold."""
         return [
             f"needed fact {label(f.verdict)}: {f.text}"
-            for f in case.facts
+            for f in checkable(case.facts)
             if f.verdict is not Verdict.SUPPORTED
         ]
 
@@ -53,8 +55,13 @@ class ContextRecallEvaluator(Evaluator[ContextRecallOptions]):
                 "The case names no expected_facts or expected_answer, so there is nothing "
                 "retrieval had to bring."
             )
-        missing = tuple(i for i, f in enumerate(facts) if f.verdict is not Verdict.SUPPORTED)
-        score = sum(RECALL_WEIGHTS.get(f.verdict, 0.0) for f in facts) / len(facts)
+        counted = checkable(facts)
+        if not counted:
+            return self.skipped(none_verifiable(len(facts), "needed fact"))
+        missing = tuple(
+            i for i, f in enumerate(facts) if f.verifiable and f.verdict is not Verdict.SUPPORTED
+        )
+        score = sum(RECALL_WEIGHTS.get(f.verdict, 0.0) for f in counted) / len(counted)
         return self.result(
             score,
             f"{plural(len(facts), 'needed fact')}: {verdict_counts(facts)}.",

@@ -1,4 +1,9 @@
-"""Faithfulness: how far the context backs the response, as the mean weight of its verdicts."""
+"""Faithfulness: how far the context backs the response, as the mean weight of its verdicts.
+
+Claims the offline judge flags ``not_verifiable_offline`` weigh nothing either way: the mean is
+over the other claims, and a case whose every claim is not verifiable is skipped (no score, never
+0 or 1).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,13 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from ragaliq._fields import Weight
-from ragaliq.evaluators._claims import NO_CLAIMS_NOTE, describe_claims, verdict_counts
+from ragaliq.evaluators._claims import (
+    NO_CLAIMS_NOTE,
+    checkable,
+    describe_claims,
+    none_verifiable,
+    verdict_counts,
+)
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.models import CaseResult, EvaluationResult, Verdict
 from ragaliq.text.plain import plural
@@ -47,7 +58,11 @@ class FaithfulnessOptions(EvaluatorOptions):
 
 
 class FaithfulnessEvaluator(Evaluator[FaithfulnessOptions]):
-    """Mean verdict weight over a response's claims, clamped to [0, 1]."""
+    """Mean verdict weight over a response's claims, clamped to [0, 1].
+
+    Claims not verifiable offline are left out of the mean; with only such claims the case is
+    skipped.
+    """
 
     name: ClassVar[str] = "faithfulness"
     version: ClassVar[str] = "1"
@@ -61,7 +76,9 @@ class FaithfulnessEvaluator(Evaluator[FaithfulnessOptions]):
 
     def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:
         """The claims that weigh less than a full point, with their verdicts and reasons."""
-        return describe_claims((c for c in case.claims if self.weights[c.verdict] < 1.0), label)
+        return describe_claims(
+            (c for c in checkable(case.claims) if self.weights[c.verdict] < 1.0), label
+        )
 
     def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
         verdicts = judgement.verdicts or ()
@@ -71,9 +88,15 @@ class FaithfulnessEvaluator(Evaluator[FaithfulnessOptions]):
                 "The response makes no factual claims, so it is vacuously faithful.",
                 {"note": NO_CLAIMS_NOTE, "claims": 0},
             )
-        total = sum(self.weights[v.verdict] for v in verdicts)
+        counted = checkable(verdicts)
+        if not counted:
+            return self.skipped(none_verifiable(len(verdicts)))
+        total = sum(self.weights[v.verdict] for v in counted)
+        details: dict[str, Any] = {"claims": len(verdicts)}
+        if len(counted) < len(verdicts):
+            details["not_verifiable"] = len(verdicts) - len(counted)
         return self.result(
-            total / len(verdicts),
+            total / len(counted),
             f"{plural(len(verdicts), 'claim')}: {verdict_counts(verdicts)}.",
-            {"claims": len(verdicts)},
+            details,
         )

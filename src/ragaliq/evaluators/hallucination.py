@@ -1,11 +1,25 @@
-"""Hallucination: the share of claims the context does not back, and which ones they are."""
+"""Hallucination: the share of claims the context does not back, and which ones they are.
+
+A claim the offline judge flags ``not_verifiable_offline`` is not hallucinated and not counted:
+the score is over the other claims, and a case whose every claim is not verifiable is skipped (no
+score, never 0 or 1). It is never among the flagged claims, so the gate never lists it as newly
+hallucinated.
+"""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
 from ragaliq._fields import Fraction
-from ragaliq.evaluators._claims import NO_CLAIMS_NOTE, all_are, describe_claims, of_total_are
+from ragaliq.evaluators._claims import (
+    NO_CLAIMS_NOTE,
+    all_are,
+    checkable,
+    describe_claims,
+    none_verifiable,
+    not_verifiable_note,
+    of_total_are,
+)
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.models import CaseResult, ClaimVerdict, EvaluationResult, Verdict
 
@@ -25,7 +39,8 @@ class HallucinationEvaluator(Evaluator[HallucinationOptions]):
     """Score ``1 - hallucinated / claims``; a claim is hallucinated unless SUPPORTED.
 
     With ``min_confidence`` set, a SUPPORTED verdict below that confidence counts as hallucinated.
-    The hallucinated claims are the result's ``flagged_claims``.
+    The hallucinated claims are the result's ``flagged_claims``. Claims not verifiable offline
+    are neither hallucinated nor counted; with only such claims the case is skipped.
     """
 
     name: ClassVar[str] = "hallucination"
@@ -36,6 +51,8 @@ class HallucinationEvaluator(Evaluator[HallucinationOptions]):
 
     def is_hallucinated(self, verdict: ClaimVerdict) -> bool:
         """Whether one claim counts as hallucinated under this evaluator's options."""
+        if not verdict.verifiable:
+            return False
         if verdict.verdict is not Verdict.SUPPORTED:
             return True
         floor = self.settings.min_confidence
@@ -54,17 +71,22 @@ class HallucinationEvaluator(Evaluator[HallucinationOptions]):
                 {"note": NO_CLAIMS_NOTE, "claims": 0},
                 flagged=(),
             )
+        counted = len(checkable(verdicts))
+        if not counted:
+            return self.skipped(none_verifiable(len(verdicts)))
         hallucinated = tuple(i for i, v in enumerate(verdicts) if self.is_hallucinated(v))
         reasoning = (
-            f"{of_total_are(len(hallucinated), len(verdicts), 'claim')} not supported by the "
-            "context."
+            f"{of_total_are(len(hallucinated), counted, 'claim')} not supported by the context."
             if hallucinated
-            else f"{all_are(len(verdicts), 'claim')} supported by the context."
+            else f"{all_are(counted, 'claim')} supported by the context."
         )
+        details: dict[str, int] = {"claims": len(verdicts)}
+        if counted < len(verdicts):
+            details["not_verifiable"] = len(verdicts) - counted
         return self.result(
-            1.0 - len(hallucinated) / len(verdicts),
-            reasoning,
-            {"claims": len(verdicts)},
+            1.0 - len(hallucinated) / counted,
+            reasoning + not_verifiable_note(len(verdicts) - counted),
+            details,
             flagged=hallucinated,
         )
 

@@ -3,7 +3,9 @@
 An evaluator passes when its head score reaches its threshold and, on the cases both runs share,
 has not dropped more than ``max_drop`` below the baseline. A claim is *newly hallucinated* when it
 is hallucinated in the head run and no hallucinated claim of the same case in the baseline matches
-it (:mod:`ragaliq.text.matching`), so that a re-worded claim is not reported as new.
+it (:mod:`ragaliq.text.matching`), so that a re-worded claim is not reported as new. A claim the
+offline judge could neither ground nor fault is never hallucinated; the claims of changed cases
+that it flags so are listed apart, as not verifiable offline.
 
 The comparison takes the head's cases one at a time (:class:`Comparison`), against the baseline's
 compact index, so a suite of any size is decided without holding its report: it can follow a run
@@ -109,6 +111,7 @@ class Comparison:
         self._first_run = _Listed[ClaimChange](listed)
         self._fixed = _Listed[ClaimChange](listed)
         self._unstable = _Listed[ClaimChange](listed)
+        self._unverifiable = _Listed[ClaimChange](listed)
         self._lost_facts = _Listed[ClaimChange](listed)
         self._irrelevant = _Listed[IrrelevantChunk](listed)
         self._regressed: list[tuple[float, RegressedCase]] = []
@@ -134,6 +137,7 @@ class Comparison:
                         case_id=case.id, query=case.query, rank=rank, reason=rating.reason
                     )
                 )
+        self._list_unverifiable(case, before)
         if self.baseline is None:
             if case.status == "ok":
                 for claim in hallucinated_claims(case):
@@ -149,8 +153,18 @@ class Comparison:
             self._claims(case, before)
             held = {normalise(text) for text in before.held_facts}
             for fact in case.facts:
+                if not fact.verifiable:
+                    continue  # the offline judge cannot tell: not a lost fact
                 if fact.verdict is not Verdict.SUPPORTED and normalise(fact.text) in held:
                     self._lost_facts.add(_change(case.id, case.query, fact))
+
+    def _list_unverifiable(self, case: CaseResult, before: BaselineCase | None) -> None:
+        """The claims not verifiable offline of a case judged anew (new, or changed)."""
+        if case.status != "ok" or (before is not None and before.input_hash == case.input_hash):
+            return
+        for claim in case.claims:
+            if not claim.verifiable:
+                self._unverifiable.add(_change(case.id, case.query, claim))
 
     def _claims(self, case: CaseResult, before: BaselineCase | None) -> None:
         """Claims hallucinated now and not before (new), and before but not now (fixed)."""
@@ -187,8 +201,8 @@ class Comparison:
             return
         for name, old in before.scores.items():
             new = case.results.get(name)
-            if new is None:
-                continue
+            if new is None or new.status == "skipped":
+                continue  # nothing to score now (every claim not verifiable offline) is no drop
             drop = old - (new.score if new.score is not None else 0.0)
             if new.score is None or drop > self.rules.drop_for(name) + 1e-9:
                 self._regressed_total += 1
@@ -247,6 +261,7 @@ class Comparison:
             "hallucinations": self._first_run,
             "fixed_hallucinations": self._fixed,
             "unstable_claims": self._unstable,
+            "unverifiable_claims": self._unverifiable,
             "lost_facts": self._lost_facts,
             "irrelevant_chunks": self._irrelevant,
             "errors": self._errors,
@@ -267,6 +282,7 @@ class Comparison:
             hallucinations=tuple(self._first_run.items),
             fixed_hallucinations=tuple(self._fixed.items),
             unstable_claims=tuple(self._unstable.items),
+            unverifiable_claims=tuple(self._unverifiable.items),
             regressed_cases=tuple(regressed),
             lost_facts=tuple(self._lost_facts.items),
             irrelevant_chunks=tuple(self._irrelevant.items),

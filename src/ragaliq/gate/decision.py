@@ -120,6 +120,10 @@ class GateDecision(_Model):
     fixed_hallucinations: tuple[ClaimChange, ...] = ()
     unstable_claims: tuple[ClaimChange, ...] = ()
     """Hallucinated claims whose repeated verdicts disagreed; not new unless counted."""
+    unverifiable_claims: tuple[ClaimChange, ...] = ()
+    """Claims the offline judge could neither ground nor fault (``not_verifiable_offline``), in
+    the cases new or changed since the baseline (every case without one): shown apart, never
+    counted as hallucinated."""
     regressed_cases: tuple[RegressedCase, ...] = ()
     lost_facts: tuple[ClaimChange, ...] = ()
     """Needed facts the baseline's context held and this run's does not (context recall)."""

@@ -103,6 +103,12 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
             f"{len(decision.fixed_hallucinations)} fixed, "
             f"{plural(len(decision.regressed_cases), 'regressed case score')}, {errors}"
         )
+    unverifiable = decision.count("unverifiable_claims")
+    if unverifiable:
+        lines.append(
+            f"{plural(unverifiable, 'claim')} not verifiable offline (the offline judge could "
+            "neither ground nor fault them), not counted as hallucinated"
+        )
     for change in listed[:10]:
         lines.append(
             f"  {label} {one_line(change.case_id)}: {one_line(change.claim)} "

@@ -99,6 +99,10 @@ _FLAG_LABELS = {
     "empty_context": "no context was retrieved",
     "unstable": "unstable: the judge's repeated verdicts disagreed",
     "offline_confident": "the offline judge is confident",
+    "not_verifiable_offline": (
+        "not verifiable offline: the offline judge could neither ground nor fault it; not "
+        "counted as hallucinated"
+    ),
 }
 _STATUS_LABELS: dict[EvaluatorStatus, str] = {
     "pass": "pass",
@@ -438,6 +442,8 @@ class _Totals:
     missing: int = 0
     """Cases whose response is not shown: not in the dataset, or changed since they were judged."""
     verdicts: Counter[Verdict] = field(default_factory=Counter)
+    unverifiable: int = 0
+    """Claims the offline judge could neither ground nor fault."""
 
 
 def _trim(record: list[Any]) -> list[Any]:
@@ -582,6 +588,7 @@ def _case_record(
         new_count += new
         claims.append(_verdict_record(claim, strings, response=response, span=span, new=new))
         totals.verdicts[claim.verdict] += 1
+        totals.unverifiable += not claim.verifiable
     if claims:
         record["c"] = claims
     if case.facts:
@@ -724,6 +731,7 @@ def write_html_report(
         "chunks": totals.chunks,
         "missing": totals.missing,
         "verdicts": [totals.verdicts[v] for v in VERDICT_CODES],
+        "unverifiable": totals.unverifiable,
         "strings": list(strings.table),
     }
     out.write('<script type="application/json" id="rq-totals">')

@@ -561,6 +561,7 @@ def _limits(decision: GateDecision, cases: int = 0) -> _Limits:
         "new": len(decision.hallucinations if decision.first_run else decision.new_hallucinations),
         "fixed": len(decision.fixed_hallucinations),
         "unstable": len(decision.unstable_claims),
+        "unverifiable": len(decision.unverifiable_claims),
         "regressed": len(decision.regressed_cases),
         "lost_facts": len(decision.lost_facts),
         "chunks": len(decision.irrelevant_chunks),
@@ -573,6 +574,7 @@ def _limits(decision: GateDecision, cases: int = 0) -> _Limits:
 
 
 _COMMENT_STEPS: tuple[_Step, ...] = (
+    ("unverifiable", 5),
     ("chunks", 10),
     ("lost_facts", 10),
     ("fixed", 5),
@@ -583,6 +585,7 @@ _COMMENT_STEPS: tuple[_Step, ...] = (
     ("new", 10),
     ("fixed", 0),
     ("unstable", 0),
+    ("unverifiable", 0),
     ("regressed", 0),
     ("chunks", 0),
     ("lost_facts", 0),
@@ -598,6 +601,7 @@ _SUMMARY_STEPS: tuple[_Step, ...] = (
     ("removed", 20),
     ("fixed", 20),
     ("unstable", 20),
+    ("unverifiable", 20),
     ("regressed", 20),
     ("errors", 20),
     ("detail", False),
@@ -607,6 +611,7 @@ _SUMMARY_STEPS: tuple[_Step, ...] = (
     ("removed", 0),
     ("fixed", 0),
     ("unstable", 0),
+    ("unverifiable", 0),
     ("regressed", 0),
     ("chunks", 0),
     ("lost_facts", 0),

@@ -18,6 +18,7 @@ sentences are not split into clauses (:func:`split_context`).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 
@@ -42,6 +43,22 @@ _FINAL = re.compile(r"[.!?:;][\"'\u201d\u2019)\]*_]*\s*$")
 _CLOSERS = "\"'\u201d\u2019)]"
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?P<close>[\"'\u201d\u2019)\]]*)\s+|(?<=:)\s+(?=[A-Z])")
 _NUMBER_NEXT = re.compile(r"\s*[#\d]")
+_NEXT_WORD = re.compile(r"[A-Z][a-z]*\b")
+NEVER_FINAL = frozenset(
+    """
+    mr mrs ms dr prof sr jr st mt vs e.g i.e eg ie cf al nos fig figs vol vols gen col lt sgt
+    capt rev hon gov sen rep
+    """.split()
+)
+"""Abbreviations that never end a sentence: titles before a name, and the likes of ``e.g.``."""
+SENTENCE_STARTERS = frozenset(
+    """
+    the a an it its this that these those there they we you he she i if in on at for our your
+    their his her my when while after before as all each every some most many no yes please but
+    and so then also however with what how why where who
+    """.split()
+)
+"""Capitalised words that start a new sentence after an abbreviation that may end one."""
 
 
 def split_sentences(text: str) -> list[str]:
@@ -181,20 +198,20 @@ def _plain(cell: str) -> str:
 
 
 def _split_paragraph(text: str, *, clauses: bool) -> list[str]:
+    """The sentences of one paragraph (and their clauses), in time linear in its length."""
     parts: list[str] = []
     start = 0
-    quoted = _quoted_spans(text)
+    quoted = _Spans(_quoted_spans(text))
     for match in _SENTENCE_END.finditer(text):
         end = match.end("close") if match.group("close") is not None else match.start()
-        candidate = text[start:end].rstrip()
-        if _in_spans(end - 1 if match.group("close") else match.start(), quoted):
+        if quoted.holds(end - 1 if match.group("close") else match.start()):
             continue  # a sentence inside a quote does not end the quoting sentence
-        following = text[match.end() : match.end() + 1]
-        if _ends_with_abbreviation(candidate, text[match.end() :]):
+        if _ends_with_abbreviation(text, start, end, match.end()):
             continue
+        following = text[match.end() : match.end() + 1]
         if following and following.islower():
             continue  # "approx. five" or "e.g. the": no new sentence starts lower case
-        parts.append(candidate)
+        parts.append(text[start:end].rstrip())
         start = match.end()
     parts.append(text[start:].strip())
     sentences = [p for p in parts if p]
@@ -219,19 +236,51 @@ def _quoted_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _in_spans(position: int, spans: list[tuple[int, int]]) -> bool:
-    return any(start < position < end for start, end in spans)
+class _Spans:
+    """Open intervals, merged where they overlap: whether one holds a position, in log time."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        merged: list[list[int]] = []
+        for start, end in sorted(spans):
+            if merged and start < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        self.starts = [start for start, _ in merged]
+        self.ends = [end for _, end in merged]
+
+    def holds(self, position: int) -> bool:
+        """Whether ``start < position < end`` for some interval."""
+        k = bisect.bisect_left(self.starts, position) - 1
+        return k >= 0 and position < self.ends[k]
 
 
-def _ends_with_abbreviation(text: str, rest: str) -> bool:
-    last = text.rsplit(maxsplit=1)[-1] if text.strip() else ""
+def _last_word(text: str, start: int, end: int) -> str:
+    """The last whitespace-delimited word of ``text[start:end]`` (which ends in no space)."""
+    i = end
+    while i > start and not text[i - 1].isspace():
+        i -= 1
+    return text[i:end]
+
+
+def _ends_with_abbreviation(text: str, start: int, end: int, rest: int) -> bool:
+    """Whether the full stop at ``text[end - 1]`` ends an abbreviation rather than a sentence.
+
+    An abbreviation that cannot end a sentence (a title before a name, ``e.g.``) never ends one;
+    any other (``a.m.``, ``etc.``, ``Inc.``) ends one when the next word is a capitalised word
+    that starts sentences (``... 4 a.m. The thermostat ...``).
+    """
+    last = _last_word(text, start, end)
     token = last.lower().rstrip(".!?\"')").lstrip("(\"'")
     if not token:
         return False
     if token == "no":
-        return bool(_NUMBER_NEXT.match(rest)) and last.endswith(".")
+        return bool(_NUMBER_NEXT.match(text, rest)) and last.endswith(".")
     if token in ABBREVIATIONS:
-        return True
+        if token in NEVER_FINAL or not last.endswith("."):
+            return True
+        following = _NEXT_WORD.match(text, rest)
+        return following is None or following.group(0).lower() not in SENTENCE_STARTERS
     # single initials such as "J." in "J. R. R. Tolkien"
     return len(token) == 1 and token.isalpha() and last.endswith(".")
 
@@ -291,22 +340,24 @@ def split_clauses(sentence: str) -> list[str]:
     It splits where ``;`` or ``, and`` / ``, but`` / ``, yet`` / ``, so`` joins clauses that each
     have a subject and a verb of their own (``Refunds take 14 days, and the Business plan costs
     $12.``); lists (``Paris, London, and Rome``) and shared subjects (``It syncs files, and keeps
-    versions``) stay whole.
+    versions``) stay whole. The sentence is read once, so the time is linear in its length.
     """
+    words = _Words(sentence)
     pieces: list[str] = []
     start = 0
     for match in _JOINERS.finditer(sentence):
-        left = (
-            _without_joiner(sentence[start : match.start()])
-            if pieces
-            else sentence[: match.start()]
-        )
-        right = sentence[match.end() :]
-        if ";" not in match.group(0):
-            right = right.split(maxsplit=1)[1] if len(right.split(maxsplit=1)) > 1 else ""
-        if not _is_clause(left, first=not pieces) or not _is_clause(right, first=False):
+        first = words.index_at(start)
+        begin = start
+        if pieces and first < len(words.lower) and words.lower[first] in _JOINER_WORDS:
+            first += 1  # "and the plan costs $12": the clause starts after its joiner
+            begin = words.starts[first] if first < len(words.starts) else match.start()
+        stop = words.index_at(match.start())
+        after = words.index_at(match.end()) + (0 if ";" in match.group(0) else 1)
+        if not words.is_clause(first, stop, first=not pieces) or not words.is_clause(
+            after, len(words.lower), first=False
+        ):
             continue
-        pieces.append(left.strip())
+        pieces.append(sentence[begin : match.start()].strip())
         start = match.end()
     if not pieces:
         return [sentence]
@@ -322,9 +373,44 @@ def split_clauses(sentence: str) -> list[str]:
     return out
 
 
-def _without_joiner(piece: str) -> str:
-    first, _, rest = piece.strip().partition(" ")
-    return rest if first.lower() in ("and", "but", "yet", "so") else piece
+_JOINER_WORDS = frozenset(("and", "but", "yet", "so"))
+
+
+class _Words:
+    """A sentence's words with where each starts, and where the next verb is after each."""
+
+    def __init__(self, sentence: str) -> None:
+        found = list(_TOKEN.finditer(sentence))
+        self.starts = [m.start() for m in found]
+        self.upper = [m.group(0)[:1].isupper() for m in found]
+        self.lower = [m.group(0).lower().replace("\u2019", "'") for m in found]
+        self.next_verb = [len(found)] * (len(found) + 1)
+        for k in range(len(found) - 1, -1, -1):
+            self.next_verb[k] = k if _is_verb(self.lower[k]) else self.next_verb[k + 1]
+
+    def index_at(self, position: int) -> int:
+        """The first word that starts at or after ``position``."""
+        return bisect.bisect_left(self.starts, position)
+
+    def is_clause(self, i: int, j: int, *, first: bool) -> bool:
+        """Whether words ``i`` to ``j`` read as a clause: a subject, a verb, some substance.
+
+        After a joiner the subject must say so: a pronoun, a determiner (``the``, ``its``,
+        ``all``) or a name; a bare noun may be the next item of a list (``cheese, and wine costs
+        extra``).
+        """
+        if j - i < MIN_CLAUSE_WORDS:
+            return False
+        if self.lower[i] in _AUXILIARIES:
+            return False  # a verb with no subject before it ("and is available on Team plans")
+        verb = self.next_verb[i + 1]
+        if verb >= j:
+            return False  # no verb after a subject ("and keeps versions", "and Rome")
+        if first:
+            return True
+        if self.lower[i] in _NOT_SUBJECT or verb - i > 4:
+            return False
+        return self.lower[i] in _SUBJECT_START or self.upper[i]
 
 
 def _capitalise(piece: str) -> str:
@@ -332,29 +418,6 @@ def _capitalise(piece: str) -> str:
         if piece.lower().startswith(word):
             piece = piece[len(word) :]
     return piece[:1].upper() + piece[1:]
-
-
-def _is_clause(text: str, *, first: bool) -> bool:
-    """Whether text reads as a clause of its own: a subject, then a verb, and some substance.
-
-    After a joiner the subject must say so: a pronoun, a determiner (``the``, ``its``, ``all``)
-    or a name; a bare noun may be the next item of a list (``cheese, and wine costs extra``).
-    """
-    written = _TOKEN.findall(text)
-    words = [w.lower().replace("\u2019", "'") for w in written]
-    if len(words) < MIN_CLAUSE_WORDS:
-        return False
-    if words[0] in _AUXILIARIES:
-        return False  # a verb with no subject before it ("and is available on Team plans")
-    verb = next((k for k, w in enumerate(words) if k and _is_verb(w)), None)
-    if verb is None:
-        return False  # no verb after a subject ("and keeps versions", "and Rome")
-    if first:
-        return True
-    subject = words[:verb]
-    if subject[0] in _NOT_SUBJECT or len(subject) > 4:
-        return False
-    return subject[0] in _SUBJECT_START or written[0][:1].isupper()
 
 
 def _is_verb(word: str) -> bool:

@@ -9,11 +9,15 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ragaliq.text.quantities import DURATION_PHRASES, UNITS, format_value, quantities
+from ragaliq.text.quantities import NUMBER_WORDS as NUMBER_VALUES
 from ragaliq.text.sentences import split_context, split_sentences
 
 __all__ = [
+    "CALENDAR",
     "NEGATIONS",
     "STOPWORDS",
+    "calendar_words",
     "content_tokens",
     "content_words",
     "drop_answer_word",
@@ -21,6 +25,7 @@ __all__ = [
     "is_negated",
     "names",
     "negated_words",
+    "negation_count",
     "numbers",
     "split_context",
     "split_sentences",
@@ -49,21 +54,14 @@ NEGATIONS = frozenset(
 )
 
 NUMBER_WORDS = {
-    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
-    "thirteen": "13", "fourteen": "14", "fifteen": "15", "sixteen": "16", "seventeen": "17",
-    "eighteen": "18", "nineteen": "19", "twenty": "20", "thirty": "30", "forty": "40",
-    "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90",
-    "hundred": "100", "thousand": "1000", "million": "1000000", "billion": "1000000000",
+    **{word: format_value(value) for word, value in NUMBER_VALUES.items()},
     "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "half": "0.5",
-    "once": "1", "twice": "2", "dozen": "12",
+    "once": "1", "twice": "2",
 }  # fmt: skip
+"""Number words and ordinals, each read as the number it stands for."""
 
 _PHRASES = (
-    (r"\b(?:an?\s+)?hour and a half\b|\b(?:one|1|an?)\s+and\s+a\s+half\s+hours?\b", "90 minutes"),
-    (r"\bthree[\s-]quarters\s+of\s+an\s+hour\b", "45 minutes"),
-    (r"\b(?:a\s+)?quarter(?:\s+of)?(?:\s+an|-an)?[\s-]hour\b", "15 minutes"),
-    (r"\b(?:a\s+)?half(?:\s+an|-an|\s+a)?[\s-]hour\b", "30 minutes"),
+    *DURATION_PHRASES,
     (r"\b(?:on|by)\s+(?:their|his|her|its|my|your|our)\s+own\b", "themselves"),
     (
         r"\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b|\bfor free\b"
@@ -101,7 +99,6 @@ SYNONYMS = (
 )
 """Words that stand for one another (light synonymy): each group reads as its first word."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\$?\d+(?:,\d{3})*(?:\.\d+)?(?:st|nd|rd|th)?%?(?![\w])")
 
 
 @lru_cache(maxsize=8192)
@@ -187,6 +184,11 @@ def content_words(text: str) -> list[str]:
 
 def content_tokens(text: str) -> list[tuple[str, str]]:
     """Like :func:`content_words`, each paired with the word as written (for reasons)."""
+    return list(_content_tokens(text))
+
+
+@lru_cache(maxsize=16384)
+def _content_tokens(text: str) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     for token in _WORD.findall(_read_phrases(text)):
         lower = token.lower()
@@ -196,25 +198,27 @@ def content_tokens(text: str) -> list[tuple[str, str]]:
             out.append((NUMBER_WORDS[lower], token))
         elif token[0].isdigit():
             out.append((_normalise_number(token), token))
+        elif lower in _UNIT_KEYS and (len(lower) > 1 or token in "VW"):
+            out.append((_UNIT_KEYS[lower], token))
+        elif lower in CALENDAR and (lower == CALENDAR[lower] or token[:1].isupper()):
+            out.append((CALENDAR[lower], token))
         else:
             out.append((word_key(lower), token))
-    return out
+    return tuple(out)
 
 
 def numbers(text: str) -> set[str]:
-    """The numbers a text states, normalised (``1,000`` → ``1000``, ``3.50`` → ``3.5``)."""
-    text = _read_phrases(text)
-    found = {_normalise_number(m.group(0)) for m in _NUMBER.finditer(text)}
-    for token in _WORD.findall(text):
-        lower = token.lower()
-        if lower in NUMBER_WORDS and lower not in {"one", "first", "once", "second", "half"}:
-            found.add(NUMBER_WORDS[lower])
-    return found
+    """The numbers a text states, normalised (``1,000`` → ``1000``, ``3.50`` → ``3.5``).
+
+    Figures in digits or in words (``24V``, ``sixty days``), but not a bare "one", which is more
+    often a pronoun than a count.
+    """
+    return {q.key for q in quantities(text) if not (q.in_words and q.unit is None and q.value == 1)}
 
 
 def figures(text: str) -> set[str]:
     """The numbers a text writes in digits, normalised: the ones a reader checks."""
-    return {_normalise_number(m.group(0)) for m in _NUMBER.finditer(_read_phrases(text))}
+    return {q.key for q in quantities(text) if not q.in_words}
 
 
 def _normalise_number(token: str) -> str:
@@ -235,6 +239,17 @@ def is_negated(text: str) -> bool:
     return (
         any(token.lower().replace("\u2019", "'") in NEGATIONS for token in _WORD.findall(text))
         or "n't" in text.lower()
+    )
+
+
+def negation_count(text: str) -> int:
+    """How many negations a sentence holds ("does not work without it": two)."""
+    cleaned = _NOT_A_NEGATION.sub(" ", _read_phrases(text))
+    return sum(
+        1
+        for token in _WORD.findall(cleaned)
+        if token.lower().replace("\u2019", "'") in NEGATIONS
+        or token.lower().replace("\u2019", "'").endswith("n't")
     )
 
 
@@ -278,12 +293,23 @@ _NAME_RUN = re.compile(
     r"(?<![\w'\u2019-])[A-Z][\w'\u2019-]*(?:\s+(?:of|de|la|du|von|van|the|and|&)?\s*"
     r"[A-Z][\w'\u2019-]*)*"
 )
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;\"\u201c(]\s*)$")
+_OPENERS = '.!?:;"\u201c('
+_DASHES = "-\u2013\u2014*\u2022"
 
 
 def starts_sentence(text: str, index: int) -> bool:
-    """Whether the word at ``index`` starts a sentence (or a quote or an aside)."""
-    return bool(_SENTENCE_START.search(text[:index]))
+    """Whether the word at ``index`` starts a sentence (or a quote, an aside or a list item).
+
+    Only the spaces and the one character before the word are read, so asking about every word
+    of a long text takes time linear in its length. A dash counts with a space after it ("Wine -
+    Drinking a glass"), not inside a word ("US-led").
+    """
+    i = index
+    while i > 0 and text[i - 1].isspace():
+        i -= 1
+    if i == 0 or text[i - 1] in _OPENERS:
+        return True
+    return i < index and text[i - 1] in _DASHES
 
 
 _COMMON_CAPITALISED = frozenset(
@@ -292,26 +318,62 @@ _COMMON_CAPITALISED = frozenset(
     ms dr st
     """.split()
 )
+CALENDAR = {
+    **{day: day for day in "monday tuesday wednesday thursday friday saturday sunday".split()},
+    **{month: month for month in (
+        "january february march april may june july august september october november december"
+    ).split()},
+    "mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday", "weds": "wednesday",
+    "thu": "thursday", "thur": "thursday", "thurs": "thursday", "fri": "friday",
+    "sat": "saturday", "sun": "sunday", "jan": "january", "feb": "february", "mar": "march",
+    "apr": "april", "jun": "june", "jul": "july", "aug": "august", "sep": "september",
+    "sept": "september", "oct": "october", "nov": "november", "dec": "december",
+}  # fmt: skip
+"""Weekdays and months, and their abbreviations, each read as the full name: dates, not names."""
+_CALENDAR_WORD = re.compile(
+    r"(?<![\w'-])(" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")\b\.?", re.I
+)
+
+
+def calendar_words(text: str) -> list[tuple[str, str]]:
+    """The weekdays and months a text names (``Jan``, ``Mon.``): each full name, and as written.
+
+    An abbreviation counts when capitalised (``Sat``, not "sat"); "May" not at the start of a
+    sentence ("May I ..." asks).
+    """
+    found = []
+    for match in _CALENDAR_WORD.finditer(text):
+        word = match.group(1)
+        full = CALENDAR[word.lower()]
+        if word.lower() != full and not word[:1].isupper():
+            continue
+        if full == "may" and (not word[:1].isupper() or starts_sentence(text, match.start())):
+            continue
+        found.append((full, word))
+    return found
 
 
 def names(text: str) -> list[str]:
     """Words of capitalised runs that are probably names (``Rand Paul``, ``South China Sea``).
 
-    A capitalised word that only starts the sentence (``However``, ``The``) is not a name; a
-    run of capitalised words is one even at the start. Stopwords inside names are dropped, and a
-    name with hyphens or digits counts by its letter runs (``US-led``: ``us``, ``led``).
+    The first word of a sentence is never read as a name, whatever follows: it is capitalised
+    because it starts the sentence, and is as often a verb ("Send the T3 back", "Click
+    Settings") as a name. Weekdays and months (and their abbreviations) are dates, not names.
+    Stopwords inside names are dropped, and a name with hyphens or digits counts by its letter
+    runs (``US-led``: ``us``, ``led``).
     """
     found: list[str] = []
     for match in _NAME_RUN.finditer(text):
         parts = [p for p in re.split(r"\s+", match.group(0)) if p[:1].isupper()]
-        at_start = starts_sentence(text, match.start())
-        if at_start and len(parts) == 1:
-            continue
+        if starts_sentence(text, match.start()):
+            parts = parts[1:]
         for part in parts:
             lower = part.lower().replace("\u2019", "'")
             if lower.endswith("'s"):
                 lower = lower[:-2]
             if lower in STOPWORDS or lower in NUMBER_WORDS or (part.isupper() and len(part) > 5):
+                continue
+            if lower.rstrip(".") in CALENDAR:
                 continue
             for piece in re.findall(r"[a-z]{2,}", lower):
                 if piece not in STOPWORDS and piece not in _COMMON_CAPITALISED:
@@ -322,3 +384,9 @@ def names(text: str) -> list[str]:
 _SYNONYM_KEYS = {
     stem(word): stem(group.split()[0]) for group in SYNONYMS for word in group.split()[1:]
 }
+_UNIT_KEYS = {
+    spelling: word_key(unit.name.split()[0].lower())
+    for spelling, unit in UNITS.items()
+    if spelling[0].isalpha()
+}
+"""Unit words, each read as its unit (``V``, ``volt`` and ``volts`` as ``volt``)."""

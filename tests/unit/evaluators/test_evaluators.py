@@ -13,7 +13,7 @@ from ragaliq.evaluators import (
     build_evaluators,
     evaluator_class,
 )
-from ragaliq.models import RelevanceResult, Verdict
+from ragaliq.models import NOT_VERIFIABLE, ClaimVerdict, RelevanceResult, Verdict
 from tests.conftest import make_case, make_verdict
 
 S, P, N, C = (
@@ -177,3 +177,45 @@ def test_passed_compares_with_the_threshold():
     evaluator = FaithfulnessEvaluator(threshold=0.5)
     assert evaluator.evaluate(judged(S, N)).passed is True
     assert evaluator.evaluate(judged(S, N, N)).passed is False
+
+
+def not_verifiable(text: str = "a claim the offline judge cannot tell") -> ClaimVerdict:
+    return make_verdict(N, text=text, flags=(NOT_VERIFIABLE,))
+
+
+@pytest.mark.parametrize(
+    ("evaluator", "expected"), [(FaithfulnessEvaluator(), 0.5), (HallucinationEvaluator(), 0.5)]
+)
+def test_a_claim_not_verifiable_offline_weighs_nothing_either_way(evaluator, expected):
+    counted = (make_verdict(S, text="one"), make_verdict(C, text="two"))
+    judgement = CaseJudgement(case=make_case(), verdicts=(*counted, not_verifiable()))
+    result = evaluator.evaluate(judgement)
+    assert result.score == pytest.approx(expected)
+    assert result.details == {"claims": 3, "not_verifiable": 1}
+    assert "1 not verifiable offline" in result.reasoning or "not verifiable" in result.reasoning
+
+
+def test_a_claim_not_verifiable_offline_is_never_hallucinated():
+    judgement = CaseJudgement(
+        case=make_case(), verdicts=(make_verdict(C, text="wrong"), not_verifiable())
+    )
+    result = HallucinationEvaluator().evaluate(judgement)
+    assert result.flagged_claims == (0,)
+    assert result.reasoning == (
+        "1 of 1 claim is not supported by the context. 1 claim not verifiable offline is left out."
+    )
+
+
+@pytest.mark.parametrize("evaluator", [FaithfulnessEvaluator(), HallucinationEvaluator()])
+def test_a_case_whose_every_claim_is_not_verifiable_has_no_score(evaluator):
+    judgement = CaseJudgement(case=make_case(), verdicts=(not_verifiable(), not_verifiable("b")))
+    result = evaluator.evaluate(judgement)
+    assert result.status == "skipped"
+    assert result.score is None and result.passed is None
+    assert "not verifiable offline" in result.reasoning
+
+
+def test_claudes_not_enough_info_still_counts_as_before():
+    judgement = judged(S, N)
+    assert FaithfulnessEvaluator().evaluate(judgement).score == pytest.approx(0.5)
+    assert HallucinationEvaluator().evaluate(judgement).flagged_claims == (1,)

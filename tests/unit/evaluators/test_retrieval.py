@@ -12,7 +12,7 @@ from ragaliq.evaluators import (
     HallucinationEvaluator,
     RelevanceEvaluator,
 )
-from ragaliq.models import ChunkRating, Verdict
+from ragaliq.models import NOT_VERIFIABLE, ChunkRating, Verdict
 from ragaliq.runner import run_suite
 from tests.conftest import make_case, make_verdict
 from tests.fakes.judge import FakeJudge
@@ -148,3 +148,15 @@ async def test_the_offline_judge_rates_chunks_by_a_heuristic_and_says_so():
     rated = await OfflineJudge().rate_chunks(case)
     assert [r.relevant for r in rated.ratings] == [True, False]
     assert all(r.heuristic and r.reason.startswith("Heuristic:") for r in rated.ratings)
+
+
+def test_a_needed_fact_not_verifiable_offline_is_left_out_of_recall():
+    unsure = make_verdict(N, text="fact x", flags=(NOT_VERIFIABLE,))
+    judgement = CaseJudgement(
+        case=make_case(), facts=(make_verdict(S, text="fact a"), make_verdict(N), unsure)
+    )
+    result = ContextRecallEvaluator().evaluate(judgement)
+    assert result.score == pytest.approx(0.5)
+    assert result.flagged_claims == (1,)
+    alone = ContextRecallEvaluator().evaluate(CaseJudgement(case=make_case(), facts=(unsure,)))
+    assert alone.status == "skipped" and alone.score is None

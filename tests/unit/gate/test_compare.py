@@ -423,3 +423,59 @@ async def test_a_baseline_that_holds_a_case_twice_is_refused(tmp_path):
     write_baseline(path, head=report.head, cases=iter([first, perfect_a]))
     with pytest.raises(BaselineError, match="case 'a' comes twice"):
         parse_baseline(path.read_text(encoding="utf-8"), source="b.json")
+
+
+KETTLE = ("The Solano kettle holds 1.7 litres and boils water in 4 minutes.",)
+
+
+async def offline_report(responses: dict[str, str]):
+    from ragaliq.judges import OfflineJudge
+
+    cases = [
+        make_case(id=cid, query="Tell me about the kettle.", context=KETTLE, response=response)
+        for cid, response in responses.items()
+    ]
+    evaluators = [FaithfulnessEvaluator(), HallucinationEvaluator()]
+    return await run_suite(cases, judge=OfflineJudge(), evaluators=evaluators)
+
+
+async def test_a_claim_not_verifiable_offline_is_listed_apart_never_as_newly_hallucinated():
+    base = record_baseline(
+        await offline_report({"a": "The kettle holds 1.7 litres.", "b": "It boils in 4 minutes."})
+    )
+    head = await offline_report(
+        {"a": "The kettle makes excellent tea.", "b": "It boils in 4 minutes."}
+    )
+    decision = compare(head, base, rules=GateRules(fail_on_new_hallucinations=True))
+    assert decision.passed is True
+    assert decision.new_hallucinations == ()
+    assert [(c.case_id, c.claim) for c in decision.unverifiable_claims] == [
+        ("a", "The kettle makes excellent tea.")
+    ]
+    assert decision.regressed_cases == ()  # nothing to score is no drop
+    assert head.cases[0].results["hallucination"].status == "skipped"
+
+
+async def test_an_unchanged_case_does_not_list_its_unverifiable_claims_again():
+    report = await offline_report({"a": "The kettle makes excellent tea."})
+    decision = compare(report, record_baseline(report), rules=GateRules())
+    assert decision.unverifiable_claims == ()
+    assert [c.case_id for c in compare(report, None, rules=GateRules()).unverifiable_claims] == [
+        "a"
+    ]
+
+
+def test_a_decision_recorded_before_the_unverifiable_list_still_loads():
+    from ragaliq.gate import GateDecision
+
+    data = {
+        "passed": True,
+        "failures": [],
+        "first_run": True,
+        "comparable": False,
+        "evaluators": {},
+        "cases": 0,
+        "usage": {},
+        "judge": {"provider": "offline", "model": "offline-heuristic", "prompt_version": "x"},
+    }
+    assert GateDecision.model_validate(data).unverifiable_claims == ()

@@ -21,7 +21,14 @@ from ragaliq.dataset import load_dataset
 from ragaliq.evaluators import build_evaluators
 from ragaliq.gate import ClaimChange, GateDecision, GateRules, IrrelevantChunk, compare
 from ragaliq.judges import OfflineJudge
-from ragaliq.models import CaseResult, ClaimVerdict, RunReport, TestCase, Verdict
+from ragaliq.models import (
+    NOT_VERIFIABLE,
+    CaseResult,
+    ClaimVerdict,
+    RunReport,
+    TestCase,
+    Verdict,
+)
 from ragaliq.report._format import VERDICT_LABELS
 from ragaliq.report.html import locate_claims, render_html_report, write_html_report
 from ragaliq.runner import run_suite
@@ -638,7 +645,10 @@ def test_report_alone_has_claims_without_responses(scenario: Scenario):
         assert all(c["span"] is None for c in claims)
     assert dom.root.find(id="gate-status").text() == "All thresholds met"
     stats = dom.root.find(id="gate").find_all(cls="n")
-    assert {s.attrs["data-total"] for s in stats} == {f"verdict:{v}" for v in VERDICT_CLASSES}
+    unverifiable = {"unverifiable"} if scenario.base.judge.heuristic else set()
+    assert {s.attrs["data-total"] for s in stats} == {
+        f"verdict:{v}" for v in VERDICT_CLASSES
+    } | unverifiable
 
 
 def test_a_changed_case_does_not_show_a_stale_response(scenario: Scenario):
@@ -716,6 +726,25 @@ def test_flags_agreement_and_unstable_claims(scenario: Scenario):
     unstable = parse(html).root.find(id="changes").text()
     assert "1 hallucinated claim not counted as new" in unstable
     assert flagged.text in unstable and "agreement 67%" in unstable
+
+
+def test_claims_not_verifiable_offline_are_labelled_counted_and_shown(scenario: Scenario):
+    result = next(c for c in scenario.head.cases if c.id == "billing-refund-window")
+    unsure = result.claims[0].model_copy(
+        update={"verdict": Verdict.NOT_ENOUGH_INFO, "flags": (NOT_VERIFIABLE,)}
+    )
+    case = result.model_copy(update={"claims": (unsure, *result.claims[1:])})
+    report = scenario.head.model_copy(update={"cases": (case,)})
+    change = ClaimChange(
+        case_id=case.id, query=case.query, claim=unsure.text, verdict=unsure.verdict.value
+    )
+    decision = scenario.decision.model_copy(update={"unverifiable_claims": (change,)})
+    html = render_html_report(report, decision=decision, cases=scenario.head_cases)
+    data = read_data(html)
+    assert data.verdicts(data.record(case.id))[0]["flags"] == (NOT_VERIFIABLE,)
+    assert data.config["flags"][NOT_VERIFIABLE].startswith("not verifiable offline")
+    assert data.totals["unverifiable"] == 1
+    assert "claims not verifiable offline" in parse(html).root.find(id="gate").text()
 
 
 # --- retrieval: needed facts and chunk ratings -------------------------------------------------

@@ -1087,3 +1087,29 @@ def test_a_template_that_writes_text_before_the_headline_is_refused(tmp_path):
     )
     with pytest.raises(TemplateError, match="writes text before the gate's headline"):
         render_comment(realistic_decision(), template=template)
+
+
+def test_claims_not_verifiable_offline_are_counted_and_listed_apart_from_hallucinations():
+    unsure = change(
+        "share-expiry", RESTORE_Q, "The owner gets an email reminder.", verdict="NOT_ENOUGH_INFO"
+    )
+    decision = realistic_decision(unverifiable_claims=(unsure,))
+    text = render_comment(decision)
+    headline = next(line for line in text.splitlines() if "cases judged" in line)
+    assert "· 1 not verifiable offline ·" in headline
+    assert "1 claim not verifiable offline, not counted as hallucinated" in text
+    block = text.split("not counted as hallucinated</summary>", 1)[1].split("</details>", 1)[0]
+    assert "The owner gets an email reminder." in block
+    assert "The owner gets an email reminder." not in text.split("<summary>🔍", 1)[0]
+    summary = render_summary(decision, report=realistic_report())
+    assert "1 claim not verifiable offline" in summary
+    assert "not verifiable offline" not in render_comment(realistic_decision())
+
+
+def test_the_console_counts_claims_not_verifiable_offline():
+    from ragaliq.report.console import format_decision
+
+    unsure = change("a", "q", "The owner gets an email reminder.", verdict="NOT_ENOUGH_INFO")
+    text = format_decision(realistic_decision(unverifiable_claims=(unsure,)))
+    assert "1 claim not verifiable offline" in text
+    assert "not verifiable" not in format_decision(realistic_decision())

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from ragaliq.text.sentences import split_clauses, split_context, split_sentences
@@ -159,3 +162,63 @@ def test_a_leading_no_is_its_own_sentence():
 )
 def test_a_leading_yes_or_no_is_an_answer_not_part_of_the_claim(claim, read):
     assert drop_answer_word(claim) == read
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Updates install between 2 and 4 a.m. The thermostat keeps heating meanwhile.",
+            [
+                "Updates install between 2 and 4 a.m.",
+                "The thermostat keeps heating meanwhile.",
+            ],
+        ),
+        (
+            "It was made by Acme Inc. It ships worldwide.",
+            ["It was made by Acme Inc.", "It ships worldwide."],
+        ),
+        ("Support opens at 9 a.m. Eastern time.", ["Support opens at 9 a.m. Eastern time."]),
+        ("See Dr. Nguyen. The clinic opens at 9.", ["See Dr. Nguyen.", "The clinic opens at 9."]),
+        ("Fruit, e.g. The apples, is fresh.", ["Fruit, e.g. The apples, is fresh."]),
+    ],
+)
+def test_an_abbreviation_ends_a_sentence_when_a_new_one_follows(text, expected):
+    assert split_sentences(text) == expected
+
+
+HANG_GUARD_S = 120
+"""Far above the second or so a linear splitter takes; the quadratic one took many minutes."""
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        'He said "yes. no." and then "maybe. " It was. ',
+        "the plan costs $12, and the team grows, and it ships fast, and it works, ",
+        "Dr. Smith met Mr. Jones at 4 p.m. on Jan. 5 e.g. at the office approx. two times etc. ",
+        "A. B. C. D. E. F. G. ",
+        "Alpha Beta said Gamma Delta met Epsilon Zeta in Paris and London with Rome ",
+    ],
+)
+def test_a_very_long_response_is_split_without_hanging(unit):
+    # A hang guard, not a timing assertion: 400,000 characters split and judged offline in a
+    # subprocess.
+    code = (
+        "import asyncio\n"
+        "from ragaliq.judges.offline import OfflineJudge, extract_sentence_claims\n"
+        "from ragaliq.models import TestCase\n"
+        f"text = {unit!r} * (400_000 // {len(unit)})\n"
+        "claims = extract_sentence_claims(text)\n"
+        "case = TestCase(id='long', query='', context=('The plan costs $12.',), response=text)\n"
+        "asyncio.run(OfflineJudge().verify_claims(case, claims))\n"
+        "print(len(claims))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=HANG_GUARD_S,
+    )
+    assert int(done.stdout) > 0

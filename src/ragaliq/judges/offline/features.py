@@ -21,17 +21,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ragaliq.judges.offline.records import Record, RecordFindings, parse_record
+from ragaliq.text.quantities import Quantity, quantities
 from ragaliq.text.words import (
+    CALENDAR,
+    NEGATIONS,
+    STOPWORDS,
+    calendar_words,
     content_tokens,
     content_words,
     drop_answer_word,
-    figures,
     is_negated,
     names,
     negated_words,
-    numbers,
+    negation_count,
     split_context,
     tokens,
+    word_key,
 )
 from ragaliq.text.words import stem as stem_of
 
@@ -114,8 +119,39 @@ _ALIAS_KEYS = (
     ("isis", "isil", "daesh"),
 )
 _ACRONYM = re.compile(r"\b(?:[A-Za-z]\.){2,}")
+_DOTTED = re.compile(r"\b[A-Za-z]+(?:\.[A-Za-z]+)+\b")
+"""A word written with inner full stops (``Ph.D``), to be known without them (``phd``)."""
 NEAR_PREFIX = 5
 """A novel word sharing this many first letters with a context word is a near match."""
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """A number of things: "three children" is 3 of ``child``."""
+
+    quantity: Quantity
+    noun: str
+    """The word key of what is counted."""
+    written: str
+    """The number and the noun as the text writes them."""
+
+
+_NOUN_AFTER = re.compile(r"\s+([A-Za-z][A-Za-z'-]*)")
+
+
+def counts_of(text: str, found: Sequence[Quantity]) -> list[Count]:
+    """The things a text counts: a bare number (at least 2) followed at once by a word."""
+    out = []
+    for quantity in found:
+        if quantity.unit is not None or quantity.value < 2 or quantity.value != int(quantity.value):
+            continue
+        end = quantity.start + len(quantity.written)
+        noun = _NOUN_AFTER.match(text, end)
+        if noun is None or noun[1].lower() in STOPWORDS or noun[1].lower() in NEGATIONS:
+            continue
+        key = word_key(noun[1].lower())
+        out.append(Count(quantity, key, text[quantity.start : noun.end()]))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,9 +160,14 @@ class Sentence:
 
     text: str
     words: frozenset[str]
-    numbers: frozenset[str]
+    quantities: tuple[Quantity, ...]
+    """The figures it states (``24V``, ``sixty days``)."""
     negated: frozenset[str]
     """The content words a negation in the sentence governs."""
+    calendar: frozenset[str]
+    """The weekdays and months it names, in full (``Jan`` is ``january``)."""
+    counts: tuple[Count, ...] = ()
+    """The things it counts ("two children", "14 routes")."""
 
 
 @dataclass(frozen=True)
@@ -138,7 +179,14 @@ class ContextIndex:
     prefixes: frozenset[str]
     surface: frozenset[str]
     """Every token of the context, lower case, unstemmed (for names)."""
-    numbers: frozenset[str]
+    figures: dict[str, tuple[Quantity, ...]]
+    """The context's figures by value (``24``)."""
+    measures: dict[str, tuple[Quantity, ...]]
+    """The context's figures with a unit, by what they measure (``time``, ``usd``)."""
+    calendar: frozenset[str]
+    """The weekdays and months the context names or implies ("weekdays" names Monday)."""
+    counts: dict[str, frozenset[str]]
+    """What the context counts, and by which numbers (``child``: ``2``, ``3``)."""
     postings: dict[str, frozenset[int]]
     """Content word to the sentences holding it."""
     pairs: frozenset[tuple[str, str]]
@@ -166,7 +214,10 @@ class ContextIndex:
         pairs: set[tuple[str, str]] = set()
         trigrams: set[tuple[str, str, str]] = set()
         surface: set[str] = set()
-        all_numbers: set[str] = set()
+        figures: dict[str, list[Quantity]] = {}
+        counted: dict[str, set[str]] = {}
+        measures: dict[str, list[Quantity]] = {}
+        calendar: set[str] = set()
         for text in texts:
             words = content_words(text)
             for i, word in enumerate(words):
@@ -177,15 +228,30 @@ class ContextIndex:
             surface.update(raw)
             surface.update(piece for token in raw if "-" in token for piece in token.split("-"))
             surface.update(m.replace(".", "").lower() for m in _ACRONYM.findall(text))
+            surface.update(m.replace(".", "").lower() for m in _DOTTED.findall(text))
             trigrams.update(zip(raw, raw[1:], raw[2:], strict=False))
-            found_numbers = numbers(text)
-            all_numbers |= found_numbers
+            found = tuple(quantities(text))
+            for quantity in found:
+                figures.setdefault(quantity.key, []).append(quantity)
+                if quantity.dimension is not None:
+                    measures.setdefault(quantity.dimension, []).append(quantity)
+            days = frozenset(full for full, _ in calendar_words(text))
+            calendar |= days | _implied_days(text)
             index = len(sentences)
             for word in set(words):
                 postings.setdefault(word, []).append(index)
             sentences.append(
-                Sentence(text, frozenset(words), frozenset(found_numbers), negated_words(text))
+                Sentence(
+                    text,
+                    frozenset(words),
+                    found,
+                    negated_words(text),
+                    days,
+                    counts=tuple(counts_of(text, found)),
+                )
             )
+            for count in sentences[-1].counts:
+                counted.setdefault(count.noun, set()).add(count.quantity.key)
         for keys, group in zip(_ALIAS_KEYS, _ALIAS_GROUPS, strict=True):
             if not surface.isdisjoint(keys):
                 surface |= group
@@ -196,7 +262,10 @@ class ContextIndex:
             words=frozenset(postings),
             prefixes=frozenset(prefixes),
             surface=frozenset(surface),
-            numbers=frozenset(all_numbers),
+            figures={key: tuple(found) for key, found in figures.items()},
+            measures={key: tuple(found) for key, found in measures.items()},
+            calendar=frozenset(calendar),
+            counts={noun: frozenset(values) for noun, values in counted.items()},
             postings={word: frozenset(ids) for word, ids in postings.items()},
             pairs=frozenset(pairs),
             trigrams=frozenset(trigrams),
@@ -212,24 +281,91 @@ class ContextIndex:
         """Whether a context word starts like this one (``criticism`` and ``criticised``)."""
         return len(word) >= NEAR_PREFIX and word[:NEAR_PREFIX] in self.prefixes
 
+    def states(self, figure: Quantity) -> bool:
+        """Whether the context states this figure, in any unit or spelling that says the same."""
+        same_value = self.figures.get(figure.key, ())
+        if any(figure.stated_by(other) for other in same_value):
+            return True
+        if figure.dimension is None:
+            return False
+        return any(figure.stated_by(other) for other in self.measures.get(figure.dimension, ()))
+
+
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday".split())
+_IMPLIED_DAYS = (
+    (re.compile(r"\bweekdays?\b", re.I), _WEEKDAYS),
+    (re.compile(r"\bweekends?\b", re.I), frozenset(("saturday", "sunday"))),
+    (
+        re.compile(
+            r"\b(?:daily|every ?day|(?:seven|7) days a week|all week|24/7|round the clock)\b",
+            re.I,
+        ),
+        _WEEKDAYS | {"saturday", "sunday"},
+    ),
+)
+
+
+_DAY_ORDER = (
+    "monday tuesday wednesday thursday friday saturday sunday".split(),
+    "january february march april may june july august september october november december".split(),
+)
+_SPAN = re.compile(
+    rf"\b({'|'.join(sorted(CALENDAR, key=len, reverse=True))})\.?"
+    rf"\s*(?:-|\u2013|to|through|thru|until|till)\s*"
+    rf"({'|'.join(sorted(CALENDAR, key=len, reverse=True))})\b",
+    re.I,
+)
+
+
+def _implied_days(text: str) -> frozenset[str]:
+    """The weekdays and months a text names by a span or a word for several.
+
+    "Monday to Friday" names Tuesday too, "weekdays" names Monday, "daily" every day.
+    """
+    days: set[str] = set()
+    for pattern, named in _IMPLIED_DAYS:
+        if pattern.search(text):
+            days |= named
+    for match in _SPAN.finditer(text):
+        first, last = CALENDAR[match[1].lower()], CALENDAR[match[2].lower()]
+        for order in _DAY_ORDER:
+            if first in order and last in order:
+                k = order.index(first)
+                while order[k] != last:
+                    days.add(order[k])
+                    k = (k + 1) % len(order)
+    return frozenset(days)
+
 
 @dataclass
 class Analysis:
     """One claim against the context: its feature vector and what lies behind it."""
 
     claim: str
+    text: str
+    """The claim as it is compared: without a leading "Yes," or "No."."""
     words: frozenset[str]
     novel: frozenset[str]
     """Content words (stemmed) the context lacks, even approximately."""
     best: Sentence | None
+    close: tuple[Sentence, ...]
+    """The sentences holding at least half of the claim's words, most first (``best`` too)."""
     best_cov: float
     context_cov: float
     novel_words: list[str]
     """The novel words as written in the claim, in order."""
     novel_names: list[str]
-    novel_figures: list[str]
+    figures: list[Quantity]
+    """The claim's figures: in digits, or in words with a unit ("sixty days")."""
+    novel_figures: list[Quantity]
+    """The claim's figures the context does not state."""
+    novel_dates: list[tuple[str, str]]
+    """Weekdays and months of the claim the context does not name: in full, and as written."""
     negation_flip: bool
     record: RecordFindings | None
+    miscounts: list[tuple[Count, Count]] = field(default_factory=list)
+    """Things the claim counts otherwise than the closest sentence, which the context never
+    counts so: the claim's count and the sentence's ("three children", "two children")."""
     features: list[float] = field(default_factory=list)
 
 
@@ -272,7 +408,7 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
     novel_surface = list(
         dict.fromkeys(surface for (_, surface), s in zip(pairs, state, strict=True) if s == 2)
     )
-    best, best_cov, pair_cov, cover3 = _best_sentences(word_set, index)
+    best, best_cov, pair_cov, cover3, close = _best_sentences(word_set, index)
     known = [
         stem for stem, s in zip(words, state, strict=True) if s == 0 and stem in index.postings
     ]
@@ -312,8 +448,16 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
             or name in index.asked
         )
     ]
-    claim_figures = figures(text)
-    novel_figures = sorted(claim_figures - index.numbers)
+    claim_quantities = quantities(text)
+    claim_figures = [q for q in claim_quantities if not q.in_words or q.unit is not None]
+    miscounts = [
+        (count, other)
+        for count in counts_of(text, claim_quantities)
+        if best is not None and count.quantity.key not in index.counts.get(count.noun, ())
+        for other in best.counts
+        if other.noun == count.noun
+    ]
+    novel_figures = [q for q in claim_figures if not index.states(q)]
     negation_flip = _negation_flip(text, word_set, best, best_cov)
     findings: RecordFindings | None = None
     if index.records:
@@ -356,14 +500,21 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
     ]
     return Analysis(
         claim=claim,
+        text=text,
         words=word_set,
         novel=novel,
         best=best,
+        close=close,
         best_cov=best_cov,
         context_cov=context_cov,
         novel_words=novel_surface,
         novel_names=novel_names,
+        figures=claim_figures,
         novel_figures=novel_figures,
+        miscounts=miscounts,
+        novel_dates=[
+            (full, written) for full, written in calendar_words(text) if full not in index.calendar
+        ],
         negation_flip=negation_flip,
         record=findings,
         features=features,
@@ -378,33 +529,50 @@ def _negation_flip(
     The negation must govern a word both share (``not refundable`` against ``refundable``), and
     the two must otherwise say the same thing: nearly all of the claim's words are in the sentence,
     and the sentence is not much longer than the claim (in a long sentence the negation is
-    usually about something else).
+    usually about something else). A word the sentence uses twice, once negated ("wants to
+    implant them, but does not want money"), proves nothing. When both are negated, one must hold
+    one negation more than the other ("does not work without a connection" against "works
+    without a connection").
     """
     if best is None or best_cov < 0.9 or len(words) < 0.5 * len(best.words):
         return False
     claim_negated = negated_words(claim)
-    if best.negated & words and not is_negated(claim):
-        return True
-    return bool(claim_negated & best.words) and not best.negated
+    if not is_negated(claim):
+        used = content_words(best.text)
+        return any(used.count(word) == 1 for word in best.negated & words)
+    if not best.negated:
+        return bool(claim_negated & best.words)
+    if len(best.words) > len(words) + 2:
+        return False  # with negations on both sides, only sentences that say nothing more
+    return negation_count(claim) % 2 != negation_count(best.text) % 2
+
+
+CLOSE = 3
+"""How many of the sentences holding half of a claim's words the contrast checks read."""
 
 
 def _best_sentences(
     words: frozenset[str], index: ContextIndex
-) -> tuple[Sentence | None, float, float, float]:
+) -> tuple[Sentence | None, float, float, float, tuple[Sentence, ...]]:
     """The context sentence holding most of the claim's words, and the shares it holds.
 
     Returned: that sentence, its share of the claim's words, then the share the best two and the
     best three sentences hold together, picked greedily (summaries often fuse sentences; words
-    scattered over many sentences are a weaker support).
+    scattered over many sentences are a weaker support); and the (at most :data:`CLOSE`)
+    sentences that hold at least half of the claim's words, most first.
     """
     if not words:
-        return None, 0.0, 0.0, 0.0
+        return None, 0.0, 0.0, 0.0, ()
     overlap: dict[int, int] = {}
     for word in words:
         for i in index.postings.get(word, ()):
             overlap[i] = overlap.get(i, 0) + 1
     if not overlap:
-        return None, 0.0, 0.0, 0.0
+        return None, 0.0, 0.0, 0.0, ()
+    ranked = sorted(
+        (i for i in overlap if 2 * overlap[i] >= len(words)), key=lambda i: (-overlap[i], i)
+    )
+    close = tuple(index.sentences[i] for i in ranked[:CLOSE])
     best_id = min(overlap, key=lambda i: (-overlap[i], i))
     best = index.sentences[best_id]
     n = len(words)
@@ -418,4 +586,4 @@ def _best_sentences(
             covered += gains[pick]
             rest = rest - index.sentences[pick].words
         shares.append(covered / n)
-    return best, overlap[best_id] / n, shares[0], shares[1]
+    return best, overlap[best_id] / n, shares[0], shares[1], close

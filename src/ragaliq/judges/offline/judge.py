@@ -1,4 +1,4 @@
-"""The offline judge: deterministic verdicts from grounding features, with no network.
+"""The offline judge: deterministic verdicts from grounding findings, with no network.
 
 It is a heuristic, not a language model, and says so in its name and in every report. It exists
 so that a new user sees the gate work without an API key, so that fork PRs without secrets still
@@ -6,28 +6,30 @@ get a first pass, and as the cheap first stage of the cascade in front of Claude
 
 Each claim (a sentence, clause, list item or table row of the response, as
 :mod:`ragaliq.text.sentences` splits it; a leading "Yes," or "No." is read as the answer it is)
-is measured against the context (see ``features``): the content words, names and numbers the
-context lacks, how much of the claim one or two context sentences hold, verbatim word runs, a
-negation the closest sentence lacks, and, when the context is a JSON record, the fields the claim
-agrees with, contradicts, finds null or that the record does not have (see ``records``). Words
-are compared by stem, with durations, number words and a few synonyms read alike ("half an hour"
-is 30 minutes, "on their own" is "themselves"). Then, in this order:
+is measured against the context (see ``features``). The judge **accuses only with a reason that
+is true of the context**; where it cannot tell, it says so. In this order:
 
-1. **Rules** settle what the context plainly says (:func:`rule_verdict`): a contradicted record
-   field or a flipped negation is CONTRADICTED; a figure, a name, a null record field, or a thing
-   the record names nowhere is not SUPPORTED.
+1. **Findings** (:mod:`.findings`): a figure the context does not state (units and spellings
+   read alike), a weekday or month that differs, a name the context lacks, a negation or a
+   requirement flipped, an opposite word, a widened scope, two names in swapped roles, or a JSON
+   record's field contradicted, null or missing. The claim is CONTRADICTED, PARTIALLY_SUPPORTED
+   or NOT_ENOUGH_INFO, and its reason quotes what the claim and the context say.
 2. **Verbatim support** (every content word in one sentence, most word triples as written) is a
    confident SUPPORTED.
-3. Otherwise a small logistic regression shipped as data (``model.json``, one for prose
-   and one for records, reproduced from the tune part of RAGTruth by
-   ``scripts/train_offline.py``) gives the probability that the claim is hallucinated. Each kind
-   of case (:func:`case_kind`: an answer to a question, prose with no question, a record) has
-   its own threshold. Below it the claim is SUPPORTED (and flagged ``offline_confident`` when far
-   below); above it, PARTIALLY_SUPPORTED when most of its words are grounded, NOT_ENOUGH_INFO
-   otherwise.
+3. Otherwise a small logistic regression shipped as data (``model.json``, one for prose and one
+   for records, reproduced from the tune part of RAGTruth by ``scripts/train_offline.py``) gives
+   the probability that the claim is hallucinated. Each kind of case (:func:`case_kind`: an answer
+   to a question, prose with no question, a record) has its own threshold. Below it the claim is
+   SUPPORTED (and flagged ``offline_confident`` when far below), unless it adds new content to an
+   answer that otherwise keeps to the context (:func:`adds_new_content`); otherwise the claim is
+   **not verifiable offline**: NOT_ENOUGH_INFO flagged ``not_verifiable_offline``
+   (:data:`ragaliq.models.NOT_VERIFIABLE`), which the evaluators leave out of their scores and
+   the gate never lists as hallucinated, because a word the context lacks is as often a
+   paraphrase as an invention, and a lexical judge cannot tell which.
 
 Every verdict quotes the closest context sentence (or record field) and says what was, or was not,
-found. Measured on the held-out part of RAGTruth by ``benchmarks/ragtruth.py``.
+found. Measured on the held-out part of RAGTruth by ``benchmarks/ragtruth.py`` and on fresh
+single-sentence probes by ``benchmarks/offline_probes.py``.
 """
 
 from __future__ import annotations
@@ -50,8 +52,10 @@ from ragaliq.judges.base import (
     no_context_verdicts,
 )
 from ragaliq.judges.offline.features import FEATURES, Analysis, ContextIndex, analyse_claims
+from ragaliq.judges.offline.findings import find
 from ragaliq.judges.offline.relevance import rate_relevance
 from ragaliq.models import (
+    NOT_VERIFIABLE,
     ChunkRating,
     ChunkRatings,
     ClaimsResult,
@@ -69,6 +73,7 @@ __all__ = [
     "MODEL_RESOURCE",
     "OFFLINE_JUDGE_NAME",
     "OfflineJudge",
+    "adds_new_content",
     "case_kind",
     "extract_sentence_claims",
     "model_of_kind",
@@ -77,8 +82,6 @@ __all__ = [
 OFFLINE_JUDGE_NAME = "offline-heuristic"
 MODEL_RESOURCE = "model.json"
 """The claim model, shipped in this package next to this module."""
-PARTIAL_COVERAGE = 0.5
-"""Share of a claim's content words the context must hold for PARTIALLY_SUPPORTED."""
 CHUNK_QUERY_SHARE = 0.5
 """Share of the query's content words a chunk must hold to be rated relevant by the heuristic."""
 DRAWN_ON = 0.8
@@ -89,12 +92,15 @@ CONFIDENT = "offline_confident"
 _SOURCES = (
     ("ragaliq.judges.offline", "judge.py"),
     ("ragaliq.judges.offline", "features.py"),
+    ("ragaliq.judges.offline", "findings.py"),
+    ("ragaliq.judges.offline", "contrasts.py"),
     ("ragaliq.judges.offline", "records.py"),
     ("ragaliq.judges.offline", "schedule.py"),
     ("ragaliq.judges.offline", "relevance.py"),
     ("ragaliq.judges.offline", MODEL_RESOURCE),
     ("ragaliq.text", "words.py"),
     ("ragaliq.text", "sentences.py"),
+    ("ragaliq.text", "quantities.py"),
 )
 """Everything the offline verdicts depend on: a change to any of it is a new judge version."""
 
@@ -299,21 +305,18 @@ class OfflineJudge:
 
     def _verdict(self, a: Analysis, model: ClaimModel) -> ClaimVerdict:
         if not a.words:
-            return ClaimVerdict(
-                text=a.claim,
-                verdict=Verdict.NOT_ENOUGH_INFO,
-                reason="The claim has no content words to ground.",
-                confidence=0.3,
-            )
+            return _not_verifiable(a, 0.5, "the claim has no content words to compare")
         p = model.probability(a.features)
         evidence = _evidence(a)
-        ruled = rule_verdict(a)
-        if ruled is not None:
-            verdict, reason = ruled
+        found = find(a)
+        if found:
+            first = found[0]
+            more = next((f for f in found[1:] if f.kind != first.kind), None)
+            reason = first.reason if more is None else f"{first.reason} {more.reason}"
             return ClaimVerdict(
                 text=a.claim,
-                verdict=verdict,
-                evidence=evidence,
+                verdict=first.verdict,
+                evidence=first.evidence or evidence,
                 reason=reason,
                 confidence=round(max(p, 0.6), 3),
             )
@@ -326,7 +329,7 @@ class OfflineJudge:
                 confidence=round(max(1 - p, 0.95), 3),
                 flags=(CONFIDENT,),
             )
-        if p < model.threshold:
+        if p < model.threshold and not adds_new_content(a):
             return ClaimVerdict(
                 text=a.claim,
                 verdict=Verdict.SUPPORTED,
@@ -335,22 +338,27 @@ class OfflineJudge:
                 confidence=round(1 - p, 3),
                 flags=(CONFIDENT,) if p < model.settle_below else (),
             )
-        missing = _missing(a)
-        if a.context_cov >= PARTIAL_COVERAGE:
-            verdict = Verdict.PARTIALLY_SUPPORTED
-            reason = (
-                f"The context holds {a.context_cov:.0%} of the claim's content words (at best "
-                f"{a.best_cov:.0%} in one sentence); {missing or 'the rest is not in it'}."
-            )
-        else:
-            verdict = Verdict.NOT_ENOUGH_INFO
-            reason = (
-                f"Only {a.context_cov:.0%} of the claim's content words occur in the context; "
-                f"{missing or 'nothing closer was found'}."
-            )
-        return ClaimVerdict(
-            text=a.claim, verdict=verdict, evidence=evidence, reason=reason, confidence=round(p, 3)
+        grounded = (
+            f"the context holds {a.context_cov:.0%} of its content words (at best "
+            f"{a.best_cov:.0%} in one sentence)"
         )
+        missing = _missing(a)
+        return _not_verifiable(a, p, grounded + (f"; {missing}" if missing else ""))
+
+
+def _not_verifiable(a: Analysis, p: float, what: str) -> ClaimVerdict:
+    """A claim the judge can neither ground nor fault: NOT_ENOUGH_INFO, flagged as such."""
+    return ClaimVerdict(
+        text=a.claim,
+        verdict=Verdict.NOT_ENOUGH_INFO,
+        evidence=_evidence(a),
+        reason=(
+            "Not verifiable offline: no figure, name, negation or other finding contradicts it, "
+            f"but {what}."
+        ),
+        confidence=round(p, 3),
+        flags=(NOT_VERIFIABLE,),
+    )
 
 
 _VERSION = _version()
@@ -420,63 +428,13 @@ def _is_courtesy(sentence: str) -> bool:
     return all(w in _COURTESY_WORDS or w.rstrip("s") in _COURTESY_WORDS for w in words)
 
 
-def rule_verdict(a: Analysis) -> tuple[Verdict, str] | None:
-    """A verdict the findings settle whatever the model says: the context plainly disagrees.
-
-    - a record field the claim contradicts (``"in_stock": false``): CONTRADICTED;
-    - a negation that flips the closest sentence: CONTRADICTED;
-    - in prose, a figure the context does not have: CONTRADICTED when the closest sentence
-      states other figures, else NOT_ENOUGH_INFO (in records, figures are mostly times and
-      prices written another way, and the hours and rating checks read them);
-    - in a record, a field that is null, or (when most of the claim's words are new) a thing the
-      record names nowhere: NOT_ENOUGH_INFO.
-    """
-    record = a.record
-    if record is not None and record.contradicted:
-        return Verdict.CONTRADICTED, _sentence(record.contradicted[0]) + "."
-    if a.negation_flip:
-        return (
-            Verdict.CONTRADICTED,
-            "The closest context sentence says the opposite (one of them is negated).",
-        )
-    if record is None and a.novel_figures:
-        shown = ", ".join(a.novel_figures[:3])
-        if a.best is not None and a.best.numbers and a.best_cov >= PARTIAL_COVERAGE:
-            return (
-                Verdict.CONTRADICTED,
-                f"The closest context sentence states other figures; {shown} does not occur in "
-                "the context.",
-            )
-        return Verdict.NOT_ENOUGH_INFO, f"The figure {shown} does not occur in the context."
-    if record is None and a.novel_names:
-        shown = ", ".join(_name_words(a)[:4])
-        verdict = (
-            Verdict.PARTIALLY_SUPPORTED
-            if a.context_cov >= PARTIAL_COVERAGE
-            else Verdict.NOT_ENOUGH_INFO
-        )
-        return verdict, f"Names not found in the context: {shown}{_also(_missing(a, names=False))}"
-    if record is None and _short_and_new(a):
-        verdict = (
-            Verdict.PARTIALLY_SUPPORTED
-            if a.context_cov >= PARTIAL_COVERAGE
-            else Verdict.NOT_ENOUGH_INFO
-        )
-        return verdict, _sentence(_missing(a)) + "."
-    if record is not None and record.unknown:
-        return Verdict.NOT_ENOUGH_INFO, _sentence(record.unknown[0]) + _also(_missing(a))
-    if record is not None and record.absent and a.context_cov < PARTIAL_COVERAGE:
-        return Verdict.NOT_ENOUGH_INFO, _sentence(record.absent[0]) + _also(_missing(a))
-    return None
-
-
 SHORT_CLAIM_WORDS = 5
 SHORT_CLAIM_NOVEL = 2
 EXTRACTIVE_RESPONSE = 0.2
 """A claim of at most SHORT_CLAIM_WORDS content words, SHORT_CLAIM_NOVEL of them new, in a
-response whose claims have at most EXTRACTIVE_RESPONSE new words in all, is not SUPPORTED: in
-an answer that sticks to the context, a short sentence with new content stands out (about neutral
-on the tune part of RAGTruth, where such answers are rare)."""
+response whose claims have at most EXTRACTIVE_RESPONSE new words in all, is never SUPPORTED: in
+an answer that sticks to the context, a short sentence with new content stands out. It is not
+verifiable offline (new words are no finding: they may be a paraphrase)."""
 _RESPONSE_NOVEL = FEATURES.index("response_novel_share")
 _NOVEL_RUN = FEATURES.index("novel_run")
 NOVEL_RUN = 4
@@ -494,8 +452,12 @@ def is_verbatim(a: Analysis) -> bool:
     return a.best_cov >= 1.0 and a.features[_TRIGRAMS] >= VERBATIM_TRIGRAMS
 
 
-def _short_and_new(a: Analysis) -> bool:
-    """A short claim that adds content to an answer that otherwise keeps to the context."""
+def adds_new_content(a: Analysis) -> bool:
+    """Whether a claim adds new content to an answer that otherwise keeps to the context.
+
+    A short claim with new words, or a run of new words: never SUPPORTED, and with no finding,
+    not verifiable offline.
+    """
     if a.features[_RESPONSE_NOVEL] > EXTRACTIVE_RESPONSE:
         return False
     if len(a.words) <= SHORT_CLAIM_WORDS and len(a.novel) >= SHORT_CLAIM_NOVEL:
@@ -503,27 +465,15 @@ def _short_and_new(a: Analysis) -> bool:
     return a.features[_NOVEL_RUN] >= _NOVEL_RUN_LOG - 1e-9
 
 
-def _name_words(a: Analysis) -> list[str]:
-    """The claim's novel names as written (``Charles``, ``Babbage``)."""
-    written = [w for w in a.novel_words if w[:1].isupper() and w.lower() in a.novel_names]
-    return written or a.novel_names
-
-
-def _missing(a: Analysis, *, names: bool = True) -> str:
-    parts = []
-    if a.novel_names and names:
-        parts.append("names not found in the context: " + ", ".join(_name_words(a)[:4]))
-    if a.novel_figures:
-        parts.append("figures not found in the context: " + ", ".join(a.novel_figures[:4]))
-    others = [w for w in a.novel_words if not w[:1].isupper() and not w[:1].isdigit()]
-    if others:
-        parts.append("words not found in the context: " + ", ".join(others[:6]))
-    return "; ".join(parts)
+def _missing(a: Analysis) -> str:
+    others = [w for w in a.novel_words if not w[:1].isdigit()]
+    return "words not found in the context: " + ", ".join(others[:6]) if others else ""
 
 
 def _support_reason(a: Analysis) -> str:
     if a.record is not None and a.record.confirmed and not a.record.unknown:
-        return _sentence(a.record.confirmed[0]) + "."
+        confirmed = a.record.confirmed[0]
+        return confirmed[:1].upper() + confirmed[1:] + "."
     reason = f"One context sentence holds {a.best_cov:.0%} of the claim's content words"
     if a.best_cov < 1:
         reason += f", the whole context {a.context_cov:.0%}"
@@ -540,14 +490,6 @@ def _evidence(a: Analysis) -> str | None:
     if a.best is None or a.best_cov == 0:
         return None
     return a.best.text[:MAX_EVIDENCE_CHARS]
-
-
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def _also(missing: str) -> str:
-    return f"; {missing}." if missing else "."
 
 
 MODEL_PATH = Path(__file__).with_name(MODEL_RESOURCE)

@@ -1,0 +1,476 @@
+"""Where a claim says otherwise than the context sentence closest to it, word for word.
+
+Each check compares a claim with one context sentence (the one holding most of its words) and
+returns what it found as both texts write it, or None. None of them reads a paraphrase: each looks
+for one documented kind of change in a sentence that otherwise says the same thing.
+
+- :func:`opposite`: a word replaced by its opposite from :data:`OPPOSITES` ("a partial refund"
+  against "a full refund"), both next to a word the two share;
+- :func:`requirement_flip`: a requirement denied ("you do not need the receipt" against "returns
+  must include the receipt"), or the other way round;
+- :func:`widened`: a scope widened ("free worldwide" against "free in the US", "all customers"
+  against "most customers", "unlimited" against "up to 5");
+- :func:`swapped`: two names in swapped roles ("Acme acquired Globex" against "Globex acquired
+  Acme"), not a passive ("Globex was acquired by Acme").
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+from ragaliq.text.words import STOPWORDS, content_tokens, is_negated, tokens, word_key
+
+__all__ = [
+    "NARROW_WORDS",
+    "OPPOSITES",
+    "WIDE_PLACE_WORDS",
+    "WIDE_WORDS",
+    "opposite",
+    "requirement_flip",
+    "swapped",
+    "widened",
+]
+
+OPPOSITES = """
+full | partial
+free | paid / chargeable
+included | excluded
+include | exclude
+allowed / permitted | prohibited / forbidden / banned
+accepted | rejected / declined / refused
+approved | rejected / denied
+win / won | lose / lost
+winner | loser
+victory | defeat
+increase / increased / grow / grew | decrease / decreased / decline / shrink / shrank
+rise / rose | fall / fell / drop / dropped
+gain | loss
+profit | loss
+surplus | deficit
+higher / highest | lower / lowest
+maximum | minimum
+early / earlier / earliest | late / later / latest
+open / opened | closed / shut
+online | offline
+public | private
+internal | external
+domestic | international / foreign
+buyer | seller
+arrival / arrive | departure / depart
+entry / entrance | exit
+enable / enabled | disable / disabled
+active | inactive
+available | unavailable
+valid | invalid / expired
+legal | illegal
+possible | impossible
+likely | unlikely
+safe | unsafe / dangerous
+secure | insecure
+success / succeeded / successful | failure / failed / unsuccessful
+true | false
+correct | incorrect
+agree / agreed | disagree / disagreed
+support / supported | oppose / opposed
+majority | minority
+upper | lower
+inside / indoor / indoors | outside / outdoor / outdoors
+north / northern | south / southern
+east / eastern | west / western
+male | female
+men / man | women / woman
+boy / boys | girl / girls
+husband | wife
+father | mother
+son | daughter
+brother | sister
+new | used / secondhand / refurbished
+hot | cold
+warm | cool
+heating | cooling
+wet | dry
+strong | weak
+fast / faster / quick / quicker | slow / slower
+high | low
+long / longer | short / shorter
+large / larger / big / bigger | small / smaller
+wide / wider | narrow / narrower
+cheap / cheaper | expensive
+rich | poor
+easy / easier | difficult / hard / harder
+simple | complex / complicated
+positive | negative
+guilty / convicted | innocent / acquitted
+alive | dead
+add / added | remove / removed
+connect / connected | disconnect / disconnected
+lock / locked | unlock / unlocked
+wired | wireless
+manual / manually | automatic / automatically
+analog / analogue | digital
+mandatory / compulsory / required | optional / voluntary
+permanent / permanently | temporary / temporarily
+refundable | nonrefundable / non-refundable
+best | worst
+better | worse
+upgrade | downgrade
+upload | download
+inbound / incoming | outbound / outgoing
+employer | employee
+landlord | tenant
+lender | borrower
+credit | debit
+deposit | withdrawal
+income | expense
+urban | rural
+morning | afternoon | evening
+spring | summer | autumn | winter
+hourly | daily | weekly | monthly | quarterly | annual / annually / yearly
+red | green | blue | yellow | black | white | orange | purple | grey / gray
+"""
+"""Words that exclude one another, one group per line (alternatives split by ``|``, spellings of
+one alternative by ``/``): general enough for product, policy and news text. A claim using one
+alternative where the closest context sentence uses another, next to a word both share on the
+same side, says the opposite of the context. Converses are left out ("buy" and "sell", "import"
+and "export" say the same thing from the other side)."""
+
+
+def _groups(table: str) -> dict[str, tuple[int, int]]:
+    """Each word key to its group and its alternative within the group."""
+    found: dict[str, tuple[int, int]] = {}
+    for group, line in enumerate(line for line in table.splitlines() if line.strip()):
+        for alternative, spellings in enumerate(line.split("|")):
+            for spelling in spellings.split("/"):
+                found.setdefault(word_key(spelling.strip().lower()), (group, alternative))
+    return found
+
+
+_ALTERNATIVE = _groups(OPPOSITES)
+
+WIDE_PLACE_WORDS = frozenset(
+    "worldwide globally global internationally everywhere anywhere abroad overseas nationwide "
+    "international".split()
+)
+"""Words that widen a claim to every place."""
+WIDE_WORDS = frozenset(
+    "all every everyone everybody everything always any entire unlimited whole".split()
+)
+"""Words that widen a claim to every case."""
+NARROW_WORDS = frozenset(
+    """
+    some most many several certain select selected few limited only usually often sometimes
+    typically generally mostly occasionally partly partially
+    """.split()
+)
+"""Words that restrict a context sentence to some cases."""
+_PLACE = re.compile(
+    r"\b(?:in|within|inside|across|throughout|to)\s+(?:the\s+)?"
+    r"(?P<place>[A-Z][\w.]*(?:\s+[A-Z][\w.]*)*)"
+)
+_UP_TO = re.compile(r"\b(?:up to|at most|no more than|a maximum of|maximum of)\s+\w+", re.I)
+MIN_SHARED = 2
+"""Content words a claim and the sentence must share, besides the change, to be compared."""
+SHARED_SHARE = 0.5
+"""Share of the claim's other content words the sentence must hold to be compared."""
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What the claim says, and what the context sentence says in its place, as each writes it."""
+
+    claim: str
+    context: str
+
+
+def _comparable(claim_keys: set[str], sentence_keys: set[str], changed: set[str]) -> bool:
+    """Whether the claim otherwise says what the sentence says (most of its other words)."""
+    rest = claim_keys - changed
+    shared = rest & sentence_keys
+    return len(shared) >= min(MIN_SHARED, len(rest)) and len(shared) >= SHARED_SHARE * len(rest)
+
+
+def opposite(claim: str, sentence: str) -> Change | None:
+    """A word of the claim whose opposite the sentence puts where the claim puts it, or None.
+
+    The two words stand next to the same word, on the same side, within one part of a sentence
+    split at commas and conjunctions ("partial refund" against "full refund"; "closed on public
+    holidays" against "open on public holidays and closed on Mondays"). The claim must not hold
+    the sentence's word, nor the sentence the claim's word next to one of the claim's words
+    ("On Mondays the museum is closed" is said there); and neither text may hold a negation
+    (which may turn either round: "not free" is "paid").
+    """
+    said = _parts(claim)
+    if not any(key in _ALTERNATIVE for key, _, _ in said):
+        return None
+    if _negative(claim) or _negative(sentence):
+        return None
+    ctx = _parts(sentence)
+    claim_keys = {key for key, _, _ in said}
+    sentence_keys = {key for key, _, _ in ctx}
+    for i, (key, written, part) in enumerate(said):
+        entry = _ALTERNATIVE.get(key)
+        if entry is None or _said_of(key, ctx, claim_keys):
+            continue
+        for side in (-1, 1):
+            neighbour = _beside(said, i, side, part)
+            if neighbour is None:
+                continue
+            for j, (word, _, ctx_part) in enumerate(ctx):
+                other = _beside(ctx, j, -side, ctx_part) if word == neighbour else None
+                if other is None:
+                    continue
+                found = _ALTERNATIVE.get(other)
+                if found is None or found[0] != entry[0] or found[1] == entry[1]:
+                    continue
+                if other not in claim_keys and _comparable(claim_keys, sentence_keys, {key}):
+                    return Change(written, ctx[j - side][1])
+    return None
+
+
+_PART_BREAK = re.compile(r"[,;:()]|\b(?:and|but|or|while|whereas)\b", re.I)
+
+
+def _parts(text: str) -> list[tuple[str, str, int]]:
+    """The text's content words (key, as written), each with the part of the text it is in."""
+    out: list[tuple[str, str, int]] = []
+    for part, piece in enumerate(_PART_BREAK.split(text)):
+        out.extend((key, written, part) for key, written in content_tokens(piece))
+    return out
+
+
+def _beside(words: list[tuple[str, str, int]], i: int, side: int, part: int) -> str | None:
+    """The key of the word beside ``words[i]`` on one side, when it is in the same part."""
+    k = i + side
+    if not 0 <= k < len(words) or words[k][2] != part:
+        return None
+    return words[k][0]
+
+
+def _said_of(key: str, ctx: list[tuple[str, str, int]], claim_keys: set[str]) -> bool:
+    """Whether the sentence uses the word of something the claim names.
+
+    That is the word after it ("closed on Mondays"), or before it when it ends its part ("the
+    museum is closed"): the word before is more often a subject several predicates share.
+    """
+    for j, (word, _, part) in enumerate(ctx):
+        if word != key:
+            continue
+        after = _beside(ctx, j, 1, part)
+        target = after if after is not None else _beside(ctx, j, -1, part)
+        if target in claim_keys:
+            return True
+    return False
+
+
+_NEGATIVE = re.compile(
+    r"\b(?:unable|fail(?:s|ed|ing)? to|refus(?:e|es|ed|ing) to|lack(?:s|ed|ing)?)\b", re.I
+)
+
+
+def _negative(text: str) -> bool:
+    """Whether a text holds a negation, or a verb that negates ("unable to", "fails to")."""
+    return is_negated(text) or bool(_NEGATIVE.search(text))
+
+
+_REQUIRED = re.compile(
+    r"\b(?:must(?!\s+not\b|n't)|required|requires?|mandatory|compulsory|obligatory|necessary|"
+    r"needs?\s+to|ha(?:ve|s)\s+to)\b",
+    re.I,
+)
+_NOT_REQUIRED = re.compile(
+    r"\b(?:(?:do|does|did|will)(?:\s+not|n't)\s+(?:\w+\s+)?(?:need|have\s+to|require)|"
+    r"(?:don't|doesn't|didn't|won't)\s+(?:\w+\s+)?(?:need|have\s+to|require)|no\s+need|"
+    r"need\s+not|needn't|not\s+(?:required|necessary|mandatory|needed|obligatory|compulsory)|"
+    r"optional|without\s+(?:needing|having\s+to))\b",
+    re.I,
+)
+_REQUIREMENT_KEYS = frozenset(
+    word_key(w) for w in "need needs required require requires necessary mandatory".split()
+) | frozenset(("optional", "compulsory", "obligatory"))
+
+
+def _requirement(text: str) -> tuple[int, str]:
+    """+1 when the text requires something, -1 when it says it is not needed, else 0.
+
+    A text that does both ("you must include it, unless you do not have to") is 0.
+    """
+    text = text.replace("\u2019", "'")
+    denied = _NOT_REQUIRED.search(text)
+    required = _REQUIRED.search(_NOT_REQUIRED.sub(" ", text))
+    if denied and not required:
+        return -1, denied.group(0)
+    if required and not denied:
+        return 1, required.group(0)
+    return 0, ""
+
+
+def requirement_flip(claim: str, sentence: str) -> Change | None:
+    """A requirement the claim denies and the sentence states, or the other way round."""
+    said, said_words = _requirement(claim)
+    context, context_words = _requirement(sentence)
+    if said == 0 or said != -context:
+        return None
+    claim_keys = {k for k, _ in content_tokens(claim)} - _REQUIREMENT_KEYS
+    sentence_keys = {k for k, _ in content_tokens(sentence)} - _REQUIREMENT_KEYS
+    if not claim_keys or not _comparable(claim_keys, sentence_keys, set()):
+        return None
+    return Change(said_words, context_words)
+
+
+def widened(claim: str, sentence: str) -> Change | None:
+    """A scope the claim widens past the sentence's, or None.
+
+    The claim says "worldwide" (or the like) where the sentence names a place the claim does not;
+    "all" (or the like) where the sentence says "most" (or the like) of the same thing (a word
+    both share follows each); "unlimited" where it says "up to" a number. The sentence must not
+    widen anything itself.
+    """
+    said = tokens(claim)
+    context = tokens(sentence)
+    if set(context) & (WIDE_WORDS | WIDE_PLACE_WORDS):
+        return None
+    claim_keys = {k for k, _ in content_tokens(claim)}
+    sentence_keys = {k for k, _ in content_tokens(sentence)}
+    place_words = sorted(set(said) & WIDE_PLACE_WORDS)
+    if place_words:
+        for match in _PLACE.finditer(sentence):
+            place = match["place"]
+            if not set(tokens(place)) & set(said) and _comparable(
+                claim_keys, sentence_keys, {word_key(w) for w in place_words}
+            ):
+                written = match.group(0)
+                if written.endswith(".") and "." not in written[:-1]:
+                    written = written[:-1]  # the sentence's full stop, not "U.S."
+                return Change(place_words[0], written)
+    wide = [i for i, w in enumerate(said) if w in WIDE_WORDS]
+    if not wide or not _comparable(claim_keys, sentence_keys, {word_key(said[i]) for i in wide}):
+        return None
+    if "unlimited" in said:
+        limit = _UP_TO.search(sentence)
+        if limit:
+            return Change("unlimited", limit.group(0))
+    for j, word in enumerate(context):
+        if word not in NARROW_WORDS or (word == "most" and j and context[j - 1] in ("the", "at")):
+            continue  # "the most basic" is a superlative, not a share
+        if j + 1 < len(context) and context[j + 1] in _NOT_A_SCOPE:
+            continue  # "requires only that ...": a restriction of a clause, not of a thing
+        scope = _following(context, j)
+        for i in wide:
+            if scope & _following(said, i):
+                return Change(said[i], word)
+    return None
+
+
+_NOT_A_SCOPE = frozenset("that if when because to be been is are was were".split())
+SCOPE_WINDOW = 3
+"""How many words after a quantifier may name what it quantifies ("all the original parts")."""
+
+
+def _following(words: list[str], i: int) -> set[str]:
+    """The word keys of the content words shortly after ``words[i]``."""
+    return {
+        word_key(w)
+        for w in words[i + 1 : i + 1 + SCOPE_WINDOW]
+        if w not in STOPWORDS and w not in NARROW_WORDS
+    }
+
+
+MAX_ROLE_GAP = 6
+"""The most words between two names for the words between them to be their relation."""
+
+
+def swapped(claim: str, sentence: str) -> Change | None:
+    """Two names in the claim in the reverse order of the sentence, around the same words.
+
+    "Acme acquired Globex" against "Globex acquired Acme": a name is a run of capitalised words
+    (the first word of the claim too, since both texts must hold it), the words between the two
+    names agree, and neither text turns the relation round with "by" (a passive) where the other
+    does not.
+    """
+    said = _Words.of(claim)
+    claimed = said.runs()
+    if len(claimed) < 2:
+        return None
+    context = _Words.of(sentence)
+    runs = [run for run in claimed if context.find(run) is not None]
+    for first, second in itertools.combinations(runs, 2):
+        i, j = said.find(first), said.find(second)
+        k, m = context.find(first), context.find(second)
+        assert i is not None and j is not None and k is not None and m is not None
+        if not (i < j and m < k):
+            continue  # the same order in both: no swap
+        between_claim = said.lower[i + len(first) : j]
+        between_context = context.lower[m + len(second) : k]
+        if len(between_claim) > MAX_ROLE_GAP or len(between_context) > MAX_ROLE_GAP:
+            continue
+        if ("by" in between_claim) != ("by" in between_context):
+            continue
+        relation = {word_key(w) for w in between_claim if w not in _ARTICLES}
+        if relation - STOPWORDS - SYMMETRIC and relation == {
+            word_key(w) for w in between_context if w not in _ARTICLES
+        }:
+            return Change(said.written(i, j + len(second)), context.written(m, k + len(first)))
+    return None
+
+
+_ARTICLES = frozenset(("the", "a", "an"))
+SYMMETRIC = frozenset(
+    word_key(w)
+    for w in """
+    met meet meets married marry marries faced face faces played play plays drew draw draws tied
+    tie ties merged merge merges partnered partner partners fought fight fights versus vs like
+    unlike joined join
+    """.split()
+)
+"""Relations that read the same both ways round ("A met B" is "B met A"): never a swap."""
+
+
+@dataclass(frozen=True)
+class _Words:
+    """A text's words, lower case, with where each is written."""
+
+    text: str
+    lower: list[str]
+    spans: list[tuple[int, int]]
+    capitalised: list[bool]
+
+    @classmethod
+    def of(cls, text: str) -> _Words:
+        found = list(_WORD.finditer(text))
+        return cls(
+            text,
+            [m.group(0).lower() for m in found],
+            [m.span() for m in found],
+            [m.group(0)[:1].isupper() for m in found],
+        )
+
+    def runs(self) -> list[tuple[str, ...]]:
+        """The runs of capitalised words that are not stopwords (``Orion Labs``)."""
+        out: list[tuple[str, ...]] = []
+        current: list[str] = []
+        for word, upper in zip(self.lower, self.capitalised, strict=True):
+            if upper and word not in STOPWORDS:
+                current.append(word)
+                continue
+            if current:
+                out.append(tuple(current))
+            current = []
+        if current:
+            out.append(tuple(current))
+        return list(dict.fromkeys(out))
+
+    def find(self, run: tuple[str, ...]) -> int | None:
+        """Where the run first occurs, as a word index."""
+        for i in range(len(self.lower) - len(run) + 1):
+            if tuple(self.lower[i : i + len(run)]) == run:
+                return i
+        return None
+
+    def written(self, start: int, end: int) -> str:
+        """Words ``start`` to ``end`` as the text writes them."""
+        return self.text[self.spans[start][0] : self.spans[end - 1][1]]
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*")

@@ -1,0 +1,246 @@
+"""The offline judge accuses only with a reason that is true of its context, and says which.
+
+Every kind of finding has a case here, and each test checks the reason against the context: the
+claim's side of it is in the claim and nowhere in the context (in any unit or spelling), the
+context's side is in the context. A claim the judge can neither ground nor fault is not
+verifiable offline, and a faithful rewording is never accused.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from ragaliq.judges import OfflineJudge
+from ragaliq.judges.offline.contrasts import OPPOSITES
+from ragaliq.models import NOT_VERIFIABLE, ClaimVerdict, Verdict
+from ragaliq.text.quantities import quantities
+from ragaliq.text.words import word_key
+from tests.conftest import make_case
+
+CONTEXT = (
+    "The Solano kettle holds 1.7 litres and boils water in 4 minutes. It runs on 230V.",
+    "Orders ship within 2 business days. Delivery is free in Ireland.",
+    "The warranty lasts two years and covers the heating element.",
+    "Returns must include the original box. Unopened kettles get a full refund.",
+    "Brennan Appliances acquired Solano Home in 2021.",
+    "The showroom is open Monday to Friday. Most orders arrive within three days.",
+    "The design team has 12 engineers and is led by Ines Duarte.",
+    "The kettle does not have a keep-warm mode.",
+)
+RECORD = json.dumps(
+    {
+        "name": "Solano Café",
+        "city": "Cork",
+        "stars": 4.0,
+        "attributes": {"OutdoorSeating": False, "WiFi": "free", "Music": None},
+    }
+)
+
+
+async def verdict_of(claim: str, context: tuple[str, ...] = CONTEXT) -> ClaimVerdict:
+    result = await OfflineJudge().verify_claims(make_case(context=context), [claim])
+    return result.verdicts[0]
+
+
+def quoted(reason: str) -> list[str]:
+    return re.findall(r'"([^"]+)"', reason)
+
+
+def hallucinated(verdict: ClaimVerdict) -> bool:
+    return verdict.verdict is not Verdict.SUPPORTED and verdict.verifiable
+
+
+def in_text(part: str, text: str) -> bool:
+    return part.lower() in text.lower()
+
+
+def states(context: str, figure: str) -> bool:
+    """Whether the context states the figure, in any unit or spelling."""
+    return any(q.stated_by(c) for q in quantities(figure) for c in quantities(context))
+
+
+ALL = " ".join(CONTEXT)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        ("The Solano kettle holds 2 litres.", Verdict.CONTRADICTED),
+        ("The Solano kettle boils water in six minutes.", Verdict.CONTRADICTED),
+        ("Orders ship within a week.", Verdict.CONTRADICTED),
+        ("The kettle runs on 110 volts.", Verdict.CONTRADICTED),
+        ("The warranty lasts five years.", Verdict.CONTRADICTED),
+        ("A spare filter costs $12.", Verdict.NOT_ENOUGH_INFO),
+    ],
+)
+async def test_a_figure_the_context_states_nowhere_is_named_with_what_it_says(claim, verdict):
+    v = await verdict_of(claim)
+    assert v.verdict is verdict, v.reason
+    said, *context_says = quoted(v.reason)
+    assert in_text(said, claim)
+    assert not states(ALL, said), f"{said!r} is in the context: {v.reason}"
+    for figure in context_says:
+        if figure != said:
+            assert in_text(figure, ALL), v.reason
+
+
+async def test_a_count_the_closest_sentence_gives_otherwise_is_contradicted():
+    v = await verdict_of("The design team has fifteen engineers.")
+    assert v.verdict is Verdict.CONTRADICTED
+    said, context_says = quoted(v.reason)
+    assert in_text(said, "The design team has fifteen engineers.")
+    assert in_text(context_says, ALL) and not in_text(said, ALL)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The kettle runs on 230 volts.",
+        "It runs on a 230-volt supply.",
+        "The Solano kettle boils water in four minutes.",
+        "Orders ship within two business days.",
+        "The warranty lasts 24 months.",
+        "The kettle holds 1.7 l of water.",
+    ],
+)
+async def test_the_same_figure_in_other_units_or_words_is_no_finding(claim):
+    v = await verdict_of(claim)
+    assert not hallucinated(v), v.reason
+
+
+async def test_a_name_the_context_lacks_is_named_and_truly_absent():
+    claim = "The design team is led by Ines Duarte and Pavel Novak."
+    v = await verdict_of(claim)
+    assert hallucinated(v)
+    names = v.reason.split(":", 1)[1].strip(" .").split(", ")
+    assert names == ["Pavel", "Novak"]
+    assert all(in_text(n, claim) and not in_text(n, ALL) for n in names)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Send the kettle back in its original box.",
+        "Yes, check the showroom from Mon to Fri.",
+        "Use the kettle with a 230V socket.",
+        "Download the manual before you return it.",
+    ],
+)
+async def test_a_first_word_weekday_or_month_is_not_a_name(claim):
+    v = await verdict_of(claim)
+    assert "Names not found" not in v.reason, v.reason
+
+
+async def test_a_flipped_negation_is_contradicted_and_quotes_the_sentence():
+    v = await verdict_of("The kettle has a keep-warm mode.")
+    assert v.verdict is Verdict.CONTRADICTED
+    assert "opposite" in v.reason
+    assert v.evidence == "The kettle does not have a keep-warm mode."
+
+
+async def test_a_denied_requirement_is_contradicted():
+    claim = "Returns do not need the original box."
+    v = await verdict_of(claim)
+    assert v.verdict is Verdict.CONTRADICTED
+    said, context_says = quoted(v.reason)
+    assert in_text(said, claim) and in_text(context_says, ALL)
+    assert v.evidence is not None and in_text(context_says, v.evidence)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Unopened kettles get a partial refund.",
+        "The showroom is closed Monday to Friday.",
+    ],
+)
+async def test_an_opposite_word_is_contradicted_from_the_documented_list(claim):
+    v = await verdict_of(claim)
+    assert v.verdict is Verdict.CONTRADICTED, v.reason
+    said, context_says = quoted(v.reason)
+    assert in_text(said, claim) and in_text(context_says, ALL)
+    assert v.evidence is not None and not in_text(said, v.evidence)
+    groups = [line for line in OPPOSITES.splitlines() if "|" in line]
+    keys = {word_key(said.lower()), word_key(context_says.lower())}
+    assert any(keys <= {word_key(w.strip()) for w in re.split(r"[|/]", line)} for line in groups), (
+        keys
+    )
+
+
+@pytest.mark.parametrize(
+    ("claim", "wide"),
+    [
+        ("Delivery is free worldwide.", "worldwide"),
+        ("All orders arrive within three days.", "All"),
+    ],
+)
+async def test_a_widened_scope_is_partly_supported(claim, wide):
+    v = await verdict_of(claim)
+    assert v.verdict is Verdict.PARTIALLY_SUPPORTED, v.reason
+    said, context_says = quoted(v.reason)
+    assert said.lower() == wide.lower()
+    assert in_text(context_says, ALL) and not in_text(f" {said} ", f" {ALL} ")
+
+
+async def test_names_in_swapped_roles_are_contradicted_but_a_passive_is_not():
+    v = await verdict_of("Solano Home acquired Brennan Appliances in 2021.")
+    assert v.verdict is Verdict.CONTRADICTED
+    said, context_says = quoted(v.reason)
+    assert in_text(said, "Solano Home acquired Brennan Appliances") and in_text(context_says, ALL)
+    passive = await verdict_of("Solano Home was acquired by Brennan Appliances in 2021.")
+    assert not hallucinated(passive), passive.reason
+
+
+async def test_a_weekday_the_closest_sentence_does_not_name_is_contradicted():
+    v = await verdict_of("The showroom is open Monday to Saturday.")
+    assert v.verdict is Verdict.CONTRADICTED
+    day, sentence = quoted(v.reason)
+    assert day == "Saturday" and sentence in CONTEXT[5]
+    assert not hallucinated(await verdict_of("The showroom is open on Wednesday."))
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict", "field"),
+    [
+        ("Solano Café has outdoor seating.", Verdict.CONTRADICTED, '"OutdoorSeating": false'),
+        ("There is live music at Solano Café.", Verdict.NOT_ENOUGH_INFO, '"Music": null'),
+    ],
+)
+async def test_a_record_field_is_quoted_from_the_record(claim, verdict, field):
+    v = await verdict_of(claim, context=(RECORD,))
+    assert v.verdict is verdict, v.reason
+    assert v.evidence == field
+    assert field.replace(" ", "") in RECORD.replace(" ", "")
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The kettle makes excellent tea.",
+        "Customers love the matte finish of the kettle.",
+    ],
+)
+async def test_a_claim_it_can_neither_ground_nor_fault_is_not_verifiable_offline(claim):
+    v = await verdict_of(claim)
+    assert v.verdict is Verdict.NOT_ENOUGH_INFO
+    assert v.flags == (NOT_VERIFIABLE,) and not v.verifiable
+    assert v.reason.startswith("Not verifiable offline:")
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Yes. Send an unopened kettle back and you get a full refund.",
+        "Plug it into a 230-volt socket.",
+        "Orders ship within two business days.",
+        "The showroom opens Mon. to Fri.",
+        "Brennan Appliances bought Solano Home in 2021.",
+        "The kettle holds 1.7 litres and boils water in 4 min.",
+    ],
+)
+async def test_a_faithful_rewording_is_never_accused(claim):
+    v = await verdict_of(claim)
+    assert not hallucinated(v), v.reason
