@@ -34,12 +34,14 @@ from ragaliq.errors import (
 )
 from ragaliq.exits import ExitCode
 from ragaliq.gate import GateDecision, GateRules
+from ragaliq.gate.acceptance import Acceptance
 from ragaliq.gating import GatePlan, GateSetup, GateWatch, plan_gate, run_gate
 from ragaliq.github.artifacts import ArtifactDataset, download_dataset
 from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
 from ragaliq.github.contents import ContentsAtCommit
 from ragaliq.github.pulls import find_pull_request
+from ragaliq.github.reviews import read_acceptances_from_reviews
 from ragaliq.github.settings import ActionSettings, PullRequest, WorkflowRun
 from ragaliq.github.status import CommitStatus, StatusState, status_context
 from ragaliq.judges.factory import (
@@ -94,6 +96,11 @@ class Remote:
     """``(run_id, artifact, file_name, head_sha)``: the dataset unpacked from an artifact."""
     status_of: Callable[[str], CommitStatus]
     """The gate's commit status on a commit."""
+    acceptances_of: Callable[
+        [PullRequest, GatePolicy], tuple[tuple[Acceptance, ...], tuple[str, ...]]
+    ]
+    """Reviewers' acceptances at the pull request's head under the trusted policy, and notes on
+    the reviews that do not count."""
 
 
 def main(hardening: Hardening | None = None) -> int:
@@ -192,6 +199,15 @@ def _remote(settings: ActionSettings, workflow: Workflow) -> Remote:
             context=status_context(settings.comment_id),
             target_url=settings.run_url,
             on_failure=lambda message: workflow.notice(message, title="No commit status"),
+        ),
+        acceptances_of=lambda pr, policy: read_acceptances_from_reviews(
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+            number=pr.number,
+            head_sha=pr.head_sha,
+            author=pr.author,
+            policy=policy,
         ),
     )
 
@@ -337,10 +353,14 @@ async def action(
         )
     )
     plan = _judge_for_key(plan, judge_env)
+    acceptances, review_notes = (
+        remote.acceptances_of(pr, plan.inputs.config.gate) if pr is not None else ((), ())
+    )
     notices = [
         *zone_notice,
         *((dataset_notice.format(cases=_count(plan.inputs)),) if dataset_notice else ()),
         *hardening.notices,
+        *review_notes,
     ]
     workflow.log(f"the bar: {plan.source}; the baseline: {plan.inputs.baseline_file}")
     outputs = _Outputs.of(settings)
@@ -354,6 +374,7 @@ async def action(
         comment_id=comment_id,
         details_url=settings.run_url,
         extra_notices=tuple(notices),
+        acceptances=acceptances,
     )
     decision = gate_run.decision
     html_path = outputs.write(plan.inputs, gate_run.head, decision)

@@ -179,6 +179,12 @@ class GatePolicy(Section):
     ``skip`` report it not judged (``passed=false``, exit 2, the status ``error``; never green),
     ``offline`` judges with the offline judge (whose scores do not compare with a Claude
     baseline). The workflows ``ragaliq init`` writes give every gate the key, forks included."""
+    accept_from: Literal["write", "nobody"] | list[str] = "write"
+    """Who may accept findings with a review of the pull request's head commit whose body holds
+    ``/ragaliq accept <claim ids>`` or ``/ragaliq accept all``: anyone with write access to the
+    repository (``write``), ``nobody``, or a list of logins and ``org/team`` slugs."""
+    author_may_accept: Flag = False
+    """Whether the pull request's author may accept the findings of their own pull request."""
     on_missing_cases: Literal["fail", "notice"] = "fail"
     """Whether baseline cases missing from the run fail the gate (deleting the cases a PR does
     badly on must not pass it) or only get a notice."""
@@ -190,6 +196,7 @@ POLICY_STRICTNESS: dict[str, tuple[object, ...]] = {
     "on_error": ("ignore", "fail"),
     "on_missing_key": ("offline", "skip", "fail"),
     "on_missing_cases": ("notice", "fail"),
+    "author_may_accept": (True, False),
     "on_inconclusive": ("pass", "fail"),
 }
 """Each policy choice, from loosest to strictest."""

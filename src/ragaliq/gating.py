@@ -21,6 +21,7 @@ from ragaliq.baseline import Baseline
 from ragaliq.config import JudgeConfig
 from ragaliq.exits import ExitCode, gate_exit_code
 from ragaliq.gate import Comparison, GateDecision, GateRules
+from ragaliq.gate.acceptance import Acceptance
 from ragaliq.judges.factory import JudgeOpener
 from ragaliq.models import Progress, ReportHead
 from ragaliq.pipeline import CaseSink, Inputs, JudgedRun, judge_with, load_gate_inputs
@@ -81,10 +82,14 @@ class GateWatch:
     digest: CaseDigest
 
     @classmethod
-    def of(cls, inputs: Inputs, baseline: Baseline | None) -> GateWatch:
-        """The comparison with ``baseline`` under the inputs' rules."""
+    def of(
+        cls, inputs: Inputs, baseline: Baseline | None, acceptances: tuple[Acceptance, ...] = ()
+    ) -> GateWatch:
+        """The comparison with ``baseline`` under the inputs' rules, and reviewers' acceptances."""
         return cls(
-            comparison=Comparison(baseline, rules=GateRules.from_config(inputs.config)),
+            comparison=Comparison(
+                baseline, rules=GateRules.from_config(inputs.config), acceptances=acceptances
+            ),
             digest=CaseDigest(),
         )
 
@@ -150,15 +155,19 @@ async def run_gate(
     comment_id: str = "default",
     details_url: str | None = None,
     extra_notices: tuple[str, ...] = (),
+    acceptances: tuple[Acceptance, ...] = (),
 ) -> GateRun:
     """Judge the plan's inputs while the comparison watches, then decide and render.
+
+    ``acceptances`` are reviewers' acceptances of findings at this commit, already checked for
+    who gave them (:mod:`ragaliq.gate.acceptance`).
 
     Raises:
         JudgeUnavailableError: the judge cannot be used at all.
         OutputError: the report cannot be written.
         TemplateError: a template failed to render.
     """
-    watch = GateWatch.of(plan.inputs, plan.baseline)
+    watch = GateWatch.of(plan.inputs, plan.baseline, acceptances)
     run = await judge_with(
         plan.inputs,
         plan.judge,

@@ -23,6 +23,9 @@ Supported endpoints (all under ``prefix``, e.g. ``/api/v3`` to mimic GHES):
 * ``GET /repos/{owner}/{repo}/commits/{sha}`` (every ref a file was registered at, and
   :meth:`FakeGitHub.add_commit`)
 * ``GET /repos/{owner}/{repo}/pulls`` (``state`` and ``head`` = ``owner:branch`` filters)
+* ``GET /repos/{owner}/{repo}/pulls/{number}/reviews`` (:meth:`FakeGitHub.add_review`) and
+  ``GET /repos/{owner}/{repo}/collaborators/{login}/permission`` (:meth:`FakeGitHub.set_permission`;
+  anyone else is ``read``)
 * ``POST /repos/{owner}/{repo}/statuses/{sha}`` (:meth:`FakeGitHub.statuses` lists them)
 * ``GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts`` (``name`` filter) and
   ``GET /repos/{owner}/{repo}/actions/artifacts/{id}/zip``, which redirects, as GitHub does, to
@@ -171,6 +174,15 @@ class _Artifact:
 
 
 @dataclass(kw_only=True)
+class _Review:
+    id: int
+    user: str
+    body: str
+    state: str
+    commit_id: str
+
+
+@dataclass(kw_only=True)
 class Status:
     """A commit status as the fake stored it."""
 
@@ -279,6 +291,8 @@ class FakeGitHub:
         self._commits: set[tuple[str, str]] = set()
         self._artifacts: dict[int, _Artifact] = {}
         self._statuses: list[tuple[str, Status]] = []
+        self._reviews: dict[tuple[str, int], list[_Review]] = {}
+        self._permissions: dict[tuple[str, str], str] = {}
         self.storage_requests: list[RecordedRequest] = []
         """Downloads from the artifact storage host, with the headers they carried."""
         self._failures: list[_Failure] = []
@@ -288,6 +302,12 @@ class FakeGitHub:
             ("GET", re.compile(_REPO), self._get_repo),
             ("GET", re.compile(rf"{_REPO}/pulls"), self._list_pulls),
             ("GET", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)"), self._get_pull),
+            ("GET", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)/reviews"), self._list_reviews),
+            (
+                "GET",
+                re.compile(rf"{_REPO}/collaborators/(?P<login>{_SEG})/permission"),
+                self._get_permission,
+            ),
             ("POST", re.compile(rf"{_REPO}/statuses/(?P<sha>{_SEG})"), self._create_status),
             (
                 "GET",
@@ -474,6 +494,30 @@ class FakeGitHub:
                 listed_size=size_in_bytes,
             )
             return artifact_id
+
+    def add_review(
+        self,
+        repo: str,
+        number: int,
+        *,
+        user: str,
+        body: str,
+        commit_id: str,
+        state: str = "APPROVED",
+    ) -> None:
+        """Submit a review of pull request ``number`` at ``commit_id``."""
+        with self._lock:
+            reviews = self._reviews.setdefault((_repo_key(repo), number), [])
+            reviews.append(
+                _Review(
+                    id=3000 + len(reviews), user=user, body=body, state=state, commit_id=commit_id
+                )
+            )
+
+    def set_permission(self, repo: str, login: str, permission: str) -> None:
+        """Give ``login`` a permission on ``repo``: ``admin``, ``maintain``, ``write``, ``read``."""
+        with self._lock:
+            self._permissions[(_repo_key(repo), login.lower())] = permission
 
     def statuses(self, repo: str, sha: str) -> list[Status]:
         """The statuses set on ``sha``, oldest first."""
@@ -820,6 +864,32 @@ class FakeGitHub:
                 continue
             found.append(self._pull_json(pull))
         return _Response(200, found)
+
+    def _list_reviews(self, ctx: _Context) -> _Response:
+        reviews = self._reviews.get((_repo_key(ctx.repo), ctx.int_param("number")), [])
+        return _Response(
+            200,
+            [
+                {
+                    "id": r.id,
+                    "user": self._user_json(r.user),
+                    "body": r.body,
+                    "state": r.state,
+                    "commit_id": r.commit_id,
+                    "html_url": f"{HTML_BASE}/{self._display(ctx.repo)}/pull/"
+                    f"{ctx.int_param('number')}#pullrequestreview-{r.id}",
+                    "author_association": "NONE",
+                }
+                for r in reviews
+            ],
+        )
+
+    def _get_permission(self, ctx: _Context) -> _Response:
+        login = ctx.params["login"]
+        permission = self._permissions.get((_repo_key(ctx.repo), login.lower()), "read")
+        return _Response(
+            200, {"permission": permission, "role_name": permission, "user": self._user_json(login)}
+        )
 
     def _create_status(self, ctx: _Context) -> _Response:
         body = ctx.body if isinstance(ctx.body, dict) else {}

@@ -29,6 +29,7 @@ from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
 from ragaliq.exits import ExitCode, run_exit_code
+from ragaliq.gate.acceptance import read_acceptances
 from ragaliq.gating import GateSetup, plan_gate, run_gate
 from ragaliq.models import Preflight
 from ragaliq.pipeline import (
@@ -220,6 +221,14 @@ def validate(config_path: Path, dataset: Path | None) -> None:
 )
 @click.option("--summary-out", type=FilePath, default=None, help="Write the job summary.")
 @click.option("--html-out", type=FilePath, default=None, help="Write the HTML report.")
+@click.option(
+    "--acceptances",
+    "acceptances_path",
+    type=FilePath,
+    default=None,
+    help="Reviewers' acceptances of findings, as the action reads them from reviews: a YAML "
+    "file `acceptances: [{by: <login>, claims: [<claim id>, ...] | all}]`.",
+)
 @comment_id_option
 @edge
 def gate(
@@ -232,6 +241,7 @@ def gate(
     comment_out: Path | None,
     summary_out: Path | None,
     html_out: Path | None,
+    acceptances_path: Path | None,
     comment_id: str,
 ) -> None:
     """Judge, compare with the baseline and render the comment: the gate, run locally.
@@ -262,6 +272,7 @@ def gate(
         )
     )
     inputs = plan.inputs
+    acceptances = read_acceptances(acceptances_path) if acceptances_path is not None else ()
     found = "found" if plan.baseline is not None else "not there, so only the thresholds apply"
     echo(f"the bar: read at {plan.source}; the baseline: {inputs.baseline_file} ({found})")
     check_writable(output, decision_out, comment_out, summary_out, html_out, reads=inputs.files)
@@ -275,6 +286,7 @@ def gate(
                 report_path=report_path,
                 on_progress=progress_printer(),
                 comment_id=comment_id,
+                acceptances=acceptances,
             )
         )
         print_report(gate_run.run)

@@ -19,6 +19,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from ragaliq.baseline import Baseline, BaselineCase, BaselineClaim, Provenance
 from ragaliq.evaluators.hallucination import hallucinated_claims
+from ragaliq.gate.acceptance import ALL, Acceptance, claim_id, covering
 from ragaliq.gate.decision import (
     MAX_LISTED,
     CaseFailure,
@@ -41,9 +42,15 @@ __all__ = ["Comparison", "compare"]
 T = TypeVar("T")
 
 
-def compare(head: ReportSource, baseline: Baseline | None, *, rules: GateRules) -> GateDecision:
+def compare(
+    head: ReportSource,
+    baseline: Baseline | None,
+    *,
+    rules: GateRules,
+    acceptances: tuple[Acceptance, ...] = (),
+) -> GateDecision:
     """The gate decision for a head run against the baseline (or thresholds only, without one)."""
-    comparison = Comparison(baseline, rules=rules)
+    comparison = Comparison(baseline, rules=rules, acceptances=acceptances)
     for case in head.iter_cases():
         comparison.add(case)
     return comparison.decide(head.head)
@@ -51,10 +58,17 @@ def compare(head: ReportSource, baseline: Baseline | None, *, rules: GateRules) 
 
 def _change(case_id: str, query: str, claim: ClaimVerdict | BaselineClaim) -> ClaimChange:
     if isinstance(claim, BaselineClaim):
-        return ClaimChange(case_id=case_id, query=query, claim=claim.text, verdict=claim.verdict)
+        return ClaimChange(
+            case_id=case_id,
+            query=query,
+            claim=claim.text,
+            verdict=claim.verdict,
+            id=claim_id(case_id, claim.text),
+        )
     return ClaimChange(
         case_id=case_id,
         query=query,
+        id=claim_id(case_id, claim.text),
         claim=claim.text,
         verdict=claim.verdict.value,
         evidence=claim.evidence,
@@ -98,11 +112,19 @@ class Comparison:
     """The gate decision, built case by case: :meth:`add` each head case, then :meth:`decide`."""
 
     def __init__(
-        self, baseline: Baseline | None, *, rules: GateRules, listed: int = MAX_LISTED
+        self,
+        baseline: Baseline | None,
+        *,
+        rules: GateRules,
+        listed: int = MAX_LISTED,
+        acceptances: tuple[Acceptance, ...] = (),
     ) -> None:
         self.baseline = baseline
         self.rules = rules
         self.listed = listed
+        self.acceptances = acceptances
+        """Reviewers' acceptances at this commit: claims they accept, or every finding."""
+        self._accepted = 0
         self._base = baseline.by_id if baseline is not None else {}
         self._seen: set[str] = set()
         self._added = _Listed[str](listed)
@@ -174,6 +196,10 @@ class Comparison:
         )
         for claim in unmatched(now, was, text=_text_of):
             change = _change(case.id, case.query, claim)
+            accepted = covering(self.acceptances, change.id)
+            if accepted is not None:
+                change = change.model_copy(update={"accepted_by": accepted.by})
+                self._accepted += "unstable" not in claim.flags or self.rules.count_unstable
             if "unstable" in claim.flags:
                 self._unstable.add(change)
             if "unstable" not in claim.flags or self.rules.count_unstable:
@@ -241,10 +267,24 @@ class Comparison:
             )
         if head.stopped_early:
             failures.append(f"the run stopped early: {head.stopped_early}")
-        new = self._new.total
+        new = self._new.total - self._accepted
         if new and rules.fail_on_new_hallucinations:
             failures.append(
                 f"{plural(new, 'newly hallucinated claim')} (gate.fail_on_new_hallucinations: true)"
+            )
+        if self._accepted:
+            notices.append(
+                f"{plural(self._accepted, 'newly hallucinated claim')} accepted by a reviewer at "
+                "this commit; a new push needs a new review."
+            )
+        accepted_failures: tuple[str, ...] = ()
+        overall = next((a for a in self.acceptances if a.claims == ALL), None)
+        if overall is not None and failures:
+            accepted_failures, failures = tuple(failures), []
+            notices.append(
+                f"Every finding at this commit was accepted by {overall.by} "
+                f"({plural(len(accepted_failures), 'failure')} set aside); a new push needs a "
+                "new review."
             )
         elif new:
             notices.append(
@@ -291,6 +331,8 @@ class Comparison:
             removed_cases=tuple(removed.items),
             omitted=omitted,
             notices=tuple(notices),
+            acceptances=self.acceptances,
+            accepted_failures=accepted_failures,
             cases=head.summary.cases,
             usage=head.usage,
             judge=head.judge,

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragaliq.baseline import Provenance
+from ragaliq.gate.acceptance import Acceptance
 from ragaliq.models import SCHEMA_VERSION, JudgeInfo, Usage
 
 __all__ = [
@@ -71,6 +72,10 @@ class ClaimChange(_Model):
     confidence: float = 1.0
     agreement: float | None = None
     """With ``judge.repeat``: the share of repetitions that gave the verdict."""
+    id: str = ""
+    """The claim's short id, which a reviewer names to accept it (``/ragaliq accept <id>``)."""
+    accepted_by: str | None = None
+    """The reviewer who accepted this newly hallucinated claim at this commit, if one did."""
 
 
 class IrrelevantChunk(_Model):
@@ -135,6 +140,10 @@ class GateDecision(_Model):
     omitted: dict[str, int] = Field(default_factory=dict)
     """Per list above, how many entries past :data:`MAX_LISTED` were left out of it."""
     notices: tuple[str, ...] = ()
+    acceptances: tuple[Acceptance, ...] = ()
+    """The reviews that accepted findings at this commit (``ragaliq.gate.acceptance``)."""
+    accepted_failures: tuple[str, ...] = ()
+    """Why the gate would have failed, had a reviewer not accepted every finding."""
     cases: int
     usage: Usage
     judge: JudgeInfo

@@ -79,5 +79,6 @@ def find_pull_request(
             head_sha=run.head_sha,
             base_repo=str((base.get("repo") or {}).get("full_name", repository)),
             head_repo=str((head.get("repo") or {}).get("full_name", "")),
+            author=str((pull.get("user") or {}).get("login", "")),
         )
     return None

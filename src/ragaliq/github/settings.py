@@ -41,6 +41,8 @@ class PullRequest:
     head_sha: str
     base_repo: str
     head_repo: str
+    author: str = ""
+    """The login of the pull request's author."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,6 +175,7 @@ def _pull_request(event: dict[str, Any]) -> PullRequest | None:
             head_sha=str(pr["head"]["sha"]),
             base_repo=str(pr["base"]["repo"]["full_name"]),
             head_repo=str((pr["head"].get("repo") or {}).get("full_name", "")),
+            author=str((pr.get("user") or {}).get("login", "")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError("GITHUB_EVENT_PATH: not a pull_request event") from exc
