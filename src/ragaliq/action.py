@@ -36,7 +36,7 @@ from ragaliq.exits import ExitCode
 from ragaliq.gate import GateDecision, GateRules
 from ragaliq.gate.acceptance import Acceptance
 from ragaliq.gating import GatePlan, GateSetup, GateWatch, plan_gate, run_gate
-from ragaliq.github.artifacts import ArtifactDataset, download_dataset
+from ragaliq.github.artifacts import ArtifactDataset, artifact_exists, download_dataset
 from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
 from ragaliq.github.contents import ContentsAtCommit
@@ -75,6 +75,8 @@ TWO_ZONES = (
     "ragaliq-forks.yml), or set the action's input trust-pr-code: true if every contributor "
     "holds write access"
 )
+PULL_REQUEST_EVENTS = ("pull_request", "pull_request_review")
+"""The events of a pull request's own run that a ``workflow_run`` gate judges."""
 TRUSTED_CODE_NOTICE = (
     "trust-pr-code: true: this gate ran in the job that ran the pull request's code, so the bar "
     "is not protected from that code (its config, baseline and secrets could be reached)."
@@ -94,6 +96,8 @@ class Remote:
     """The open pull request a ``workflow_run`` event is about."""
     dataset_from: Callable[[int, str, str, str | None], ArtifactDataset]
     """``(run_id, artifact, file_name, head_sha)``: the dataset unpacked from an artifact."""
+    has_artifact: Callable[[int, str], bool]
+    """Whether run N uploaded an artifact of that name."""
     status_of: Callable[[str], CommitStatus]
     """The gate's commit status on a commit."""
     acceptances_of: Callable[
@@ -191,6 +195,13 @@ def _remote(settings: ActionSettings, workflow: Workflow) -> Remote:
             api_url=settings.api_url,
         ),
         dataset_from=dataset_from,
+        has_artifact=lambda run_id, name: artifact_exists(
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+            run_id=run_id,
+            artifact=name,
+        ),
         status_of=lambda sha: CommitStatus(
             token=settings.github_token,
             repository=settings.repository,
@@ -226,12 +237,11 @@ class Publication:
     pull_request: PullRequest | None = None
     status: CommitStatus | None = None
 
-    def start(self, head_sha: str, pull_request: PullRequest | None) -> None:
-        """The change is known: mark its head ``pending`` while the gate judges."""
+    def aim(self, head_sha: str, pull_request: PullRequest | None) -> None:
+        """The change is known: the comment and the status go to it from now on."""
         self.pull_request = pull_request
         if self.settings is not None and self.remote is not None and self.settings.commit_status:
             self.status = self.remote.status_of(head_sha)
-            self.set_status("pending", "judging the pull request's RAG outputs")
 
     def set_status(self, state: StatusState, description: str) -> None:
         """Set the commit status, when there is one to set."""
@@ -320,7 +330,7 @@ async def action(
     if settings.mode == "update-baseline":
         return await _update_baseline(settings, judge_env, workflow, open_judge)
     run = settings.workflow_run
-    if run is not None and run.event != "pull_request":
+    if run is not None and run.event not in PULL_REQUEST_EVENTS:
         workflow.notice(
             f"The run this gate follows was started by {run.event or 'an unknown event'}, not "
             "by a pull request: there is nothing to gate.",
@@ -329,12 +339,20 @@ async def action(
         return ExitCode.PASSED
     pr = settings.pull_request if run is None else remote.pull_request_of(run)
     if run is not None:
-        result.start(run.head_sha, pr)
+        result.aim(run.head_sha, pr)
     elif pr is not None:
-        result.start(pr.head_sha, pr)
+        result.aim(pr.head_sha, pr)
+    if _review_without_data(settings, remote):
+        workflow.notice(
+            "The review that started this run handed over no dataset (it accepts nothing): there "
+            "is nothing to gate, and the pull request's status stays as it is.",
+            title="RagaliQ Gate",
+        )
+        return ExitCode.PASSED
     zone_notice = _check_zone(settings, pr)
     work = WorkTree(settings.workspace)
     dataset, dataset_notice = _dataset(settings, remote, pr)
+    result.set_status("pending", "judging the pull request's RAG outputs")
     plan = plan_gate(
         GateSetup(
             trusted=(
@@ -398,6 +416,20 @@ async def action(
     for failure in decision.failures:
         workflow.log(f"  {failure}")
     return gate_run.exit_code
+
+
+def _review_without_data(settings: ActionSettings, remote: Remote) -> bool:
+    """Whether a ``workflow_run`` gate follows a review's run that produced nothing.
+
+    Reviews that accept nothing start no ``produce`` job, so their run hands over no artifact;
+    that is no failure to report, and no reason to touch the status a real gate set.
+    """
+    run = settings.workflow_run
+    if run is None or run.event != "pull_request_review" or not settings.artifact:
+        return False
+    if run.conclusion == "skipped":
+        return True
+    return not remote.has_artifact(run.id, settings.artifact)
 
 
 def _check_zone(settings: ActionSettings, pr: PullRequest | None) -> tuple[str, ...]:

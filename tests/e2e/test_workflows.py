@@ -171,7 +171,7 @@ def test_a_fork_run_that_failed_to_produce_is_reported_not_judged(setup):
     assert gate.code == 2, gate.log
     assert gate.outputs["passed"] == "false"
     head = event["pull_request"]["head"]["sha"]
-    assert [s.state for s in action.github.statuses(REPO, head)] == ["pending", "error"]
+    assert [s.state for s in action.github.statuses(REPO, head)] == ["error"]
     assert "could not judge" in action.github.comments(REPO, 33)[0].body
 
 
@@ -194,3 +194,63 @@ def test_the_example_config_is_the_one_the_workflows_expect():
     for name in ("ragaliq.yml", "ragaliq-forks.yml"):
         text = (Path(__file__).resolve().parents[2] / "src/ragaliq/workflows" / name).read_text()
         assert "config: ragaliq.yaml" in text
+
+
+def review_event(event: dict, body: str) -> dict:
+    return {**event, "action": "submitted", "review": {"body": body, "state": "approved"}}
+
+
+def test_a_review_that_accepts_gates_again_and_other_reviews_start_nothing(setup):
+    action, player = setup, Player(setup)
+    (action.workspace / "ragaliq.yaml").write_text(
+        CONFIG.replace("gate:\n", "gate:\n  fail_on_new_hallucinations: true\n"), encoding="utf-8"
+    )
+    event = open_pull(action, 41, regressed=True)
+    head = event["pull_request"]["head"]["sha"]
+    workflow = load_workflow("ragaliq.yml")
+    jobs = play_pull_request(player, event, RUN_ID + 500)
+    assert jobs["gate"].code == 1
+
+    chatty = review_event(event, "Nice work!")
+    for job in ("produce", "gate"):
+        played = player.play(
+            workflow, job, event=chatty, event_name="pull_request_review", run_id=RUN_ID + 501
+        )
+        assert not played.ran
+
+    action.github.set_permission(REPO, "lead", "admin")
+    action.github.add_review(REPO, 41, user="lead", body="/ragaliq accept all", commit_id=head)
+    accepting = review_event(event, "/ragaliq accept all")
+    produce = player.play(
+        workflow, "produce", event=accepting, event_name="pull_request_review", run_id=RUN_ID + 502
+    )
+    gate = player.play(
+        workflow,
+        "gate",
+        event=accepting,
+        event_name="pull_request_review",
+        run_id=RUN_ID + 502,
+        needs={"produce": produce},
+    )
+    assert gate.ran and gate.code == 0, gate.log
+    assert action.github.statuses(REPO, head)[-1].state == "success"
+    assert "Accepted at this commit" in action.github.comments(REPO, 41)[0].body
+
+
+def test_a_forks_review_that_handed_over_nothing_leaves_its_status_alone(setup):
+    action, player = setup, Player(setup)
+    event = open_pull(action, 42, regressed=True, head_repo=FORK)
+    base_files_through_the_api(action, event)
+    head = event["pull_request"]["head"]["sha"]
+    run = workflow_run_event(event, RUN_ID + 600)
+    run["workflow_run"]["event"] = "pull_request_review"  # a review that accepted nothing
+    gate = player.play(
+        load_workflow("ragaliq-forks.yml"),
+        "gate",
+        event=run,
+        event_name="workflow_run",
+        run_id=RUN_ID + 601,
+    )
+    assert gate.ran and gate.code == 0, gate.log
+    assert "nothing to gate" in gate.log
+    assert action.github.statuses(REPO, head) == []

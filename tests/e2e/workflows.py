@@ -215,25 +215,72 @@ def evaluate_condition(text: str, context: dict[str, Any]) -> Any:
     return evaluate(inner.group(1) if inner else text, context)
 
 
+_TOKENS = re.compile(r"\s*(\|\||&&|==|!=|!|\(|\)|,|'[^']*'|[\w.-]+)")
+
+
 def evaluate(expr: str, context: dict[str, Any]) -> Any:
-    """The few expression forms the workflows use: ``a && b``, ``a == b``, ``a != b``,
-    ``!cancelled()``, quoted strings and context paths."""
-    expr = " ".join(expr.split())
-    if "&&" in expr:
-        return all(truthy(evaluate(part, context)) for part in expr.split("&&"))
-    for operator in ("==", "!="):
-        if f" {operator} " in expr:
-            left, right = (evaluate(p, context) for p in expr.split(f" {operator} ", 1))
-            return (left == right) if operator == "==" else (left != right)
-    if expr == "!cancelled()":
-        return True
-    if expr.startswith("'") and expr.endswith("'"):
-        return expr[1:-1]
-    value: Any = context
-    for part in expr.split("."):
-        assert re.fullmatch(r"[\w-]+", part), f"the player does not know the expression {expr!r}"
-        value = value.get(part) if isinstance(value, dict) else None
+    """The expression forms the workflows use: ``||``, ``&&``, ``!``, ``==``, ``!=``,
+    parentheses, ``contains()``, ``cancelled()``, quoted strings and context paths."""
+    tokens, at = [], 0
+    while at < len(expr.rstrip()):
+        match = _TOKENS.match(expr, at)
+        assert match is not None and match.end() > at, f"the player cannot read {expr!r}"
+        tokens.append(match.group(1))
+        at = match.end()
+    value, rest = _or(tokens, context)
+    assert not rest, f"the player cannot read {expr!r}"
     return value
+
+
+def _or(tokens: list[str], context: dict[str, Any]) -> tuple[Any, list[str]]:
+    left, tokens = _and(tokens, context)
+    while tokens[:1] == ["||"]:
+        right, tokens = _and(tokens[1:], context)
+        left = left if truthy(left) else right
+    return left, tokens
+
+
+def _and(tokens: list[str], context: dict[str, Any]) -> tuple[Any, list[str]]:
+    left, tokens = _compare(tokens, context)
+    while tokens[:1] == ["&&"]:
+        right, tokens = _compare(tokens[1:], context)
+        left = right if truthy(left) else left
+    return left, tokens
+
+
+def _compare(tokens: list[str], context: dict[str, Any]) -> tuple[Any, list[str]]:
+    left, tokens = _unary(tokens, context)
+    if tokens[:1] in (["=="], ["!="]):
+        operator = tokens[0]
+        right, tokens = _unary(tokens[1:], context)
+        return (left == right) if operator == "==" else (left != right), tokens
+    return left, tokens
+
+
+def _unary(tokens: list[str], context: dict[str, Any]) -> tuple[Any, list[str]]:
+    head, *rest = tokens
+    if head == "!":
+        value, rest = _unary(rest, context)
+        return not truthy(value), rest
+    if head == "(":
+        value, rest = _or(rest, context)
+        assert rest[:1] == [")"]
+        return value, rest[1:]
+    if head == "cancelled" and rest[:2] == ["(", ")"]:
+        return False, rest[2:]
+    if head == "contains" and rest[:1] == ["("]:
+        haystack, rest = _or(rest[1:], context)
+        assert rest[:1] == [","]
+        needle, rest = _or(rest[1:], context)
+        assert rest[:1] == [")"]
+        return str(needle).lower() in str(haystack or "").lower(), rest[1:]
+    if head.startswith("'"):
+        return head[1:-1], rest
+    value: Any = context
+    for part in head.split("."):
+        assert re.fullmatch(r"[\w-]+", part), f"the player does not know {head!r}"
+        value = value.get(part) if isinstance(value, dict) else None
+    return value, rest
 
 
 def truthy(value: Any) -> bool:

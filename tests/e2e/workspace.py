@@ -253,12 +253,15 @@ def parse_outputs(text: str) -> dict[str, str]:
     return outputs
 
 
-def pr_event(number: int, base: str, head: str, head_repo: str = REPO) -> dict:
+def pr_event(
+    number: int, base: str, head: str, head_repo: str = REPO, author: str = "someone"
+) -> dict:
     return {
         "action": "synchronize",
         "number": number,
         "pull_request": {
             "number": number,
+            "user": {"login": author},
             "base": {"sha": base, "ref": "main", "repo": {"full_name": REPO}},
             "head": {"sha": head, "ref": "feature", "repo": {"full_name": head_repo}},
         },

@@ -29,7 +29,13 @@ from ragaliq._version import __version__
 from ragaliq.errors import ArtifactError
 from ragaliq.github.client import build_github, describe_failure, retrying
 
-__all__ = ["MAX_ARTIFACT_BYTES", "ArtifactDataset", "download_dataset", "unpack_dataset"]
+__all__ = [
+    "MAX_ARTIFACT_BYTES",
+    "ArtifactDataset",
+    "artifact_exists",
+    "download_dataset",
+    "unpack_dataset",
+]
 
 MAX_ARTIFACT_BYTES = 2 * 1024**3
 """The largest artifact downloaded, and the largest dataset unpacked from one."""
@@ -87,6 +93,30 @@ def download_dataset(
             zip, unsafe, or lacks the file; or the API cannot be reached.
     """
     where = f"artifact {artifact!r} of run {run_id} in {repository}"
+    listing = _listing(token, repository, api_url, run_id, artifact, attempts)
+    found = _the_artifact(listing, artifact, where, head_sha)
+    with tempfile.TemporaryDirectory(prefix="ragaliq-artifact-") as scratch:
+        archive = Path(scratch) / "artifact.zip"
+        _fetch(str(found["archive_download_url"]), token=token, into=archive, where=where)
+        return unpack_dataset(archive, file_name=file_name, artifact=artifact, run_id=run_id)
+
+
+def artifact_exists(
+    *, token: str, repository: str, api_url: str, run_id: int, artifact: str, attempts: int = 3
+) -> bool:
+    """Whether run ``run_id`` uploaded an artifact named ``artifact``.
+
+    Raises:
+        ArtifactError: the API cannot be asked.
+    """
+    listing = _listing(token, repository, api_url, run_id, artifact, attempts)
+    return any(a.get("name") == artifact for a in (listing or {}).get("artifacts") or [])
+
+
+def _listing(
+    token: str, repository: str, api_url: str, run_id: int, artifact: str, attempts: int
+) -> Any:
+    where = f"artifact {artifact!r} of run {run_id} in {repository}"
     try:
         github = build_github(token=token, api_url=api_url)
     except ValueError as exc:
@@ -104,11 +134,7 @@ def download_dataset(
         raise ArtifactError(_failure(exc, where, attempts)) from exc
     finally:
         github.close()
-    found = _the_artifact(listing, artifact, where, head_sha)
-    with tempfile.TemporaryDirectory(prefix="ragaliq-artifact-") as scratch:
-        archive = Path(scratch) / "artifact.zip"
-        _fetch(str(found["archive_download_url"]), token=token, into=archive, where=where)
-        return unpack_dataset(archive, file_name=file_name, artifact=artifact, run_id=run_id)
+    return listing
 
 
 def _the_artifact(listing: Any, name: str, where: str, head_sha: str | None) -> dict[str, Any]:
