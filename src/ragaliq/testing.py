@@ -75,15 +75,15 @@ class JudgeSession:
         evaluators = {e.name: e for e in build_evaluators(config.evaluators)}
         problems: list[str] = []
         for name, evaluation in result.results.items():
-            floor = minimums.get(name)
-            if floor is None:
-                floor = self.config.evaluators.section(name).threshold
+            # The evaluator's own threshold: the minimum named here, else the config's, else
+            # the evaluator's default, resolved in one place (never a section's raw None).
+            floor = evaluators[name].threshold
             if evaluation.status == "error":
                 problems.append(f"{name}: could not be judged: {evaluation.reasoning}")
             elif evaluation.status == "skipped":
                 if name in minimums:
                     problems.append(f"{name}: nothing to score: {evaluation.reasoning}")
-            elif floor is not None and evaluation.score is not None and evaluation.score < floor:
+            elif evaluation.score is not None and evaluation.score < floor:
                 problems.append(
                     f"{name}: {evaluation.score:.3f} is below {floor:g}: {evaluation.reasoning}"
                     + _listed(evaluators[name].describe_shortfall(result, label=verdict_label))
