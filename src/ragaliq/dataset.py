@@ -237,9 +237,13 @@ class DatasetReader:
             ...
     """
 
-    def __init__(self, path: Path, *, dataset_format: DatasetFormat = "auto") -> None:
+    def __init__(
+        self, path: Path, *, dataset_format: DatasetFormat = "auto", missing: str = _MISSING
+    ) -> None:
         self.path = path
         self.dataset_format = dataset_format
+        self.missing = missing
+        """How to fix a missing file, in the words of the caller (a command line option ...)."""
         self.container: Container = _container(path, dataset_format)
         self._info: DatasetInfo | None = None
 
@@ -274,7 +278,7 @@ class DatasetReader:
             self.path,
             limit=limit,
             error=DatasetError,
-            missing=_MISSING,
+            missing=self.missing,
             too_big=_too_big(self.container),
         ) as handle:
             if self.container in {"jsonl", "csv"}:
@@ -767,26 +771,34 @@ def iter_cases(path: Path, *, dataset_format: DatasetFormat = "auto") -> Iterato
     return iter(DatasetReader(path, dataset_format=dataset_format))
 
 
-def read_dataset(path: Path, *, dataset_format: DatasetFormat = "auto") -> Dataset:
+def read_dataset(
+    path: Path, *, dataset_format: DatasetFormat = "auto", missing: str | None = None
+) -> Dataset:
     """Read and validate a whole dataset; return its cases and how it was read.
+
+    ``missing`` says how to fix a missing file; by default, where a relative path was looked for.
 
     Raises:
         DatasetError: the file is missing, not a regular file, too large, not UTF-8, cannot be
             parsed, is empty, or has invalid cases; the message lists every problem found.
     """
-    reader = DatasetReader(path, dataset_format=dataset_format)
+    if missing is None:
+        missing = f"check the path (a relative path is read from the current folder, {Path.cwd()})"
+    reader = DatasetReader(path, dataset_format=dataset_format, missing=missing)
     cases = [case for _, case in reader]
     return Dataset(cases=cases, info=reader.info)
 
 
-def load_dataset(path: Path, *, dataset_format: DatasetFormat = "auto") -> list[TestCase]:
+def load_dataset(
+    path: Path, *, dataset_format: DatasetFormat = "auto", missing: str | None = None
+) -> list[TestCase]:
     """Read and validate a dataset file (see :func:`read_dataset`).
 
     Raises:
         DatasetError: the file is missing, is not UTF-8, cannot be parsed, is empty, or has
             invalid cases; the message lists every problem found, one per line.
     """
-    return read_dataset(path, dataset_format=dataset_format).cases
+    return read_dataset(path, dataset_format=dataset_format, missing=missing).cases
 
 
 def parse_dataset(text: str, *, name: str, suffix: str = ".jsonl") -> list[TestCase]:

@@ -70,6 +70,7 @@ class JudgeSession:
         Raises:
             QualityFailure: with every failing score and the claims, facts or chunks behind it.
         """
+        __tracebackhide__ = True
         config = self._sections(minimums)
         result = self._judge_now(case, config)
         evaluators = {e.name: e for e in build_evaluators(config.evaluators)}
@@ -85,7 +86,8 @@ class JudgeSession:
                     problems.append(f"{name}: nothing to score: {evaluation.reasoning}")
             elif evaluation.score is not None and evaluation.score < floor:
                 problems.append(
-                    f"{name}: {evaluation.score:.3f} is below {floor:g}: {evaluation.reasoning}"
+                    f"{name}: {evaluation.score:.3f} is below the threshold {floor:g}: "
+                    f"{evaluation.reasoning}"
                     + _listed(evaluators[name].describe_shortfall(result, label=verdict_label))
                 )
         if problems:
@@ -151,6 +153,7 @@ def assert_rag_quality(
 
     ``session`` is the pytest plugin's when it runs (or a new default one).
     """
+    __tracebackhide__ = True
     global _default
     if session is None:
         session = _default = _default or JudgeSession()

@@ -37,7 +37,7 @@ def test_hallucination_lists_the_claims_it_held_against_the_case_even_when_suppo
     judge = FakeJudge(claims={"case-1": ["Refunds take 14 days.", "Plans cost $5."]})
     gate = session(judge, evaluators={"hallucination": {"min_confidence": 0.95}})
     message = failure_of(lambda: gate.assert_quality(make_case(), hallucination=0.9))
-    assert "hallucination: 0.000 is below 0.9" in message
+    assert "hallucination: 0.000 is below the threshold 0.9" in message
     # Supported at 0.9 confidence, under min_confidence: the evaluator's own rule, not the verdict.
     assert "  - supported: Refunds take 14 days. (scripted)" in message
     assert "  - supported: Plans cost $5. (scripted)" in message
@@ -109,8 +109,8 @@ def test_the_configs_default_thresholds_apply_when_the_config_leaves_them_out():
     # Neither the config nor the call names a threshold: the evaluators' defaults apply.
     judge = FakeJudge(claims={"case-1": ["a", "b"]}, verdicts={"case-1": [N, C]})
     message = failure_of(lambda: session(judge).assert_quality(make_case()))
-    assert "faithfulness: 0.000 is below 0.7" in message
-    assert "hallucination: 0.000 is below 0.8" in message
+    assert "faithfulness: 0.000 is below the threshold 0.7" in message
+    assert "hallucination: 0.000 is below the threshold 0.8" in message
     assert "  - contradicted: b (scripted)" in message
 
 
@@ -123,4 +123,4 @@ def test_a_threshold_in_the_config_applies_when_the_call_names_none():
             make_case()
         )
     )
-    assert "relevance: 0.500 is below 0.6" in message
+    assert "relevance: 0.500 is below the threshold 0.6" in message
