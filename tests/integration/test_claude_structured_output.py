@@ -166,3 +166,52 @@ async def test_auto_on_a_cloud_platform_trusts_the_schema_and_never_falls_back()
         await judge.aclose()
         assert [mode_of(r.body) for r in fake.requests] == ["schema", "schema"]
         assert judge.info.structured_output == "schema"
+
+
+WRITTEN = {
+    "SUPPORTED": "supported",
+    "PARTIALLY_SUPPORTED": "Partially_Supported",
+    "NOT_ENOUGH_INFO": "NO_EVIDENCE",
+    "CONTRADICTED": "contradictory",
+}
+"""How an open model may write our verdicts: in lower case, or with Axion's names."""
+
+
+@pytest.mark.parametrize(("mode", "server"), [("tool", "llama.cpp"), ("prompt", "ollama")])
+async def test_a_verdict_in_another_case_or_with_axions_name_is_read_without_a_second_call(
+    mode, server, monkeypatch
+):
+    from tests.fakes import compatible
+    from tests.fakes.claude_sim import answer
+
+    def written(body):
+        output = answer(body)
+        for item in output.get("verdicts", ()):
+            item["verdict"] = WRITTEN[item["verdict"]]
+        return output
+
+    monkeypatch.setattr(compatible, "answer", written)
+    report, bodies, _ = await judged(server, mode, n=1)
+    case = report.cases[0]
+    assert case.status == "ok", case.error
+    assert [c.verdict for c in case.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
+    assert len(bodies) == 3  # extraction, verification, relevance: nothing asked twice
+
+
+async def test_a_verdict_that_is_no_verdict_is_still_re_asked_once_then_an_error(monkeypatch):
+    from tests.fakes import compatible
+    from tests.fakes.claude_sim import answer
+
+    def written(body):
+        output = answer(body)
+        for item in output.get("verdicts", ()):
+            item["verdict"] = "MOSTLY_TRUE"
+        return output
+
+    monkeypatch.setattr(compatible, "answer", written)
+    report, bodies, _ = await judged("llama.cpp", "tool", n=1)
+    case = report.cases[0]
+    assert case.status == "error" and "invalid twice" in (case.error or "")
+    assert case.results["faithfulness"].score is None
+    assert case.results["hallucination"].score is None
+    assert len(bodies) == 4  # the verification asked twice

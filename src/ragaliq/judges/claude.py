@@ -53,7 +53,7 @@ from ragaliq.models import (
     RelevanceResult,
     TestCase,
     Usage,
-    Verdict,
+    VerdictName,
     VerificationResult,
 )
 
@@ -100,7 +100,7 @@ class ExtractReply(_Reply):
 
 class VerdictItem(_Reply):
     index: int = Field(description="The claim's number, exactly as given.")
-    verdict: Verdict = Field(description="How far the context backs the claim.")
+    verdict: VerdictName = Field(description="How far the context backs the claim.")
     evidence: str = Field(description="The shortest exact quote from the context, or ''.")
     reason: str = Field(description="One short sentence explaining the verdict.")
     confidence: float = Field(ge=0.0, le=1.0, description="Confidence in the verdict, 0 to 1.")
