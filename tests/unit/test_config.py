@@ -241,3 +241,19 @@ def test_a_verdict_weight_above_one_or_an_unknown_verdict_is_an_error():
     with pytest.raises(ConfigError) as caught:
         parse_config("evaluators: {faithfulness: {verdict_scores: {MOSTLY_TRUE: 0.5}}}\n")
     assert "MOSTLY_TRUE" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "section",
+    ["context_precision: {}", "context_precision:", "context_precision: {threshold: 0.5}"],
+)
+def test_writing_the_section_of_an_evaluator_that_is_off_by_default_turns_it_on(section):
+    config = parse_config(f"evaluators:\n  {section}\n")
+    assert config.evaluators.context_precision.enabled is True
+    assert config.evaluators.context_recall.enabled is False  # not written: still off
+    assert config.evaluators.faithfulness.enabled is True
+
+
+def test_enabled_false_in_a_written_section_keeps_it_off():
+    config = parse_config("evaluators:\n  context_recall: {enabled: false, threshold: 0.5}\n")
+    assert config.evaluators.context_recall.enabled is False

@@ -33,8 +33,9 @@ class FaithfulnessOptions(EvaluatorOptions):
     preset: Literal["standard", "axion", "strict"] = "standard"
     """Verdict weights: standard S=1 P=0.5 N=0 C=0; axion C=-1; strict N=-1 C=-1."""
     verdict_scores: dict[VerdictName, Weight] = Field(default_factory=dict)
-    """Overrides of single verdict weights, each at most 1 (the mean is clamped to [0, 1]). A
-    verdict is named as ours or as Axion's (``CONTRADICTORY: -2.0``), in any letter case."""
+    """Overrides of single verdict weights, each at most 1 (Axion's verdict names are read too).
+    The mean is clamped to [0, 1]; a verdict is named as ours or as Axion's
+    (``CONTRADICTORY: -2.0``), in any letter case."""
 
     @field_validator("verdict_scores", mode="before")
     @classmethod
