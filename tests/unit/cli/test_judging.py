@@ -273,3 +273,21 @@ def test_baseline_update_without_a_config_records_no_policy_and_says_so(
     assert result.exit_code == 0, result.output
     assert "no gate policy is recorded" in result.stderr
     assert json.loads(out.read_text())["policy"] is None
+
+
+@pytest.mark.parametrize("how", ["--batch", "judge.batch"])
+def test_batch_on_the_offline_judge_says_it_has_nothing_to_batch(runner, tmp_path, how):
+    config = setup(tmp_path, [faithful()])
+    if how == "judge.batch":
+        config.write_text(
+            "dataset: data.jsonl\njudge: {provider: offline, batch: true}\n", encoding="utf-8"
+        )
+    args = ["run", "--config", str(config), *(["--batch"] if how == "--batch" else [])]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert (
+        "notice: judge.batch (--batch) has no effect on the offline judge: it makes no API "
+        "calls to send as batches, so the run was judged as usual" in result.stderr
+    )
+    plain = runner.invoke(cli, ["run", "--config", str(setup(tmp_path, [faithful()]))])
+    assert "batch" not in plain.stderr
