@@ -226,7 +226,12 @@ def _inputs(
         cache_file = bar.path(config.judge.cache_path, what="judge.cache_path")
         work.check(cache_file, what="judge.cache_path")
         tracked = is_tracked(work.root, cache_file) if refuse_tracked else False
-        if tracked is None:
+        if tracked is None and git_toplevel(work.root) is None:
+            notices.append(
+                f"{work.root} is not in a git repository, so the judge cache {cache_file} is not "
+                "used: git cannot show that it came from the gate's own runs."
+            )
+        elif tracked is None:
             notices.append(
                 f"git cannot say whether this change's tree tracks the judge cache {cache_file}, "
                 "so it is not used: cached verdicts must come from the gate's own runs."

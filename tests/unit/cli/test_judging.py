@@ -291,3 +291,26 @@ def test_batch_on_the_offline_judge_says_it_has_nothing_to_batch(runner, tmp_pat
     )
     plain = runner.invoke(cli, ["run", "--config", str(setup(tmp_path, [faithful()]))])
     assert "batch" not in plain.stderr
+
+
+def test_a_gate_outside_a_git_repository_says_so(runner, tmp_path):
+    config = setup(tmp_path, [faithful()])
+    comment = str(tmp_path / "comment.md")
+    result = runner.invoke(cli, ["gate", "--config", str(config), "--comment-out", comment])
+    assert result.exit_code == 0, result.output
+    assert (
+        f"notice: {tmp_path} is not in a git repository, so the bar (config, baseline, "
+        "templates) is read from the working tree" in result.stderr
+    )
+    shown = result.stdout + result.stderr
+    assert "git cannot say" not in shown
+    assert "is not in a git repository, so the judge cache" in shown
+
+    named = runner.invoke(
+        cli, ["gate", "--config", str(config), "--base", "main", "--comment-out", comment]
+    )
+    assert named.exit_code == 2
+    assert (
+        f"error: --base main: {tmp_path} is not in a git repository, so there is no commit to "
+        "read the bar from; run the gate inside the repository, or pass --base none"
+    ) in named.stderr
