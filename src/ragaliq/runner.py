@@ -14,7 +14,11 @@ import collections
 import concurrent.futures
 import itertools
 import multiprocessing
+import multiprocessing.connection
+import multiprocessing.context
+import os
 import signal
+import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -22,6 +26,7 @@ from typing import Any, TypeVar
 
 from ragaliq.errors import JudgeError, JudgeUnavailableError
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
+from ragaliq.exits import stop_held
 from ragaliq.judges.base import (
     ForkableJudge,
     Judge,
@@ -360,11 +365,79 @@ _WORKER: tuple[_Run, asyncio.AbstractEventLoop] | None = None
 """In a judging process: its copy of the run, and its event loop."""
 
 
+_SHIELDED = frozenset(
+    getattr(signal, name) for name in ("SIGINT", "SIGHUP") if hasattr(signal, name)
+)
+"""What a terminal sends its whole process group (Ctrl-C, a closed window): for the parent alone,
+which ends its workers itself (:func:`_end_workers`). Not SIGTERM: the pool ends the workers of a
+broken pool with it."""
+
+
+class _ShieldedProcess(multiprocessing.context.SpawnProcess):
+    """A judging process that starts with :data:`_SHIELDED` blocked, so none can end it early.
+
+    Blocked from the start rather than ignored once started, so that a worker still starting
+    (the pool starts them as work comes) cannot die of a Ctrl-C and break the pool.
+    """
+
+    def start(self) -> None:
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SHIELDED)
+        try:
+            super().start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+class _ShieldedContext(multiprocessing.context.SpawnContext):
+    Process = _ShieldedProcess
+
+
+def _worker_context() -> multiprocessing.context.SpawnContext:
+    if hasattr(signal, "pthread_sigmask"):
+        return _ShieldedContext()
+    return multiprocessing.get_context("spawn")  # no signal masks (Windows)
+
+
+def _end_workers(
+    pool: concurrent.futures.ProcessPoolExecutor, in_flight: Iterable[asyncio.Future[Any]]
+) -> None:
+    """End a pool's processes now: their batches are pure computation, nothing to finish.
+
+    The batches in flight are left to the pool, not cancelled here, which would race with the
+    pool marking them broken; what they end with is read, so that nothing is logged about it.
+    """
+    for future in in_flight:
+        future.add_done_callback(_forget)
+    processes = list((pool._processes or {}).values())  # no public way before Python 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.kill()
+
+
+def _forget(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+def _exit_with_parent() -> None:
+    """End this worker when its parent ends, however it ends (SIGKILL included)."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ragaliq-parent-watch", daemon=True).start()
+
+
 def _start_worker(
     factory: Callable[[], Judge], evaluators: Sequence[Evaluator[Any]], repeat: int
 ) -> None:
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _exit_with_parent()
     _WORKER = (_Run(factory(), evaluators, RunSettings(repeat=repeat)), asyncio.new_event_loop())
 
 
@@ -408,24 +481,28 @@ async def _stream_in_processes(
                 Progress(done=done, total=total or done, errors=errors, usage=usage)
             )
 
-    context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=settings.processes,
-        mp_context=context,
+        mp_context=_worker_context(),
         initializer=_start_worker,
         initargs=(factory, list(evaluators), settings.repeat),
     ) as pool:
         try:
             while batch := list(itertools.islice(remaining, _BATCH)):
-                in_flight.append(loop.run_in_executor(pool, _judge_batch, batch))
+                # Submitting may start a worker: a SIGTERM in the middle would leave it half
+                # started and unknown to the pool, which could then not end it.
+                with stop_held():
+                    in_flight.append(loop.run_in_executor(pool, _judge_batch, batch))
                 if len(in_flight) >= 4 * settings.processes:
-                    collect(await in_flight.popleft())
+                    # Shielded and kept in flight until done: a cancelled run must not cancel
+                    # the batch under the pool (see _end_workers).
+                    collect(await asyncio.shield(in_flight[0]))
+                    in_flight.popleft()
             while in_flight:
-                collect(await in_flight.popleft())
-        except BaseException:
-            for future in in_flight:
-                future.cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
+                collect(await asyncio.shield(in_flight[0]))
+                in_flight.popleft()
+        except BaseException:  # Ctrl-C, SIGTERM, a cancelled run, a failing judge
+            _end_workers(pool, in_flight)
             raise
     return RunEnd(usage=usage)
 
