@@ -28,25 +28,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from offline_throughput import ragtruth_cases
+from tests.integration.processes import session_processes
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def session_processes(sid: int) -> list[int]:
-    """The live processes of session ``sid`` (the run and every process it started)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        state, session = fields[0], int(fields[3])
-        if session == sid and state != "Z":
-            found.append(int(entry))
-    return sorted(found)
 
 
 def has_workers(pid: int) -> bool:

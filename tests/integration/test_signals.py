@@ -17,24 +17,12 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+from tests.integration.processes import HAS_PROC, session_processes
+
+pytestmark = pytest.mark.skipif(not HAS_PROC, reason="needs /proc")
 
 HANG_GUARD_S = 60.0
 """Only so that a hang fails the test instead of stalling the suite; never a measure of speed."""
-
-
-def session_processes(sid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == sid and fields[0] != "Z":
-            found.append(int(entry))
-    return found
 
 
 def write_suite(folder: Path, cases: int) -> None:
