@@ -24,7 +24,7 @@ from ragaliq.baseline import Baseline
 from ragaliq.config import GateConfig, JudgeConfig
 from ragaliq.dataset import DatasetCases, DatasetInfo, DatasetReader
 from ragaliq.errors import ConfigError
-from ragaliq.evaluators import build_evaluators
+from ragaliq.evaluators import build_evaluators, response_judged_by
 from ragaliq.exits import ExitCode, gate_exit_code
 from ragaliq.gate import Comparison, GateDecision, GateRules
 from ragaliq.judges import JudgeChoice
@@ -244,11 +244,17 @@ def _inputs(
         else:
             cache_path = work.local(cache_file)
     cases: Cases
+    judged_by = response_judged_by(config.evaluators)
     if keep_cases:
-        cases = DatasetCases.read(dataset_path, dataset_format=config.dataset_format)
+        cases = DatasetCases.read(
+            dataset_path, dataset_format=config.dataset_format, response_judged_by=judged_by
+        )
         info = cases.info
     else:
-        cases, info = [], DatasetReader(dataset_path, dataset_format=config.dataset_format).check()
+        reader = DatasetReader(
+            dataset_path, dataset_format=config.dataset_format, response_judged_by=judged_by
+        )
+        cases, info = [], reader.check()
     notices += info.notices
     return Inputs(
         config=config,

@@ -95,6 +95,7 @@ def _load(named: str | Path, *, folder: Path, config: pytest.Config) -> list[Tes
         RagaliqError: the file is missing (saying where it was looked for) or invalid.
     """
     from ragaliq.dataset import load_dataset
+    from ragaliq.evaluators import response_judged_by
 
     raw = Path(named)
     path = raw if raw.is_absolute() else folder / raw
@@ -103,8 +104,13 @@ def _load(named: str | Path, *, folder: Path, config: pytest.Config) -> list[Tes
     if not raw.is_absolute() and not path.exists() and (root / raw).is_file():
         relative = os.path.relpath(root / raw, folder)
         missing += f"; for {root / raw}, write {relative!r}"
-    dataset_format = _session(config).config.dataset_format
-    return load_dataset(path, dataset_format=dataset_format, missing=missing)
+    gate = _session(config).config
+    return load_dataset(
+        path,
+        dataset_format=gate.dataset_format,
+        missing=missing,
+        response_judged_by=response_judged_by(gate.evaluators),
+    )
 
 
 def _session(config: pytest.Config) -> JudgeSession:

@@ -215,3 +215,38 @@ async def test_a_verdict_that_is_no_verdict_is_still_re_asked_once_then_an_error
     assert case.results["faithfulness"].score is None
     assert case.results["hallucination"].score is None
     assert len(bodies) == 4  # the verification asked twice
+
+
+def test_adr_006_a_lowercase_verdict_is_read_through_evaluate(monkeypatch):
+    """ADR-006's row "Lowercase verdict from LLM: normalized", through `ragaliq.evaluate`."""
+    import contextlib
+
+    from ragaliq import evaluate
+    from ragaliq.judges import JudgeChoice
+    from tests.conftest import make_config
+    from tests.fakes import compatible
+    from tests.fakes.claude_sim import answer
+
+    def lowercase(body):
+        output = answer(body)
+        for item in output.get("verdicts", ()):
+            item["verdict"] = item["verdict"].lower()
+        return output
+
+    monkeypatch.setattr(compatible, "answer", lowercase)
+    with FakeAnthropic(ollama_like()) as fake:
+
+        @contextlib.asynccontextmanager
+        async def claude(config, **_):
+            judge = judge_for(fake, "prompt")  # built in evaluate's loop, closed in it
+            try:
+                yield JudgeChoice(judge=judge)
+            finally:
+                await judge.aclose()
+
+        report = evaluate(cases(1), config=make_config(), env={}, open_judge=claude)
+        assert len(fake.requests) == 3
+    (case,) = report.cases
+    assert case.status == "ok"
+    assert [c.verdict for c in case.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
+    assert case.results["faithfulness"].score == 0.5

@@ -92,20 +92,26 @@ def test_the_markers_path_is_the_test_files_folders_from_any_directory(suite, mo
         result.assert_outcomes(passed=3)
 
 
-def test_a_wrong_marker_path_is_one_clear_collection_error(suite):
+def collection_error(suite: pytest.Pytester, dataset: str) -> pytest.RunResult:
+    """A test marked with ``dataset``, run: one collection error, without library frames."""
     suite.makepyfile(
-        test_wrong="""
+        test_marked=f"""
         import pytest
 
-        @pytest.mark.ragaliq_dataset("missing.jsonl")
+        @pytest.mark.ragaliq_dataset({dataset!r})
         def test_case(rag_case):
             pass
         """
     )
     result = suite.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
-    out = result.stdout.str()
-    assert "site-packages" not in out and "ragaliq/" not in out and "--dataset" not in out
+    assert "site-packages" not in result.stdout.str() and "ragaliq/" not in result.stdout.str()
+    return result
+
+
+def test_a_wrong_marker_path_is_one_clear_collection_error(suite):
+    result = collection_error(suite, "missing.jsonl")
+    assert "--dataset" not in result.stdout.str()
     result.stdout.fnmatch_lines(
         [
             "*@pytest.mark.ragaliq_dataset: *missing.jsonl: not found; a relative path is read "
@@ -129,19 +135,10 @@ def test_a_marker_path_written_from_the_root_says_where_the_file_is(suite):
 
 
 def test_an_invalid_dataset_is_one_clear_collection_error(suite):
-    (suite.path / "bad.jsonl").write_text('{"id": "a", "query": "q"}\n', encoding="utf-8")
-    suite.makepyfile(
-        test_bad="""
-        import pytest
-
-        @pytest.mark.ragaliq_dataset("bad.jsonl")
-        def test_case(rag_case):
-            pass
-        """
+    (suite.path / "bad.jsonl").write_text(
+        '{"id": "a", "query": "q", "response": "r"}\n', encoding="utf-8"
     )
-    result = suite.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(errors=1)
-    assert "site-packages" not in result.stdout.str() and "ragaliq/" not in result.stdout.str()
+    result = collection_error(suite, "bad.jsonl")
     result.stdout.fnmatch_lines(["*bad.jsonl:1: context: missing required field*"])
 
 

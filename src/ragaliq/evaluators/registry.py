@@ -25,6 +25,7 @@ __all__ = [
     "build_evaluators",
     "evaluator_class",
     "evaluator_sections",
+    "response_judged_by",
 ]
 
 EVALUATORS: tuple[type[Evaluator[Any]], ...] = (
@@ -109,6 +110,17 @@ def evaluator_class(name: str) -> type[Evaluator[Any]]:
         if evaluator.name == name:
             return evaluator
     raise KeyError(name)
+
+
+def response_judged_by(config: EvaluatorSections) -> str | None:
+    """The enabled evaluators that judge a case's response, as a reader names them; None if none.
+
+    A dataset is read for them: without them (retrieval data), a case without a response is read.
+    """
+    names = [e.name for e in EVALUATORS if config.section(e.name).enabled and e.reads_response()]
+    if not names:
+        return None
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def build_evaluators(config: EvaluatorSections) -> list[Evaluator[Any]]:

@@ -94,10 +94,12 @@ def test_debug_shows_the_traceback(runner, tmp_path):
 
 
 def test_run_exits_2_on_a_bad_dataset(runner, tmp_path):
-    config = setup(tmp_path, [{"id": "x", "query": "q", "context": []}])
+    config = setup(tmp_path, [{"id": "x", "query": "q", "context": ["c"]}])
     result = runner.invoke(cli, ["run", "--config", str(config)])
     assert result.exit_code == 2
-    assert "data.jsonl:1: response: missing required field" in result.stderr
+    assert "data.jsonl:1: response: missing or empty; faithfulness, hallucination and " in (
+        result.stderr
+    )
 
 
 def with_judge(judge) -> Collaborators:
