@@ -250,3 +250,23 @@ def test_adr_006_a_lowercase_verdict_is_read_through_evaluate(monkeypatch):
     assert case.status == "ok"
     assert [c.verdict for c in case.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
     assert case.results["faithfulness"].score == 0.5
+
+
+async def test_no_evidence_written_as_null_is_no_quote_not_a_second_call(monkeypatch):
+    from tests.fakes import compatible
+    from tests.fakes.claude_sim import answer
+
+    def null_evidence(body):
+        output = answer(body)
+        for item in output.get("verdicts", ()):
+            if item["verdict"] != "SUPPORTED":
+                item["evidence"] = None  # no quote backs it
+        return output
+
+    monkeypatch.setattr(compatible, "answer", null_evidence)
+    report, bodies, _ = await judged("ollama", "prompt", n=1)
+    case = report.cases[0]
+    assert case.status == "ok", case.error
+    assert [c.verdict for c in case.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
+    assert not case.claims[1].evidence
+    assert len(bodies) == 3
