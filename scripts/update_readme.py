@@ -27,8 +27,8 @@ def render_example() -> str:
     from ragaliq.config import load_config
     from ragaliq.dataset import load_dataset
     from ragaliq.evaluators import build_evaluators
-    from ragaliq.judges import OfflineJudge
     from ragaliq.gating import GateWatch, decide_gate
+    from ragaliq.judges import OfflineJudge
     from ragaliq.pipeline import JudgedRun, load_inputs
     from ragaliq.runner import run_suite
 

@@ -429,9 +429,10 @@
       if (r.a) { what.push("the expected answer"); }
       add(extra, el("summary", "", what.slice(0, -1).join(", ") + (what.length > 1 ? " and " : "") + what[what.length - 1]));
       if (results.some(Boolean)) {
-        var table = add(extra, el("table"));
+        var table = add(extra, el("table", "stack"));
         var headRow = add(add(table, el("thead")), el("tr"));
-        ["evaluator", "score", "threshold", "result", "why"].forEach(function (name, k) {
+        var columns = ["evaluator", "score", "threshold", "result", "why"];
+        columns.forEach(function (name, k) {
           add(headRow, el("th", k === 1 || k === 2 ? "num" : "", name));
         });
         var tbody = add(table, el("tbody"));
@@ -447,6 +448,9 @@
           else if (res[1] === 1) { add(result, el("span", "tag pass", "pass")); }
           else { add(result, el("span", "tag plain", ["ok", "error", "skipped"][res[2]])); }
           add(tr, el("td", "", str(res[3])));
+          Array.prototype.forEach.call(tr.children, function (td, k) {
+            td.setAttribute("data-label", columns[k]);
+          });
         });
       }
       if (hasResponse && !rated) {

@@ -58,6 +58,32 @@ def no_traceback_without_debug(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(CliRunner, "invoke", checked)
 
 
+_CACHES = frozenset({".pytest_cache", "__pycache__", ".mypy_cache", ".ruff_cache"})
+
+
+def _written_here(folder: Path) -> set[str]:
+    """The files and folders in ``folder`` and in its ``.ragaliq/`` (where commands write)."""
+    found = {p.name for p in folder.iterdir() if p.name not in _CACHES}
+    own = folder / ".ragaliq"
+    if own.is_dir():
+        found |= {f".ragaliq/{p.name}" for p in own.iterdir()}
+    return found
+
+
+@pytest.fixture(autouse=True)
+def nothing_written_where_pytest_runs() -> Iterator[None]:
+    """No test leaves a file in the directory pytest runs from: results belong in ``tmp_path``.
+
+    A command run with its default paths (``.ragaliq/comment.md``, ``report.json``) writes
+    into the working directory, which is the repository or wherever a developer runs pytest.
+    """
+    folder = Path.cwd()
+    before = _written_here(folder)
+    yield
+    left = sorted(_written_here(folder) - before)
+    assert not left, f"the test wrote {left} into {folder}; give it a path under tmp_path"
+
+
 def console_tool(name: str) -> str | None:
     """A console script next to this interpreter (the venv), else one on PATH."""
     beside = Path(sys.executable).parent / name

@@ -2,6 +2,7 @@
 
 Ctrl-C at any moment, start-up included, ends the command with exit code 130 and one line: the
 command line is imported inside the guard, so an interrupt while modules load is caught too.
+SIGTERM and SIGHUP stop it the same way, with 143 and 129 (:mod:`ragaliq.exits`).
 """
 
 from __future__ import annotations
@@ -9,16 +10,17 @@ from __future__ import annotations
 import os
 import sys
 
-from ragaliq.exits import ExitCode
+from ragaliq.exits import stop_on_termination, stopped_exit
 
 
 def main() -> None:
-    """Run the command line; exit 130 with one line on Ctrl-C.
+    """Run the command line; exit 130 with one line on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP.
 
     ``ragaliq action`` (the Docker action's entry point) first makes its environment safe
     (:mod:`ragaliq.environment`), before anything that could read it is even imported.
     """
     try:
+        stop_on_termination()
         if sys.argv[1:2] == ["action"]:
             from ragaliq.environment import harden_action_environment
 
@@ -29,9 +31,10 @@ def main() -> None:
         from ragaliq.cli import main as run
 
         run()
-    except KeyboardInterrupt:
-        sys.stderr.write("\ninterrupted: nothing more was written\n")
-        sys.exit(ExitCode.INTERRUPTED)
+    except KeyboardInterrupt as stop:
+        code, line = stopped_exit(stop)
+        sys.stderr.write(f"\n{line}\n")
+        sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,11 @@ def _unit_interval(value: float) -> float:
 
 
 def _weight(value: float) -> float:
-    if not -1.0 <= value <= 1.0:
-        raise ValueError(f"must be between -1 and 1 (got {value:g})")
+    if value > 1.0:
+        raise ValueError(
+            f"must be at most 1 (got {value:g}): a verdict may cost more than a supported claim "
+            "earns (Axion's CONTRADICTORY: -2.0), but no claim may earn more"
+        )
     return value
 
 
@@ -38,6 +41,7 @@ FileName = Annotated[str, Strict(), AfterValidator(_file_name)]
 """A path in the config, relative to the config file."""
 Fraction = Annotated[Number, AfterValidator(_unit_interval)]
 Weight = Annotated[Number, AfterValidator(_weight)]
+"""A verdict's weight: at most 1 (a supported claim), as low as a team wants a verdict to cost."""
 
 
 class Section(BaseModel):

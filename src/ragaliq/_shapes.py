@@ -17,16 +17,25 @@ expected_answer    ``reference``           ``ground_truth``              ``expec
 The other fields those tools define (RAGAS's ``reference_contexts``, DeepEval's ``context``,
 ``comments`` ...) are kept in ``metadata``; DeepEval's ``additional_metadata`` is ``metadata``.
 Any shape may also carry ``id``, ``expected_facts``, ``tags`` and ``metadata``.
+
+The response may be left out, null or empty in every shape (retrieval data has none: RAGAS's and
+DeepEval's context precision and recall samples); whether that is allowed depends on the
+evaluators, and is decided by the reader. The query may not be blank. DeepEval's records are read
+as ``LLMTestCase.model_dump()`` writes them too, every field of it, in snake_case or in the
+camelCase of ``model_dump(by_alias=True)``, and the marker DeepEval's ``save_as`` puts on a
+retrieved chunk with a source (``deepeval_source=...,deepeval_context=...``) is taken off the
+chunk's text, its source kept in ``metadata``.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 
 from ragaliq._validation import describe_value
 
@@ -122,6 +131,21 @@ def _is_line_break_or_control(ch: str) -> bool:
     return unicodedata.category(ch) in {"Cc", "Zl", "Zp"}
 
 
+def _query(value: str) -> str:
+    if not value.strip():
+        raise ValueError("is blank; give the question the RAG system was asked")
+    return value
+
+
+def _none_as(empty: Any) -> Any:
+    """A null where a tool writes null for "none" (DeepEval's ``tags``, ``metadata``)."""
+
+    def check(value: Any) -> Any:
+        return empty() if value is None else value
+
+    return check
+
+
 def _facts(value: list[str] | str | None) -> list[str] | str | None:
     for i, fact in enumerate(as_chunks(value) if value is not None else ()):
         if not fact.strip():
@@ -143,6 +167,12 @@ OptionalCaseId = Annotated[str | None, BeforeValidator(_strict_id), AfterValidat
 """A case id where the shape lets it be left out (it is then derived from the query)."""
 OptionalText = Annotated[str | None, BeforeValidator(_strict_text)]
 """A string field that may be left out or null."""
+Query = Annotated[str, BeforeValidator(_strict_text), AfterValidator(_query)]
+"""The question: a string that is not blank."""
+Tags = Annotated[list[str], BeforeValidator(_none_as(list))]
+"""Labels; null is none."""
+Metadata = Annotated[dict[str, Any], BeforeValidator(_none_as(dict))]
+"""Data of the team's own; null is none."""
 
 
 def as_chunks(context: Sequence[str] | str) -> tuple[str, ...]:
@@ -178,14 +208,20 @@ class ShapeRecord(BaseModel):
         """The record in RagaliQ's terms."""
         raise NotImplementedError
 
+    @classmethod
+    def explain(cls, field: str, item: dict[str, Any]) -> str:
+        """What to add to a problem with ``field`` of ``item`` that this shape's users need."""
+        return ""
+
 
 class CaseRecord(ShapeRecord):
     """RagaliQ's own shape; stricter about types than the in-memory model."""
 
     id: CaseId = Field(min_length=1)
-    query: Text
+    query: Query
     context: Chunks
-    response: Text
+    response: OptionalText = None
+    """Left out, null or empty for retrieval data (see the module)."""
     expected_answer: OptionalText = None
     expected_facts: Facts = None
     tags: list[str] = Field(default_factory=list)
@@ -196,7 +232,7 @@ class CaseRecord(ShapeRecord):
             id=self.id,
             query=self.query,
             context=as_chunks(self.context),
-            response=self.response,
+            response=self.response or "",
             expected_answer=self.expected_answer,
             expected_facts=as_chunks(self.expected_facts) if self.expected_facts else (),
             tags=tuple(self.tags),
@@ -218,24 +254,28 @@ class _Foreign(ShapeRecord):
 
     id: OptionalCaseId = None
     expected_facts: Facts = None
-    tags: list[str] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    tags: Tags = Field(default_factory=list)
+    metadata: Metadata = Field(default_factory=dict)
 
     def _fields(
         self,
         *,
         query: str,
         context: list[str] | str,
-        response: str,
+        response: str | None,
         expected_answer: str | None,
         metadata: dict[str, Any] | None = None,
     ) -> CaseFields:
-        kept = {name: getattr(self, name) for name in self.kept if getattr(self, name) is not None}
+        kept = {
+            name: value
+            for name in self.kept
+            if (value := getattr(self, name)) is not None and value is not False
+        }
         return CaseFields(
             id=self.id,
             query=query,
             context=as_chunks(context),
-            response=response,
+            response=response or "",
             expected_answer=expected_answer,
             expected_facts=as_chunks(self.expected_facts) if self.expected_facts else (),
             tags=tuple(self.tags),
@@ -258,9 +298,9 @@ class RagasRecord(_Foreign):
         "synthesizer_name",
     )
 
-    user_input: Text
+    user_input: Query
     retrieved_contexts: Chunks
-    response: Text
+    response: OptionalText = None
     reference: OptionalText = None
     reference_contexts: Any = None
     retrieved_context_ids: Any = None
@@ -286,9 +326,9 @@ class RagasLegacyRecord(_Foreign):
 
     kept: ClassVar[tuple[str, ...]] = ("ground_truths",)
 
-    question: Text
+    question: Query
     contexts: Chunks
-    answer: Text
+    answer: OptionalText = None
     ground_truth: OptionalText = None
     ground_truths: Any = None
 
@@ -301,10 +341,34 @@ class RagasLegacyRecord(_Foreign):
         )
 
 
-class DeepEvalRecord(_Foreign):
-    """A DeepEval ``LLMTestCase`` or ``Golden`` with its output, as ``save_as`` writes it.
+def _deepeval(name: str) -> AliasChoices:
+    """A DeepEval field's names: snake_case (``model_dump()``, ``save_as``) and camelCase."""
+    head, *rest = name.split("_")
+    return AliasChoices(name, head + "".join(word.title() for word in rest))
 
-    ``retrieval_context`` given as one string is split at ``|``, as DeepEval joins it.
+
+DEEPEVAL_SOURCE = re.compile(r"deepeval_source=(?P<source>.*?),deepeval_context=(?P<text>.*)", re.S)
+"""The marker DeepEval's ``save_as`` writes for a retrieved chunk with a source."""
+
+
+def _without_source_markers(chunks: list[str]) -> tuple[list[str], list[str | None]]:
+    """The chunks' own text, and each chunk's source where DeepEval's marker named one."""
+    texts: list[str] = []
+    sources: list[str | None] = []
+    for chunk in chunks:
+        found = DEEPEVAL_SOURCE.fullmatch(chunk)
+        texts.append(found.group("text") if found else chunk)
+        sources.append(found.group("source") if found else None)
+    return texts, sources
+
+
+class DeepEvalRecord(_Foreign):
+    """A DeepEval ``LLMTestCase`` or ``Golden`` with its output.
+
+    As ``save_as`` writes it, or as ``model_dump()`` gives it (in camelCase with
+    ``by_alias=True``). ``retrieval_context`` given as one string is split at ``|``, as DeepEval
+    joins it. DeepEval's ``context`` is the ideal context (what retrieval should have found),
+    kept in ``metadata``.
     """
 
     kept: ClassVar[tuple[str, ...]] = (
@@ -315,31 +379,71 @@ class DeepEvalRecord(_Foreign):
         "tools_called",
         "expected_tools",
         "custom_column_key_values",
+        "token_cost",
+        "completion_time",
+        "multimodal",
+        "mcp_servers",
+        "mcp_tools_called",
+        "mcp_resources_called",
+        "mcp_prompts_called",
+        "images_mapping",
     )
 
-    input: Text
-    actual_output: Text
-    retrieval_context: Chunks
-    expected_output: OptionalText = None
-    additional_metadata: dict[str, Any] | None = None
+    input: Query
+    actual_output: OptionalText = Field(default=None, validation_alias=_deepeval("actual_output"))
+    retrieval_context: Chunks = Field(validation_alias=_deepeval("retrieval_context"))
+    expected_output: OptionalText = Field(
+        default=None, validation_alias=_deepeval("expected_output")
+    )
+    additional_metadata: dict[str, Any] | None = Field(
+        default=None, validation_alias=_deepeval("additional_metadata")
+    )
     context: Any = None
     name: Any = None
     comments: Any = None
-    source_file: Any = None
-    tools_called: Any = None
-    expected_tools: Any = None
-    custom_column_key_values: Any = None
+    source_file: Any = Field(default=None, validation_alias=_deepeval("source_file"))
+    tools_called: Any = Field(default=None, validation_alias=_deepeval("tools_called"))
+    expected_tools: Any = Field(default=None, validation_alias=_deepeval("expected_tools"))
+    custom_column_key_values: Any = Field(
+        default=None, validation_alias=_deepeval("custom_column_key_values")
+    )
+    token_cost: Any = Field(default=None, validation_alias=_deepeval("token_cost"))
+    completion_time: Any = Field(default=None, validation_alias=_deepeval("completion_time"))
+    multimodal: Any = None
+    mcp_servers: Any = None
+    mcp_tools_called: Any = Field(default=None, validation_alias=_deepeval("mcp_tools_called"))
+    mcp_resources_called: Any = Field(
+        default=None, validation_alias=_deepeval("mcp_resources_called")
+    )
+    mcp_prompts_called: Any = Field(default=None, validation_alias=_deepeval("mcp_prompts_called"))
+    images_mapping: Any = Field(default=None, validation_alias=_deepeval("images_mapping"))
 
     def fields(self) -> CaseFields:
         context = self.retrieval_context
+        # DeepEval writes a list as one string joined with "|" in its JSONL and CSV files.
+        chunks, sources = _without_source_markers(
+            context.split("|") if isinstance(context, str) else context
+        )
+        metadata = dict(self.additional_metadata or {})
+        if any(sources):
+            metadata["retrieval_context_sources"] = sources
         return self._fields(
             query=self.input,
-            # DeepEval writes a list as one string joined with "|" in its JSONL and CSV files.
-            context=context.split("|") if isinstance(context, str) else context,
+            context=chunks,
             response=self.actual_output,
             expected_answer=self.expected_output,
-            metadata=self.additional_metadata,
+            metadata=metadata,
         )
+
+    @classmethod
+    def explain(cls, field: str, item: dict[str, Any]) -> str:
+        if field == "retrieval_context" and item.get("context") is not None:
+            return (
+                "; DeepEval's context is the ideal context (what retrieval should have found, "
+                "kept in metadata), not what it found: write the chunks your retrieval returned "
+                "as retrieval_context ([] when it found none)"
+            )
+        return ""
 
 
 @dataclass(frozen=True)
@@ -422,6 +526,10 @@ SHAPES = (
                 "retrieval_context",
                 "expected_output",
                 "additional_metadata",
+                "actualOutput",
+                "retrievalContext",
+                "expectedOutput",
+                "additionalMetadata",
             }
         ),
     ),

@@ -145,8 +145,8 @@ if TYPE_CHECKING:
     EvaluatorsConfig = EvaluatorSections
 else:
     EvaluatorsConfig = evaluator_sections()
-"""The evaluators of the suite, one section per evaluator in the registry; each is on unless
-``enabled: false``."""
+"""The evaluators of the suite, one section per evaluator in the registry; a written section is
+on unless ``enabled: false``, one left out at its default."""
 
 
 def _confidence(value: float) -> float:

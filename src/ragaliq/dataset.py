@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import AliasChoices, BaseModel, ValidationError
 
 from ragaliq._csv_cases import CsvTable, Unreadable, sniff_header
 from ragaliq._ids import IdRegistry, derive_id, visible
@@ -110,6 +110,9 @@ _LIMITS: dict[Container, int] = {
     "yaml": MAX_YAML_BYTES,
 }
 _MISSING = "pass --dataset or set 'dataset' in the config"
+RESPONSE_JUDGED_BY = "faithfulness, hallucination and relevance"
+"""Who judges a case's response by default (the evaluators on unless the config says otherwise),
+for the message that refuses a case without one."""
 _ONE_CASE = '{"id": ..., "query": ..., "context": [...], "response": ...}'
 
 
@@ -136,6 +139,10 @@ class DatasetInfo:
     derived_ids: int = 0
     """Cases given an id derived from their query, having none."""
     derived_example: str | None = None
+    no_response: int = 0
+    """Cases without a response, read because no evaluator of the run judges one."""
+    no_response_line: int = 0
+    """The line of the first of them."""
 
     @property
     def description(self) -> str:
@@ -159,14 +166,25 @@ class DatasetInfo:
                 f"{self.shape} fields{mapping}, {how}."
             )
         if self.derived_ids:
-            some = "Its" if self.derived_ids == self.cases else f"{self.derived_ids:,} of its"
             out.append(
-                f"{some} cases have no id, so each got one derived from its query (such as "
-                f"{visible(self.derived_example or '')}); the baseline matches cases by id, so a "
-                "case whose query changes counts as a new case. Give each case an id to keep "
-                "it matched."
+                f"{self._some_cases_have(self.derived_ids)} no id, so each got one derived from "
+                f"its query (such as {visible(self.derived_example or '')}); the baseline "
+                "matches cases by id, so a case whose query changes counts as a new case. Give "
+                "each case an id to keep it matched."
+            )
+        if self.no_response:
+            out.append(
+                f"{self._some_cases_have(self.no_response)} no response (the first on line "
+                f"{self.no_response_line}): an empty answer is never scored, so only what "
+                "retrieval brought is judged (context precision and recall)."
             )
         return tuple(out)
+
+    def _some_cases_have(self, count: int) -> str:
+        """``Its cases have``, ``1 of its cases has`` or ``3 of its cases have``."""
+        if count == self.cases:
+            return "Its cases have" if count > 1 else "Its case has"
+        return f"{count:,} of its cases {'has' if count == 1 else 'have'}"
 
 
 @dataclass(frozen=True)
@@ -235,11 +253,28 @@ class DatasetReader:
         reader.check()           # raises DatasetError listing every problem
         for line, case in reader:
             ...
+
+    A case is refused when it has neither a response nor a retrieved chunk (nothing the RAG
+    system produced: a DeepEval golden, a RAGAS sample before the system answered it), and when
+    it has no response while ``response_judged_by`` names evaluators that judge one; without
+    them (retrieval data) it is read, counted in :attr:`DatasetInfo.no_response`.
     """
 
-    def __init__(self, path: Path, *, dataset_format: DatasetFormat = "auto") -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        dataset_format: DatasetFormat = "auto",
+        missing: str = _MISSING,
+        response_judged_by: str | None = RESPONSE_JUDGED_BY,
+    ) -> None:
         self.path = path
         self.dataset_format = dataset_format
+        self.missing = missing
+        """How to fix a missing file, in the words of the caller (a command line option ...)."""
+        self.response_judged_by = response_judged_by
+        """The evaluators that judge a case's response, for which a case without one is refused;
+        None when none of the run does (retrieval data: a case without a response is read)."""
         self.container: Container = _container(path, dataset_format)
         self._info: DatasetInfo | None = None
 
@@ -274,7 +309,7 @@ class DatasetReader:
             self.path,
             limit=limit,
             error=DatasetError,
-            missing=_MISSING,
+            missing=self.missing,
             too_big=_too_big(self.container),
         ) as handle:
             if self.container in {"jsonl", "csv"}:
@@ -298,7 +333,7 @@ class DatasetReader:
     ) -> Iterator[tuple[int, TestCase | None]]:
         """Validate numbered lines (JSON Lines, CSV) or numbered records (JSON, YAML)."""
         name = str(self.path)
-        state = CaseChecker(name, self._shapes())
+        state = CaseChecker(name, self._shapes(), response_judged_by=self.response_judged_by)
         table: CsvTable | None = None
         items: Iterator[tuple[int, Any]]
         if self.container == "csv":
@@ -329,6 +364,8 @@ class DatasetReader:
             cases=state.cases,
             derived_ids=state.derived,
             derived_example=state.example,
+            no_response=state.no_response,
+            no_response_line=state.no_response_line,
         )
 
     def _how_to_add(self) -> str:
@@ -342,9 +379,16 @@ class DatasetReader:
 class CaseChecker:
     """One pass over a dataset's records: the shape, the ids seen, the problems, the counts."""
 
-    def __init__(self, name: str, shapes: tuple[Shape, ...]) -> None:
+    def __init__(
+        self,
+        name: str,
+        shapes: tuple[Shape, ...],
+        *,
+        response_judged_by: str | None = RESPONSE_JUDGED_BY,
+    ) -> None:
         self.name = name
         self.shapes = shapes
+        self.response_judged_by = response_judged_by
         self.problems = _Problems()
         self.registry = IdRegistry()
         self.shape: Shape | None = None
@@ -352,6 +396,8 @@ class CaseChecker:
         self.cases = 0
         self.derived = 0
         self.example: str | None = None
+        self.no_response = 0
+        self.no_response_line = 0
 
     def use_table(self, table: CsvTable) -> None:
         """Take the shape from a CSV header, and report the header's problems."""
@@ -375,7 +421,7 @@ class CaseChecker:
             self.shape = detect_shape(item, among=self.shapes)
             self.model = self.shape.model
         fields = _validate_case(item, self.model, self.shape, where, self.problems)
-        if fields is None:
+        if fields is None or not self._answered(fields, where, line):
             return None
         case_id = fields.id
         if case_id is None:
@@ -388,6 +434,26 @@ class CaseChecker:
             return None
         self.cases += 1
         return fields, case_id
+
+    def _answered(self, fields: CaseFields, where: str, line: int) -> bool:
+        """Whether a case without a response may be read: only when no evaluator judges one.
+
+        An empty answer is never judged (it would have no claims, and score as perfect).
+        """
+        if fields.response.strip():
+            return True
+        assert self.shape is not None
+        if self.response_judged_by is not None:
+            self.problems.add(
+                f"{where}: {self.shape.field_name('response')}: missing or empty; "
+                f"{self.response_judged_by} judge the RAG system's answer, so write it here (for "
+                "retrieval data without answers, turn them off with enabled: false and judge "
+                "context_precision or context_recall)"
+            )
+            return False
+        self.no_response += 1
+        self.no_response_line = self.no_response_line or line
+        return True
 
     def check_one(self, line: int, item: Any) -> tuple[CaseFields, str]:
         """A valid record's fields and id, or a DatasetError with its problems.
@@ -410,18 +476,69 @@ def _validate_case(
     where: str,
     problems: _Problems,
 ) -> CaseFields | None:
+    context = _names_of(shape, shape.field_name("context"))
     try:
         record = model.model_validate(item)
     except ValidationError as exc:
-        hint = "keep data of your own under 'metadata'"
-        for p in field_problems(exc, model, unknown_hint=hint):
-            problems.add(f"{where}: {p.path}: {p.message}")
+        found = list(
+            field_problems(exc, model, unknown_hint="keep data of your own under 'metadata'")
+        )
+        if all(p.loc and p.loc[0] in context for p in found) and _unanswered(item, shape):
+            problems.add(f"{where}: {_unanswered(item, shape)}")
+            return None
+        for p in found:
+            field = str(p.loc[0]) if p.loc else ""
+            more = model.explain(field, item)
+            if field in context and item.get(field, ...) is None:
+                more = more or "; give the chunks your retrieval returned ([] when it found none)"
+            problems.add(f"{where}: {p.path}: {p.message}{more}")
+        return None
+    if _unanswered(item, shape):
+        problems.add(f"{where}: {_unanswered(item, shape)}")
         return None
     fields = record.fields()
     oversized = _size_problems(fields, shape)
     for problem in oversized:
         problems.add(f"{where}: {problem}")
     return None if oversized else fields
+
+
+def _unanswered(item: dict[str, Any], shape: Shape) -> str | None:
+    """Why a record holds nothing the RAG system produced, if it has no answer and no chunk.
+
+    A DeepEval golden or a RAGAS sample before the system ran on it: never judged as a case.
+    """
+    names = [shape.field_name("response"), shape.field_name("context")]
+    if any(_written(_as_written(item, shape, name)) for name in names):
+        return None
+    return (
+        f"{', '.join(names)}: both missing or empty, so the case holds nothing your RAG system "
+        "produced (a DeepEval golden or a RAGAS sample before the system answered it); run the "
+        f"system on it and write its answer as {names[0]} and the chunks it retrieved as "
+        f"{names[1]}"
+    )
+
+
+def _as_written(item: dict[str, Any], shape: Shape, name: str) -> Any:
+    """A field's value in a raw record, under any name the shape accepts for it (camelCase)."""
+    return next((item[n] for n in _names_of(shape, name) if n in item), None)
+
+
+def _names_of(shape: Shape, name: str) -> tuple[str, ...]:
+    """Every name the shape accepts for one of its fields: its own, and any alias."""
+    info = shape.model.model_fields.get(name)
+    alias = info.validation_alias if info is not None else None
+    if isinstance(alias, AliasChoices):
+        return tuple(choice for choice in alias.choices if isinstance(choice, str))
+    return (name,)
+
+
+def _written(value: Any) -> bool:
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, list):
+        return any(not isinstance(v, str) or v.strip() for v in value)
+    return value is not None
 
 
 def _derived_id(query: str, registry: IdRegistry) -> str:
@@ -683,31 +800,53 @@ class DatasetCases:
         dataset_format: DatasetFormat,
         info: DatasetInfo,
         keep: Callable[[TestCase], bool] | None = None,
+        judged_by: str | None = RESPONSE_JUDGED_BY,
     ) -> None:
         self.path = path
         self.dataset_format = dataset_format
         self.info = info
         self._keep = keep
+        self._judged_by = judged_by
         self._count: int | None = None if keep is not None else info.cases
 
     @classmethod
-    def read(cls, path: Path, *, dataset_format: DatasetFormat = "auto") -> DatasetCases:
+    def read(
+        cls,
+        path: Path,
+        *,
+        dataset_format: DatasetFormat = "auto",
+        response_judged_by: str | None = RESPONSE_JUDGED_BY,
+    ) -> DatasetCases:
         """Validate the dataset at ``path`` and return its cases, to be read when iterated.
+
+        ``response_judged_by`` names the evaluators that judge a response (a case without one
+        is refused for them), or is None when none does (see :class:`DatasetReader`).
 
         Raises:
             DatasetError: every problem of the file (see :class:`DatasetReader`).
         """
-        info = DatasetReader(path, dataset_format=dataset_format).check()
-        return cls(path, dataset_format=dataset_format, info=info)
+        reader = DatasetReader(
+            path, dataset_format=dataset_format, response_judged_by=response_judged_by
+        )
+        return cls(
+            path, dataset_format=dataset_format, info=reader.check(), judged_by=response_judged_by
+        )
 
     def where(self, keep: Callable[[TestCase], bool]) -> DatasetCases:
         """The cases ``keep`` accepts (a shard's), in the dataset's order."""
         return DatasetCases(
-            self.path, dataset_format=self.dataset_format, info=self.info, keep=keep
+            self.path,
+            dataset_format=self.dataset_format,
+            info=self.info,
+            keep=keep,
+            judged_by=self._judged_by,
         )
 
     def __iter__(self) -> Iterator[TestCase]:
-        for _, case in DatasetReader(self.path, dataset_format=self.dataset_format):
+        reader = DatasetReader(
+            self.path, dataset_format=self.dataset_format, response_judged_by=self._judged_by
+        )
+        for _, case in reader:
             if self._keep is None or self._keep(case):
                 yield case
 
@@ -767,26 +906,48 @@ def iter_cases(path: Path, *, dataset_format: DatasetFormat = "auto") -> Iterato
     return iter(DatasetReader(path, dataset_format=dataset_format))
 
 
-def read_dataset(path: Path, *, dataset_format: DatasetFormat = "auto") -> Dataset:
+def read_dataset(
+    path: Path,
+    *,
+    dataset_format: DatasetFormat = "auto",
+    missing: str | None = None,
+    response_judged_by: str | None = RESPONSE_JUDGED_BY,
+) -> Dataset:
     """Read and validate a whole dataset; return its cases and how it was read.
+
+    ``missing`` says how to fix a missing file; by default, where a relative path was looked for.
+    ``response_judged_by`` names the evaluators a case's response is read for; None reads cases
+    without a response too (retrieval data; see :class:`DatasetReader`).
 
     Raises:
         DatasetError: the file is missing, not a regular file, too large, not UTF-8, cannot be
             parsed, is empty, or has invalid cases; the message lists every problem found.
     """
-    reader = DatasetReader(path, dataset_format=dataset_format)
+    if missing is None:
+        missing = f"check the path (a relative path is read from the current folder, {Path.cwd()})"
+    reader = DatasetReader(
+        path, dataset_format=dataset_format, missing=missing, response_judged_by=response_judged_by
+    )
     cases = [case for _, case in reader]
     return Dataset(cases=cases, info=reader.info)
 
 
-def load_dataset(path: Path, *, dataset_format: DatasetFormat = "auto") -> list[TestCase]:
+def load_dataset(
+    path: Path,
+    *,
+    dataset_format: DatasetFormat = "auto",
+    missing: str | None = None,
+    response_judged_by: str | None = RESPONSE_JUDGED_BY,
+) -> list[TestCase]:
     """Read and validate a dataset file (see :func:`read_dataset`).
 
     Raises:
         DatasetError: the file is missing, is not UTF-8, cannot be parsed, is empty, or has
             invalid cases; the message lists every problem found, one per line.
     """
-    return read_dataset(path, dataset_format=dataset_format).cases
+    return read_dataset(
+        path, dataset_format=dataset_format, missing=missing, response_judged_by=response_judged_by
+    ).cases
 
 
 def parse_dataset(text: str, *, name: str, suffix: str = ".jsonl") -> list[TestCase]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ragaliq.config import GateConfig, load_config
 from ragaliq.dataset import load_dataset
-from ragaliq.evaluators import build_evaluators
+from ragaliq.evaluators import build_evaluators, response_judged_by
 from ragaliq.judges.factory import JudgeOpener, open_judge
 from ragaliq.models import RunReport, TestCase
 from ragaliq.pipeline import local_cache_path, run_settings
@@ -67,7 +67,11 @@ async def evaluate_async(
         if gate_config.judge.cache:
             cache_path = Path.cwd() / gate_config.judge.cache_path
     if isinstance(cases, str | Path):
-        loaded = load_dataset(Path(cases), dataset_format=gate_config.dataset_format)
+        loaded = load_dataset(
+            Path(cases),
+            dataset_format=gate_config.dataset_format,
+            response_judged_by=response_judged_by(gate_config.evaluators),
+        )
     else:
         loaded = list(cases)
     environment = os.environ if env is None else env

@@ -4,9 +4,10 @@ A labels file is JSONL, one claim per line::
 
     {"id": "refund-1", "claim": "Refunds take 14 days.", "context": ["..."], "label": "SUPPORTED"}
 
-``context`` is a list of chunks or one string; ``label`` is one of the four verdicts, or
-``supported``, ``partially_supported`` or ``not_supported`` (read as NOT_ENOUGH_INFO) as in WiCE;
-``source`` is an optional note on where the claim comes from.
+``context`` is a list of chunks or one string; ``label`` is one of the four verdicts in any letter
+case (or Axion's name for it, :data:`~ragaliq.models.VERDICT_SYNONYMS`), or WiCE's
+``not_supported`` (read as NOT_ENOUGH_INFO); ``source`` is an optional note on where the claim
+comes from.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ragaliq.dataset import (
     read_utf8,
     validate_records,
 )
-from ragaliq.models import TestCase, Verdict
+from ragaliq.models import TestCase, Verdict, read_verdict
 
 __all__ = ["LABEL_ALIASES", "VERDICT_LABELS", "LabelledClaim", "load_labels", "parse_labels"]
 
@@ -40,10 +41,8 @@ LABEL_ALIASES: Mapping[str, Verdict] = {
     "supported": Verdict.SUPPORTED,
     "partially_supported": Verdict.PARTIALLY_SUPPORTED,
     "not_supported": Verdict.NOT_ENOUGH_INFO,
-    "not_enough_info": Verdict.NOT_ENOUGH_INFO,
-    "contradicted": Verdict.CONTRADICTED,
 }
-"""Lower-case spellings accepted besides the verdicts themselves; WiCE uses the first three."""
+"""WiCE's labels, accepted besides the verdicts in any letter case and Axion's names for them."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,12 +88,11 @@ class _LabelRecord(BaseModel):
     @field_validator("label", mode="before")
     @classmethod
     def _label(cls, value: Any) -> Verdict:
-        if isinstance(value, str):
-            text = value.strip()
-            if text in VERDICT_LABELS:
-                return Verdict(text)
-            if text.lower() in LABEL_ALIASES:
-                return LABEL_ALIASES[text.lower()]
+        verdict = read_verdict(value)
+        if isinstance(verdict, Verdict):
+            return verdict
+        if isinstance(value, str) and value.strip().lower() in LABEL_ALIASES:
+            return LABEL_ALIASES[value.strip().lower()]
         raise ValueError(f"must be one of {_label_choices()} (got {describe_value(value)})")
 
     def to_claim(self, line: int) -> LabelledClaim:

@@ -10,13 +10,21 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "NOT_VERIFIABLE",
     "SCHEMA_VERSION",
+    "VERDICT_SYNONYMS",
     "CasePlan",
     "CaseResult",
     "ChunkRating",
@@ -39,7 +47,9 @@ __all__ = [
     "TestCase",
     "Usage",
     "Verdict",
+    "VerdictName",
     "VerificationResult",
+    "read_verdict",
 ]
 
 SCHEMA_VERSION = 1
@@ -61,6 +71,33 @@ class Verdict(StrEnum):
     PARTIALLY_SUPPORTED = "PARTIALLY_SUPPORTED"
     NOT_ENOUGH_INFO = "NOT_ENOUGH_INFO"
     CONTRADICTED = "CONTRADICTED"
+
+
+VERDICT_SYNONYMS: Mapping[str, Verdict] = {
+    "FULLY_SUPPORTED": Verdict.SUPPORTED,
+    "NO_EVIDENCE": Verdict.NOT_ENOUGH_INFO,
+    "CONTRADICTORY": Verdict.CONTRADICTED,
+}
+"""Axion's names for the verdicts (its ``PARTIALLY_SUPPORTED`` is ours): documented synonyms."""
+
+
+def read_verdict(value: Any) -> Any:
+    """A verdict as a judge or a person writes it: ours or Axion's name, in any letter case.
+
+    ``supported``, ``Fully Supported`` and ``NO_EVIDENCE`` name a verdict exactly; anything else
+    is returned as it is, for validation to refuse (a verdict is never guessed).
+    """
+    if isinstance(value, str):
+        key = value.strip().upper().replace(" ", "_")
+        if key in Verdict.__members__:
+            return Verdict(key)
+        if key in VERDICT_SYNONYMS:
+            return VERDICT_SYNONYMS[key]
+    return value
+
+
+VerdictName = Annotated[Verdict, BeforeValidator(read_verdict)]
+"""A verdict read from outside (a judge's reply, a config key, a label) by :func:`read_verdict`."""
 
 
 class _Frozen(BaseModel):

@@ -23,7 +23,7 @@ from ragaliq.baseline import Baseline
 from ragaliq.config import GateConfig, JudgeConfig
 from ragaliq.dataset import DatasetCases, DatasetInfo, DatasetReader
 from ragaliq.errors import ConfigError
-from ragaliq.evaluators import build_evaluators
+from ragaliq.evaluators import build_evaluators, response_judged_by
 from ragaliq.gate import GateDecision
 from ragaliq.judges import JudgeChoice
 from ragaliq.judges.factory import JudgeOpener, describe_judge
@@ -248,7 +248,12 @@ def _inputs(
         cache_file = bar.path(config.judge.cache_path, what="judge.cache_path")
         work.check(cache_file, what="judge.cache_path")
         tracked = is_tracked(work.root, cache_file) if refuse_tracked else False
-        if tracked is None:
+        if tracked is None and git_toplevel(work.root) is None:
+            notices.append(
+                f"{work.root} is not in a git repository, so the judge cache {cache_file} is not "
+                "used: git cannot show that it came from the gate's own runs."
+            )
+        elif tracked is None:
             notices.append(
                 f"git cannot say whether this change's tree tracks the judge cache {cache_file}, "
                 "so it is not used: cached verdicts must come from the gate's own runs."
@@ -261,11 +266,17 @@ def _inputs(
         else:
             cache_path = work.local(cache_file)
     cases: Cases
+    judged_by = response_judged_by(config.evaluators)
     if keep_cases:
-        cases = DatasetCases.read(dataset_path, dataset_format=config.dataset_format)
+        cases = DatasetCases.read(
+            dataset_path, dataset_format=config.dataset_format, response_judged_by=judged_by
+        )
         info = cases.info
     else:
-        cases, info = [], DatasetReader(dataset_path, dataset_format=config.dataset_format).check()
+        reader = DatasetReader(
+            dataset_path, dataset_format=config.dataset_format, response_judged_by=judged_by
+        )
+        cases, info = [], reader.check()
     notices += info.notices
     return Inputs(
         config=config,

@@ -6,10 +6,15 @@ printed until a test asks for one of its fixtures or marks.
 - ``ragaliq_judge``: the session's :class:`~ragaliq.testing.JudgeSession` (the config's judge;
   the offline judge without an API key), shared by every test;
 - ``ragaliq_cases``: loads the cases of a dataset file, ``ragaliq_cases("rag_outputs.jsonl")``;
-- ``assert_rag_quality``: ``assert_rag_quality(case, faithfulness=0.8, hallucination=0.9)``,
-  failing with the claims behind the failure;
+- ``assert_rag_quality``: ``assert_rag_quality(case, faithfulness=0.8, hallucination=0.9)``
+  (without minimums, the config's thresholds), failing with a short message that names each
+  failing evaluator, its score and threshold and the claims behind it, and no traceback;
 - ``@pytest.mark.ragaliq_dataset("rag_outputs.jsonl")``: runs the test once per case of the file,
   given as its ``rag_case`` argument;
+
+A relative dataset path, in the mark or in ``ragaliq_cases``, is read from the folder of the test
+file that names it, whatever directory pytest runs from. A dataset that cannot be read is one
+collection error naming the file, the line and the fix.
 - options: ``--ragaliq-config``, ``--ragaliq-provider``, ``--ragaliq-model``,
   ``--ragaliq-budget`` (judge no more case once this many USD are spent: the rest skip) and
   ``--ragaliq-cache`` (a path, or ``off``);
@@ -18,6 +23,7 @@ printed until a test asks for one of its fixtures or marks.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,13 +69,48 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     mark = metafunc.definition.get_closest_marker(MARK)
     if mark is None or "rag_case" not in metafunc.fixturenames:
         return
-    from ragaliq.dataset import load_dataset
+    from ragaliq.errors import RagaliqError
 
-    path = Path(mark.args[0])
-    if not path.is_absolute():
-        path = Path(str(metafunc.config.rootpath)) / path
-    cases = load_dataset(path)
+    if len(mark.args) != 1 or not isinstance(mark.args[0], str | Path):
+        raise pytest.Collector.CollectError(
+            f"@pytest.mark.{MARK} takes the dataset's path, as in "
+            f'@pytest.mark.{MARK}("rag_outputs.jsonl")'
+        )
+    try:
+        cases = _load(
+            mark.args[0],
+            folder=Path(str(metafunc.definition.path)).parent,
+            config=metafunc.config,
+        )
+    except RagaliqError as exc:
+        # A collection error pytest shows as this one message, without the frames behind it.
+        raise pytest.Collector.CollectError(f"@pytest.mark.{MARK}: {exc}") from None
     metafunc.parametrize("rag_case", cases, ids=[case.id for case in cases])
+
+
+def _load(named: str | Path, *, folder: Path, config: pytest.Config) -> list[TestCase]:
+    """The cases of a dataset named by a test, relative to the test file's ``folder``.
+
+    Raises:
+        RagaliqError: the file is missing (saying where it was looked for) or invalid.
+    """
+    from ragaliq.dataset import load_dataset
+    from ragaliq.evaluators import response_judged_by
+
+    raw = Path(named)
+    path = raw if raw.is_absolute() else folder / raw
+    missing = f"a relative path is read from the test file's folder, {folder}"
+    root = Path(str(config.rootpath))
+    if not raw.is_absolute() and not path.exists() and (root / raw).is_file():
+        relative = os.path.relpath(root / raw, folder)
+        missing += f"; for {root / raw}, write {relative!r}"
+    gate = _session(config).config
+    return load_dataset(
+        path,
+        dataset_format=gate.dataset_format,
+        missing=missing,
+        response_judged_by=response_judged_by(gate.evaluators),
+    )
 
 
 def _session(config: pytest.Config) -> JudgeSession:
@@ -106,27 +147,61 @@ def _build(config: pytest.Config) -> JudgeSession:
 @pytest.fixture(scope="session")
 def ragaliq_judge(pytestconfig: pytest.Config) -> JudgeSession:
     """The session's judge: every test shares it, its cache and its budget."""
-    return _session(pytestconfig)
+    __tracebackhide__ = True
+    from ragaliq.errors import RagaliqError
+
+    try:
+        return _session(pytestconfig)
+    except RagaliqError as exc:
+        message = f"ragaliq: {exc}"
+    pytest.fail(message, pytrace=False)
 
 
 @pytest.fixture
-def ragaliq_cases() -> Callable[[str | Path], list[TestCase]]:
-    """Loads the cases of a dataset file (JSONL, JSON, YAML, CSV, RAGAS or DeepEval)."""
-    from ragaliq.dataset import load_dataset
+def ragaliq_cases(request: pytest.FixtureRequest) -> Callable[[str | Path], list[TestCase]]:
+    """Loads the cases of a dataset file (JSONL, JSON, YAML, CSV, RAGAS or DeepEval).
 
-    return lambda path: load_dataset(Path(path))
+    A relative path is read from the test file's folder.
+    """
+    folder = Path(str(request.path)).parent
+
+    def load(path: str | Path) -> list[TestCase]:
+        __tracebackhide__ = True
+        from ragaliq.errors import RagaliqError
+
+        try:
+            return _load(path, folder=folder, config=request.config)
+        except RagaliqError as exc:
+            message = f"ragaliq_cases: {exc}"
+        pytest.fail(message, pytrace=False)
+
+    return load
 
 
 @pytest.fixture
 def assert_rag_quality(ragaliq_judge: JudgeSession) -> Callable[..., CaseResult]:
-    """``assert_rag_quality(case, faithfulness=0.8, ...)``; skips once the budget is spent."""
-    from ragaliq.testing import BudgetSpentError
+    """``assert_rag_quality(case, faithfulness=0.8, ...)``; skips once the budget is spent.
+
+    A failure is the test's failure with the message alone: the evaluators, scores, thresholds
+    and claims behind it, never the frames of the library.
+    """
+    from ragaliq.errors import RagaliqError
+    from ragaliq.testing import BudgetSpentError, QualityFailure
 
     def check(case: TestCase, **minimums: float | None) -> CaseResult:
+        __tracebackhide__ = True
         try:
             return ragaliq_judge.assert_quality(case, **minimums)
         except BudgetSpentError as exc:
-            pytest.skip(str(exc))
+            message, spent = str(exc), True
+        except QualityFailure as exc:
+            message, spent = str(exc), False
+        except RagaliqError as exc:
+            message, spent = f"ragaliq: case {case.id!r} could not be judged: {exc}", False
+        # Outside the except blocks, so that pytest shows no exception chain either.
+        if spent:
+            pytest.skip(message)
+        pytest.fail(message, pytrace=False)
 
     return check
 

@@ -12,9 +12,14 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import contextlib
 import itertools
 import multiprocessing
+import multiprocessing.connection
+import multiprocessing.context
+import os
 import signal
+import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -22,6 +27,7 @@ from typing import Any, TypeVar
 
 from ragaliq.errors import JudgeError, JudgeUnavailableError
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
+from ragaliq.exits import stop_held
 from ragaliq.judges.base import (
     ForkableJudge,
     Judge,
@@ -119,10 +125,6 @@ class _Run:
         self.evaluators = evaluators
         self.settings = settings
         self.slots = asyncio.Semaphore(settings.concurrency)
-        self.needs_claims = any(e.needs_claims for e in evaluators)
-        self.needs_facts = any(e.needs_facts for e in evaluators)
-        self.needs_relevance = any(e.needs_relevance for e in evaluators)
-        self.needs_chunks = any(e.needs_chunks for e in evaluators)
 
     async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
         async with self.slots:
@@ -130,13 +132,17 @@ class _Run:
 
     async def judge_case(self, case: TestCase) -> tuple[CaseResult, Usage]:
         answers = _CaseAnswers(usage=Usage())
+        # An evaluator that cannot judge the case (a blank response or query) asks for nothing.
+        blank = {e.name: e.unjudgeable(case) for e in self.evaluators}
+        able = [e for e in self.evaluators if blank[e.name] is None]
+        claims, facts = any(e.needs_claims for e in able), any(e.needs_facts for e in able)
         try:
             async with asyncio.TaskGroup() as group:
-                if self.needs_claims or self.needs_facts:
-                    group.create_task(self.claims_pass(case, answers))
-                if self.needs_relevance:
+                if claims or facts:
+                    group.create_task(self.claims_pass(case, answers, claims=claims, facts=facts))
+                if any(e.needs_relevance for e in able):
                     group.create_task(self.relevance_pass(case, answers))
-                if self.needs_chunks:
+                if any(e.needs_chunks for e in able):
                     group.create_task(self.chunks_pass(case, answers))
         except* JudgeUnavailableError as group_error:
             raise first_leaf(group_error) from None
@@ -149,11 +155,11 @@ class _Run:
         )
         results: dict[str, EvaluationResult] = {}
         for evaluator in self.evaluators:
-            failure = answers.failure_for(evaluator)
+            failure = blank[evaluator.name] or answers.failure_for(evaluator)
             results[evaluator.name] = (
                 evaluator.error(failure) if failure else evaluator.evaluate(judgement)
             )
-        errors = answers.errors
+        errors = [*dict.fromkeys(reason for reason in blank.values() if reason), *answers.errors]
         return (
             CaseResult(
                 id=case.id,
@@ -169,17 +175,23 @@ class _Run:
             answers.usage,
         )
 
-    async def claims_pass(self, case: TestCase, answers: _CaseAnswers) -> None:
-        answers.claims_error = await _guarded("claims", answers, self._claims(case, answers))
+    async def claims_pass(
+        self, case: TestCase, answers: _CaseAnswers, *, claims: bool, facts: bool
+    ) -> None:
+        answers.claims_error = await _guarded(
+            "claims", answers, self._claims(case, answers, with_claims=claims, with_facts=facts)
+        )
 
-    async def _claims(self, case: TestCase, answers: _CaseAnswers) -> None:
+    async def _claims(
+        self, case: TestCase, answers: _CaseAnswers, *, with_claims: bool, with_facts: bool
+    ) -> None:
         """The claims, extracted once, and with the needed facts verified in one call."""
         claims: tuple[str, ...] = ()
-        if self.needs_claims:
+        if with_claims:
             extraction = await self.call(lambda: self.judge.extract_claims(case))
             answers.usage += extraction.usage
             claims = extraction.claims
-        facts = case.needed_facts if self.needs_facts else ()
+        facts = case.needed_facts if with_facts else ()
         if not claims and not facts:
             answers.verdicts, answers.facts = (), ()
         elif not case.has_context:
@@ -360,11 +372,111 @@ _WORKER: tuple[_Run, asyncio.AbstractEventLoop] | None = None
 """In a judging process: its copy of the run, and its event loop."""
 
 
+_SHIELDED = frozenset(
+    getattr(signal, name) for name in ("SIGINT", "SIGHUP") if hasattr(signal, name)
+)
+"""What a terminal sends its whole process group (Ctrl-C, a closed window): for the parent alone,
+which ends its workers itself (:func:`_end_workers`). Not SIGTERM: the pool ends the workers of a
+broken pool with it."""
+
+
+class _ShieldedProcess(multiprocessing.context.SpawnProcess):
+    """A judging process that starts with :data:`_SHIELDED` blocked, so none can end it early.
+
+    Blocked from the start rather than ignored once started, so that a worker still starting
+    (the pool starts them as work comes) cannot die of a Ctrl-C and break the pool.
+    """
+
+    def start(self) -> None:
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SHIELDED)
+        try:
+            super().start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+class _ShieldedContext(multiprocessing.context.SpawnContext):
+    Process = _ShieldedProcess
+
+
+def _worker_context() -> multiprocessing.context.SpawnContext:
+    if hasattr(signal, "pthread_sigmask"):
+        return _ShieldedContext()
+    return multiprocessing.get_context("spawn")  # no signal masks (Windows)
+
+
+Batch = list[tuple[CaseResult, Usage]]
+"""What a judging process hands back for a batch of cases."""
+
+
+def _submit(
+    loop: asyncio.AbstractEventLoop,
+    pool: concurrent.futures.ProcessPoolExecutor,
+    cases: list[TestCase],
+) -> asyncio.Future[Batch]:
+    """Send a batch to the pool; its outcome is relayed to the loop, one way.
+
+    Unlike ``run_in_executor``, cancelling what is returned cancels nothing in the pool: a
+    stopped run ends the pool's work itself (:func:`_end_workers`), and a batch cancelled under
+    the pool while the pool marks it broken is an error of Python 3.11's pool.
+    """
+    waiter: asyncio.Future[Batch] = loop.create_future()
+
+    def settle(done: concurrent.futures.Future[Batch]) -> None:
+        if waiter.done():  # the run stopped waiting for it
+            return
+        if done.cancelled():
+            waiter.cancel()
+        elif (error := done.exception()) is not None:
+            waiter.set_exception(error)
+        else:
+            waiter.set_result(done.result())
+
+    def relay(done: concurrent.futures.Future[Batch]) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, done)
+
+    pool.submit(_judge_batch, cases).add_done_callback(relay)
+    return waiter
+
+
+def _end_workers(
+    pool: concurrent.futures.ProcessPoolExecutor, in_flight: Iterable[asyncio.Future[Batch]]
+) -> None:
+    """Stop waiting for the batches in flight and end the pool's processes now.
+
+    Their batches are pure computation, with nothing to finish. What a batch already ended with
+    is read, so that nothing is logged about it.
+    """
+    for waiter in in_flight:
+        if waiter.done() and not waiter.cancelled():
+            waiter.exception()
+        waiter.cancel()
+    processes = list((pool._processes or {}).values())  # no public way before Python 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.kill()
+
+
+def _exit_with_parent() -> None:
+    """End this worker when its parent ends, however it ends (SIGKILL included)."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ragaliq-parent-watch", daemon=True).start()
+
+
 def _start_worker(
     factory: Callable[[], Judge], evaluators: Sequence[Evaluator[Any]], repeat: int
 ) -> None:
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _exit_with_parent()
     _WORKER = (_Run(factory(), evaluators, RunSettings(repeat=repeat)), asyncio.new_event_loop())
 
 
@@ -391,12 +503,10 @@ async def _stream_in_processes(
     loop = asyncio.get_running_loop()
     usage = Usage()
     done = errors = 0
-    in_flight: collections.deque[asyncio.Future[list[tuple[CaseResult, Usage]]]] = (
-        collections.deque()
-    )
+    in_flight: collections.deque[asyncio.Future[Batch]] = collections.deque()
     remaining = iter(cases)
 
-    def collect(batch: list[tuple[CaseResult, Usage]]) -> None:
+    def collect(batch: Batch) -> None:
         nonlocal usage, done, errors
         for result, cost in batch:
             usage += cost
@@ -408,24 +518,26 @@ async def _stream_in_processes(
                 Progress(done=done, total=total or done, errors=errors, usage=usage)
             )
 
-    context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=settings.processes,
-        mp_context=context,
+        mp_context=_worker_context(),
         initializer=_start_worker,
         initargs=(factory, list(evaluators), settings.repeat),
     ) as pool:
         try:
             while batch := list(itertools.islice(remaining, _BATCH)):
-                in_flight.append(loop.run_in_executor(pool, _judge_batch, batch))
+                # Submitting may start a worker: a SIGTERM in the middle would leave it half
+                # started and unknown to the pool, which could then not end it.
+                with stop_held():
+                    in_flight.append(_submit(loop, pool, batch))
                 if len(in_flight) >= 4 * settings.processes:
-                    collect(await in_flight.popleft())
+                    collect(await in_flight[0])  # kept in flight until done (_end_workers)
+                    in_flight.popleft()
             while in_flight:
-                collect(await in_flight.popleft())
-        except BaseException:
-            for future in in_flight:
-                future.cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
+                collect(await in_flight[0])
+                in_flight.popleft()
+        except BaseException:  # Ctrl-C, SIGTERM, a cancelled run, a failing judge
+            _end_workers(pool, in_flight)
             raise
     return RunEnd(usage=usage)
 

@@ -80,6 +80,44 @@ def _check_mergeable(heads: Sequence[ReportHead], labels: Sequence[str]) -> None
             )
 
 
+def _check_every_shard(heads: Sequence[ReportHead], labels: Sequence[str]) -> None:
+    """Shard reports must be every shard of one split, each once; whole reports, no shard."""
+    shards = {label: head.shard for label, head in zip(labels, heads, strict=True)}
+    if not any(shards.values()):
+        return  # whole reports, joined as they are
+    whole = [label for label, shard in shards.items() if shard is None]
+    if whole:
+        raise ConfigError(
+            f"merge: {whole[0]} is not a shard's report, and the others are; merge the reports "
+            "of `ragaliq run --shard K/N`, one per shard"
+        )
+    seen: dict[Shard, str] = {}
+    for label, text in shards.items():
+        shard = parse_shard(str(text))
+        first = next(iter(seen), None)
+        if first is not None and shard.total != first.total:
+            raise ConfigError(
+                f"merge: {label} is shard {shard} of a suite split into {shard.total} shards, "
+                f"{seen[first]} of one split into {first.total}; merge the shards of one split"
+            )
+        if shard in seen:
+            raise ConfigError(
+                f"merge: shard {shard} is given twice ({seen[shard]} and {label}); merge each "
+                "shard once"
+            )
+        seen[shard] = label
+    total = next(iter(seen)).total
+    missing = [str(Shard(k, total)) for k in range(1, total + 1) if Shard(k, total) not in seen]
+    if missing:
+        names = ", ".join(missing[:-1]) + " and " + missing[-1] if len(missing) > 1 else missing[0]
+        are = "are" if len(missing) > 1 else "is"
+        raise ConfigError(
+            f"merge: {'shards' if len(missing) > 1 else 'shard'} {names} {are} missing, so the "
+            f"merged report would lack their cases; merge all {total} shard reports (a shard "
+            "with no cases writes one too)"
+        )
+
+
 def _merged_cases(reports: Sequence[ReportSource], labels: Sequence[str]) -> Iterator[CaseResult]:
     seen: dict[str, str] = {}
     for label, report in zip(labels, reports, strict=True):
@@ -106,13 +144,15 @@ def merge_reports(
 
     Raises:
         ConfigError: no reports, reports judged with different judges, prompts or evaluator
-            settings, or a case id that appears in more than one report.
+            settings, shard reports that are not every shard of one split each once, or a case
+            id that appears in more than one report.
     """
     if not reports:
         raise ConfigError("merge: no reports given")
     labels = list(names or [f"report {i + 1}" for i in range(len(reports))])
     heads = [r.head for r in reports]
     _check_mergeable(heads, labels)
+    _check_every_shard(heads, labels)
     first = heads[0]
     writer = ReportWriter(out or DISCARD, judge=first.judge, evaluators=first.evaluators)
     for case in _merged_cases(reports, labels):

@@ -70,22 +70,24 @@ class JudgeSession:
         Raises:
             QualityFailure: with every failing score and the claims, facts or chunks behind it.
         """
+        __tracebackhide__ = True
         config = self._sections(minimums)
         result = self._judge_now(case, config)
         evaluators = {e.name: e for e in build_evaluators(config.evaluators)}
         problems: list[str] = []
         for name, evaluation in result.results.items():
-            floor = minimums.get(name)
-            if floor is None:
-                floor = self.config.evaluators.section(name).threshold
+            # The evaluator's own threshold: the minimum named here, else the config's, else
+            # the evaluator's default, resolved in one place (never a section's raw None).
+            floor = evaluators[name].threshold
             if evaluation.status == "error":
                 problems.append(f"{name}: could not be judged: {evaluation.reasoning}")
             elif evaluation.status == "skipped":
                 if name in minimums:
                     problems.append(f"{name}: nothing to score: {evaluation.reasoning}")
-            elif floor is not None and evaluation.score is not None and evaluation.score < floor:
+            elif evaluation.score is not None and evaluation.score < floor:
                 problems.append(
-                    f"{name}: {evaluation.score:.3f} is below {floor:g}: {evaluation.reasoning}"
+                    f"{name}: {evaluation.score:.3f} is below the threshold {floor:g}: "
+                    f"{evaluation.reasoning}"
                     + _listed(evaluators[name].describe_shortfall(result, label=verdict_label))
                 )
         if problems:
@@ -151,6 +153,7 @@ def assert_rag_quality(
 
     ``session`` is the pytest plugin's when it runs (or a new default one).
     """
+    __tracebackhide__ = True
     global _default
     if session is None:
         session = _default = _default or JudgeSession()

@@ -80,7 +80,16 @@ def test_judge_batch_in_the_config_batches_run_but_never_the_gate(tmp_path):
                 check=True,
                 capture_output=True,
             )
-        gated = invoke(fake, "gate", "--config", str(config), "--base", "none")
+        gated = invoke(
+            fake,
+            "gate",
+            "--config",
+            str(config),
+            "--base",
+            "none",
+            "--comment-out",
+            str(tmp_path / "comment.md"),
+        )
         assert gated.exit_code in (0, 1), gated.output
         assert len(fake.batches.created) == 2  # the gate asked interactively
         assert fake.count() == 12

@@ -166,3 +166,107 @@ async def test_auto_on_a_cloud_platform_trusts_the_schema_and_never_falls_back()
         await judge.aclose()
         assert [mode_of(r.body) for r in fake.requests] == ["schema", "schema"]
         assert judge.info.structured_output == "schema"
+
+
+WRITTEN = {
+    "SUPPORTED": "supported",
+    "PARTIALLY_SUPPORTED": "Partially_Supported",
+    "NOT_ENOUGH_INFO": "NO_EVIDENCE",
+    "CONTRADICTED": "contradictory",
+}
+"""How an open model may write our verdicts: in lower case, or with Axion's names."""
+
+
+@pytest.mark.parametrize(("mode", "server"), [("tool", "llama.cpp"), ("prompt", "ollama")])
+async def test_a_verdict_in_another_case_or_with_axions_name_is_read_without_a_second_call(
+    mode, server, monkeypatch
+):
+    from tests.fakes import compatible
+    from tests.fakes.claude_sim import answer
+
+    def written(body):
+        output = answer(body)
+        for item in output.get("verdicts", ()):
+            item["verdict"] = WRITTEN[item["verdict"]]
+        return output
+
+    monkeypatch.setattr(compatible, "answer", written)
+    report, bodies, _ = await judged(server, mode, n=1)
+    case = report.cases[0]
+    assert case.status == "ok", case.error
+    assert [c.verdict for c in case.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
+    assert len(bodies) == 3  # extraction, verification, relevance: nothing asked twice
+
+
+async def test_a_verdict_that_is_no_verdict_is_still_re_asked_once_then_an_error(monkeypatch):
+    from tests.fakes import compatible
+    from tests.fakes.claude_sim import answer
+
+    def written(body):
+        output = answer(body)
+        for item in output.get("verdicts", ()):
+            item["verdict"] = "MOSTLY_TRUE"
+        return output
+
+    monkeypatch.setattr(compatible, "answer", written)
+    report, bodies, _ = await judged("llama.cpp", "tool", n=1)
+    case = report.cases[0]
+    assert case.status == "error" and "invalid twice" in (case.error or "")
+    assert case.results["faithfulness"].score is None
+    assert case.results["hallucination"].score is None
+    assert len(bodies) == 4  # the verification asked twice
+
+
+def test_adr_006_a_lowercase_verdict_is_read_through_evaluate(monkeypatch):
+    """ADR-006's row "Lowercase verdict from LLM: normalized", through `ragaliq.evaluate`."""
+    import contextlib
+
+    from ragaliq import evaluate
+    from ragaliq.judges import JudgeChoice
+    from tests.conftest import make_config
+    from tests.fakes import compatible
+    from tests.fakes.claude_sim import answer
+
+    def lowercase(body):
+        output = answer(body)
+        for item in output.get("verdicts", ()):
+            item["verdict"] = item["verdict"].lower()
+        return output
+
+    monkeypatch.setattr(compatible, "answer", lowercase)
+    with FakeAnthropic(ollama_like()) as fake:
+
+        @contextlib.asynccontextmanager
+        async def claude(config, **_):
+            judge = judge_for(fake, "prompt")  # built in evaluate's loop, closed in it
+            try:
+                yield JudgeChoice(judge=judge)
+            finally:
+                await judge.aclose()
+
+        report = evaluate(cases(1), config=make_config(), env={}, open_judge=claude)
+        assert len(fake.requests) == 3
+    (case,) = report.cases
+    assert case.status == "ok"
+    assert [c.verdict for c in case.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
+    assert case.results["faithfulness"].score == 0.5
+
+
+async def test_no_evidence_written_as_null_is_no_quote_not_a_second_call(monkeypatch):
+    from tests.fakes import compatible
+    from tests.fakes.claude_sim import answer
+
+    def null_evidence(body):
+        output = answer(body)
+        for item in output.get("verdicts", ()):
+            if item["verdict"] != "SUPPORTED":
+                item["evidence"] = None  # no quote backs it
+        return output
+
+    monkeypatch.setattr(compatible, "answer", null_evidence)
+    report, bodies, _ = await judged("ollama", "prompt", n=1)
+    case = report.cases[0]
+    assert case.status == "ok", case.error
+    assert [c.verdict for c in case.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
+    assert not case.claims[1].evidence
+    assert len(bodies) == 3

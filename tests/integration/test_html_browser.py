@@ -472,17 +472,23 @@ def test_hostile_text_stays_inert(chromium: Browser, page: Page):
     assert console_problems(chromium) == []
 
 
-@pytest.mark.parametrize(("width", "lines"), [(1280, 1), (1400, 1), (1900, 1), (800, 2)])
-def test_the_score_status_is_not_clipped(
-    chromium: Browser, page: Page, tmp_path: Path, width: int, lines: int
-):
-    """At desktop widths the status reads on one line; on a narrow screen it wraps, whole."""
+def regressed_page(page: Page, tmp_path: Path) -> Page:
+    """The page, with every evaluator regressed: its status is the longest there is."""
     evaluators = {
         name: e.model_copy(update={"status": "regressed", "passed": False})
         for name, e in page.decision.evaluators.items()
     }
     decision = page.decision.model_copy(update={"evaluators": evaluators})
-    regressed = write_page(tmp_path / "regressed.html", page.head, decision, page.cases)
+    return write_page(tmp_path / "regressed.html", page.head, decision, page.cases)
+
+
+@pytest.mark.parametrize(("width", "lines"), [(1280, 1), (1400, 1), (1900, 1), (800, 2)])
+def test_the_score_status_is_not_clipped(
+    chromium: Browser, page: Page, tmp_path: Path, width: int, lines: int
+):
+    """At desktop widths the status reads on one line; on a narrow screen it wraps, whole."""
+    regressed = regressed_page(page, tmp_path)
+    evaluators = regressed.decision.evaluators
     chromium.resize(width, 1000)
     try:
         chromium.open(regressed.url)
@@ -512,3 +518,69 @@ def test_the_score_status_is_not_clipped(
             "lines": 0,
             "scrolls": False,
         }
+
+
+@pytest.mark.parametrize("width", [420, 360])
+def test_the_score_table_reads_whole_on_a_phone(
+    chromium: Browser, page: Page, tmp_path: Path, width: int
+):
+    """On a phone every column of the score tables is on screen, threshold and status included,
+    each value named by its column, and nothing makes the page scroll sideways."""
+    regressed = regressed_page(page, tmp_path)
+    evaluators = regressed.decision.evaluators
+    chromium.resize(width, 1000)
+    try:
+        chromium.open(regressed.url)
+        seen = chromium.evaluate(
+            """(function () {
+              var card = document.querySelector('#evaluators').getBoundingClientRect();
+              var scroller = document.querySelector('#evaluators .table-scroll');
+              var heads = Array.from(document.querySelectorAll('#score-table thead th'))
+                .map(function (th) { return th.textContent; });
+              var rows = Array.from(document.querySelectorAll('#score-table tbody tr'));
+              return {
+                scrolls: scroller.scrollWidth > scroller.clientWidth + 1,
+                viewport: document.documentElement.scrollWidth <= window.innerWidth + 1,
+                heads: heads,
+                cells: rows.map(function (tr) {
+                  return Array.from(tr.children).map(function (td) {
+                    var box = td.getBoundingClientRect();
+                    return {
+                      label: td.getAttribute('data-label'),
+                      shown: getComputedStyle(td, '::before').content,
+                      inside: box.left >= card.left - 0.5 && box.right <= card.right + 0.5 &&
+                              box.width > 0
+                    };
+                  });
+                })
+              };
+            })()"""
+        )
+        scores = chromium.evaluate(
+            """(function () {
+              var box = document.querySelector('details.case');
+              box.open = true;
+              box.querySelector('details.extra').open = true;
+              var edge = box.getBoundingClientRect();
+              return Array.from(box.querySelectorAll('details.extra table td')).map(function (td) {
+                var cell = td.getBoundingClientRect();
+                return {label: td.getAttribute('data-label'),
+                        inside: cell.left >= edge.left - 0.5 && cell.right <= edge.right + 0.5};
+              });
+            })()"""
+        )
+        viewport = chromium.evaluate(
+            "document.documentElement.scrollWidth <= window.innerWidth + 1"
+        )
+    finally:
+        chromium.resize(1280, 1000)
+    assert seen["scrolls"] is False and seen["viewport"] is True and viewport is True
+    assert {"threshold", "result"} <= {cell["label"] for cell in scores}
+    assert all(cell["inside"] for cell in scores), scores
+    assert "threshold" in seen["heads"] and "status" in seen["heads"]
+    assert len(seen["cells"]) == len(evaluators)
+    for row in seen["cells"]:
+        assert [cell["label"] for cell in row] == seen["heads"]
+        assert all(cell["inside"] for cell in row), row
+        # Stacked, each value carries its column's name (the header row is not shown).
+        assert all(cell["shown"] == f'"{cell["label"]}"' for cell in row[1:]), row

@@ -42,10 +42,104 @@ def test_a_passing_and_a_failing_assertion_with_the_claims_behind_it(suite):
     )
     result = suite.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(
-        ["*QualityFailure: case 'bad': faithfulness*below 0.8*", "*90 days*"]
-    )
+    result.stdout.fnmatch_lines(["*case 'bad': faithfulness*below the threshold 0.8*", "*90 days*"])
     result.stdout.fnmatch_lines(["*ragaliq: 2 cases judged (offline) · * judge calls*cache hits*"])
+
+
+def failure_section(result: pytest.RunResult) -> str:
+    """What pytest printed between FAILURES and the short summary."""
+    out = result.stdout.str()
+    return out.split("= FAILURES =")[1].split("short test summary")[0]
+
+
+def test_a_failing_case_fails_on_the_default_thresholds_with_a_short_message(suite):
+    suite.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.ragaliq_dataset("rag_outputs.jsonl")
+        def test_rag_quality(rag_case, assert_rag_quality):
+            assert_rag_quality(rag_case)
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    shown = failure_section(result)
+    assert "case 'bad': faithfulness: 0.000 is below the threshold 0.7: 1 claim" in shown
+    assert "hallucination: 0.000 is below the threshold 0.8" in shown
+    assert "  - contradicted: Annual plans can be refunded within 90 days" in shown
+    # No traceback: neither the library's frames nor the test's own source, nor a chain.
+    assert "ragaliq/" not in shown and "exception" not in shown and "def check" not in shown
+    assert len(shown.strip().splitlines()) < 15, shown
+
+
+def test_the_markers_path_is_the_test_files_folders_from_any_directory(suite, monkeypatch):
+    data = suite.mkdir("tests_rag")
+    (suite.path / "rag_outputs.jsonl").rename(data / "cases.jsonl")
+    (data / "test_rag.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.ragaliq_dataset('cases.jsonl')\n"
+        "def test_case(rag_case):\n"
+        "    assert rag_case.id in {'good', 'bad'}\n\n"
+        "def test_load(ragaliq_cases):\n"
+        "    assert [c.id for c in ragaliq_cases('cases.jsonl')] == ['good', 'bad']\n",
+        encoding="utf-8",
+    )
+    elsewhere = suite.mkdir("elsewhere")
+    for cwd in (suite.path, data, elsewhere):
+        monkeypatch.chdir(cwd)
+        result = suite.runpytest("-p", "no:cacheprovider", str(data))
+        result.assert_outcomes(passed=3)
+
+
+def collection_error(suite: pytest.Pytester, dataset: str) -> pytest.RunResult:
+    """A test marked with ``dataset``, run: one collection error, without library frames."""
+    suite.makepyfile(
+        test_marked=f"""
+        import pytest
+
+        @pytest.mark.ragaliq_dataset({dataset!r})
+        def test_case(rag_case):
+            pass
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    assert "site-packages" not in result.stdout.str() and "ragaliq/" not in result.stdout.str()
+    return result
+
+
+def test_a_wrong_marker_path_is_one_clear_collection_error(suite):
+    result = collection_error(suite, "missing.jsonl")
+    assert "--dataset" not in result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*@pytest.mark.ragaliq_dataset: *missing.jsonl: not found; a relative path is read "
+            "from the test file's folder*"
+        ]
+    )
+
+
+def test_a_marker_path_written_from_the_root_says_where_the_file_is(suite):
+    tests = suite.mkdir("tests_rag")
+    (tests / "test_rag.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.ragaliq_dataset('rag_outputs.jsonl')\n"
+        "def test_case(rag_case):\n"
+        "    pass\n",
+        encoding="utf-8",
+    )
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*write '../rag_outputs.jsonl'*"])
+
+
+def test_an_invalid_dataset_is_one_clear_collection_error(suite):
+    (suite.path / "bad.jsonl").write_text(
+        '{"id": "a", "query": "q", "response": "r"}\n', encoding="utf-8"
+    )
+    result = collection_error(suite, "bad.jsonl")
+    result.stdout.fnmatch_lines(["*bad.jsonl:1: context: missing required field*"])
 
 
 def test_the_budget_stops_the_spending_and_the_rest_skip(suite):
@@ -116,3 +210,17 @@ def test_evaluate_judges_a_dataset_from_python_and_returns_the_report(tmp_path):
     assert faith["good"] == 1.0
     assert faith["bad"] is not None and faith["bad"] < 1.0
     assert report.summary.evaluators["faithfulness"].judged == 2
+
+
+def test_a_bad_config_is_one_clear_error(suite):
+    (suite.path / "ragaliq.yaml").write_text("judge: {provider: nope}\n", encoding="utf-8")
+    suite.makepyfile(
+        """
+        def test_case(ragaliq_cases, assert_rag_quality):
+            assert_rag_quality(ragaliq_cases("rag_outputs.jsonl")[0])
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    assert "site-packages" not in result.stdout.str() and "ragaliq/" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*ragaliq: *ragaliq.yaml: judge.provider: must be one of*"])

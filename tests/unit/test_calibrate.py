@@ -220,6 +220,16 @@ def test_load_labels_reads_chunks_strings_and_aliases(tmp_path):
     assert case.response == "X is Y." and case.context == ("X is Y.", "Z.")
 
 
+def test_labels_may_use_axions_verdict_names(tmp_path):
+    rows = [
+        {"id": str(i), "claim": "X.", "context": ["X."], "label": label}
+        for i, label in enumerate(["FULLY_SUPPORTED", "No Evidence", "contradictory"])
+    ]
+    path = tmp_path / "golden.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    assert [c.label for c in load_labels(path)] == [S, N, C]
+
+
 def test_bad_label_lines_are_reported_with_file_and_line(tmp_path):
     good = {"id": "a", "claim": "X.", "context": ["X."], "label": "SUPPORTED"}
     lines = [

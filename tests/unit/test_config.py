@@ -62,10 +62,10 @@ def test_bad_verdict_name_in_verdict_scores():
 
 
 def test_verdict_weight_range():
-    message = error_of(
-        "evaluators:\n  faithfulness:\n    verdict_scores:\n      CONTRADICTED: -2\n"
+    message = error_of("evaluators:\n  faithfulness:\n    verdict_scores:\n      SUPPORTED: 1.5\n")
+    assert (
+        "evaluators.faithfulness.verdict_scores.SUPPORTED: must be at most 1 (got 1.5)" in message
     )
-    assert message.endswith("must be between -1 and 1 (got -2)")
 
 
 def test_concurrency_bounds():
@@ -201,3 +201,59 @@ def test_yaml_merge_keys_still_work():
     config = parse_config(text)
     assert config.evaluators.hallucination.threshold == 0.8
     assert config.evaluators.hallucination.max_drop == 0.1
+
+
+def test_axions_own_override_example_is_read_with_axions_verdict_names():
+    config = parse_config(
+        "evaluators:\n"
+        "  faithfulness:\n"
+        "    verdict_scores:\n"
+        "      FULLY_SUPPORTED: 1.0\n"
+        "      PARTIALLY_SUPPORTED: 0.75\n"
+        "      NO_EVIDENCE: -0.5\n"
+        "      CONTRADICTORY: -2.0\n"
+    )
+    assert config.evaluators.faithfulness.verdict_scores == {
+        Verdict.SUPPORTED: 1.0,
+        Verdict.PARTIALLY_SUPPORTED: 0.75,
+        Verdict.NOT_ENOUGH_INFO: -0.5,
+        Verdict.CONTRADICTED: -2.0,
+    }
+
+
+def test_a_verdict_weight_in_lower_case_is_the_verdict_but_two_names_for_one_is_an_error():
+    config = parse_config("evaluators: {faithfulness: {verdict_scores: {contradicted: -1}}}\n")
+    assert config.evaluators.faithfulness.verdict_scores == {Verdict.CONTRADICTED: -1.0}
+    with pytest.raises(ConfigError) as caught:
+        parse_config(
+            "evaluators: {faithfulness: {verdict_scores: {CONTRADICTED: -1, CONTRADICTORY: -2}}}\n"
+        )
+    assert (
+        "evaluators.faithfulness.verdict_scores: CONTRADICTED and CONTRADICTORY name the same "
+        "verdict (CONTRADICTED); keep one" in str(caught.value)
+    )
+
+
+def test_a_verdict_weight_above_one_or_an_unknown_verdict_is_an_error():
+    with pytest.raises(ConfigError) as caught:
+        parse_config("evaluators: {faithfulness: {verdict_scores: {SUPPORTED: 2}}}\n")
+    assert "must be at most 1" in str(caught.value)
+    with pytest.raises(ConfigError) as caught:
+        parse_config("evaluators: {faithfulness: {verdict_scores: {MOSTLY_TRUE: 0.5}}}\n")
+    assert "MOSTLY_TRUE" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "section",
+    ["context_precision: {}", "context_precision:", "context_precision: {threshold: 0.5}"],
+)
+def test_writing_the_section_of_an_evaluator_that_is_off_by_default_turns_it_on(section):
+    config = parse_config(f"evaluators:\n  {section}\n")
+    assert config.evaluators.context_precision.enabled is True
+    assert config.evaluators.context_recall.enabled is False  # not written: still off
+    assert config.evaluators.faithfulness.enabled is True
+
+
+def test_enabled_false_in_a_written_section_keeps_it_off():
+    config = parse_config("evaluators:\n  context_recall: {enabled: false, threshold: 0.5}\n")
+    assert config.evaluators.context_recall.enabled is False

@@ -38,9 +38,18 @@ def test_blank_lines_are_skipped_and_numbers_stay_true(tmp_path):
     assert message.startswith(f"{path}:3: query: missing required field")
 
 
+MISSING_RESPONSE = (
+    "response: missing or empty; faithfulness, hallucination and relevance judge the RAG "
+    "system's answer, so write it here (for retrieval data without answers, turn them off with "
+    "enabled: false and judge context_precision or context_recall)"
+)
+
+
 def test_missing_field(tmp_path):
-    path = write_jsonl(tmp_path / "d.jsonl", [{"id": "a", "query": "q", "context": []}])
-    assert problems(path) == f"{path}:1: response: missing required field"
+    path = write_jsonl(tmp_path / "d.jsonl", [{"id": "a", "query": "q", "response": "r"}])
+    assert problems(path) == f"{path}:1: context: missing required field"
+    path = write_jsonl(tmp_path / "d.jsonl", [{"id": "a", "query": "q", "context": ["c"]}])
+    assert problems(path) == f"{path}:1: {MISSING_RESPONSE}"
 
 
 def test_wrong_type(tmp_path):
@@ -120,10 +129,10 @@ def test_json_with_cases_list_and_line_numbers(tmp_path):
     path = tmp_path / "d.json"
     path.write_text(
         '{\n  "version": 1,\n  "cases": [\n    {"id": "a", "query": "q", "context": [], '
-        '"response": "r"},\n    {"id": "b", "query": "q", "context": []}\n  ]\n}\n',
+        '"response": "r"},\n    {"id": "b", "query": "q", "context": ["c"]}\n  ]\n}\n',
         encoding="utf-8",
     )
-    assert problems(path) == f"{path}:5: response: missing required field"
+    assert problems(path) == f"{path}:5: {MISSING_RESPONSE}"
 
 
 def test_json_list(tmp_path):

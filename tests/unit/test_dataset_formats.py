@@ -158,7 +158,11 @@ def test_deepeval_context_joined_with_a_bar_is_split(tmp_path):
 def test_a_deepeval_golden_without_output_names_its_field(tmp_path):
     row = {**deepeval(rows()[0]), "actual_output": None}
     path = write_jsonl(tmp_path / "d.jsonl", [row])
-    assert problems(path) == f"{path}:1: actual_output: must be a string (got null)"
+    assert problems(path) == (
+        f"{path}:1: actual_output: missing or empty; faithfulness, hallucination and relevance "
+        "judge the RAG system's answer, so write it here (for retrieval data without answers, "
+        "turn them off with enabled: false and judge context_precision or context_recall)"
+    )
 
 
 def test_expected_facts_are_read(tmp_path):
@@ -362,3 +366,192 @@ def test_the_run_says_how_the_dataset_was_read(tmp_path, no_api_key):
         assert "notice: The dataset" in result.output, result.output
         assert "with RAGAS fields" in result.output
         assert "have no id, so each got one derived from its query" in result.output
+
+
+# --- empty and missing fields, in every shape ---------------------------------------------------
+
+GOLDEN_HEADER = [
+    "input",
+    "actual_output",
+    "expected_output",
+    "retrieval_context",
+    "context",
+    "name",
+    "comments",
+    "source_file",
+    "tools_called",
+    "expected_tools",
+    "additional_metadata",
+    "custom_column_key_values",
+]
+"""The columns DeepEval's `save_as("csv")` writes."""
+UNANSWERED = (
+    "actual_output, retrieval_context: both missing or empty, so the case holds nothing your RAG "
+    "system produced (a DeepEval golden or a RAGAS sample before the system answered it); run the "
+    "system on it and write its answer as actual_output and the chunks it retrieved as "
+    "retrieval_context"
+)
+
+
+def test_deepeval_goldens_are_refused_alike_as_csv_and_as_json(tmp_path):
+    golden = {**deepeval(rows()[0]), "actual_output": None, "retrieval_context": None}
+    golden["context"] = ["The ideal context."]
+    as_json = tmp_path / "goldens.json"
+    as_json.write_text(json.dumps([golden]), "utf-8")
+    cells = ["" if golden[c] is None else golden[c] for c in GOLDEN_HEADER]
+    cells[GOLDEN_HEADER.index("context")] = "The ideal context."
+    cells[GOLDEN_HEADER.index("additional_metadata")] = json.dumps(golden["additional_metadata"])
+    as_csv = write_csv(tmp_path / "goldens.csv", GOLDEN_HEADER, [cells])
+    assert problems(as_json) == f"{as_json}:1: {UNANSWERED}"
+    assert problems(as_csv) == f"{as_csv}:2: {UNANSWERED}"
+    # Also when only retrieval is judged: a golden holds no retrieval either.
+    assert problems(as_csv, response_judged_by=None) == f"{as_csv}:2: {UNANSWERED}"
+
+
+@pytest.mark.parametrize("response", ["", "  \n", None])
+def test_a_case_without_a_response_is_refused_while_an_evaluator_judges_one(tmp_path, response):
+    path = write_jsonl(tmp_path / "d.jsonl", [{**rows()[0], "response": response}])
+    assert problems(path, response_judged_by="faithfulness and relevance") == (
+        f"{path}:1: response: missing or empty; faithfulness and relevance judge the RAG "
+        "system's answer, so write it here (for retrieval data without answers, turn them off "
+        "with enabled: false and judge context_precision or context_recall)"
+    )
+    dataset = read_dataset(path, response_judged_by=None)
+    assert not dataset.cases[0].response.strip()
+    assert dataset.info.no_response == 1
+    assert any("has no response (the first on line 1)" in n for n in dataset.info.notices)
+
+
+@pytest.mark.parametrize(
+    ("shape", "field"), [(None, "query"), (ragas, "user_input"), (deepeval, "input")]
+)
+@pytest.mark.parametrize("query", ["", "   "])
+def test_a_blank_query_is_refused_in_every_shape(tmp_path, shape, field, query):
+    row = {**rows()[0], "query": query}
+    path = write_jsonl(tmp_path / "d.jsonl", [shape(row) if shape else row])
+    assert problems(path) == (
+        f"{path}:1: {field}: is blank; give the question the RAG system was asked"
+    )
+    table = write_csv(tmp_path / "d.csv", ["query", "context", "response"], [[query, "c", "r"]])
+    assert "query: is blank" in problems(table)
+
+
+def ragas_context_recall(row: dict) -> dict:
+    """A RAGAS context-recall sample: the question, what retrieval brought, the reference."""
+    return {
+        "user_input": row["query"],
+        "retrieved_contexts": row["context"],
+        "reference": row["response"],
+    }
+
+
+def test_retrieval_data_without_responses_is_judged_by_the_retrieval_evaluators(
+    tmp_path, no_api_key
+):
+    write_jsonl(tmp_path / "recall.jsonl", [ragas_context_recall(r) for r in rows()[:3]])
+    config = tmp_path / "ragaliq.yaml"
+    config.write_text(
+        "dataset: recall.jsonl\njudge: {provider: offline, cache: false}\n"
+        "evaluators:\n  faithfulness: {enabled: false}\n  hallucination: {enabled: false}\n"
+        "  relevance: {enabled: false}\n  context_recall: {}\n  context_precision: {}\n",
+        "utf-8",
+    )
+    validated = CliRunner().invoke(cli, ["validate", "--config", str(config)])
+    assert validated.exit_code == 0, validated.output
+    assert "notice: Its cases have no response (the first on line 1)" in validated.stderr
+    report = tmp_path / "report.json"
+    ran = CliRunner().invoke(cli, ["run", "--config", str(config), "-o", str(report)])
+    assert ran.exit_code in (0, 1), ran.output
+    summary = json.loads(report.read_text("utf-8"))["summary"]
+    assert summary["errors"] == 0
+    assert summary["evaluators"]["context_recall"]["judged"] == 3
+    assert summary["evaluators"]["context_precision"]["judged"] == 3
+    # The same file with the default evaluators: refused, saying why and what to do.
+    config.write_text("dataset: recall.jsonl\njudge: {provider: offline}\n", "utf-8")
+    refused = CliRunner().invoke(cli, ["validate", "--config", str(config)])
+    assert refused.exit_code == 2
+    assert "recall.jsonl:1: response: missing or empty; faithfulness, hallucination and " in (
+        refused.stderr
+    )
+
+
+def test_deepeval_llmtestcase_model_dump_is_read_with_every_field(tmp_path):
+    row = rows()[0]
+    dumped = {  # LLMTestCase(...).model_dump(): every field, null when unset
+        "input": row["query"],
+        "actual_output": row["response"],
+        "expected_output": None,
+        "context": None,
+        "retrieval_context": row["context"],
+        "metadata": None,
+        "tools_called": None,
+        "comments": None,
+        "expected_tools": None,
+        "token_cost": 0.002,
+        "completion_time": 1.5,
+        "multimodal": False,
+        "name": None,
+        "tags": None,
+        "mcp_servers": None,
+        "mcp_tools_called": None,
+        "mcp_resources_called": None,
+        "mcp_prompts_called": None,
+        "custom_column_key_values": None,
+    }
+    (case,) = load_dataset(write_jsonl(tmp_path / "d.jsonl", [dumped]))
+    assert case.response == row["response"] and case.context == tuple(row["context"])
+    assert case.tags == ()
+    assert case.metadata == {"token_cost": 0.002, "completion_time": 1.5}
+
+
+def test_deepeval_camel_case_as_model_dump_by_alias_writes_it(tmp_path):
+    row = rows()[0]
+    dumped = {
+        "input": row["query"],
+        "actualOutput": row["response"],
+        "expectedOutput": "A reference answer.",
+        "retrievalContext": row["context"],
+        "toolsCalled": None,
+        "tokenCost": None,
+        "customColumnKeyValues": None,
+        "metadata": {"source": "faq"},
+    }
+    dataset = read_dataset(write_jsonl(tmp_path / "d.jsonl", [dumped]))
+    (case,) = dataset.cases
+    assert dataset.info.shape == "DeepEval"
+    assert case.response == row["response"] and case.context == tuple(row["context"])
+    assert case.expected_answer == "A reference answer."
+    assert case.metadata == {"source": "faq"}
+    wrong = write_jsonl(tmp_path / "w.jsonl", [{**dumped, "actualOutput": 3}])
+    assert problems(wrong) == f"{wrong}:1: actualOutput: must be a string (got number 3)"
+
+
+def test_deepeval_context_without_retrieval_context_says_what_deepevals_context_is(tmp_path):
+    row = {**deepeval(rows()[0]), "context": ["The ideal context."]}
+    del row["retrieval_context"]
+    path = write_jsonl(tmp_path / "d.jsonl", [row])
+    assert problems(path) == (
+        f"{path}:1: retrieval_context: missing required field; DeepEval's context is the ideal "
+        "context (what retrieval should have found, kept in metadata), not what it found: write "
+        "the chunks your retrieval returned as retrieval_context ([] when it found none)"
+    )
+    null = write_jsonl(tmp_path / "n.jsonl", [{**row, "context": None, "retrieval_context": None}])
+    assert problems(null).endswith(
+        "retrieval_context: must be a string or a list of strings (got null); give the chunks "
+        "your retrieval returned ([] when it found none)"
+    )
+
+
+def test_deepevals_source_marker_is_taken_off_the_chunk_and_its_source_kept(tmp_path):
+    marked = [
+        "deepeval_source=docs/refunds.md,deepeval_context=Annual plans can be refunded.",
+        "A plain chunk.",
+    ]
+    row = {**deepeval(rows()[0]), "retrieval_context": marked}
+    (case,) = load_dataset(write_jsonl(tmp_path / "d.jsonl", [row]))
+    assert case.context == ("Annual plans can be refunded.", "A plain chunk.")
+    assert case.metadata["retrieval_context_sources"] == ["docs/refunds.md", None]
+    cells = [row["input"], row["actual_output"], "|".join(marked)]
+    table = write_csv(tmp_path / "d.csv", ["input", "actual_output", "retrieval_context"], [cells])
+    (from_csv,) = load_dataset(table)
+    assert from_csv.context == case.context

@@ -1,9 +1,21 @@
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from ragaliq.config import GatePolicy
-from ragaliq.exits import ExitCode, calibration_exit_code, gate_exit_code, run_exit_code
+from ragaliq.exits import (
+    TERMINATING,
+    ExitCode,
+    Terminated,
+    calibration_exit_code,
+    gate_exit_code,
+    run_exit_code,
+    stop_held,
+    stop_on_termination,
+    stopped_exit,
+)
 from ragaliq.gate import GateDecision
 from ragaliq.metrics import ClaimPrediction, JudgeFailure, measure
 from ragaliq.models import EvaluatorSummary, JudgeInfo, ReportHead, RunSummary, Usage, Verdict
@@ -84,3 +96,35 @@ def test_the_calibration_exit_code():
     assert code is ExitCode.FAILED and "undefined" in str(why)
     code, why = calibration_exit_code(nothing, min_kappa=None)
     assert code is ExitCode.UNJUDGED and "no labelled claim could be judged" in str(why)
+
+
+@pytest.fixture
+def stop_handlers():
+    saved = {s: signal.getsignal(s) for s in TERMINATING}
+    stop_on_termination()
+    yield
+    for s, handler in saved.items():
+        signal.signal(s, handler)
+
+
+@pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_sigterm_and_sighup_stop_as_ctrl_c_does_with_their_own_exit_code(stop_handlers, name, code):
+    signum = getattr(signal, name)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        signal.raise_signal(signum)
+    assert isinstance(caught.value, Terminated)
+    assert stopped_exit(caught.value) == (code, f"terminated by {name}: nothing more was written")
+    # A second signal while the first is handled cannot cut the cleanup short.
+    signal.raise_signal(signal.SIGTERM)
+
+
+def test_a_held_stop_waits_for_the_end_of_the_block(stop_handlers):
+    done = []
+    with pytest.raises(Terminated), stop_held():
+        signal.raise_signal(signal.SIGTERM)
+        done.append("the block went on")
+    assert done == ["the block went on"]
+
+
+def test_ctrl_c_is_130():
+    assert stopped_exit(KeyboardInterrupt()) == (130, "interrupted: nothing more was written")

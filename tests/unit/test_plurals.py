@@ -10,8 +10,6 @@ NOUNS = "cases|claims|errors|calls|chunks|facts|verdicts|hits|labelled claims"
 COUNTED = re.compile(rf"\{{[^{{}}]+\}}\}}? (?:{NOUNS})\b")
 """A value put straight before a plural noun, in an f-string (``{n} cases``) or a template."""
 ALLOWED = {
-    # "Its cases" or "3 of its cases": the count is of some of the file's cases.
-    'f"{some} cases have no id',
     # Reached only when the count is not 1.
     'f"the judge returned {len(result.verdicts)} verdicts for 1 claim"',
     # A verdict's label before "claims" in a heading ("supported claims"), not a count.

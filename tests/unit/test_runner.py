@@ -244,3 +244,32 @@ async def test_the_offline_judge_over_processes_gives_what_one_process_gives():
         runs[processes] = results
     assert [r.id for r in runs[2]] == [c.id for c in cases]
     assert runs[2] == runs[1]
+
+
+def test_an_empty_answer_is_never_scored_and_costs_no_call_through_evaluate():
+    from ragaliq import evaluate
+    from tests.conftest import make_config
+    from tests.fakes.judge import Opener
+
+    judge = FakeJudge()
+    cases = [
+        make_case(id="empty", response="", expected_facts=("Refunds take 14 days.",)),
+        make_case(id="blank-query", query="  "),
+    ]
+    config = make_config(evaluators={"context_recall": {}, "context_precision": {}})
+    report = evaluate(cases, config=config, env={}, open_judge=Opener(judge))
+    empty, blank = report.cases
+    for name in ("faithfulness", "hallucination", "relevance"):
+        result = empty.results[name]
+        assert (result.status, result.score) == ("error", None)
+        assert "the case has no response to judge" in result.reasoning
+    assert empty.results["context_recall"].score == 1.0  # the fact, verified against the context
+    assert empty.status == "error"
+    assert ("extract", "empty") not in judge.calls and ("relevance", "empty") not in judge.calls
+    for name in ("relevance", "context_precision"):
+        assert blank.results[name].status == "error"
+        assert "the case has no query" in blank.results[name].reasoning
+    assert blank.results["faithfulness"].score == 1.0
+    assert ("relevance", "blank-query") not in judge.calls
+    assert ("chunks", "blank-query") not in judge.calls
+    assert report.summary.errors == 2

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from ragaliq.cli import cli
 from ragaliq.errors import ConfigError
 from ragaliq.models import RunReport
+from ragaliq.report_file import ReportFile
 from ragaliq.shards import merge_reports, parse_shard, shard_index
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "ragaliq.yaml"
@@ -135,3 +136,35 @@ def test_a_bad_shard_is_a_usage_error_without_a_traceback(bad):
     assert result.exit_code == 2
     assert "Invalid value for '--shard'" in result.stderr
     assert "Traceback" not in result.output + result.stderr
+
+
+def shard_reports(tmp_path: Path, total: int) -> list[Path]:
+    tmp_path.mkdir(exist_ok=True)
+    parts = []
+    for k in range(1, total + 1):
+        part = tmp_path / f"shard-{k}.json"
+        run_cli("run", "--config", str(QUICKSTART), "--shard", f"{k}/{total}", "-o", str(part))
+        parts.append(part)
+    return parts
+
+
+def test_merging_some_of_the_shards_is_an_error_naming_the_missing_ones(tmp_path):
+    parts = shard_reports(tmp_path, 3)
+    merged = tmp_path / "merged.json"
+    result = CliRunner().invoke(cli, ["merge", str(parts[0]), "-o", str(merged)])
+    assert result.exit_code == 2
+    assert "merge: shards 2/3 and 3/3 are missing" in result.stderr
+    assert not merged.exists()
+
+
+def test_merging_shards_of_different_splits_or_one_shard_twice_is_an_error(tmp_path):
+    three = shard_reports(tmp_path / "three", 3)
+    two = shard_reports(tmp_path / "two", 2)
+    with pytest.raises(ConfigError, match=r"c is shard 3/3 of a suite split into 3 shards, a of"):
+        merge_reports([ReportFile(p) for p in [*two, three[2]]], names=["a", "b", "c"])
+    with pytest.raises(ConfigError, match="shard 1/2 is given twice"):
+        merge_reports([ReportFile(p) for p in [two[0], two[0], two[1]]], names=["a", "b", "c"])
+    whole = tmp_path / "whole.json"
+    run_cli("run", "--config", str(QUICKSTART), "-o", str(whole))
+    with pytest.raises(ConfigError, match="is not a shard's report"):
+        merge_reports([ReportFile(p) for p in [two[0], whole]], names=["a", "b"])

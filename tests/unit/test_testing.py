@@ -37,7 +37,7 @@ def test_hallucination_lists_the_claims_it_held_against_the_case_even_when_suppo
     judge = FakeJudge(claims={"case-1": ["Refunds take 14 days.", "Plans cost $5."]})
     gate = session(judge, evaluators={"hallucination": {"min_confidence": 0.95}})
     message = failure_of(lambda: gate.assert_quality(make_case(), hallucination=0.9))
-    assert "hallucination: 0.000 is below 0.9" in message
+    assert "hallucination: 0.000 is below the threshold 0.9" in message
     # Supported at 0.9 confidence, under min_confidence: the evaluator's own rule, not the verdict.
     assert "  - supported: Refunds take 14 days. (scripted)" in message
     assert "  - supported: Plans cost $5. (scripted)" in message
@@ -103,3 +103,24 @@ def test_a_spent_budget_stops_before_the_next_case_and_says_so_in_words():
     with pytest.raises(BudgetSpentError, match=r"on 1 case\)"):
         gate.judge(make_case(id="case-2"))
     assert len(judge.calls) == calls
+
+
+def test_the_configs_default_thresholds_apply_when_the_config_leaves_them_out():
+    # Neither the config nor the call names a threshold: the evaluators' defaults apply.
+    judge = FakeJudge(claims={"case-1": ["a", "b"]}, verdicts={"case-1": [N, C]})
+    message = failure_of(lambda: session(judge).assert_quality(make_case()))
+    assert "faithfulness: 0.000 is below the threshold 0.7" in message
+    assert "hallucination: 0.000 is below the threshold 0.8" in message
+    assert "  - contradicted: b (scripted)" in message
+
+
+def test_a_threshold_in_the_config_applies_when_the_call_names_none():
+    judge = FakeJudge(relevance={"case-1": 0.5})
+    gate = session(judge, evaluators={"relevance": {"threshold": 0.4}})
+    assert gate.assert_quality(make_case()).results["relevance"].score == 0.5
+    message = failure_of(
+        lambda: session(judge, evaluators={"relevance": {"threshold": 0.6}}).assert_quality(
+            make_case()
+        )
+    )
+    assert "relevance: 0.500 is below the threshold 0.6" in message

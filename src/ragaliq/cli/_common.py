@@ -1,9 +1,10 @@
 """What every command shares: the collaborators, the error edge, the options, and printing.
 
 Errors of the :class:`~ragaliq.errors.RagaliqError` tree become one line on stderr and exit
-code 2 (a traceback as well with ``--debug``); Ctrl-C exits 130. Everything printed goes through
-:func:`echo`, which redacts secrets, never prints a line a CI runner would take for a command, and
-honours ``-q`` (errors and the verdict only) and ``-v`` (progress at every case).
+code 2 (a traceback as well with ``--debug``); Ctrl-C exits 130, SIGTERM 143 and SIGHUP 129.
+Everything printed goes through :func:`echo`, which redacts secrets, never prints a line a CI
+runner would take for a command, and honours ``-q`` (errors and the verdict only) and ``-v``
+(progress at every case).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ragaliq._files import write_atomic
 from ragaliq._validation import field_problems
 from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, load_config
 from ragaliq.errors import ConfigError, RagaliqError
-from ragaliq.exits import ExitCode
+from ragaliq.exits import ExitCode, stopped_exit
 from ragaliq.judges.factory import JudgeOpener, open_judge
 from ragaliq.models import ReportHead
 from ragaliq.pipeline import JudgedRun
@@ -105,10 +106,11 @@ def edge(func: Callable[P, R]) -> Callable[P, R]:
                 click.echo(redact(traceback.format_exc()), err=True, nl=False)
             echo(f"error: {exc}", err=True, level="error")
             sys.exit(ExitCode.UNJUDGED)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM and SIGHUP (exits.Terminated)
             # Files are written atomically and only at the end, so none is left half-written.
-            echo("\ninterrupted: nothing more was written", err=True, level="error")
-            sys.exit(ExitCode.INTERRUPTED)
+            code, line = stopped_exit(stop)
+            echo(f"\n{line}", err=True, level="error")
+            sys.exit(code)
 
     return wrapper
 

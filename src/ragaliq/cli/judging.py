@@ -47,7 +47,7 @@ from ragaliq.preflight import preflight
 from ragaliq.report import format_decision, format_preflight
 from ragaliq.report._format import plural
 from ragaliq.report_file import ReportFile, write_report
-from ragaliq.repository import WorkTree, repo_path
+from ragaliq.repository import WorkTree, git_toplevel, repo_path
 from ragaliq.shards import Shard, parse_shard, shard_cases
 from ragaliq.trust import base_source
 
@@ -253,6 +253,7 @@ def gate(
     passes, 1 when it fails, 2 when nothing could be judged.
     """
     root = local_root(config_path)
+    _say_when_not_a_repository(root, base_ref)
     work = WorkTree(root)
     explicit = None
     if baseline_path is not None:
@@ -308,6 +309,27 @@ def gate(
             echo(f"HTML report written to {html_out}")
     explain_unjudged(gate_run.head, gate_run.exit_code)
     sys.exit(gate_run.exit_code)
+
+
+def _say_when_not_a_repository(root: Path, base_ref: str) -> None:
+    """Outside git there is no base commit: say so, rather than what follows from it.
+
+    Raises:
+        ConfigError: ``--base`` names a commit, which cannot be read outside a repository.
+    """
+    if git_toplevel(root) is not None:
+        return
+    if base_ref not in ("auto", "none"):
+        raise ConfigError(
+            f"--base {base_ref}: {root} is not in a git repository, so there is no commit to "
+            "read the bar from; run the gate inside the repository, or pass --base none"
+        )
+    if base_ref == "auto":
+        echo(
+            f"notice: {root} is not in a git repository, so the bar (config, baseline, "
+            "templates) is read from the working tree, as with --base none.",
+            err=True,
+        )
 
 
 @click.command("record")

@@ -7,7 +7,12 @@ from ragaliq.evaluators.context_precision import ContextPrecisionEvaluator, rank
 from ragaliq.evaluators.context_recall import ContextRecallEvaluator
 from ragaliq.evaluators.faithfulness import PRESETS, FaithfulnessEvaluator, FaithfulnessOptions
 from ragaliq.evaluators.hallucination import HallucinationEvaluator, HallucinationOptions
-from ragaliq.evaluators.registry import EVALUATORS, build_evaluators, evaluator_class
+from ragaliq.evaluators.registry import (
+    EVALUATORS,
+    build_evaluators,
+    evaluator_class,
+    response_judged_by,
+)
 from ragaliq.evaluators.relevance import RelevanceEvaluator
 
 __all__ = [
@@ -26,4 +31,5 @@ __all__ = [
     "build_evaluators",
     "evaluator_class",
     "rank_weighted_precision",
+    "response_judged_by",
 ]

@@ -95,6 +95,24 @@ class Evaluator(ABC, Generic[OptionsT]):
         threshold = self.settings.threshold
         self.threshold = self.default_threshold if threshold is None else threshold
 
+    @classmethod
+    def reads_response(cls) -> bool:
+        """Whether this evaluator judges the case's response (its claims, or its relevance)."""
+        return cls.needs_claims or cls.needs_relevance
+
+    @classmethod
+    def unjudgeable(cls, case: TestCase) -> str | None:
+        """Why this evaluator cannot judge ``case`` at all: a field it reads is blank.
+
+        Such a case is an ``error`` for it, never a score: an empty answer has no claims and
+        would score as perfectly faithful, and a blank query makes any answer look relevant.
+        """
+        if cls.reads_response() and not case.response.strip():
+            return "the case has no response to judge (an empty answer is never scored)"
+        if (cls.needs_relevance or cls.needs_chunks) and not case.query.strip():
+            return "the case has no query to judge against"
+        return None
+
     @property
     def options(self) -> dict[str, Any]:
         """Scoring options recorded in the report; empty for evaluators without any."""

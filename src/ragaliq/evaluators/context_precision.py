@@ -24,7 +24,7 @@ __all__ = ["ContextPrecisionEvaluator", "ContextPrecisionOptions", "rank_weighte
 
 
 class ContextPrecisionOptions(EvaluatorOptions):
-    """Context precision: are the chunks relevant, relevant ones first (off unless enabled)."""
+    """Context precision: are the chunks relevant, relevant ones first (off unless written)."""
 
     enabled: Flag = False
 

@@ -26,7 +26,7 @@ RECALL_WEIGHTS = {Verdict.SUPPORTED: 1.0, Verdict.PARTIALLY_SUPPORTED: 0.5}
 
 
 class ContextRecallOptions(EvaluatorOptions):
-    """Context recall: did retrieval bring the facts a good answer needs. Off unless enabled."""
+    """Context recall: did retrieval bring the facts a good answer needs. Off unless written."""
 
     enabled: Flag = False
 

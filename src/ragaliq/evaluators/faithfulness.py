@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ragaliq._fields import Weight
 from ragaliq.evaluators._claims import (
@@ -20,7 +20,7 @@ from ragaliq.evaluators._claims import (
     verdict_counts,
 )
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
-from ragaliq.models import CaseResult, EvaluationResult, Verdict
+from ragaliq.models import CaseResult, EvaluationResult, Verdict, VerdictName, read_verdict
 from ragaliq.text.plain import plural
 
 __all__ = ["PRESETS", "FaithfulnessEvaluator", "FaithfulnessOptions"]
@@ -43,8 +43,27 @@ class FaithfulnessOptions(EvaluatorOptions):
 
     preset: Literal["standard", "axion", "strict"] = "standard"
     """Verdict weights: standard S=1 P=0.5 N=0 C=0; axion C=-1; strict N=-1 C=-1."""
-    verdict_scores: dict[Verdict, Weight] = Field(default_factory=dict)
-    """Overrides of single verdict weights, each between -1 and 1."""
+    verdict_scores: dict[VerdictName, Weight] = Field(default_factory=dict)
+    """Overrides of single verdict weights, each at most 1 (Axion's verdict names are read too).
+    The mean is clamped to [0, 1]; a verdict is named as ours or as Axion's
+    (``CONTRADICTORY: -2.0``), in any letter case."""
+
+    @field_validator("verdict_scores", mode="before")
+    @classmethod
+    def _one_name_per_verdict(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        named: dict[Verdict, str] = {}
+        for key in value:
+            verdict = read_verdict(key)
+            if not isinstance(verdict, Verdict):
+                continue  # refused by the key's own validation, with the verdicts to choose from
+            if verdict in named:
+                raise ValueError(
+                    f"{named[verdict]} and {key} name the same verdict ({verdict.value}); keep one"
+                )
+            named[verdict] = str(key)
+        return value
 
     def weights(self) -> dict[Verdict, float]:
         """Every verdict's weight: the preset's, with the overrides."""

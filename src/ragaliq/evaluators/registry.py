@@ -25,6 +25,7 @@ __all__ = [
     "build_evaluators",
     "evaluator_class",
     "evaluator_sections",
+    "response_judged_by",
 ]
 
 EVALUATORS: tuple[type[Evaluator[Any]], ...] = (
@@ -40,7 +41,11 @@ OptionsT = TypeVar("OptionsT", bound=EvaluatorOptions)
 
 
 class EvaluatorSections(Section):
-    """``evaluators`` in ``ragaliq.yaml``: one section per registered evaluator."""
+    """``evaluators`` in ``ragaliq.yaml``: one section per registered evaluator.
+
+    An evaluator whose section is written is on unless it says ``enabled: false``; one whose
+    section is left out is at its default (``context_precision`` and ``context_recall`` off).
+    """
 
     def sections(self) -> Iterator[tuple[str, EvaluatorOptions]]:
         """Each evaluator's name and options, in registry order."""
@@ -56,6 +61,25 @@ class EvaluatorSections(Section):
         """One evaluator's options, typed as its own ``Options``."""
         options: OptionsT = getattr(self, evaluator.name)
         return options
+
+    @model_validator(mode="before")
+    @classmethod
+    def _written_is_on(cls, data: Any) -> Any:
+        """A section written without ``enabled`` turns its evaluator on, even one off by default.
+
+        ``context_precision: {}`` (or with a threshold, or with nothing after the colon) asks for
+        the evaluator; only ``enabled: false`` keeps a written section off.
+        """
+        if not isinstance(data, dict):
+            return data
+        written = dict(data)
+        for evaluator in EVALUATORS:
+            section = written.get(evaluator.name, ...)
+            if section is None:
+                written[evaluator.name] = {"enabled": True}
+            elif isinstance(section, dict) and "enabled" not in section:
+                written[evaluator.name] = {"enabled": True, **section}
+        return written
 
     @model_validator(mode="after")
     def _one_enabled(self) -> EvaluatorSections:
@@ -86,6 +110,17 @@ def evaluator_class(name: str) -> type[Evaluator[Any]]:
         if evaluator.name == name:
             return evaluator
     raise KeyError(name)
+
+
+def response_judged_by(config: EvaluatorSections) -> str | None:
+    """The enabled evaluators that judge a case's response, as a reader names them; None if none.
+
+    A dataset is read for them: without them (retrieval data), a case without a response is read.
+    """
+    names = [e.name for e in EVALUATORS if config.section(e.name).enabled and e.reads_response()]
+    if not names:
+        return None
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def build_evaluators(config: EvaluatorSections) -> list[Evaluator[Any]]:

@@ -26,11 +26,11 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import anthropic
 from anthropic.types import Message
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError, JudgeError, JudgeResponseError, JudgeUnavailableError
@@ -53,7 +53,7 @@ from ragaliq.models import (
     RelevanceResult,
     TestCase,
     Usage,
-    Verdict,
+    VerdictName,
     VerificationResult,
 )
 
@@ -97,10 +97,17 @@ class ExtractReply(_Reply):
     claims: list[str] = Field(description="The atomic, self-contained factual claims, in order.")
 
 
+def _none_as_empty(value: Any) -> Any:
+    return "" if value is None else value
+
+
 class VerdictItem(_Reply):
     index: int = Field(description="The claim's number, exactly as given.")
-    verdict: Verdict = Field(description="How far the context backs the claim.")
-    evidence: str = Field(description="The shortest exact quote from the context, or ''.")
+    verdict: VerdictName = Field(description="How far the context backs the claim.")
+    evidence: Annotated[str, BeforeValidator(_none_as_empty)] = Field(
+        description="The shortest exact quote from the context, or ''."
+    )
+    """Null, as open models write "no quote", is the empty quote: it backs nothing."""
     reason: str = Field(description="One short sentence explaining the verdict.")
     confidence: float = Field(ge=0.0, le=1.0, description="Confidence in the verdict, 0 to 1.")
 

@@ -61,6 +61,11 @@ CHOSEN_OFFLINE_NOTICE = (
 )
 """What a run says when it judges offline though a key could be at hand: the config chose the
 offline judge, or the baseline was judged by it (a notice of its own says so)."""
+BATCH_OFFLINE_NOTICE = (
+    "judge.batch (--batch) has no effect on the offline judge: it makes no API calls to send as "
+    "batches, so the run was judged as usual."
+)
+"""What a run says when it was asked for batches and judged offline."""
 
 
 class _Noticing(Protocol):
@@ -144,8 +149,9 @@ def build_judge(
         ConfigError: ``provider: claude`` or ``cascade`` without an API key; Bedrock or Vertex
             without a region, a project or credentials; batches on Bedrock or Vertex.
     """
+    batched = (BATCH_OFFLINE_NOTICE,) if config.batch else ()
     if config.provider == "offline":
-        return JudgeChoice(judge=OfflineJudge(), notices=(CHOSEN_OFFLINE_NOTICE,))
+        return JudgeChoice(judge=OfflineJudge(), notices=(CHOSEN_OFFLINE_NOTICE, *batched))
     if config.provider in PLATFORMS:
         return _platform_judge(config, env=env, cache_path=cache_path)
     key = api_key_from(config, env)
@@ -157,7 +163,7 @@ def build_judge(
             )
         return JudgeChoice(
             judge=OfflineJudge(),
-            notices=(f"No {API_KEY_ENV} set. {OFFLINE_NOTICE}",),
+            notices=(f"No {API_KEY_ENV} set. {OFFLINE_NOTICE}", *batched),
         )
     from ragaliq.judges.claude import ClaudeJudge  # loads the Anthropic SDK: only when used
 

@@ -94,10 +94,12 @@ def test_debug_shows_the_traceback(runner, tmp_path):
 
 
 def test_run_exits_2_on_a_bad_dataset(runner, tmp_path):
-    config = setup(tmp_path, [{"id": "x", "query": "q", "context": []}])
+    config = setup(tmp_path, [{"id": "x", "query": "q", "context": ["c"]}])
     result = runner.invoke(cli, ["run", "--config", str(config)])
     assert result.exit_code == 2
-    assert "data.jsonl:1: response: missing required field" in result.stderr
+    assert "data.jsonl:1: response: missing or empty; faithfulness, hallucination and " in (
+        result.stderr
+    )
 
 
 def with_judge(judge) -> Collaborators:
@@ -273,3 +275,44 @@ def test_baseline_update_without_a_config_records_no_policy_and_says_so(
     assert result.exit_code == 0, result.output
     assert "no gate policy is recorded" in result.stderr
     assert json.loads(out.read_text())["policy"] is None
+
+
+@pytest.mark.parametrize("how", ["--batch", "judge.batch"])
+def test_batch_on_the_offline_judge_says_it_has_nothing_to_batch(runner, tmp_path, how):
+    config = setup(tmp_path, [faithful()])
+    if how == "judge.batch":
+        config.write_text(
+            "dataset: data.jsonl\njudge: {provider: offline, batch: true}\n", encoding="utf-8"
+        )
+    args = ["run", "--config", str(config), *(["--batch"] if how == "--batch" else [])]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert (
+        "notice: judge.batch (--batch) has no effect on the offline judge: it makes no API "
+        "calls to send as batches, so the run was judged as usual" in result.stderr
+    )
+    plain = runner.invoke(cli, ["run", "--config", str(setup(tmp_path, [faithful()]))])
+    assert "batch" not in plain.stderr
+
+
+def test_a_gate_outside_a_git_repository_says_so(runner, tmp_path):
+    config = setup(tmp_path, [faithful()])
+    comment = str(tmp_path / "comment.md")
+    result = runner.invoke(cli, ["gate", "--config", str(config), "--comment-out", comment])
+    assert result.exit_code == 0, result.output
+    assert (
+        f"notice: {tmp_path} is not in a git repository, so the bar (config, baseline, "
+        "templates) is read from the working tree" in result.stderr
+    )
+    shown = result.stdout + result.stderr
+    assert "git cannot say" not in shown
+    assert "is not in a git repository, so the judge cache" in shown
+
+    named = runner.invoke(
+        cli, ["gate", "--config", str(config), "--base", "main", "--comment-out", comment]
+    )
+    assert named.exit_code == 2
+    assert (
+        f"error: --base main: {tmp_path} is not in a git repository, so there is no commit to "
+        "read the bar from; run the gate inside the repository, or pass --base none"
+    ) in named.stderr

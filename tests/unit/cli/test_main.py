@@ -109,3 +109,20 @@ def test_quiet_and_verbose_can_also_come_from_the_environment(flag):
         assert result.stdout == "run: PASSED\n"
     else:
         assert "judged 1/20 cases" in result.stderr
+
+
+@pytest.mark.parametrize("flag", ["-q", "--quiet"])
+def test_quiet_after_the_command_is_the_same_as_before_it(flag):
+    result = invoke("run", flag, "--config", str(QUICKSTART))
+    assert result.exit_code == 0, result.output
+    assert (result.stdout, result.stderr) == ("run: PASSED\n", "")
+
+
+def test_verbose_and_debug_after_a_nested_command_too(tmp_path):
+    result = invoke("run", "--config", str(QUICKSTART), "-v")
+    assert "judged 1/20 cases" in result.stderr
+    missing = invoke("baseline", "record", "--config", str(tmp_path / "nope.yaml"), "--debug")
+    assert missing.exit_code == 2
+    assert "Traceback (most recent call last)" in missing.stderr
+    both = invoke("-q", "run", "-v")
+    assert both.exit_code == 2 and "cannot be used together" in both.stderr

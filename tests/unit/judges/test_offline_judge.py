@@ -378,3 +378,12 @@ async def test_a_changed_figure_or_an_invented_name_is_still_caught(claim, verdi
     v = await verdict_of(claim, context=THERMOSTAT)
     assert v.verdict is verdict, v.reason
     assert in_reason in v.reason
+
+
+@pytest.mark.parametrize("query", ["", "   \n"])
+async def test_a_blank_query_is_no_query_to_rate_relevance_against(query):
+    from ragaliq.errors import JudgeError
+
+    case = make_case(query=query)
+    with pytest.raises(JudgeError, match="the case has no query"):
+        await OfflineJudge().evaluate_relevance(case)

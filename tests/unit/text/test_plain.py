@@ -67,7 +67,16 @@ def test_a_dataset_cannot_write_workflow_commands_through_the_console(tmp_path):
         f"dataset: {dataset.name}\njudge: {{provider: offline}}\n", encoding="utf-8"
     )
     result = CliRunner().invoke(
-        cli, ["gate", "--config", str(tmp_path / "ragaliq.yaml"), "--base", "none"]
+        cli,
+        [
+            "gate",
+            "--config",
+            str(tmp_path / "ragaliq.yaml"),
+            "--base",
+            "none",
+            "--comment-out",
+            str(tmp_path / "comment.md"),
+        ],
     )
     assert result.exit_code in (0, 1), result.output
     for line in result.output.splitlines():

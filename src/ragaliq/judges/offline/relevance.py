@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ragaliq.errors import JudgeError
 from ragaliq.text.words import content_tokens, drop_answer_word, numbers
 
 __all__ = ["SATURATION", "Relevance", "rate_relevance"]
@@ -52,7 +53,14 @@ class Relevance:
 
 
 def rate_relevance(query: str, response: str) -> Relevance:
-    """The share of the query's key terms the response takes up, scaled to 0..1."""
+    """The share of the query's key terms the response takes up, scaled to 0..1.
+
+    Raises:
+        JudgeError: the query is blank, so there is nothing to rate an answer against (any
+            answer would score 1.0).
+    """
+    if not query.strip():
+        raise JudgeError("the case has no query, so the response's relevance cannot be rated")
     asks_quantity = bool(_QUANTITY.search(query))
     terms: dict[str, str] = {}
     for key, written in content_tokens(query):

@@ -1,0 +1,113 @@
+"""A CI runner cancelling a step, a closed terminal, Ctrl-C: `ragaliq run` stops cleanly on each.
+
+The run is a real `ragaliq` process judging on the offline judge's worker processes, in a session
+of its own so that every process it started can be found afterwards. The figures for a
+30,000-case run come from `python benchmarks/signals.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.processes import HAS_PROC, session_processes
+
+pytestmark = pytest.mark.skipif(not HAS_PROC, reason="needs /proc")
+
+HANG_GUARD_S = 60.0
+"""Only so that a hang fails the test instead of stalling the suite; never a measure of speed."""
+
+
+def write_suite(folder: Path, cases: int) -> None:
+    context = [
+        "Annual plans can be refunded within 14 days of purchase. Monthly plans are not "
+        "refundable. Refunds are paid to the original payment method within 5 business days."
+    ]
+    rows = (
+        {
+            "id": f"case-{i}",
+            "query": f"Can plan {i} be refunded?",
+            "context": context,
+            "response": f"Plan {i} can be refunded within {i % 30} days, paid in cash.",
+        }
+        for i in range(cases)
+    )
+    (folder / "cases.jsonl").write_text(
+        "".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8"
+    )
+    (folder / "ragaliq.yaml").write_text(
+        "dataset: cases.jsonl\njudge: {provider: offline, cache: false, concurrency: 2}\n",
+        encoding="utf-8",
+    )
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("signals")
+    write_suite(folder, 20_000)
+    return folder
+
+
+RUN = ["run", "-o", "report.json"]
+GATE = ["gate", "--base", "none", "-o", "report.json", "--comment-out", "comment.md"]
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "group", "code", "said"),
+    [
+        (RUN, "SIGTERM", False, 143, "terminated by SIGTERM"),
+        (RUN, "SIGHUP", False, 129, "terminated by SIGHUP"),
+        (RUN, "SIGTERM", True, 143, "terminated by SIGTERM"),
+        (RUN, "SIGINT", True, 130, "interrupted"),
+        (GATE, "SIGTERM", False, 143, "terminated by SIGTERM"),
+    ],
+    ids=["run-TERM", "run-HUP", "run-TERM-group", "run-INT-group", "gate-TERM"],
+)
+def test_a_signal_stops_the_run_its_workers_and_leaves_no_file(
+    suite, command, name, group, code, said
+):
+    (suite / "report.json").write_text("previous", encoding="utf-8")
+    temporary = suite / "tmp"  # the process's TMPDIR, where the gate keeps its working files
+    temporary.mkdir(exist_ok=True)
+    log = (suite / "stderr.txt").open("wb")  # not a pipe: a worker left alive would hold it
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragaliq", *command],
+        cwd=suite,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        env={**os.environ, "ANTHROPIC_API_KEY": "", "TMPDIR": str(temporary)},
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + HANG_GUARD_S
+        while len(session_processes(proc.pid)) < 3 or not list(suite.rglob("*.tmp")):
+            assert proc.poll() is None, "the run ended before it was signalled"
+            assert time.monotonic() < deadline, "the run never started judging"
+            time.sleep(0.02)
+        signum = getattr(signal, name)
+        if group:
+            os.killpg(proc.pid, signum)
+        else:
+            os.kill(proc.pid, signum)
+        assert proc.wait(timeout=HANG_GUARD_S) == code
+        while session_processes(proc.pid):
+            assert time.monotonic() < deadline + HANG_GUARD_S, session_processes(proc.pid)
+            time.sleep(0.05)
+    finally:
+        log.close()
+        for pid in session_processes(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        proc.wait()
+    assert sorted(p.name for p in suite.rglob("*.tmp")) == []
+    assert list(temporary.iterdir()) == []
+    assert (suite / "report.json").read_text(encoding="utf-8") == "previous"
+    assert not (suite / "comment.md").exists()
+    last = (suite / "stderr.txt").read_text(encoding="utf-8").strip().splitlines()[-1]
+    assert last == f"{said}: nothing more was written"
