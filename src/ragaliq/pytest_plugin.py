@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ragaliq.redaction import redact, register_env_secrets
+
 if TYPE_CHECKING:
     from ragaliq.models import CaseResult, TestCase
     from ragaliq.testing import JudgeSession
@@ -63,6 +65,23 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{MARK}(path): run the test once per case of a dataset file (as rag_case)"
     )
+    register_env_secrets(os.environ, names=("ANTHROPIC_API_KEY",))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Take every known secret out of a test's report: its failure, its captured output.
+
+    pytest prints these and writes them into JUnit XML; an API error that echoes the key (into a
+    test's assertion, a log line, its output) must not leave through either.
+    """
+    outcome = yield
+    report = outcome.get_result()
+    if report.longrepr is not None:
+        text = str(report.longrepr)
+        if redact(text) != text:
+            report.longrepr = redact(text)
+    report.sections = [(title, redact(content)) for title, content in report.sections]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -199,6 +218,7 @@ def assert_rag_quality(ragaliq_judge: JudgeSession) -> Callable[..., CaseResult]
         except RagaliqError as exc:
             message, spent = f"ragaliq: case {case.id!r} could not be judged: {exc}", False
         # Outside the except blocks, so that pytest shows no exception chain either.
+        message = redact(message)
         if spent:
             pytest.skip(message)
         pytest.fail(message, pytrace=False)

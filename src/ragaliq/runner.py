@@ -50,6 +50,7 @@ from ragaliq.models import (
     VerificationResult,
 )
 from ragaliq.pool import PoolRun, first_leaf, leaves, run_bounded
+from ragaliq.redaction import redact
 
 __all__ = [
     "UNSTABLE_BELOW",
@@ -259,7 +260,8 @@ class _Run:
 async def _guarded(label: str, answers: _CaseAnswers, work: Awaitable[None]) -> str | None:
     """Run one pass of a case; a judge failure is the case's error, not the run's end.
 
-    A judge that cannot be used at all still stops the run.
+    A judge that cannot be used at all still stops the run. The error is data that every output
+    carries (the report, the Python API's results, a test's failure), so no secret stays in it.
     """
     try:
         await work
@@ -267,9 +269,9 @@ async def _guarded(label: str, answers: _CaseAnswers, work: Awaitable[None]) -> 
         raise
     except JudgeError as exc:
         answers.usage += exc.usage or Usage()
-        return f"{label}: {exc}"
+        return redact(f"{label}: {exc}")
     except Exception as exc:  # a bug in one case must not lose the rest of the run
-        return f"{label}: unexpected {type(exc).__name__}: {exc}"
+        return redact(f"{label}: unexpected {type(exc).__name__}: {exc}")
     return None
 
 

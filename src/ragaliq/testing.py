@@ -21,6 +21,7 @@ from ragaliq.config import GateConfig
 from ragaliq.evaluators import build_evaluators
 from ragaliq.judges.factory import JudgeOpener, open_judge
 from ragaliq.models import CaseResult, TestCase, Usage
+from ragaliq.redaction import redact
 from ragaliq.report._format import plural, verdict_label
 from ragaliq.runner import run_suite
 
@@ -91,7 +92,7 @@ class JudgeSession:
                     + _listed(evaluators[name].describe_shortfall(result, label=verdict_label))
                 )
         if problems:
-            raise QualityFailure(f"case {case.id!r}: " + "\n".join(problems))
+            raise QualityFailure(redact(f"case {case.id!r}: " + "\n".join(problems)))
         return result
 
     def _sections(self, minimums: Mapping[str, float | None]) -> GateConfig:

@@ -224,3 +224,25 @@ def test_a_bad_config_is_one_clear_error(suite):
     result.assert_outcomes(errors=1)
     assert "site-packages" not in result.stdout.str() and "ragaliq/" not in result.stdout.str()
     result.stdout.fnmatch_lines(["*ragaliq: *ragaliq.yaml: judge.provider: must be one of*"])
+
+
+def test_an_echoed_key_leaves_neither_the_output_nor_the_junit_report(suite, monkeypatch):
+    key = "sk-ant-api03-Plugin_Echo-0123456789abcdef"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    suite.makepyfile(
+        test_echo="""
+        import os
+
+        def test_an_api_error_that_echoes_the_key():
+            key = os.environ["ANTHROPIC_API_KEY"]
+            print("request failed for key", key)
+            assert False, f"401: invalid x-api-key {key}"
+        """
+    )
+    result = suite.runpytest_subprocess("-rA", "--junitxml=report.xml", "-o", "junit_logging=all")
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str() + result.stderr.str()
+    junit = (suite.path / "report.xml").read_text(encoding="utf-8")
+    assert key not in text and key not in junit
+    assert "invalid x-api-key [redacted]" in text
+    assert "request failed for key [redacted]" in junit

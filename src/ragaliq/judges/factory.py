@@ -26,6 +26,7 @@ from ragaliq.judges.cascade import CascadeJudge, cascade_info
 from ragaliq.judges.offline import OfflineJudge
 from ragaliq.judges.prompts import PROMPT_VERSION
 from ragaliq.models import JudgeInfo
+from ragaliq.redaction import register_secret
 
 if TYPE_CHECKING:
     from ragaliq.judges.claude import ClaudeJudge
@@ -167,6 +168,7 @@ def build_judge(
         )
     from ragaliq.judges.claude import ClaudeJudge  # loads the Anthropic SDK: only when used
 
+    register_secret(key)  # whoever built the judge (CLI, action, Python API, pytest plugin)
     claude = ClaudeJudge(
         config,
         api_key=key,
@@ -197,6 +199,7 @@ def _platform_judge(
     )
     claude: ClaudeJudge = ClaudeJudge(config, platform=platform)
     secret = env.get(CACHE_SECRET_ENV, "").strip()
+    register_secret(secret or None)
     notices: tuple[str, ...] = ()
     cached = None
     if config.cache and cache_path is not None:
