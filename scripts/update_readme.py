@@ -65,7 +65,6 @@ def record_baseline() -> None:
     from ragaliq.config import load_config
     from ragaliq.dataset import load_dataset
     from ragaliq.evaluators import build_evaluators
-    from ragaliq.gate import GateRules
     from ragaliq.judges import OfflineJudge
     from ragaliq.runner import run_suite
 
@@ -79,7 +78,7 @@ def record_baseline() -> None:
         )
     )
     path = config.resolve(config.baseline, base=QUICKSTART)
-    policy = GateRules.from_config(config).recorded(report.evaluators)
+    policy = config.rules().recorded(report.evaluators)
     save_baseline(record(report, commit="0000000", policy=policy), path)
     print(f"baseline written to {path.relative_to(ROOT)}")
 

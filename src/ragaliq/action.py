@@ -33,7 +33,7 @@ from ragaliq.errors import (
     UnsafeSetupError,
 )
 from ragaliq.exits import ExitCode
-from ragaliq.gate import GateDecision, GateRules
+from ragaliq.gate import GateDecision
 from ragaliq.gate.acceptance import Acceptance
 from ragaliq.gating import GatePlan, GateSetup, GateWatch, plan_gate, run_gate
 from ragaliq.github.artifacts import ArtifactDataset, artifact_exists, download_dataset
@@ -627,7 +627,7 @@ async def _update_baseline(
         sinks=watch.sinks,
         on_progress=ProgressPrinter(workflow.stream, live=False),
     )
-    rules = GateRules.from_config(inputs.config)
+    rules = inputs.config.rules()
     write_baseline(
         baseline_path,
         head=run.head,

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -35,6 +35,7 @@ from ragaliq.models import (
     Status,
     Verdict,
 )
+from ragaliq.policy import GateRules
 from ragaliq.text.plain import plural
 
 __all__ = [
@@ -45,7 +46,6 @@ __all__ = [
     "BaselineCase",
     "BaselineClaim",
     "Provenance",
-    "RecordedPolicy",
     "load_baseline",
     "parse_baseline",
     "record_baseline",
@@ -120,22 +120,6 @@ class Provenance(_Model):
         return out
 
 
-class RecordedPolicy(_Model):
-    """The gate policy in force when the baseline was recorded: the bar a PR cannot lower."""
-
-    max_drop: dict[str, Fraction]
-    """The tolerated drop per evaluator."""
-    fail_on_new_hallucinations: bool
-    on_error: Literal["fail", "ignore"]
-    count_unstable: bool
-    on_missing_cases: Literal["fail", "notice"] = "fail"
-    """Whether baseline cases missing from a run fail the gate; "fail" for older baselines."""
-    confidence: float = Field(default=0.95, ge=0.5, le=0.999, allow_inf_nan=False)
-    """The level of the interval a drop must clear to fail the gate."""
-    on_inconclusive: Literal["pass", "fail"] = "pass"
-    """What a drop past ``max_drop`` the suite cannot resolve does."""
-
-
 class BaselineClaim(_Model):
     """A claim the hallucination evaluator held against a case when the baseline was recorded."""
 
@@ -186,7 +170,7 @@ class _Header(_Model):
     """The commit the report was produced on, when known."""
     provenance: Provenance
     thresholds: dict[str, Fraction]
-    policy: RecordedPolicy | None = None
+    policy: GateRules | None = None
     """The gate policy in force then; None in a baseline recorded without one."""
     case_count: int = Field(default=0, ge=0)
     """How many cases the baseline holds (checked against the cases read)."""
@@ -213,7 +197,7 @@ class Baseline(_Header):
 
 
 def _header(
-    head: ReportHead, *, commit: str | None, policy: RecordedPolicy | None, allow_errors: bool
+    head: ReportHead, *, commit: str | None, policy: GateRules | None, allow_errors: bool
 ) -> _Header:
     if head.stopped_early:
         raise BaselineError(
@@ -239,7 +223,7 @@ def record_baseline(
     *,
     allow_errors: bool = False,
     commit: str | None = None,
-    policy: RecordedPolicy | None = None,
+    policy: GateRules | None = None,
 ) -> Baseline:
     """A baseline from a finished report held in memory (see :func:`write_baseline`).
 
@@ -248,7 +232,8 @@ def record_baseline(
     """
     header = _header(report.head, commit=commit, policy=policy, allow_errors=allow_errors)
     return Baseline(
-        **header.model_dump(), case_index=tuple(BaselineCase.of(c) for c in report.cases)
+        **header.model_dump(exclude_unset=True),
+        case_index=tuple(BaselineCase.of(c) for c in report.cases),
     )
 
 
@@ -259,7 +244,7 @@ def write_baseline(
     cases: Iterator[CaseResult],
     allow_errors: bool = False,
     commit: str | None = None,
-    policy: RecordedPolicy | None = None,
+    policy: GateRules | None = None,
 ) -> _Header:
     """Record a baseline from a report read as a stream, writing it case by case (atomically).
 
@@ -320,7 +305,7 @@ def _checked_count(header: _Header, index: tuple[BaselineCase, ...], source: str
             f"{source}: holds {plural(len(index), 'case')} where its header says "
             f"{header.case_count} (a cut or edited file?); {_REGENERATE}"
         )
-    return Baseline(**header.model_dump(), case_index=index)
+    return Baseline(**header.model_dump(exclude_unset=True), case_index=index)
 
 
 def _parse_whole(raw: bytes, *, source: str) -> Baseline:
@@ -344,7 +329,7 @@ def _parse_whole(raw: bytes, *, source: str) -> Baseline:
     header = _validated(_Header, {**data, "schema_version": BASELINE_SCHEMA_VERSION}, source)
     _check_unique(report.cases, source)
     return Baseline(
-        **header.model_dump(exclude={"case_count"}),
+        **header.model_dump(exclude={"case_count"}, exclude_unset=True),
         case_count=len(report.cases),
         case_index=tuple(BaselineCase.of(c) for c in report.cases),
     )

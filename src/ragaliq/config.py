@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError
 
-from ragaliq._fields import Count, FileName, Flag, Fraction, Number, Section
+from ragaliq._fields import Count, FileName, Flag, Number, Section
 from ragaliq._reading import decode_utf8, describe_size, read_regular
 from ragaliq._validation import field_problems, unparsable
 from ragaliq._yaml import load_yaml
@@ -23,6 +23,7 @@ from ragaliq.baseline import DEFAULT_BASELINE_PATH
 from ragaliq.dataset import DatasetFormat
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators.registry import EvaluatorSections, evaluator_sections
+from ragaliq.policy import GatePolicy, GateRules
 from ragaliq.redaction import register_secret
 
 __all__ = [
@@ -39,7 +40,6 @@ __all__ = [
     "config_json_schema",
     "load_config",
     "parse_config",
-    "stricter",
 ]
 
 DEFAULT_CONFIG_FILE = "ragaliq.yaml"
@@ -149,68 +149,6 @@ else:
 on unless ``enabled: false``, one left out at its default."""
 
 
-def _confidence(value: float) -> float:
-    if not 0.5 <= value <= 0.999:
-        raise ValueError(f"must be between 0.5 and 0.999 (got {value:g})")
-    return value
-
-
-Confidence = Annotated[Number, AfterValidator(_confidence)]
-
-
-class GatePolicy(Section):
-    """When the gate fails."""
-
-    max_drop: Fraction = 0.05
-    """Largest drop of an evaluator's score from the baseline before the gate fails."""
-    confidence: Confidence = 0.95
-    """How sure the gate must be that a drop is real before it fails on it: the level of the
-    interval for the mean change over the cases both runs share."""
-    on_inconclusive: Literal["pass", "fail"] = "pass"
-    """What a drop past ``max_drop`` that the suite cannot tell from noise does."""
-    fail_on_new_hallucinations: Flag = False
-    """Fail the gate when any claim is newly hallucinated, whatever the scores."""
-    on_error: Literal["fail", "ignore"] = "fail"
-    """Whether cases the judge could not judge fail the gate."""
-    count_unstable: Flag = False
-    """Count claims whose repeated verdicts disagree (``judge.repeat``) as newly hallucinated."""
-    on_missing_key: Literal["fail", "skip", "offline"] = "fail"
-    """In the action, what a pull request's gate without the judge's API key does: ``fail`` and
-    ``skip`` report it not judged (``passed=false``, exit 2, the status ``error``; never green),
-    ``offline`` judges with the offline judge (whose scores do not compare with a Claude
-    baseline). The workflows ``ragaliq init`` writes give every gate the key, forks included."""
-    accept_from: Literal["write", "nobody"] | list[str] = "write"
-    """Who may accept findings with a review of the pull request's head commit whose body holds
-    ``/ragaliq accept <claim ids>`` or ``/ragaliq accept all``: anyone with write access to the
-    repository (``write``), ``nobody``, or a list of logins and ``org/team`` slugs."""
-    author_may_accept: Flag = False
-    """Whether the pull request's author may accept the findings of their own pull request."""
-    on_missing_cases: Literal["fail", "notice"] = "fail"
-    """Whether baseline cases missing from the run fail the gate (deleting the cases a PR does
-    badly on must not pass it) or only get a notice."""
-
-
-POLICY_STRICTNESS: dict[str, tuple[object, ...]] = {
-    "fail_on_new_hallucinations": (False, True),
-    "count_unstable": (False, True),
-    "on_error": ("ignore", "fail"),
-    "on_missing_key": ("offline", "skip", "fail"),
-    "on_missing_cases": ("notice", "fail"),
-    "author_may_accept": (True, False),
-    "on_inconclusive": ("pass", "fail"),
-}
-"""Each policy choice, from loosest to strictest."""
-SMALLER_IS_STRICTER = frozenset({"max_drop", "confidence"})
-"""Policy numbers for which a smaller value is a stricter gate."""
-
-
-def stricter(setting: str, a: Any, b: Any) -> Any:
-    """The stricter of two values of one gate policy setting."""
-    if setting in SMALLER_IS_STRICTER:
-        return min(a, b)
-    return max(a, b, key=POLICY_STRICTNESS[setting].index)
-
-
 class TemplatesConfig(Section):
     """Your own Jinja templates; each may ``{% extends "comment.md.j2" %}`` and override blocks."""
 
@@ -233,6 +171,15 @@ class GateConfig(Section):
     evaluators: EvaluatorsConfig = Field(default_factory=EvaluatorsConfig)
     gate: GatePolicy = Field(default_factory=GatePolicy)
     templates: TemplatesConfig = Field(default_factory=TemplatesConfig)
+
+    def rules(self) -> GateRules:
+        """What a gate under this config enforces: its policy, and each evaluator's max_drop."""
+        drops = {
+            name: options.max_drop
+            for name, options in self.evaluators.sections()
+            if options.max_drop is not None
+        }
+        return GateRules.of(self.gate, drops)
 
     def resolve(self, path: str, *, base: Path) -> Path:
         """A path from the config, made absolute against the config file's folder."""

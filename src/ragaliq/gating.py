@@ -20,7 +20,7 @@ from pathlib import Path
 from ragaliq.baseline import Baseline
 from ragaliq.config import JudgeConfig
 from ragaliq.exits import ExitCode, gate_exit_code
-from ragaliq.gate import Comparison, GateDecision, GateRules
+from ragaliq.gate import Comparison, GateDecision
 from ragaliq.gate.acceptance import Acceptance
 from ragaliq.judges.factory import JudgeOpener
 from ragaliq.models import Progress, ReportHead
@@ -87,9 +87,7 @@ class GateWatch:
     ) -> GateWatch:
         """The comparison with ``baseline`` under the inputs' rules, and reviewers' acceptances."""
         return cls(
-            comparison=Comparison(
-                baseline, rules=GateRules.from_config(inputs.config), acceptances=acceptances
-            ),
+            comparison=Comparison(baseline, rules=inputs.config.rules(), acceptances=acceptances),
             digest=CaseDigest(),
         )
 

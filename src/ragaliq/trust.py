@@ -22,17 +22,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragaliq.baseline import Baseline, parse_baseline
-from ragaliq.config import (
-    POLICY_STRICTNESS,
-    SMALLER_IS_STRICTER,
-    GateConfig,
-    GatePolicy,
-    JudgeConfig,
-    parse_config,
-    stricter,
-)
+from ragaliq.config import GateConfig, GatePolicy, JudgeConfig, parse_config
 from ragaliq.errors import BaselineError, ConfigError, RepositoryError
 from ragaliq.evaluators import evaluator_class
+from ragaliq.policy import ratchet, show
 from ragaliq.repository import (
     MAX_TEXT_BYTES,
     FileSource,
@@ -297,49 +290,24 @@ def _tighten_evaluator(
             continue
         if option in mine.stricter_when_higher and (a is None or (b is not None and b > a)):
             update[option] = b
-            tightened.append(f"{name} {option} {_show(a)} → {_show(b)}")
+            tightened.append(f"{name} {option} {show(a)} → {show(b)}")
         else:
-            pending.append(f"{name}.{option} {_show(a)} → {_show(b)}")
+            pending.append(f"{name}.{option} {show(a)} → {show(b)}")
     return mine.model_copy(update=update) if update else None
 
 
 def _tighten_policy(
     mine: GatePolicy, theirs: GatePolicy, tightened: list[str], pending: list[str]
 ) -> GatePolicy:
-    update: dict[str, Any] = {}
-    for setting in GatePolicy.model_fields:
-        a, b = getattr(mine, setting), getattr(theirs, setting)
-        if a == b:
-            continue
-        if setting not in POLICY_STRICTNESS and setting not in SMALLER_IS_STRICTER:
-            pending.append(f"gate.{setting} {_show(a)} → {_show(b)}")
-        elif stricter(setting, a, b) == b:
-            update[setting] = b
-            tightened.append(f"{setting} {_show(a)} → {_show(b)}")
-        else:
-            pending.append(f"{setting} {_show(a)} → {_show(b)}")
+    """The trusted policy, tightened by each setting the proposal makes stricter."""
+    update, stricter, looser, unmarked = ratchet(mine, theirs)
+    tightened += stricter
+    pending += [f"gate.{change}" for change in (*looser, *unmarked)]
     return mine.model_copy(update=update)
 
 
 def _value(value: float | None, default: float) -> float:
     return default if value is None else value
-
-
-def _show(value: Any) -> str:
-    if value is None:
-        return "unset"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return (
-            "{"
-            + ", ".join(
-                f"{k}: {v:g}" if isinstance(v, float) else f"{k}: {v}"
-                for k, v in sorted(value.items())
-            )
-            + "}"
-        )
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _differences(key: str, mine: Any, theirs: Any) -> list[str]:
@@ -353,7 +321,7 @@ def _differences(key: str, mine: Any, theirs: Any) -> list[str]:
         return []
     if key.endswith("api_key") or isinstance(mine, dict) or isinstance(theirs, dict):
         return [f"{key} (changed)"]
-    return [f"{key} {_show(mine)} → {_show(theirs)}"]
+    return [f"{key} {show(mine)} → {show(theirs)}"]
 
 
 def judge_of_baseline(

@@ -73,9 +73,10 @@ def test_an_offline_run_never_loads_the_anthropic_sdk(tmp_path):
 
 STAGES: list[tuple[str, ...]] = [
     ("text",),
-    ("repository",),
+    ("git", "repository", "checkout"),
     ("dataset", "labels", "_csv_cases", "_shapes", "writer"),
     ("evaluators",),
+    ("policy",),
     ("baseline",),
     ("config",),
     ("judges",),
@@ -87,6 +88,7 @@ STAGES: list[tuple[str, ...]] = [
     ("github",),
     ("trust",),
     ("pipeline",),
+    ("gating",),
 ]
 """The layers, lowest first (docs/architecture.md): no module imports one from a later layer.
 

@@ -93,4 +93,4 @@ def test_a_baseline_with_an_impossible_max_drop_is_refused(tmp_path, report, max
     }
     result = compare(tmp_path, report, baseline)
     assert result.exit_code == 2
-    assert "corrupt baseline (policy.max_drop" in result.stderr
+    assert "corrupt baseline (policy.drops" in result.stderr

@@ -91,12 +91,12 @@ async def test_unstable_claims_are_not_new_unless_configured():
     shaky = next(c for c in head.cases[0].claims if c.text == "shaky fact")
     assert "unstable" in shaky.flags
 
-    decision = compare(head, base, rules=GateRules(default_max_drop=1.0))
+    decision = compare(head, base, rules=GateRules(max_drop=1.0))
     assert [c.claim for c in decision.new_hallucinations] == ["wrong fact"]
     assert [c.claim for c in decision.unstable_claims] == ["shaky fact"]
     assert any("unstable" in n for n in decision.notices)
 
-    counted = compare(head, base, rules=GateRules(default_max_drop=1.0, count_unstable=True))
+    counted = compare(head, base, rules=GateRules(max_drop=1.0, count_unstable=True))
     assert [c.claim for c in counted.new_hallucinations] == ["shaky fact", "wrong fact"]
 
 
@@ -141,7 +141,7 @@ async def test_unstable_claims_are_listed_in_the_comment():
         evaluators=evaluators,
         settings=RunSettings(repeat=2),
     )
-    body = render_comment(compare(head, base, rules=GateRules(default_max_drop=1.0)))
+    body = render_comment(compare(head, base, rules=GateRules(max_drop=1.0)))
     assert "1 unstable claim" in body
     assert "shaky fact" in body
     assert "agreement 50.0%" in body

@@ -29,7 +29,7 @@ from ragaliq.config import GateConfig
 from ragaliq.dataset import DatasetCases
 from ragaliq.errors import BaselineError, ConfigError
 from ragaliq.exits import gate_exit_code
-from ragaliq.gate import GateDecision, GateRules, compare
+from ragaliq.gate import GateDecision, compare
 from ragaliq.github.client import DEFAULT_API_URL
 from ragaliq.models import CaseResult, ReportHead
 from ragaliq.pipeline import write_html
@@ -98,7 +98,7 @@ def record(
             "the max_drop and failure rules a PR may not loosen",
             err=True,
         )
-    policy = GateRules.recorded_policy(config if config_path.exists() else None, head.evaluators)
+    policy = config.rules().recorded(head.evaluators) if config_path.exists() else None
     write_baseline(
         output, head=head, cases=cases, allow_errors=allow_errors, commit=commit, policy=policy
     )
@@ -141,7 +141,7 @@ def compare_command(
             raise BaselineError(
                 f"{baseline_path}: not found; leave --baseline out to apply only the thresholds"
             )
-    rules = GateRules.from_config(config_or_default(config_path))
+    rules = config_or_default(config_path).rules()
     decision = compare(report, recorded, rules=rules)
     echo(format_decision(decision))
     write_result(output, decision.model_dump_json(indent=2), "decision")

@@ -13,7 +13,7 @@ from ragaliq.gate.decision import (
     IrrelevantChunk,
     RegressedCase,
 )
-from ragaliq.gate.rules import GateRules
+from ragaliq.policy import GateRules
 
 __all__ = [
     "CaseFailure",

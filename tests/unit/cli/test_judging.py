@@ -249,7 +249,7 @@ def test_a_pr_that_turns_an_evaluator_off_is_still_judged_on_it(runner, tmp_path
         cli, ["baseline", "update", "--report", str(report), "--config", str(config)]
     )
     assert recorded.exit_code == 0, recorded.output
-    assert json.loads(baseline.read_text())["policy"]["max_drop"]["hallucination"] == 0.05
+    assert json.loads(baseline.read_text())["policy"]["drops"]["hallucination"] == 0.05
     config.write_text(
         config.read_text(encoding="utf-8") + "evaluators: {hallucination: {enabled: false}}\n",
         encoding="utf-8",

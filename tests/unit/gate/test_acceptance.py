@@ -12,7 +12,7 @@ from ragaliq.models import Verdict
 from tests.unit.gate.test_compare import report_of
 
 S, C = Verdict.SUPPORTED, Verdict.CONTRADICTED
-STRICT = GateRules(default_max_drop=1.0, fail_on_new_hallucinations=True)
+STRICT = GateRules(max_drop=1.0, fail_on_new_hallucinations=True)
 MADE_UP = "Support is 24/7."
 
 

@@ -136,7 +136,7 @@ async def test_new_perfect_cases_do_not_dilute_a_drop_on_the_shared_cases():
 async def test_a_broad_drop_past_max_drop_fails_even_above_the_threshold():
     base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(12)}))
     head = await report_of({f"c{i}": [S, S, N] if i < 9 else [S, S, S] for i in range(12)})
-    decision = compare(head, base, rules=GateRules(default_max_drop=0.05))
+    decision = compare(head, base, rules=GateRules(max_drop=0.05))
     faith = decision.evaluators["faithfulness"]
     assert faith.head == pytest.approx(1 - 9 / 36)
     assert faith.head >= faith.threshold
@@ -147,7 +147,7 @@ async def test_a_broad_drop_past_max_drop_fails_even_above_the_threshold():
     assert [(r.case_id, r.evaluator) for r in decision.regressed_cases][:1] == [
         ("c0", "faithfulness")
     ]
-    tolerant = compare(head, base, rules=GateRules(default_max_drop=0.3))
+    tolerant = compare(head, base, rules=GateRules(max_drop=0.3))
     assert tolerant.passed is True
 
 
@@ -155,7 +155,7 @@ async def test_a_drop_the_suite_cannot_resolve_is_inconclusive_not_a_failure():
     # Ten cases; one claim of one case flips: the mean moves by 0.1/3, past max_drop 0.02.
     base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(10)}))
     head = await report_of({f"c{i}": [S, S, C] if i == 0 else [S, S, S] for i in range(10)})
-    decision = compare(head, base, rules=GateRules(default_max_drop=0.02))
+    decision = compare(head, base, rules=GateRules(max_drop=0.02))
     faith = decision.evaluators["faithfulness"]
     assert faith.status == "inconclusive"
     assert faith.passed is True
@@ -169,9 +169,9 @@ async def test_a_drop_the_suite_cannot_resolve_is_inconclusive_not_a_failure():
     assert ("c0", "faithfulness") in [(r.case_id, r.evaluator) for r in decision.regressed_cases]
     assert [(c.case_id, c.verdict) for c in decision.new_hallucinations] == [("c0", "CONTRADICTED")]
     # The same inputs always give the same decision (the bootstrap is seeded by the inputs).
-    again = compare(head, base, rules=GateRules(default_max_drop=0.02))
+    again = compare(head, base, rules=GateRules(max_drop=0.02))
     assert again == decision
-    strict = compare(head, base, rules=GateRules(default_max_drop=0.02, on_inconclusive="fail"))
+    strict = compare(head, base, rules=GateRules(max_drop=0.02, on_inconclusive="fail"))
     assert strict.passed is False
     assert any("within what the suite can resolve" in f for f in strict.failures)
 
@@ -180,7 +180,7 @@ async def test_a_pr_cannot_loosen_the_noise_policy_of_the_baseline():
     policy = GateRules(on_inconclusive="fail", confidence=0.9).recorded(["faithfulness"])
     base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(10)}), policy=policy)
     head = await report_of({f"c{i}": [S, S, C] if i == 0 else [S, S, S] for i in range(10)})
-    decision = compare(head, base, rules=GateRules(default_max_drop=0.02))
+    decision = compare(head, base, rules=GateRules(max_drop=0.02))
     assert decision.passed is False
     loosened = next(n for n in decision.notices if "loosens" in n)
     assert "confidence 0.9 → 0.95" in loosened
@@ -190,7 +190,7 @@ async def test_a_pr_cannot_loosen_the_noise_policy_of_the_baseline():
 async def test_per_evaluator_max_drop():
     base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(4)}))
     head = await report_of({"c0": [S, S, N], "c1": [S, S, S], "c2": [S, S, S], "c3": [S, S, S]})
-    rules = GateRules(default_max_drop=0.0, max_drop={"faithfulness": 0.2, "hallucination": 0.2})
+    rules = GateRules(max_drop=0.0, drops={"faithfulness": 0.2, "hallucination": 0.2})
     assert compare(head, base, rules=rules).passed is True
 
 
@@ -218,7 +218,7 @@ async def test_different_provenance_turns_regressions_into_a_notice():
 async def test_a_pr_cannot_lower_its_own_threshold():
     base = record_baseline(await report_of({"a": [S, S, N]}, evaluators=suite(faithfulness=0.7)))
     head = await report_of({"a": [S, N, N]}, evaluators=suite(faithfulness=0.3))
-    decision = compare(head, base, rules=GateRules(default_max_drop=1.0))
+    decision = compare(head, base, rules=GateRules(max_drop=1.0))
     assert decision.evaluators["faithfulness"].threshold == 0.7
     assert decision.passed is False
     assert any("changes thresholds (faithfulness 0.7 → 0.3)" in n for n in decision.notices)
@@ -237,9 +237,9 @@ async def test_errors_fail_the_gate_unless_ignored():
 async def test_fail_on_new_hallucinations():
     base = record_baseline(await report_of({"a": [S, S, S], "b": [S, S, S]}))
     head = await report_of({"a": [S, S, N], "b": [S, S, S]})
-    lenient = GateRules(default_max_drop=1.0)
+    lenient = GateRules(max_drop=1.0)
     assert compare(head, base, rules=lenient).passed is True
-    strict = GateRules(default_max_drop=1.0, fail_on_new_hallucinations=True)
+    strict = GateRules(max_drop=1.0, fail_on_new_hallucinations=True)
     decision = compare(head, base, rules=strict)
     assert decision.passed is False
     assert decision.failures[-1].startswith("1 newly hallucinated claim (gate.")
@@ -249,7 +249,7 @@ async def test_min_confidence_is_respected_through_the_hallucination_details():
     judge_claims = {"a": [S, S, S]}
     head = await report_of(judge_claims, evaluators=[HallucinationEvaluator(min_confidence=0.95)])
     base = record_baseline(await report_of(judge_claims, evaluators=[HallucinationEvaluator()]))
-    decision = compare(head, base, rules=GateRules(default_max_drop=1.0))
+    decision = compare(head, base, rules=GateRules(max_drop=1.0))
     assert len(decision.new_hallucinations) == 3  # confidence 0.9 < 0.95
 
 
@@ -320,7 +320,7 @@ async def test_a_pr_cannot_loosen_the_policy_the_baseline_was_recorded_with():
     base_report = await report_of({"a": [S, S, S], "b": [S, S, S]})
     base = record_baseline(base_report, policy=strict.recorded(base_report.evaluators))
     head = await report_of({"a": [S, S, N], "b": [S, S, S]})
-    loose = GateRules(default_max_drop=0.9, fail_on_new_hallucinations=False)
+    loose = GateRules(max_drop=0.9, fail_on_new_hallucinations=False)
     decision = compare(head, base, rules=loose)
     assert decision.passed is False
     assert decision.evaluators["faithfulness"].max_drop == 0.05
