@@ -19,12 +19,15 @@ from pathlib import Path
 
 from ragaliq.baseline import Baseline
 from ragaliq.config import JudgeConfig
+from ragaliq.evaluators import build_evaluators
 from ragaliq.exits import ExitCode, gate_exit_code
 from ragaliq.gate import Comparison, GateDecision
 from ragaliq.gate.acceptance import Acceptance
 from ragaliq.judges.factory import JudgeOpener
 from ragaliq.models import Progress, ReportHead
-from ragaliq.pipeline import CaseSink, Inputs, JudgedRun, judge_with, load_gate_inputs
+from ragaliq.pipeline import CaseSink, Inputs, JudgedRun, judge_inputs, load_gate_inputs
+from ragaliq.policy import Budget
+from ragaliq.preflight import check_budget
 from ragaliq.report.markdown import CaseDigest, render_comment, render_summary
 from ragaliq.repository import FileSource, WorkTree
 from ragaliq.trust import judge_of_baseline, read_bar
@@ -68,6 +71,8 @@ class GatePlan:
     """Where the bar was read: ``the base commit 1a2b3c4d5e6f``."""
     notices: tuple[str, ...] = ()
     """What choosing said: the baseline's judge, the evaluators a change may not turn off."""
+    budget: Budget = dataclasses.field(default_factory=Budget)
+    """What the run may spend: the config's, never more than the baseline recorded."""
 
     def with_judge(self, judge: JudgeConfig) -> GatePlan:
         """The plan with another judge (the action's missing-key policy)."""
@@ -134,12 +139,16 @@ def plan_gate(setup: GateSetup) -> GatePlan:
     if judge.batch:  # a gate is waited on: it asks interactively even when runs batch
         judge = judge.model_copy(update={"batch": False})
     inputs, kept = _keep_baseline_evaluators(inputs, bar.baseline)
+    rules = inputs.config.rules()
+    if bar.baseline is not None and bar.baseline.policy is not None:
+        rules, _ = rules.at_least(bar.baseline.policy)
     return GatePlan(
         inputs=inputs,
         baseline=bar.baseline,
         judge=judge,
         source=bar.source.description,
         notices=(*((chosen,) if chosen else ()), *kept),
+        budget=rules.budget,
     )
 
 
@@ -160,21 +169,34 @@ async def run_gate(
     ``acceptances`` are reviewers' acceptances of findings at this commit, already checked for
     who gave them (:mod:`ragaliq.gate.acceptance`).
 
+    Before any call the run is estimated against the gate's budget (a cache hit costs
+    nothing); while it runs, no case starts that would probably take it past the budget.
+
     Raises:
+        BudgetError: the run, or one case, would pass the gate's budget; nothing was judged.
         JudgeUnavailableError: the judge cannot be used at all.
         OutputError: the report cannot be written.
         TemplateError: a template failed to render.
     """
     watch = GateWatch.of(plan.inputs, plan.baseline, acceptances)
-    run = await judge_with(
-        plan.inputs,
-        plan.judge,
-        open_judge=open_judge,
-        env=env,
-        report_path=report_path,
-        sinks=watch.sinks,
-        on_progress=on_progress,
-    )
+    inputs = plan.inputs
+    async with open_judge(plan.judge, env=env, cache_path=inputs.cache_path) as choice:
+        check_budget(
+            inputs.cases,
+            judge=choice.judge,
+            evaluators=build_evaluators(inputs.config.evaluators),
+            repeat=plan.judge.repeat,
+            budget=plan.budget,
+        )
+        run = await judge_inputs(
+            inputs,
+            choice=choice,
+            judge_config=plan.judge,
+            report_path=report_path,
+            sinks=watch.sinks,
+            on_progress=on_progress,
+            budget=plan.budget,
+        )
     return decide_gate(
         plan.inputs,
         run=run,

@@ -36,6 +36,7 @@ from ragaliq.models import (
     TestCase,
     Usage,
 )
+from ragaliq.policy import Budget
 from ragaliq.redaction import register_secret
 from ragaliq.report.html import write_html_report
 from ragaliq.report.markdown import UserTemplate, check_template
@@ -302,12 +303,16 @@ def _template(bar: Bar, name: str | None, what: str) -> UserTemplate | None:
 
 
 def run_settings(
-    config: JudgeConfig, on_progress: Callable[[Progress], None] | None = None
+    config: JudgeConfig,
+    on_progress: Callable[[Progress], None] | None = None,
+    budget: Budget | None = None,
 ) -> RunSettings:
-    """How a run may use the judge a config describes."""
+    """How a run may use the judge a config describes, within a gate's ``budget`` if any."""
+    most_usd = [b for b in (config.budget_usd, budget.run_usd if budget else None) if b]
     return RunSettings(
         concurrency=config.requests_in_flight,  # many more when they wait as batches
-        budget_usd=config.budget_usd,
+        budget_usd=min(most_usd) if most_usd else None,
+        budget_tokens=budget.run_tokens if budget else None,
         on_progress=on_progress,
         repeat=config.repeat,
         processes=min(config.concurrency, os.cpu_count() or 1),
@@ -349,13 +354,14 @@ async def judge_inputs(
     sinks: Sequence[CaseSink] = (),
     on_progress: Callable[[Progress], None] | None = None,
     shard: str | None = None,
+    budget: Budget | None = None,
 ) -> JudgedRun:
     """Judge the inputs' cases with ``choice`` as they are read, writing the report as it goes.
 
     ``judge_config`` (the config the judge was opened from) bounds the run: concurrency, budget
-    and repeated verifications. Each case goes to the report at ``report_path`` (written
-    atomically: the old file stays until the run has finished) and to every one of ``sinks``;
-    no case is held longer than that.
+    and repeated verifications; a gate's ``budget`` bounds it further. Each case goes to the
+    report at ``report_path`` (written atomically: the old file stays until the run has
+    finished) and to every one of ``sinks``; no case is held longer than that.
 
     Raises:
         JudgeUnavailableError: the judge cannot be used at all.
@@ -377,7 +383,7 @@ async def judge_inputs(
             judge=choice.judge,
             evaluators=evaluators,
             on_case=on_case,
-            settings=run_settings(judge_config, on_progress),
+            settings=run_settings(judge_config, on_progress, budget),
             total=len(inputs.cases),
         )
         head = writer.finish(

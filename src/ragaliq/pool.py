@@ -1,4 +1,4 @@
-"""Running judged work: a fixed pool of workers over items, bounded in money.
+"""Running judged work: a fixed pool of workers over items, bounded in money and tokens.
 
 The suite runner (cases) and calibration (labelled claims) both hand their items to
 :func:`run_bounded`. A fixed number of workers pull items in order from an iterable, so a suite of
@@ -41,6 +41,7 @@ async def run_bounded(
     *,
     workers: int,
     budget_usd: float | None = None,
+    budget_tokens: int | None = None,
     on_done: Callable[[int, PoolRun], None] | None = None,
     noun: str = "items",
 ) -> PoolRun:
@@ -53,7 +54,15 @@ async def run_bounded(
     Raises:
         BaseException: the first exception that escaped ``work``; nothing more is started.
     """
-    pool = _Pool(items=iter(items), work=work, budget_usd=budget_usd, on_done=on_done, noun=noun)
+    limits = tuple(
+        limit
+        for limit in (
+            _Limit("budget_usd", budget_usd, lambda u: u.cost_usd, "$"),
+            _Limit("the budget of tokens", budget_tokens, _tokens, ""),
+        )
+        if limit.most is not None
+    )
+    pool = _Pool(items=iter(items), work=work, limits=limits, on_done=on_done, noun=noun)
     try:
         async with asyncio.TaskGroup() as group:
             for _ in range(max(1, workers)):
@@ -63,39 +72,61 @@ async def run_bounded(
     return pool.run
 
 
+def _tokens(usage: Usage) -> float:
+    return usage.input_tokens + usage.output_tokens
+
+
+@dataclass(frozen=True)
+class _Limit:
+    """One budget: its name in messages, the most, and what of a usage it counts."""
+
+    name: str
+    most: float | None
+    measure: Callable[[Usage], float]
+    unit: str
+
+
 @dataclass(kw_only=True)
 class _Pool(Generic[T]):
     items: Iterator[T]
     work: Callable[[int, T], Awaitable[Usage]]
-    budget_usd: float | None
+    limits: tuple[_Limit, ...]
     on_done: Callable[[int, PoolRun], None] | None
     noun: str
     run: PoolRun = field(default_factory=PoolRun)
     next_index: int = 0
     exhausted: bool = False
     in_flight: int = 0
-    dearest: float = 0.0
+    dearest: Usage = field(default_factory=Usage)
+    """The most any finished item took, by each measure (its calls and tokens are maxima)."""
     priced: int = 0
     """Finished items that cost something: what the budget's estimate rests on."""
     finished: asyncio.Condition = field(default_factory=asyncio.Condition)
 
-    def over_budget(self) -> bool:
-        if self.budget_usd is None or self.priced == 0:
-            return False
-        return self.run.usage.cost_usd + self.dearest * (self.in_flight + 1) > self.budget_usd
+    def over_budget(self) -> str | None:
+        """Why the next item may not start, when the next would probably pass a budget."""
+        if not self.limits or self.priced == 0:
+            return None
+        for limit in self.limits:
+            spent = limit.measure(self.run.usage)
+            assert limit.most is not None
+            if spent + limit.measure(self.dearest) * (self.in_flight + 1) > limit.most:
+                shown = f"{limit.unit}{spent:.4f}" if limit.unit else f"{spent:,.0f}"
+                return (
+                    f"{limit.name} {limit.most:g} reached: spent {shown} on "
+                    f"{self.run.done} {self.noun}; the next would pass the budget"
+                )
+        return None
 
     async def worker(self) -> None:
         while self.run.stopped_early is None and not self.exhausted:
-            if self.budget_usd is not None and self.priced == 0 and self.in_flight:
+            if self.limits and self.priced == 0 and self.in_flight:
                 async with self.finished:
                     await self.finished.wait()
                 continue
-            if self.over_budget():
-                self.run.stopped_early = (
-                    f"budget_usd {self.budget_usd:g} reached: spent "
-                    f"${self.run.usage.cost_usd:.4f} on {self.run.done} {self.noun}; the "
-                    "next would pass the budget"
-                )
+            reached = self.over_budget()
+            if reached is not None:
+                self.run.stopped_early = reached
                 return
             try:
                 item = next(self.items)
@@ -111,8 +142,12 @@ class _Pool(Generic[T]):
                 self.in_flight -= 1
             self.run.usage += usage
             self.run.done += 1
-            self.dearest = max(self.dearest, usage.cost_usd)
-            self.priced += usage.cost_usd > 0
+            self.dearest = Usage(
+                cost_usd=max(self.dearest.cost_usd, usage.cost_usd),
+                input_tokens=max(self.dearest.input_tokens, usage.input_tokens),
+                output_tokens=max(self.dearest.output_tokens, usage.output_tokens),
+            )
+            self.priced += usage.cost_usd > 0 or _tokens(usage) > 0
             async with self.finished:
                 self.finished.notify_all()
             if self.on_done is not None:

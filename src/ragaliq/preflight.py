@@ -15,12 +15,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragaliq.errors import BudgetError
 from ragaliq.evaluators.base import Evaluator
 from ragaliq.judges.base import EstimatingJudge, Judge, Operation
 from ragaliq.judges.offline import extract_sentence_claims
 from ragaliq.models import CasePlan, Preflight, TestCase, Usage
+from ragaliq.policy import Budget
 
-__all__ = ["CLAIMS_PER_SENTENCE", "preflight"]
+__all__ = ["CLAIMS_PER_SENTENCE", "check_budget", "estimate_case", "preflight"]
 
 CLAIMS_PER_SENTENCE = 1.3
 """Atomic claims per response sentence, for responses whose claims are not known yet."""
@@ -73,6 +75,15 @@ class _Needs:
         )
 
 
+def estimate_case(
+    case: TestCase, *, judge: Judge, evaluators: Sequence[Evaluator[Any]], repeat: int = 1
+) -> Usage:
+    """What judging one case would take (calls, tokens, USD), with no judge call."""
+    if not isinstance(judge, EstimatingJudge):
+        return Usage()
+    return _plan(case, judge, _Needs.of(evaluators), repeat=repeat)[1]
+
+
 def _plan(
     case: TestCase, judge: EstimatingJudge, needs: _Needs, *, repeat: int
 ) -> tuple[CasePlan, Usage]:
@@ -118,3 +129,46 @@ def _plan(
         case_id=case.id, operations=operations, cache_hits=usage.cache_hits, calls=usage.calls
     )
     return plan, usage
+
+
+def check_budget(
+    cases: Iterable[TestCase],
+    *,
+    judge: Judge,
+    evaluators: Sequence[Evaluator[Any]],
+    repeat: int,
+    budget: Budget,
+) -> Usage:
+    """Estimate a gate's run before any call, and stop it if it would pass ``budget``.
+
+    Each case is estimated as the runner would judge it (a cache hit costs nothing); the first
+    case over the per-case budget, or a total over the run's, stops the gate with one line.
+    Returned: the estimate of the whole run.
+
+    Raises:
+        BudgetError: naming the case or the total, the figure, the budget and how to change it.
+    """
+    total = Usage()
+    if not isinstance(judge, EstimatingJudge):
+        return total
+    needs = _Needs.of(evaluators)
+    fix = "in the base commit's ragaliq.yaml (gate.budget), or judge fewer or smaller cases"
+    for case in cases:
+        usage = _plan(case, judge, needs, repeat=repeat)[1]
+        tokens = usage.input_tokens + usage.output_tokens
+        if tokens > budget.case_tokens or usage.cost_usd > budget.case_usd:
+            raise BudgetError(
+                f"case {case.id!r} would take about {tokens:,} tokens (${usage.cost_usd:.2f}), "
+                f"over the gate's budget per case ({budget.case_tokens:,} tokens, "
+                f"${budget.case_usd:g}); nothing was judged. Raise gate.budget.case_tokens or "
+                f"case_usd {fix}"
+            )
+        total += usage
+    tokens = total.input_tokens + total.output_tokens
+    if tokens > budget.run_tokens or total.cost_usd > budget.run_usd:
+        raise BudgetError(
+            f"this run would take about {tokens:,} tokens (${total.cost_usd:.2f}), over the "
+            f"gate's budget per run ({budget.run_tokens:,} tokens, ${budget.run_usd:g}); nothing "
+            f"was judged. Raise gate.budget.run_tokens or run_usd {fix}"
+        )
+    return total

@@ -83,6 +83,8 @@ class RunSettings:
     """Processes to spread a judge that runs on the CPU alone (the offline judge) over."""
     budget_usd: float | None = None
     """Stop starting new cases when the next one would probably take the spend past this."""
+    budget_tokens: int | None = None
+    """The same for the tokens used, in and out."""
     on_progress: Callable[[Progress], None] | None = None
     repeat: int = 1
     """Verifications per case; with more than one, each claim gets the majority verdict."""
@@ -350,6 +352,7 @@ async def stream_suite(
         work,
         workers=settings.concurrency * 2,
         budget_usd=settings.budget_usd,
+        budget_tokens=settings.budget_tokens,
         on_done=done,
         noun="cases",
     )

@@ -337,3 +337,32 @@ def test_results_never_pass_through_a_symbolic_link(setup):
     assert ".ragaliq is a symbolic link" in log
     assert outputs["passed"] == "false"
     assert list(outside.iterdir()) == []
+
+
+def test_a_case_over_the_gates_budget_stops_the_gate_before_any_call(setup):
+    action = setup
+    base = record_baseline_on_main(action)
+    rows = cases()
+    # Within the dataset's limits: 100,000 tokens of context, and a response of 200 sentences,
+    # whose claims are verified against that context in batches: about 1,000,000 tokens.
+    rows[0] = {
+        **rows[0],
+        "context": [rows[0]["context"][0] + " Filler." * 50_000],
+        "response": " ".join(f"Item {i} ships in {i} days." for i in range(200)),
+    }
+    write_dataset(action.workspace, rows)
+    # The pull request also proposes a budget that would let it through.
+    (action.workspace / "ragaliq.yaml").write_text(
+        (action.workspace / "ragaliq.yaml").read_text()
+        + "  budget: {case_tokens: 100000000, run_tokens: 100000000}\n",
+        encoding="utf-8",
+    )
+    head = action.commit("feature: a huge context")
+    action.github.add_pull(REPO, 85, base_sha=base, head_sha=head)
+    judged_before = action.anthropic.count()
+    code, log, outputs, _ = action.run(event=pr_event(85, base, head), event_name="pull_request")
+    assert code == 2, log
+    assert "over the gate's budget per case (250,000 tokens" in log
+    assert rows[0]["id"] in log
+    assert outputs["passed"] == "false"
+    assert action.anthropic.count() == judged_before  # nothing was spent

@@ -72,6 +72,17 @@ def test_the_budget_leaves_the_rest_unstarted_and_says_why_in_the_items_noun():
     )
 
 
+def test_a_budget_of_tokens_stops_the_pool_too():
+    async def work(index: int, item: int) -> Usage:
+        return Usage(calls=1, input_tokens=300, output_tokens=100)
+
+    pool = run(run_bounded(range(10), work, workers=4, budget_tokens=1000, noun="cases"))
+    assert pool.done == 2  # 400 tokens each: a third would pass 1,000
+    assert pool.stopped_early == (
+        "the budget of tokens 1000 reached: spent 800 on 2 cases; the next would pass the budget"
+    )
+
+
 def test_free_items_never_stop_the_pool():
     async def work(index: int, item: int) -> Usage:
         return Usage(cache_hits=1)

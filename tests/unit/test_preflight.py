@@ -89,3 +89,30 @@ def test_the_needed_facts_are_estimated_in_the_verification_call():
         ("verify_claims", "facts", ("Refunds take 14 days.",), CASES[1].needed_facts),
         ("rate_chunks", "facts", (), ()),
     ]
+
+
+@dataclass
+class PricedFake(EstimatingFake):
+    """Every operation costs 1,000 tokens and a cent."""
+
+    def estimate(self, operation, case, claims=(), *, sample=0, facts=()) -> Usage:
+        return Usage(calls=1, input_tokens=900, output_tokens=100, cost_usd=0.01)
+
+
+def test_a_gate_is_estimated_against_its_budget_before_any_call():
+    from ragaliq.errors import BudgetError
+    from ragaliq.policy import Budget
+    from ragaliq.preflight import check_budget
+
+    suite = [FaithfulnessEvaluator(), RelevanceEvaluator()]  # 3 operations a case
+    cases = [make_case(id=f"c{i}") for i in range(4)]
+    judge = PricedFake()
+    total = check_budget(cases, judge=judge, evaluators=suite, repeat=1, budget=Budget())
+    assert (total.input_tokens + total.output_tokens, round(total.cost_usd, 2)) == (12_000, 0.12)
+    with pytest.raises(BudgetError, match=r"case 'c0' would take about 3,000 tokens"):
+        check_budget(
+            cases, judge=judge, evaluators=suite, repeat=1, budget=Budget(case_tokens=2_999)
+        )
+    with pytest.raises(BudgetError, match=r"this run would take about 12,000 tokens \(\$0\.12\)"):
+        check_budget(cases, judge=judge, evaluators=suite, repeat=1, budget=Budget(run_usd=0.1))
+    assert judge.calls == []  # estimated, never called
