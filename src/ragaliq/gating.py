@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragaliq.baseline import Baseline
-from ragaliq.config import JudgeConfig
+from ragaliq.config import GateConfig, JudgeConfig
 from ragaliq.evaluators import build_evaluators
 from ragaliq.exits import ExitCode, gate_exit_code
 from ragaliq.gate import Comparison, GateDecision
@@ -30,7 +30,13 @@ from ragaliq.policy import Budget
 from ragaliq.preflight import check_budget
 from ragaliq.report.markdown import CaseDigest, render_comment, render_summary
 from ragaliq.repository import FileSource, WorkTree
-from ragaliq.trust import judge_of_baseline, read_bar
+from ragaliq.trust import (
+    Floor,
+    hold_to_baseline,
+    judge_of_baseline,
+    keep_baseline_evaluators,
+    read_bar,
+)
 
 __all__ = ["GatePlan", "GateRun", "GateSetup", "GateWatch", "decide_gate", "plan_gate", "run_gate"]
 
@@ -90,9 +96,16 @@ class GateWatch:
     def of(
         cls, inputs: Inputs, baseline: Baseline | None, acceptances: tuple[Acceptance, ...] = ()
     ) -> GateWatch:
-        """The comparison with ``baseline`` under the inputs' rules, and reviewers' acceptances."""
+        """The comparison with ``baseline`` under the bar held to it, and reviewers' acceptances."""
+        floor = floor_of(inputs.config, baseline)
         return cls(
-            comparison=Comparison(baseline, rules=inputs.config.rules(), acceptances=acceptances),
+            comparison=Comparison(
+                baseline,
+                rules=floor.rules,
+                thresholds=floor.thresholds,
+                notices=floor.notices,
+                acceptances=acceptances,
+            ),
             digest=CaseDigest(),
         )
 
@@ -138,17 +151,15 @@ def plan_gate(setup: GateSetup) -> GatePlan:
     judge, chosen = judge_of_baseline(inputs.config.judge, bar.baseline)
     if judge.batch:  # a gate is waited on: it asks interactively even when runs batch
         judge = judge.model_copy(update={"batch": False})
-    inputs, kept = _keep_baseline_evaluators(inputs, bar.baseline)
-    rules = inputs.config.rules()
-    if bar.baseline is not None and bar.baseline.policy is not None:
-        rules, _ = rules.at_least(bar.baseline.policy)
+    config, kept = keep_baseline_evaluators(inputs.config, bar.baseline)
+    inputs = dataclasses.replace(inputs, config=config)
     return GatePlan(
         inputs=inputs,
         baseline=bar.baseline,
         judge=judge,
         source=bar.source.description,
         notices=(*((chosen,) if chosen else ()), *kept),
-        budget=rules.budget,
+        budget=floor_of(config, bar.baseline).rules.budget,
     )
 
 
@@ -239,29 +250,7 @@ def decide_gate(
     )
 
 
-def _keep_baseline_evaluators(
-    inputs: Inputs, baseline: Baseline | None
-) -> tuple[Inputs, tuple[str, ...]]:
-    """The inputs with every evaluator the baseline has turned on, and a notice if one was off.
-
-    A change cannot lower its own bar by turning an evaluator off: until it is merged and the
-    baseline updated, what the baseline measured is still measured.
-    """
-    if baseline is None:
-        return inputs, ()
-    sections = inputs.config.evaluators
-    off = sorted(
-        name
-        for name, options in sections.sections()
-        if name in baseline.thresholds and not options.enabled
-    )
-    if not off:
-        return inputs, ()
-    turned_on = {name: sections.section(name).model_copy(update={"enabled": True}) for name in off}
-    config = inputs.config.model_copy(update={"evaluators": sections.model_copy(update=turned_on)})
-    pronoun = "it" if len(off) == 1 else "them"
-    notice = (
-        f"This PR turns off {', '.join(off)}; the baseline has {pronoun}, so the gate still "
-        f"judges {pronoun} until the PR is merged and the baseline updated."
-    )
-    return dataclasses.replace(inputs, config=config), (notice,)
+def floor_of(config: GateConfig, baseline: Baseline | None) -> Floor:
+    """The bar a run under ``config`` is held to against ``baseline``."""
+    thresholds = {e.name: e.threshold for e in build_evaluators(config.evaluators)}
+    return hold_to_baseline(thresholds, config.rules(), baseline)

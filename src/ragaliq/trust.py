@@ -1,4 +1,10 @@
-"""The trust boundary of a gate run: what defines the bar, and where it is read from.
+"""The trust boundary of a gate run: what defines the bar, where it is read from, and its ratchets.
+
+Every rule that keeps a change from lowering its bar lives here: its own config may tighten the
+base commit's at once and loosens nothing until merged (:func:`tighten`); the evaluators the
+baseline measured stay on (:func:`keep_baseline_evaluators`); the thresholds and the policy the
+baseline recorded are a floor (:func:`hold_to_baseline`). The comparison applies the bar it is
+given and ratchets nothing itself.
 
 A pull request is untrusted; its base commit is trusted. Everything that decides whether a change
 passes (the config: judge, endpoint, cache, evaluators and their options, thresholds, policy,
@@ -15,6 +21,7 @@ working tree is the trusted source.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -25,7 +32,7 @@ from ragaliq.baseline import Baseline, parse_baseline
 from ragaliq.config import GateConfig, GatePolicy, JudgeConfig, parse_config
 from ragaliq.errors import BaselineError, ConfigError, RepositoryError
 from ragaliq.evaluators import evaluator_class
-from ragaliq.policy import ratchet, show
+from ragaliq.policy import GateRules, ratchet, show
 from ragaliq.repository import (
     MAX_TEXT_BYTES,
     FileSource,
@@ -39,8 +46,11 @@ from ragaliq.repository import (
 __all__ = [
     "MAX_BASELINE_BYTES",
     "Bar",
+    "Floor",
     "base_source",
+    "hold_to_baseline",
     "judge_of_baseline",
+    "keep_baseline_evaluators",
     "read_bar",
     "read_text",
     "tighten",
@@ -377,3 +387,77 @@ def base_source(root: Path, ref: str) -> FileSource:
             "or 'none' to read everything from the working tree"
         )
     return GitCommit(root, sha, label=f"{ref} ({sha[:12]})")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Floor:
+    """The bar a run is held to against its baseline: never below what the baseline recorded."""
+
+    thresholds: dict[str, float]
+    """Each evaluator's threshold: the run's, or the baseline's where that is higher."""
+    rules: GateRules
+    """The run's rules, no looser than the policy the baseline recorded."""
+    notices: tuple[str, ...] = ()
+    """What a change tried to lower, and is held to anyway."""
+
+
+def hold_to_baseline(
+    thresholds: Mapping[str, float], rules: GateRules, baseline: Baseline | None
+) -> Floor:
+    """The thresholds and rules in force against ``baseline``: a change cannot lower its bar.
+
+    A threshold below the baseline's, or a policy looser than the one it recorded, is raised to
+    the baseline's until the change is merged and the baseline updated; a notice says so.
+    """
+    if baseline is None:
+        return Floor(thresholds=dict(thresholds), rules=rules)
+    notices: list[str] = []
+    held = dict(thresholds)
+    edited = []
+    for name, threshold in thresholds.items():
+        recorded = baseline.thresholds.get(name)
+        if recorded is not None and recorded != threshold:
+            edited.append(f"{name} {recorded:g} → {threshold:g}")
+            held[name] = max(threshold, recorded)
+    if edited:
+        notices.append(
+            "This PR changes thresholds (" + "; ".join(edited) + "); until it is merged and the "
+            "baseline updated, the stricter of the two applies."
+        )
+    if baseline.policy is not None:
+        rules, loosened = rules.at_least(baseline.policy)
+        if loosened:
+            notices.append(
+                "This PR loosens the gate (" + "; ".join(loosened) + "); until it is merged "
+                "and the baseline updated, the stricter setting applies."
+            )
+    return Floor(thresholds=held, rules=rules, notices=tuple(notices))
+
+
+def keep_baseline_evaluators(
+    config: GateConfig, baseline: Baseline | None
+) -> tuple[GateConfig, tuple[str, ...]]:
+    """The config with every evaluator the baseline has turned on, and a notice if one was off.
+
+    A change cannot lower its own bar by turning an evaluator off: until it is merged and the
+    baseline updated, what the baseline measured is still measured.
+    """
+    if baseline is None:
+        return config, ()
+    sections = config.evaluators
+    off = sorted(
+        name
+        for name, options in sections.sections()
+        if name in baseline.thresholds and not options.enabled
+    )
+    if not off:
+        return config, ()
+    turned_on = {name: sections.section(name).model_copy(update={"enabled": True}) for name in off}
+    pronoun = "it" if len(off) == 1 else "them"
+    notice = (
+        f"This PR turns off {', '.join(off)}; the baseline has {pronoun}, so the gate still "
+        f"judges {pronoun} until the PR is merged and the baseline updated."
+    )
+    return config.model_copy(update={"evaluators": sections.model_copy(update=turned_on)}), (
+        notice,
+    )

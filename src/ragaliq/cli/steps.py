@@ -40,6 +40,7 @@ from ragaliq.report.markdown import CaseDigest, UserTemplate, render_comment, re
 from ragaliq.report.marker import comment_marker
 from ragaliq.report_file import ReportFile
 from ragaliq.shards import merge_reports
+from ragaliq.trust import hold_to_baseline
 
 __all__ = ["baseline", "compare_command", "merge", "publish", "render", "report_command"]
 
@@ -141,8 +142,11 @@ def compare_command(
             raise BaselineError(
                 f"{baseline_path}: not found; leave --baseline out to apply only the thresholds"
             )
-    rules = config_or_default(config_path).rules()
-    decision = compare(report, recorded, rules=rules)
+    thresholds = {name: s.threshold for name, s in report.head.summary.evaluators.items()}
+    floor = hold_to_baseline(thresholds, config_or_default(config_path).rules(), recorded)
+    decision = compare(
+        report, recorded, rules=floor.rules, thresholds=floor.thresholds, notices=floor.notices
+    )
     echo(format_decision(decision))
     write_result(output, decision.model_dump_json(indent=2), "decision")
     sys.exit(gate_exit_code(report.head, decision))

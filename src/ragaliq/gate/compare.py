@@ -14,6 +14,7 @@ as the run writes its report, or read a report file as a stream.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -48,9 +49,17 @@ def compare(
     *,
     rules: GateRules,
     acceptances: tuple[Acceptance, ...] = (),
+    thresholds: Mapping[str, float] | None = None,
+    notices: tuple[str, ...] = (),
 ) -> GateDecision:
-    """The gate decision for a head run against the baseline (or thresholds only, without one)."""
-    comparison = Comparison(baseline, rules=rules, acceptances=acceptances)
+    """The gate decision for a head run against the baseline (or thresholds only, without one).
+
+    ``rules`` and ``thresholds`` are the bar in force, already held to the baseline's
+    (:func:`ragaliq.trust.hold_to_baseline`, whose ``notices`` say what it held).
+    """
+    comparison = Comparison(
+        baseline, rules=rules, acceptances=acceptances, thresholds=thresholds, notices=notices
+    )
     for case in head.iter_cases():
         comparison.add(case)
     return comparison.decide(head.head)
@@ -118,9 +127,16 @@ class Comparison:
         rules: GateRules,
         listed: int = MAX_LISTED,
         acceptances: tuple[Acceptance, ...] = (),
+        thresholds: Mapping[str, float] | None = None,
+        notices: tuple[str, ...] = (),
     ) -> None:
         self.baseline = baseline
         self.rules = rules
+        """The rules in force: already held to the baseline's (``ragaliq.trust``)."""
+        self.thresholds = dict(thresholds or {})
+        """Each evaluator's threshold in force; the run's own where none is given."""
+        self.bar_notices = notices
+        """What holding the bar to the baseline said."""
         self.listed = listed
         self.acceptances = acceptances
         """Reviewers' acceptances at this commit: claims they accept, or every finding."""
@@ -252,8 +268,8 @@ class Comparison:
     def decide(self, head: ReportHead) -> GateDecision:
         """The decision once every head case has been added."""
         baseline, rules = self.baseline, self.rules
-        notices: list[str] = list(head.notices)
-        rules, comparable = _against_baseline(head, baseline, rules, notices)
+        notices: list[str] = [*head.notices, *self.bar_notices]
+        comparable = _comparable(head, baseline, notices)
         evaluators = self._decide_evaluators(head, rules, comparable, notices)
         removed = _Listed[str](self.listed)
         for case_id in sorted(set(self._base) - self._seen):
@@ -376,15 +392,10 @@ class Comparison:
     ) -> dict[str, EvaluatorDecision]:
         baseline = self.baseline
         decisions: dict[str, EvaluatorDecision] = {}
-        edited: list[str] = []
         for name, summary in head.summary.evaluators.items():
-            threshold = summary.threshold
+            threshold = self.thresholds.get(name, summary.threshold)
             shared = _SharedScores()
             if baseline is not None:
-                recorded = baseline.thresholds.get(name)
-                if recorded is not None and recorded != threshold:
-                    edited.append(f"{name} {recorded:g} → {threshold:g}")
-                    threshold = max(threshold, recorded)  # a PR cannot lower its own bar
                 shared = _SharedScores.of(self._shared.get(name))
             max_drop = rules.drop_for(name)
             head_score = summary.score
@@ -427,11 +438,6 @@ class Comparison:
                 confidence=None if change is None else rules.confidence,
                 cases_to_resolve=to_resolve,
             )
-        if edited:
-            notices.append(
-                "This PR changes thresholds (" + "; ".join(edited) + "); until it is merged and "
-                "the baseline updated, the stricter of the two applies."
-            )
         missing = sorted(set(baseline.thresholds) - set(decisions)) if baseline is not None else []
         for name in missing:
             assert baseline is not None  # missing is empty without one
@@ -461,24 +467,15 @@ def _worst(
     return regressed[:limit]
 
 
-def _against_baseline(
-    head: ReportHead, baseline: Baseline | None, rules: GateRules, notices: list[str]
-) -> tuple[GateRules, bool]:
-    """The rules in force (no looser than the baseline's) and whether drops can count."""
+def _comparable(head: ReportHead, baseline: Baseline | None, notices: list[str]) -> bool:
+    """Whether drops from the baseline can count: it exists, and it was judged alike."""
     if baseline is None:
         notices.append(
             "No baseline yet: only thresholds apply, and no hallucinated claim counts as new. "
             "Record one on the main branch with the action's mode: update-baseline, or with "
             "ragaliq baseline record."
         )
-        return rules, False
-    if baseline.policy is not None:
-        rules, loosened = rules.at_least(baseline.policy)
-        if loosened:
-            notices.append(
-                "This PR loosens the gate (" + "; ".join(loosened) + "); until it is merged "
-                "and the baseline updated, the stricter setting applies."
-            )
+        return False
     differences = baseline.provenance.differences(Provenance.of(head))
     if differences:
         notices.append(
@@ -486,7 +483,7 @@ def _against_baseline(
             "score drops are shown but do not fail the gate; thresholds still apply. "
             "Update the baseline on main to compare like with like."
         )
-    return rules, not differences
+    return not differences
 
 
 class _SharedScores(NamedTuple):

@@ -17,10 +17,22 @@ from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, Re
 from ragaliq.gate import Comparison, GateRules, compare
 from ragaliq.models import Verdict
 from ragaliq.runner import run_suite
+from ragaliq.trust import hold_to_baseline
 from tests.conftest import make_case
 from tests.fakes.judge import FakeJudge
 
 S, N, C = Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO, Verdict.CONTRADICTED
+
+
+def held(head, base, *, rules):
+    """The gate's decision with the bar held to the baseline first, as a gate holds it."""
+    thresholds = {name: s.threshold for name, s in head.summary.evaluators.items()}
+    floor = hold_to_baseline(thresholds, rules, base)
+    return compare(
+        head, base, rules=floor.rules, thresholds=floor.thresholds, notices=floor.notices
+    )
+
+
 CLAIMS = ["Refunds take 14 days.", "The Business plan includes 2 TB.", "Support is 24/7."]
 
 
@@ -65,7 +77,7 @@ async def test_with_a_baseline_only_new_claims_are_listed():
 async def test_new_and_fixed_hallucinations_are_found_per_case():
     base = record_baseline(await report_of({"a": [S, S, N], "b": [S, S, S]}))
     head = await report_of({"a": [S, S, S], "b": [S, C, S]})
-    decision = compare(head, base, rules=GateRules())
+    decision = held(head, base, rules=GateRules())
     assert [(c.case_id, c.claim, c.verdict) for c in decision.new_hallucinations] == [
         ("b", "The Business plan includes 2 TB.", "CONTRADICTED")
     ]
@@ -79,7 +91,7 @@ async def test_a_reworded_hallucination_is_not_new():
     base = record_baseline(await report_of({"a": [S, S, N]}))
     reworded = ["Refunds take 14 days.", "The Business plan includes 2 TB.", "Support is 24/7!"]
     head = await report_of({"a": [S, S, N]}, claims=reworded)
-    decision = compare(head, base, rules=GateRules())
+    decision = held(head, base, rules=GateRules())
     assert decision.new_hallucinations == ()
     assert decision.fixed_hallucinations == ()
 
@@ -87,7 +99,7 @@ async def test_a_reworded_hallucination_is_not_new():
 async def test_a_hallucination_in_a_new_case_is_new():
     base = record_baseline(await report_of({"a": [S, S, S]}))
     head = await report_of({"a": [S, S, S], "z": [S, N, S]})
-    decision = compare(head, base, rules=GateRules())
+    decision = held(head, base, rules=GateRules())
     assert [c.case_id for c in decision.new_hallucinations] == ["z"]
     assert decision.added_cases == ("z",)
     assert any("new since the baseline" in n for n in decision.notices)
@@ -96,7 +108,7 @@ async def test_a_hallucination_in_a_new_case_is_new():
 async def test_baseline_cases_missing_from_the_run_fail_the_gate_by_default():
     base = record_baseline(await report_of({"a": [S, S, S], "gone": [S, N, S]}))
     head = await report_of({"a": [S, S, S]})
-    decision = compare(head, base, rules=GateRules())
+    decision = held(head, base, rules=GateRules())
     assert decision.removed_cases == ("gone",)
     assert not decision.passed
     assert any("missing from this run: gone" in f for f in decision.failures)
@@ -105,7 +117,7 @@ async def test_baseline_cases_missing_from_the_run_fail_the_gate_by_default():
 async def test_missing_cases_are_a_notice_when_the_policy_says_so():
     base = record_baseline(await report_of({"a": [S, S, S], "gone": [S, N, S]}))
     head = await report_of({"a": [S, S, S]})
-    decision = compare(head, base, rules=GateRules(on_missing_cases="notice"))
+    decision = held(head, base, rules=GateRules(on_missing_cases="notice"))
     assert decision.passed
     assert any("missing from this run: gone" in n for n in decision.notices)
 
@@ -114,7 +126,7 @@ async def test_a_pr_cannot_loosen_the_missing_cases_policy_of_the_baseline():
     policy = GateRules().recorded(["faithfulness", "hallucination", "relevance"])
     base = record_baseline(await report_of({"a": [S, S, S], "gone": [S, S, S]}), policy=policy)
     head = await report_of({"a": [S, S, S]})
-    decision = compare(head, base, rules=GateRules(on_missing_cases="notice"))
+    decision = held(head, base, rules=GateRules(on_missing_cases="notice"))
     assert not decision.passed
     assert any("on_missing_cases fail → notice" in n for n in decision.notices)
 
@@ -136,7 +148,7 @@ async def test_new_perfect_cases_do_not_dilute_a_drop_on_the_shared_cases():
 async def test_a_broad_drop_past_max_drop_fails_even_above_the_threshold():
     base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(12)}))
     head = await report_of({f"c{i}": [S, S, N] if i < 9 else [S, S, S] for i in range(12)})
-    decision = compare(head, base, rules=GateRules(max_drop=0.05))
+    decision = held(head, base, rules=GateRules(max_drop=0.05))
     faith = decision.evaluators["faithfulness"]
     assert faith.head == pytest.approx(1 - 9 / 36)
     assert faith.head >= faith.threshold
@@ -147,7 +159,7 @@ async def test_a_broad_drop_past_max_drop_fails_even_above_the_threshold():
     assert [(r.case_id, r.evaluator) for r in decision.regressed_cases][:1] == [
         ("c0", "faithfulness")
     ]
-    tolerant = compare(head, base, rules=GateRules(max_drop=0.3))
+    tolerant = held(head, base, rules=GateRules(max_drop=0.3))
     assert tolerant.passed is True
 
 
@@ -155,7 +167,7 @@ async def test_a_drop_the_suite_cannot_resolve_is_inconclusive_not_a_failure():
     # Ten cases; one claim of one case flips: the mean moves by 0.1/3, past max_drop 0.02.
     base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(10)}))
     head = await report_of({f"c{i}": [S, S, C] if i == 0 else [S, S, S] for i in range(10)})
-    decision = compare(head, base, rules=GateRules(max_drop=0.02))
+    decision = held(head, base, rules=GateRules(max_drop=0.02))
     faith = decision.evaluators["faithfulness"]
     assert faith.status == "inconclusive"
     assert faith.passed is True
@@ -169,9 +181,9 @@ async def test_a_drop_the_suite_cannot_resolve_is_inconclusive_not_a_failure():
     assert ("c0", "faithfulness") in [(r.case_id, r.evaluator) for r in decision.regressed_cases]
     assert [(c.case_id, c.verdict) for c in decision.new_hallucinations] == [("c0", "CONTRADICTED")]
     # The same inputs always give the same decision (the bootstrap is seeded by the inputs).
-    again = compare(head, base, rules=GateRules(max_drop=0.02))
+    again = held(head, base, rules=GateRules(max_drop=0.02))
     assert again == decision
-    strict = compare(head, base, rules=GateRules(max_drop=0.02, on_inconclusive="fail"))
+    strict = held(head, base, rules=GateRules(max_drop=0.02, on_inconclusive="fail"))
     assert strict.passed is False
     assert any("within what the suite can resolve" in f for f in strict.failures)
 
@@ -180,7 +192,7 @@ async def test_a_pr_cannot_loosen_the_noise_policy_of_the_baseline():
     policy = GateRules(on_inconclusive="fail", confidence=0.9).recorded(["faithfulness"])
     base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(10)}), policy=policy)
     head = await report_of({f"c{i}": [S, S, C] if i == 0 else [S, S, S] for i in range(10)})
-    decision = compare(head, base, rules=GateRules(max_drop=0.02))
+    decision = held(head, base, rules=GateRules(max_drop=0.02))
     assert decision.passed is False
     loosened = next(n for n in decision.notices if "loosens" in n)
     assert "confidence 0.9 → 0.95" in loosened
@@ -191,7 +203,7 @@ async def test_per_evaluator_max_drop():
     base = record_baseline(await report_of({f"c{i}": [S, S, S] for i in range(4)}))
     head = await report_of({"c0": [S, S, N], "c1": [S, S, S], "c2": [S, S, S], "c3": [S, S, S]})
     rules = GateRules(max_drop=0.0, drops={"faithfulness": 0.2, "hallucination": 0.2})
-    assert compare(head, base, rules=rules).passed is True
+    assert held(head, base, rules=rules).passed is True
 
 
 async def test_below_threshold_fails():
@@ -218,7 +230,7 @@ async def test_different_provenance_turns_regressions_into_a_notice():
 async def test_a_pr_cannot_lower_its_own_threshold():
     base = record_baseline(await report_of({"a": [S, S, N]}, evaluators=suite(faithfulness=0.7)))
     head = await report_of({"a": [S, N, N]}, evaluators=suite(faithfulness=0.3))
-    decision = compare(head, base, rules=GateRules(max_drop=1.0))
+    decision = held(head, base, rules=GateRules(max_drop=1.0))
     assert decision.evaluators["faithfulness"].threshold == 0.7
     assert decision.passed is False
     assert any("changes thresholds (faithfulness 0.7 → 0.3)" in n for n in decision.notices)
@@ -238,9 +250,9 @@ async def test_fail_on_new_hallucinations():
     base = record_baseline(await report_of({"a": [S, S, S], "b": [S, S, S]}))
     head = await report_of({"a": [S, S, N], "b": [S, S, S]})
     lenient = GateRules(max_drop=1.0)
-    assert compare(head, base, rules=lenient).passed is True
+    assert held(head, base, rules=lenient).passed is True
     strict = GateRules(max_drop=1.0, fail_on_new_hallucinations=True)
-    decision = compare(head, base, rules=strict)
+    decision = held(head, base, rules=strict)
     assert decision.passed is False
     assert decision.failures[-1].startswith("1 newly hallucinated claim (gate.")
 
@@ -249,7 +261,7 @@ async def test_min_confidence_is_respected_through_the_hallucination_details():
     judge_claims = {"a": [S, S, S]}
     head = await report_of(judge_claims, evaluators=[HallucinationEvaluator(min_confidence=0.95)])
     base = record_baseline(await report_of(judge_claims, evaluators=[HallucinationEvaluator()]))
-    decision = compare(head, base, rules=GateRules(max_drop=1.0))
+    decision = held(head, base, rules=GateRules(max_drop=1.0))
     assert len(decision.new_hallucinations) == 3  # confidence 0.9 < 0.95
 
 
@@ -307,7 +319,7 @@ async def test_a_changed_figure_is_new_and_one_old_claim_matches_one_new_claim()
         {"a": [N, N, N]},
         claims=["The warranty lasts 5 years.", "The warranty lasts 2 years.", *two_years],
     )
-    decision = compare(head, base, rules=GateRules(fail_on_new_hallucinations=True))
+    decision = held(head, base, rules=GateRules(fail_on_new_hallucinations=True))
     assert [c.claim for c in decision.new_hallucinations] == [
         "The warranty lasts 5 years.",
         "The warranty lasts 2 years.",
@@ -321,7 +333,7 @@ async def test_a_pr_cannot_loosen_the_policy_the_baseline_was_recorded_with():
     base = record_baseline(base_report, policy=strict.recorded(base_report.evaluators))
     head = await report_of({"a": [S, S, N], "b": [S, S, S]})
     loose = GateRules(max_drop=0.9, fail_on_new_hallucinations=False)
-    decision = compare(head, base, rules=loose)
+    decision = held(head, base, rules=loose)
     assert decision.passed is False
     assert decision.evaluators["faithfulness"].max_drop == 0.05
     assert any("newly hallucinated" in f for f in decision.failures)
@@ -329,7 +341,7 @@ async def test_a_pr_cannot_loosen_the_policy_the_baseline_was_recorded_with():
     assert "faithfulness max_drop 0.05 → 0.9" in notice
     assert "fail_on_new_hallucinations true → false" in notice
     # A baseline recorded before policies were recorded leaves the PR's rules alone.
-    assert compare(head, record_baseline(base_report), rules=loose).passed is True
+    assert held(head, record_baseline(base_report), rules=loose).passed is True
 
 
 async def test_an_evaluator_the_baseline_has_cannot_vanish_from_the_comparison():
@@ -338,7 +350,7 @@ async def test_an_evaluator_the_baseline_has_cannot_vanish_from_the_comparison()
         {"a": [S, S, N]},
         evaluators=[FaithfulnessEvaluator(threshold=0.5), RelevanceEvaluator(threshold=0.5)],
     )
-    decision = compare(head, base, rules=GateRules())
+    decision = held(head, base, rules=GateRules())
     assert decision.passed is False
     assert decision.evaluators["hallucination"].turned_off is True
     assert "hallucination: turned off, but the baseline has it" in decision.failures
@@ -361,7 +373,7 @@ async def test_a_lost_needed_fact_and_irrelevant_chunks_are_listed_in_the_commen
     after = FakeJudge(chunks={"c": [True, False]}, fact_verdicts={"c": [S, N]})
     base = record_baseline(await run_suite(cases, judge=before, evaluators=evaluators))
     head = await run_suite(cases, judge=after, evaluators=evaluators)
-    decision = compare(head, base, rules=GateRules())
+    decision = held(head, base, rules=GateRules())
     assert [(f.case_id, f.claim, f.verdict) for f in decision.lost_facts] == [
         ("c", "Refunds go to the card.", "NOT_ENOUGH_INFO")
     ]
@@ -446,7 +458,7 @@ async def test_a_claim_not_verifiable_offline_is_listed_apart_never_as_newly_hal
     head = await offline_report(
         {"a": "The kettle makes excellent tea.", "b": "It boils in 4 minutes."}
     )
-    decision = compare(head, base, rules=GateRules(fail_on_new_hallucinations=True))
+    decision = held(head, base, rules=GateRules(fail_on_new_hallucinations=True))
     assert decision.passed is True
     assert decision.new_hallucinations == ()
     assert [(c.case_id, c.claim) for c in decision.unverifiable_claims] == [
