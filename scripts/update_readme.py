@@ -30,12 +30,13 @@ def render_example() -> str:
     from ragaliq.gating import GateWatch, decide_gate
     from ragaliq.judges import OfflineJudge
     from ragaliq.pipeline import JudgedRun, load_inputs
+    from ragaliq.repository import ConfigLocation
     from ragaliq.runner import run_suite
 
     config_path = QUICKSTART / "ragaliq.yaml"
     inputs = load_inputs(config_path, QUICKSTART / "rag_outputs_pr.jsonl")
     config = load_config(config_path)
-    baseline_path = config.resolve(config.baseline, base=QUICKSTART)
+    baseline_path = ConfigLocation.of(config_path).local(config.baseline, what="baseline")
     baseline = load_baseline(baseline_path)
     if baseline is None:
         sys.exit(f"no baseline at {baseline_path}; run `--record-baseline` first")
@@ -66,6 +67,7 @@ def record_baseline() -> None:
     from ragaliq.dataset import load_dataset
     from ragaliq.evaluators import build_evaluators
     from ragaliq.judges import OfflineJudge
+    from ragaliq.repository import ConfigLocation
     from ragaliq.runner import run_suite
 
     config_path = QUICKSTART / "ragaliq.yaml"
@@ -77,7 +79,7 @@ def record_baseline() -> None:
             evaluators=build_evaluators(config.evaluators),
         )
     )
-    path = config.resolve(config.baseline, base=QUICKSTART)
+    path = ConfigLocation.of(config_path).local(config.baseline, what="baseline")
     policy = config.rules().recorded(report.evaluators)
     save_baseline(record(report, commit="0000000", policy=policy), path)
     print(f"baseline written to {path.relative_to(ROOT)}")

@@ -181,11 +181,6 @@ class GateConfig(Section):
         }
         return GateRules.of(self.gate, drops)
 
-    def resolve(self, path: str, *, base: Path) -> Path:
-        """A path from the config, made absolute against the config file's folder."""
-        candidate = Path(path).expanduser()
-        return candidate if candidate.is_absolute() else base / candidate
-
 
 def load_config(path: Path) -> GateConfig:
     """Read and validate a config file the user runs with, and register its API key as a secret.

@@ -41,7 +41,7 @@ from ragaliq.redaction import register_secret
 from ragaliq.report.html import write_html_report
 from ragaliq.report.markdown import UserTemplate, check_template
 from ragaliq.report_file import DISCARD, ReportWriter, TextSink
-from ragaliq.repository import WorkTree, git_toplevel, is_tracked, repo_path
+from ragaliq.repository import ConfigLocation, WorkTree, git_toplevel, is_tracked, repo_path
 from ragaliq.runner import RunSettings, stream_suite
 from ragaliq.trust import Bar, read_bar
 
@@ -67,8 +67,6 @@ __all__ = [
     "load_inputs",
     "load_inputs_from",
     "local_cache_path",
-    "local_root",
-    "repo_relative",
     "run_settings",
     "write_html",
 ]
@@ -103,12 +101,6 @@ class Inputs:
         return (self.config_path, self.dataset_path)
 
 
-def local_root(config_path: Path) -> Path:
-    """The repository a local config belongs to: git's top folder, else the config's folder."""
-    folder = config_path.resolve().parent
-    return git_toplevel(folder) or folder
-
-
 def local_cache_path(config: GateConfig, config_path: Path) -> Path | None:
     """The judge cache a local config names, or None when the config keeps none.
 
@@ -118,27 +110,7 @@ def local_cache_path(config: GateConfig, config_path: Path) -> Path | None:
     """
     if not config.judge.cache:
         return None
-    root = local_root(config_path)
-    folder = str(Path(repo_relative(root, config_path, what="--config")).parent)
-    path = repo_path(
-        config.judge.cache_path, folder="" if folder == "." else folder, what="judge.cache_path"
-    )
-    WorkTree(root).check(path, what="judge.cache_path")
-    return root / path
-
-
-def repo_relative(root: Path, path: Path, *, what: str) -> str:
-    """``path`` (as given on the command line) as a path from the repository's root.
-
-    Raises:
-        ConfigError: it is outside the repository.
-    """
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError as exc:
-        raise ConfigError(
-            f"{what} {path}: must be inside the repository {root}, where the gate reads it"
-        ) from exc
+    return ConfigLocation.of(config_path).local(config.judge.cache_path, what="judge.cache_path")
 
 
 def load_inputs(config_path: Path, dataset: Path | None, *, keep_cases: bool = True) -> Inputs:
@@ -150,10 +122,10 @@ def load_inputs(config_path: Path, dataset: Path | None, *, keep_cases: bool = T
     ``keep_cases=False`` it is only checked: ``cases`` stays empty and ``dataset_info`` counts
     them.
     """
-    root = local_root(config_path)
+    location = ConfigLocation.of(config_path)
     return load_inputs_from(
-        WorkTree(root),
-        config_file=repo_relative(root, config_path, what="--config"),
+        WorkTree(location.root),
+        config_file=location.file,
         config_path=config_path,
         dataset=dataset,
         keep_cases=keep_cases,

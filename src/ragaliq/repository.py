@@ -42,13 +42,16 @@ from ragaliq.git import (
 __all__ = [
     "MAX_TEXT_BYTES",
     "CommitMissingError",
+    "ConfigLocation",
     "FallbackSource",
     "FileSource",
     "GitCommit",
     "WorkTree",
+    "folder_of",
     "git_default_base",
     "git_resolve",
     "git_toplevel",
+    "inside",
     "is_tracked",
     "repo_path",
 ]
@@ -97,6 +100,75 @@ def repo_path(raw: str, *, folder: str = "", what: str) -> str:
     if not parts:
         raise ConfigError(f"{what}: {raw!r} is the repository's root folder, not a file")
     return "/".join(parts)
+
+
+def folder_of(file: str) -> str:
+    """The repository path of a file's folder, ``""`` for the root."""
+    parent = str(PurePosixPath(file).parent)
+    return "" if parent == "." else parent
+
+
+@dataclass(frozen=True)
+class ConfigLocation:
+    """Where a config sits: the repository on disk, and the config's repository path.
+
+    The one resolver of the paths a config names (its dataset, baseline, templates, judge cache):
+    relative to the config's folder, inside the repository, literal (:func:`repo_path`), and on
+    disk never through a symbolic link. ``ragaliq gate``, ``baseline record``, the Python API and
+    the pytest plugin all resolve through it, so no command writes where the gate never reads.
+    """
+
+    root: Path
+    file: str
+
+    @classmethod
+    def of(cls, config_path: Path) -> ConfigLocation:
+        """The location of a config file on disk: its git repository, else its own folder.
+
+        Raises:
+            ConfigError: the file is outside the repository it seems to be in.
+        """
+        folder = config_path.resolve().parent
+        root = git_toplevel(folder) or folder
+        return cls(root, inside(root, config_path, what="--config"))
+
+    @property
+    def folder(self) -> str:
+        """The repository path of the config's folder (``""`` for the root)."""
+        return folder_of(self.file)
+
+    def path(self, raw: str, *, what: str) -> str:
+        """A path the config names, as a repository path.
+
+        Raises:
+            ConfigError: it is empty, absolute, starts with ``~`` or leaves the repository.
+        """
+        return repo_path(raw, folder=self.folder, what=what)
+
+    def local(self, raw: str, *, what: str) -> Path:
+        """A path the config names, on disk, passing through no symbolic link.
+
+        Raises:
+            ConfigError: as :meth:`path`.
+            RepositoryError: it is, or passes through, a symbolic link, or is not a file.
+        """
+        path = self.path(raw, what=what)
+        WorkTree(self.root).check(path, what=what)
+        return self.root / path
+
+
+def inside(root: Path, path: Path, *, what: str) -> str:
+    """``path`` (as given on the command line) as a path from the repository's root.
+
+    Raises:
+        ConfigError: it is outside the repository.
+    """
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError as exc:
+        raise ConfigError(
+            f"{what} {path}: must be inside the repository {root}, where the gate reads it"
+        ) from exc
 
 
 class FileSource(Protocol):

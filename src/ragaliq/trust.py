@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -38,6 +38,7 @@ from ragaliq.repository import (
     FileSource,
     GitCommit,
     WorkTree,
+    folder_of,
     git_default_base,
     git_resolve,
     repo_path,
@@ -88,8 +89,7 @@ class Bar:
     @property
     def config_folder(self) -> str:
         """The repository path of the config's folder (``""`` for the root)."""
-        parent = str(PurePosixPath(self.config_file).parent)
-        return "" if parent == "." else parent
+        return folder_of(self.config_file)
 
     def path(self, raw: str, *, what: str) -> str:
         """A path from the config, as a repository path (relative to the config's folder)."""
@@ -188,9 +188,9 @@ def read_bar(
             notices.append(
                 f"This change deletes {config_file}; the gate keeps using the base commit's."
             )
-    folder = str(PurePosixPath(config_file).parent)
-    folder = "" if folder == "." else folder
-    path = baseline_file or repo_path(trusted_config.baseline, folder=folder, what="baseline")
+    path = baseline_file or repo_path(
+        trusted_config.baseline, folder=folder_of(config_file), what="baseline"
+    )
     text = (
         read_text(trusted, path, what="baseline", limit=MAX_BASELINE_BYTES)
         if with_baseline

@@ -39,15 +39,13 @@ from ragaliq.pipeline import (
     judge_with,
     kept_report,
     load_inputs,
-    local_root,
-    repo_relative,
     write_html,
 )
 from ragaliq.preflight import preflight
 from ragaliq.report import format_decision, format_preflight
 from ragaliq.report._format import plural
 from ragaliq.report_file import ReportFile, write_report
-from ragaliq.repository import WorkTree, git_toplevel, repo_path
+from ragaliq.repository import ConfigLocation, WorkTree, git_toplevel, inside, repo_path
 from ragaliq.shards import Shard, parse_shard, shard_cases
 from ragaliq.trust import base_source
 
@@ -252,20 +250,19 @@ def gate(
     thresholds apply, and the comment lists every hallucinated claim. Exit code 0 when the gate
     passes, 1 when it fails, 2 when nothing could be judged.
     """
-    root = local_root(config_path)
+    location = ConfigLocation.of(config_path)
+    root = location.root
     _say_when_not_a_repository(root, base_ref)
     work = WorkTree(root)
     explicit = None
     if baseline_path is not None:
-        explicit = repo_path(
-            repo_relative(root, baseline_path, what="--baseline"), what="--baseline"
-        )
+        explicit = repo_path(inside(root, baseline_path, what="--baseline"), what="--baseline")
     plan = plan_gate(
         GateSetup(
             trusted=base_source(root, base_ref),
             proposal=work,
             work=work,
-            config_file=repo_relative(root, config_path, what="--config"),
+            config_file=location.file,
             config_path=config_path,
             config_name=str(config_path),
             baseline_file=explicit,
@@ -366,7 +363,7 @@ def baseline_record(
     for notice in inputs.notices:
         echo(f"notice: {notice}", err=True)
     config = inputs.config
-    target = output or config.resolve(config.baseline, base=config_path.resolve().parent)
+    target = output or ConfigLocation.of(config_path).local(config.baseline, what="baseline")
     check_writable(target, report_out, reads=inputs.files)
     with kept_report(report_out, needed=True) as report_path:
         assert report_path is not None  # needed: a temporary file at least

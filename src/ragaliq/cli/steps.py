@@ -39,6 +39,7 @@ from ragaliq.report._format import plural
 from ragaliq.report.markdown import CaseDigest, UserTemplate, render_comment, render_summary
 from ragaliq.report.marker import comment_marker
 from ragaliq.report_file import ReportFile
+from ragaliq.repository import ConfigLocation
 from ragaliq.shards import merge_reports
 from ragaliq.trust import hold_to_baseline
 
@@ -78,7 +79,7 @@ def baseline_update(
     report = ReportFile(report_path)
     config = config_or_default(config_path)
     if output is None:
-        output = config.resolve(config.baseline, base=config_path.resolve().parent)
+        output = ConfigLocation.of(config_path).local(config.baseline, what="baseline")
     check_writable(output, reads=(report_path, config_path))
     record(report.head, report.iter_cases(), output, config_path, config, allow_errors, commit)
 

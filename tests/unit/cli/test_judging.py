@@ -316,3 +316,14 @@ def test_a_gate_outside_a_git_repository_says_so(runner, tmp_path):
         f"error: --base main: {tmp_path} is not in a git repository, so there is no commit to "
         "read the bar from; run the gate inside the repository, or pass --base none"
     ) in named.stderr
+
+
+@pytest.mark.parametrize("place", ["~/elsewhere.json", "/tmp/elsewhere.json", "../out.json"])
+def test_baseline_record_writes_only_where_the_gate_reads(runner, tmp_path, place):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    config = setup(repo, [faithful()], config=f"baseline: {place}\n")
+    result = runner.invoke(cli, ["baseline", "record", "--config", str(config)])
+    assert result.exit_code == 2, result.output
+    assert "baseline:" in result.stderr and "repository" in result.stderr
+    assert not (tmp_path / "out.json").exists()
