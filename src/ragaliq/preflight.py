@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ragaliq.errors import BudgetError
@@ -21,6 +20,7 @@ from ragaliq.judges.base import EstimatingJudge, Judge, Operation
 from ragaliq.judges.offline import extract_sentence_claims
 from ragaliq.models import CasePlan, Preflight, TestCase, Usage
 from ragaliq.policy import Budget
+from ragaliq.runner.passes import Passes
 
 __all__ = ["CLAIMS_PER_SENTENCE", "check_budget", "estimate_case", "preflight"]
 
@@ -40,11 +40,10 @@ def preflight(
     if not isinstance(judge, EstimatingJudge):
         free = tuple(CasePlan(case_id=c.id, operations=0, cache_hits=0, calls=0) for c in cases)
         return Preflight(judge=judge.info, cases=free, usage=Usage(), notices=tuple(notices))
-    needs = _Needs.of(evaluators)
     plans: list[CasePlan] = []
     total = Usage()
     for case in cases:
-        plan, usage = _plan(case, judge, needs, repeat=repeat)
+        plan, usage = _plan(case, judge, evaluators, repeat=repeat)
         plans.append(plan)
         total += usage
     if judge.info.provider == "cascade":
@@ -56,43 +55,29 @@ def preflight(
     return Preflight(judge=judge.info, cases=tuple(plans), usage=total, notices=tuple(notices))
 
 
-@dataclass(frozen=True, kw_only=True)
-class _Needs:
-    """What the evaluators ask of the judge, as the runner reads it."""
-
-    claims: bool
-    facts: bool
-    relevance: bool
-    chunks: bool
-
-    @classmethod
-    def of(cls, evaluators: Sequence[Evaluator[Any]]) -> _Needs:
-        return cls(
-            claims=any(e.needs_claims for e in evaluators),
-            facts=any(e.needs_facts for e in evaluators),
-            relevance=any(e.needs_relevance for e in evaluators),
-            chunks=any(e.needs_chunks for e in evaluators),
-        )
-
-
 def estimate_case(
     case: TestCase, *, judge: Judge, evaluators: Sequence[Evaluator[Any]], repeat: int = 1
 ) -> Usage:
     """What judging one case would take (calls, tokens, USD), with no judge call."""
     if not isinstance(judge, EstimatingJudge):
         return Usage()
-    return _plan(case, judge, _Needs.of(evaluators), repeat=repeat)[1]
+    return _plan(case, judge, evaluators, repeat=repeat)[1]
 
 
 def _plan(
-    case: TestCase, judge: EstimatingJudge, needs: _Needs, *, repeat: int
+    case: TestCase,
+    judge: EstimatingJudge,
+    evaluators: Sequence[Evaluator[Any]],
+    *,
+    repeat: int,
 ) -> tuple[CasePlan, Usage]:
     """The operations the runner would send for one case, each as the judge estimates it.
 
-    The same passes as :class:`~ragaliq.runner` makes: one extraction, then one verification of
-    the claims and the needed facts together (``repeat`` times), the relevance, and one rating
-    of the chunks; a case without context verifies nothing and rates nothing.
+    The passes are the runner's own (:class:`~ragaliq.runner.passes.Passes`): one extraction,
+    then one verification of the claims and the needed facts together (``repeat`` times), the
+    relevance, and one rating of the chunks.
     """
+    needs = Passes.of(case, evaluators)
     usage = Usage()
     operations = 0
 
@@ -106,7 +91,7 @@ def _plan(
         operations += 1
         usage += judge.estimate(operation, case, claims, sample=sample, facts=facts)
 
-    if needs.claims or needs.facts:
+    if needs.verification:
         claims: tuple[str, ...] = ()
         if needs.claims:
             account("extract_claims")
@@ -118,12 +103,12 @@ def _plan(
                 )
             claims = planned
         facts = case.needed_facts if needs.facts else ()
-        if (claims or facts) and case.has_context:
+        if Passes.verifies(case, claims, facts):
             for sample in range(repeat):
                 account("verify_claims", claims, sample, facts)
     if needs.relevance:
         account("evaluate_relevance")
-    if needs.chunks and case.context:
+    if needs.rates(case):
         account("rate_chunks")
     plan = CasePlan(
         case_id=case.id, operations=operations, cache_hits=usage.cache_hits, calls=usage.calls
@@ -151,10 +136,9 @@ def check_budget(
     total = Usage()
     if not isinstance(judge, EstimatingJudge):
         return total
-    needs = _Needs.of(evaluators)
     fix = "in the base commit's ragaliq.yaml (gate.budget), or judge fewer or smaller cases"
     for case in cases:
-        usage = _plan(case, judge, needs, repeat=repeat)[1]
+        usage = _plan(case, judge, evaluators, repeat=repeat)[1]
         tokens = usage.input_tokens + usage.output_tokens
         if tokens > budget.case_tokens or usage.cost_usd > budget.case_usd:
             raise BudgetError(

@@ -116,3 +116,16 @@ def test_a_gate_is_estimated_against_its_budget_before_any_call():
     with pytest.raises(BudgetError, match=r"this run would take about 12,000 tokens \(\$0\.12\)"):
         check_budget(cases, judge=judge, evaluators=suite, repeat=1, budget=Budget(run_usd=0.1))
     assert judge.calls == []  # estimated, never called
+
+
+def test_the_estimate_asks_what_the_run_asks_of_a_blank_response():
+    judge = EstimatingFake()
+    case = make_case(id="blank", response=" ")
+    plan = preflight([case], judge=judge, evaluators=[e() for e in ALL])
+    run = asyncio.run(run_suite([case], judge=judge, evaluators=[e() for e in ALL]))
+    asked = [op for op, _ in judge.calls]
+    estimated = [op for op, *_ in judge.estimates]
+    # A blank response: no claims or relevance asked or estimated; the chunks still rated.
+    assert estimated == ["rate_chunks"] and asked == ["chunks"]
+    assert plan.cases[0].operations == len(asked)
+    assert run.cases[0].results["faithfulness"].status == "error"
