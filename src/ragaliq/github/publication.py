@@ -1,0 +1,177 @@
+"""Where a gate's result goes: the step's outputs, the summary, the PR comment, the commit status.
+
+Once the pull request is known, every way a run can end says something there; a run that did not
+decide never leaves an earlier "passed" standing, and a pull request nobody judged never gets a
+green status.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ragaliq.errors import CommentForbiddenError, ConfigError, PublishError, RagaliqError
+from ragaliq.exits import ExitCode
+from ragaliq.gate import GateDecision
+from ragaliq.github.commands import Workflow
+from ragaliq.github.remote import Remote
+from ragaliq.github.settings import ActionSettings, PullRequest
+from ragaliq.github.status import CommitStatus, StatusState
+from ragaliq.redaction import redact
+from ragaliq.report.markdown import render_status
+from ragaliq.report.marker import comment_marker
+from ragaliq.text.plain import plural
+
+__all__ = [
+    "MAX_ANNOTATIONS",
+    "Publication",
+    "annotate",
+    "checked_comment_id",
+    "set_outputs",
+    "status_for",
+]
+
+MAX_ANNOTATIONS = 10
+
+
+@dataclass(kw_only=True)
+class Publication:
+    """Where the gate's result goes: the outputs, the summary, the PR comment, the commit status.
+
+    Once the pull request is known, every way the run can end says something there; a run that
+    did not decide never leaves an earlier "passed" standing.
+    """
+
+    settings: ActionSettings | None
+    workflow: Workflow
+    remote: Remote | None
+    pull_request: PullRequest | None = None
+    status: CommitStatus | None = None
+
+    def aim(self, head_sha: str, pull_request: PullRequest | None) -> None:
+        """The change is known: the comment and the status go to it from now on."""
+        self.pull_request = pull_request
+        if self.settings is not None and self.remote is not None and self.settings.commit_status:
+            self.status = self.remote.status_of(head_sha)
+
+    def set_status(self, state: StatusState, description: str) -> None:
+        """Set the commit status, when there is one to set."""
+        if self.status is not None:
+            self.status.set(state, redact(description))
+
+    def comment(self, body: str) -> str:
+        """Create or update the PR comment; its URL, or "" when none was posted."""
+        settings, pr = self.settings, self.pull_request
+        if settings is None or self.remote is None or settings.comment == "off":
+            return ""
+        if pr is None:
+            self.workflow.log("not a pull request: no comment to post")
+            return ""
+        if not settings.github_token:
+            self.workflow.notice("No github-token: no comment; the job summary has it all.")
+            return ""
+        try:
+            with self.remote.publisher(pr.number) as publisher:
+                result = publisher.upsert(
+                    body=redact(body), marker=comment_marker(settings.comment_id)
+                )
+        except CommentForbiddenError as exc:
+            self.workflow.notice(
+                f"{exc} The job summary has the full result.", title="No PR comment"
+            )
+            return ""
+        except PublishError as exc:
+            self.workflow.warning(
+                f"The PR comment could not be posted: {exc}", title="No PR comment"
+            )
+            return ""
+        self.workflow.log(f"PR comment {result.action}: {result.url}")
+        return result.url
+
+    def could_not_judge(self, reason: str) -> None:
+        """After a failure: ``passed`` is false, and the comment and status say why.
+
+        Failures while saying so are logged, not raised.
+        """
+        try:
+            self.workflow.set_output("passed", "false")
+            settings = self.settings
+            if settings is None or settings.mode != "gate":
+                return
+            self.workflow.write_summary(f"## RagaliQ Gate: could not judge\n\n{reason}\n")
+            self.set_status("error", f"not judged: {reason}")
+            try:
+                comment_id = checked_comment_id(settings.comment_id)
+            except ConfigError:
+                return  # without a valid id, our comment cannot be told from others
+            self.comment(
+                render_status(
+                    title="RagaliQ Gate could not judge this change",
+                    reason=reason,
+                    comment_id=comment_id,
+                )
+            )
+        except (RagaliqError, OSError) as exc:
+            self.workflow.log(f"the failure could not be reported everywhere: {exc}")
+
+
+def status_for(code: ExitCode, decision: GateDecision) -> tuple[StatusState, str]:
+    """The commit status a finished gate sets: never success for what was not judged."""
+    if code is ExitCode.PASSED:
+        return "success", f"passed ({plural(decision.cases, 'case')} judged)"
+    if code is ExitCode.FAILED:
+        return "failure", decision.failures[0] if decision.failures else "failed"
+    return "error", "not judged: no case could be judged"
+
+
+def set_outputs(
+    workflow: Workflow,
+    *,
+    passed: bool,
+    report_path: str,
+    comment_url: str,
+    decision: GateDecision | None,
+    html_report_path: str = "",
+) -> None:
+    workflow.set_output("passed", "true" if passed else "false")
+    workflow.set_output("html-report-path", html_report_path)
+    workflow.set_output("report-path", report_path)
+    workflow.set_output("comment-url", comment_url)
+    scores = decision.scores if decision is not None else {}
+    workflow.set_output("scores", json.dumps(scores, sort_keys=True))
+    count = len(decision.new_hallucinations) if decision is not None else 0
+    workflow.set_output("new-hallucinations", str(count))
+
+
+def annotate(workflow: Workflow, decision: GateDecision) -> None:
+    """At most ten annotations: why the gate failed, then new hallucinations, then drops.
+
+    A failed gate gets ``::error`` lines; a passing gate only warns about new hallucinations.
+    """
+    new = [
+        (f"New hallucination in {c.case_id}", f"{c.claim} ({c.verdict}: {c.reason})")
+        for c in decision.new_hallucinations
+    ]
+    if decision.passed:
+        for title, message in new[:MAX_ANNOTATIONS]:
+            workflow.warning(message, title=title)
+        return
+    lines = [("RagaliQ Gate failed", failure) for failure in decision.failures] + new
+    lines += [
+        (
+            f"Regressed case {r.case_id}",
+            f"{r.evaluator} {r.baseline:.3f} → " + ("error" if r.head is None else f"{r.head:.3f}"),
+        )
+        for r in decision.regressed_cases
+    ]
+    for title, message in lines[:MAX_ANNOTATIONS]:
+        workflow.error(message, title=title)
+
+
+def checked_comment_id(value: str) -> str:
+    """The ``comment-id`` input, once it is known to make a valid marker."""
+    try:
+        comment_marker(value)
+    except ValueError as exc:
+        raise ConfigError(f"input {exc}") from exc
+    return value

@@ -1,0 +1,113 @@
+"""What the action asks of GitHub, built once from its settings: tests point it at fakes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ragaliq.config import GatePolicy
+from ragaliq.gate.acceptance import Acceptance
+from ragaliq.github.artifacts import ArtifactDataset, artifact_exists, download_dataset
+from ragaliq.github.commands import Workflow
+from ragaliq.github.comment import GitHubPublisher
+from ragaliq.github.contents import ContentsAtCommit
+from ragaliq.github.pulls import find_pull_request
+from ragaliq.github.reviews import read_acceptances_from_reviews
+from ragaliq.github.settings import ActionSettings, PullRequest, WorkflowRun
+from ragaliq.github.status import CommitStatus, status_context
+from ragaliq.repository import FallbackSource, FileSource, GitCommit
+
+__all__ = ["Remote", "connect"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Remote:
+    """What the action asks of GitHub; :func:`main` builds it from the settings."""
+
+    files_at: Callable[[str, str], FileSource]
+    """``(sha, label)``: the repository's files at a commit: git in the workspace, else the
+    Contents API; ``label`` names the commit in messages."""
+    publisher: Callable[[int], GitHubPublisher]
+    """The comment of pull request N."""
+    pull_request_of: Callable[[WorkflowRun], PullRequest | None]
+    """The open pull request a ``workflow_run`` event is about."""
+    dataset_from: Callable[[int, str, str, str | None], ArtifactDataset]
+    """``(run_id, artifact, file_name, head_sha)``: the dataset unpacked from an artifact."""
+    has_artifact: Callable[[int, str], bool]
+    """Whether run N uploaded an artifact of that name."""
+    status_of: Callable[[str], CommitStatus]
+    """The gate's commit status on a commit."""
+    acceptances_of: Callable[
+        [PullRequest, GatePolicy], tuple[tuple[Acceptance, ...], tuple[str, ...]]
+    ]
+    """Reviewers' acceptances at the pull request's head under the trusted policy, and notes on
+    the reviews that do not count."""
+
+
+def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
+    """The real GitHub (or GHES) behind the action's settings."""
+
+    def files_at(sha: str, label: str) -> FileSource:
+        api = ContentsAtCommit(
+            token=settings.github_token,
+            repository=settings.repository,
+            sha=sha,
+            api_url=settings.api_url,
+            label=label,
+        )
+        return FallbackSource(
+            (GitCommit(settings.workspace, sha, label=label), api), on_fallback=workflow.log
+        )
+
+    def dataset_from(run_id: int, artifact: str, name: str, head: str | None) -> ArtifactDataset:
+        return download_dataset(
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+            run_id=run_id,
+            artifact=artifact,
+            file_name=name,
+            head_sha=head,
+        )
+
+    return Remote(
+        files_at=files_at,
+        publisher=lambda number: GitHubPublisher(
+            token=settings.github_token,
+            repository=settings.repository,
+            pr_number=number,
+            api_url=settings.api_url,
+        ),
+        pull_request_of=lambda run: find_pull_request(
+            run,
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+        ),
+        dataset_from=dataset_from,
+        has_artifact=lambda run_id, name: artifact_exists(
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+            run_id=run_id,
+            artifact=name,
+        ),
+        status_of=lambda sha: CommitStatus(
+            token=settings.github_token,
+            repository=settings.repository,
+            sha=sha,
+            api_url=settings.api_url,
+            context=status_context(settings.comment_id),
+            target_url=settings.run_url,
+            on_failure=lambda message: workflow.notice(message, title="No commit status"),
+        ),
+        acceptances_of=lambda pr, policy: read_acceptances_from_reviews(
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+            number=pr.number,
+            head_sha=pr.head_sha,
+            author=pr.author,
+            policy=policy,
+        ),
+    )
