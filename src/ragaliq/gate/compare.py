@@ -16,22 +16,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, TypeVar
 
-from ragaliq.baseline import Baseline, BaselineCase, BaselineClaim, Provenance
+from ragaliq.baseline import Baseline, BaselineCase, BaselineClaim
 from ragaliq.evaluators.hallucination import hallucinated_claims
 from ragaliq.gate.acceptance import ALL, Acceptance, claim_id, covering
 from ragaliq.gate.decision import (
     MAX_LISTED,
     CaseFailure,
     ClaimChange,
-    EvaluatorDecision,
-    EvaluatorStatus,
     GateDecision,
     IrrelevantChunk,
     RegressedCase,
 )
-from ragaliq.gate.statistics import PairedDelta, cases_to_resolve, paired_delta
+from ragaliq.gate.scores import Shared, decide_evaluators, failure_line
+from ragaliq.gate.scores import comparable as judged_alike
 from ragaliq.models import CaseResult, ClaimVerdict, ReportHead, Verdict
 from ragaliq.policy import GateRules
 from ragaliq.report_file import ReportSource
@@ -109,14 +108,6 @@ class _Listed(Generic[T]):
         return self.total - len(self.items)
 
 
-class _Shared(NamedTuple):
-    """One evaluator's scores over the cases both runs scored."""
-
-    head_sum: float
-    base_sum: float
-    deltas: list[float]
-
-
 class Comparison:
     """The gate decision, built case by case: :meth:`add` each head case, then :meth:`decide`."""
 
@@ -154,7 +145,7 @@ class Comparison:
         self._irrelevant = _Listed[IrrelevantChunk](listed)
         self._regressed: list[tuple[float, RegressedCase]] = []
         self._regressed_total = 0
-        self._shared: dict[str, _Shared] = {}
+        self._shared: dict[str, Shared] = {}
 
     # --- one case at a time ---------------------------------------------------------------------
 
@@ -232,7 +223,7 @@ class Comparison:
             old = before.scores.get(name)
             if result.status != "ok" or result.score is None or old is None:
                 continue
-            shared = self._shared.setdefault(name, _Shared(0.0, 0.0, []))
+            shared = self._shared.setdefault(name, Shared(0.0, 0.0, []))
             self._shared[name] = shared._replace(
                 head_sum=shared.head_sum + result.score, base_sum=shared.base_sum + old
             )
@@ -269,49 +260,22 @@ class Comparison:
         """The decision once every head case has been added."""
         baseline, rules = self.baseline, self.rules
         notices: list[str] = [*head.notices, *self.bar_notices]
-        comparable = _comparable(head, baseline, notices)
-        evaluators = self._decide_evaluators(head, rules, comparable, notices)
+        comparable = judged_alike(head, baseline, notices)
+        evaluators = decide_evaluators(
+            head,
+            baseline=baseline,
+            shared=self._shared,
+            thresholds=self.thresholds,
+            rules=rules,
+            comparable=comparable,
+            notices=notices,
+        )
         removed = _Listed[str](self.listed)
         for case_id in sorted(set(self._base) - self._seen):
             removed.add(case_id)
-        case_failures = self._case_sets(removed, rules, notices)
-        failures = [_failure_line(name, e) for name, e in evaluators.items() if not e.passed]
-        failures += case_failures
-        if self._errors.total and rules.on_error == "fail":
-            failures.append(
-                f"{plural(self._errors.total, 'case')} could not be judged (gate.on_error: fail)"
-            )
-        if head.stopped_early:
-            failures.append(f"the run stopped early: {head.stopped_early}")
-        new = self._new.total - self._accepted
-        if new and rules.fail_on_new_hallucinations:
-            failures.append(
-                f"{plural(new, 'newly hallucinated claim')} (gate.fail_on_new_hallucinations: true)"
-            )
-        if self._accepted:
-            notices.append(
-                f"{plural(self._accepted, 'newly hallucinated claim')} accepted by a reviewer at "
-                "this commit; a new push needs a new review."
-            )
-        accepted_failures: tuple[str, ...] = ()
-        overall = next((a for a in self.acceptances if a.claims == ALL), None)
-        if overall is not None and failures:
-            accepted_failures, failures = tuple(failures), []
-            notices.append(
-                f"Every finding at this commit was accepted by {overall.by} "
-                f"({plural(len(accepted_failures), 'failure')} set aside); a new push needs a "
-                "new review."
-            )
-        elif new:
-            notices.append(
-                "Newly hallucinated claims are listed but do not fail this gate "
-                "(gate.fail_on_new_hallucinations: false); the scores decide."
-            )
-        if self._unstable.total and not rules.count_unstable:
-            notices.append(
-                f"{self._unstable.total} hallucinated claims are unstable (the judge's repeated "
-                "verdicts disagreed), so they are listed apart and not counted as new."
-            )
+        failures = [failure_line(name, e) for name, e in evaluators.items() if not e.passed]
+        failures += self._case_sets(removed, rules, notices)
+        failures, accepted_failures = self._claim_failures(head, failures, notices)
         listed: dict[str, _Listed[Any]] = {
             "new_hallucinations": self._new,
             "hallucinations": self._first_run,
@@ -356,6 +320,51 @@ class Comparison:
             baseline_commit=baseline.commit if baseline else None,
         )
 
+    def _claim_failures(
+        self, head: ReportHead, failures: list[str], notices: list[str]
+    ) -> tuple[list[str], tuple[str, ...]]:
+        """The failures of errors, an early stop and new hallucinations added to ``failures``.
+
+        Returned second: what a reviewer accepted at this commit, set aside.
+        """
+        rules = self.rules
+        if self._errors.total and rules.on_error == "fail":
+            failures.append(
+                f"{plural(self._errors.total, 'case')} could not be judged (gate.on_error: fail)"
+            )
+        if head.stopped_early:
+            failures.append(f"the run stopped early: {head.stopped_early}")
+        new = self._new.total - self._accepted
+        if new and rules.fail_on_new_hallucinations:
+            failures.append(
+                f"{plural(new, 'newly hallucinated claim')} (gate.fail_on_new_hallucinations: true)"
+            )
+        if self._accepted:
+            notices.append(
+                f"{plural(self._accepted, 'newly hallucinated claim')} accepted by a reviewer at "
+                "this commit; a new push needs a new review."
+            )
+        accepted_failures: tuple[str, ...] = ()
+        overall = next((a for a in self.acceptances if a.claims == ALL), None)
+        if overall is not None and failures:
+            accepted_failures, failures = tuple(failures), []
+            notices.append(
+                f"Every finding at this commit was accepted by {overall.by} "
+                f"({plural(len(accepted_failures), 'failure')} set aside); a new push needs a "
+                "new review."
+            )
+        elif new:
+            notices.append(
+                "Newly hallucinated claims are listed but do not fail this gate "
+                "(gate.fail_on_new_hallucinations: false); the scores decide."
+            )
+        if self._unstable.total and not rules.count_unstable:
+            notices.append(
+                f"{self._unstable.total} hallucinated claims are unstable (the judge's repeated "
+                "verdicts disagreed), so they are listed apart and not counted as new."
+            )
+        return failures, accepted_failures
+
     def _case_sets(self, removed: _Listed[str], rules: GateRules, notices: list[str]) -> list[str]:
         """Cases new since the baseline, and baseline cases the run lacks (a failure by default)."""
         if self.baseline is None:
@@ -387,77 +396,6 @@ class Comparison:
             "without them on the base branch first"
         ]
 
-    def _decide_evaluators(
-        self, head: ReportHead, rules: GateRules, comparable: bool, notices: list[str]
-    ) -> dict[str, EvaluatorDecision]:
-        baseline = self.baseline
-        decisions: dict[str, EvaluatorDecision] = {}
-        for name, summary in head.summary.evaluators.items():
-            threshold = self.thresholds.get(name, summary.threshold)
-            shared = _SharedScores()
-            if baseline is not None:
-                shared = _SharedScores.of(self._shared.get(name))
-            max_drop = rules.drop_for(name)
-            head_score = summary.score
-            delta = shared.delta
-            change = (
-                paired_delta(shared.deltas, confidence=rules.confidence) if comparable else None
-            )
-            to_resolve = None
-            if head_score is None:
-                status: EvaluatorStatus = "no_score"
-            elif head_score < threshold or (shared.head is not None and shared.head < threshold):
-                status = "below_threshold"
-            elif comparable and delta is not None and delta < -max_drop - 1e-9:
-                if change is not None and change.resolved_drop:
-                    status = "regressed"
-                else:
-                    status = "inconclusive"
-                    sd = change.sd if change is not None else 0.0
-                    to_resolve = cases_to_resolve(
-                        sd, max_drop=max_drop, confidence=rules.confidence
-                    )
-                    notices.append(_inconclusive_notice(name, shared, change, to_resolve, rules))
-            else:
-                status = "pass"
-            passed = status == "pass" or (
-                status == "inconclusive" and rules.on_inconclusive == "pass"
-            )
-            decisions[name] = EvaluatorDecision(
-                head=head_score,
-                baseline=shared.baseline,
-                delta=delta,
-                threshold=threshold,
-                max_drop=max_drop,
-                status=status,
-                passed=passed,
-                errors=summary.errors,
-                shared_cases=shared.cases if baseline is not None else None,
-                head_shared=shared.head,
-                interval=None if change is None else (round(change.low, 6), round(change.high, 6)),
-                confidence=None if change is None else rules.confidence,
-                cases_to_resolve=to_resolve,
-            )
-        missing = sorted(set(baseline.thresholds) - set(decisions)) if baseline is not None else []
-        for name in missing:
-            assert baseline is not None  # missing is empty without one
-            decisions[name] = EvaluatorDecision(
-                head=None,
-                baseline=baseline.score(name),
-                delta=None,
-                threshold=baseline.thresholds[name],
-                max_drop=rules.drop_for(name),
-                status="no_score",
-                passed=False,
-                turned_off=True,
-            )
-        if missing:
-            notices.append(
-                f"This run has no {', '.join(missing)} score, which the baseline has: a PR cannot "
-                "turn an evaluator off until it is merged and the baseline updated."
-            )
-        return decisions
-
 
 def _worst(
     regressed: list[tuple[float, RegressedCase]], limit: int
@@ -465,110 +403,6 @@ def _worst(
     """The ``limit`` largest drops, largest first."""
     regressed.sort(key=lambda item: (-item[0], item[1].case_id, item[1].evaluator))
     return regressed[:limit]
-
-
-def _comparable(head: ReportHead, baseline: Baseline | None, notices: list[str]) -> bool:
-    """Whether drops from the baseline can count: it exists, and it was judged alike."""
-    if baseline is None:
-        notices.append(
-            "No baseline yet: only thresholds apply, and no hallucinated claim counts as new. "
-            "Record one on the main branch with the action's mode: update-baseline, or with "
-            "ragaliq baseline record."
-        )
-        return False
-    differences = baseline.provenance.differences(Provenance.of(head))
-    if differences:
-        notices.append(
-            "The baseline was judged differently (" + "; ".join(differences) + "), so "
-            "score drops are shown but do not fail the gate; thresholds still apply. "
-            "Update the baseline on main to compare like with like."
-        )
-    return not differences
-
-
-class _SharedScores(NamedTuple):
-    """One evaluator's means over the cases both runs scored, and the per-case changes."""
-
-    baseline: float | None = None
-    head: float | None = None
-    cases: int = 0
-    deltas: tuple[float, ...] = ()
-
-    @classmethod
-    def of(cls, shared: _Shared | None) -> _SharedScores:
-        if shared is None or not shared.deltas:
-            return cls()
-        count = len(shared.deltas)
-        return cls(
-            baseline=round(shared.base_sum / count, 6),
-            head=round(shared.head_sum / count, 6),
-            cases=count,
-            deltas=tuple(shared.deltas),
-        )
-
-    @property
-    def delta(self) -> float | None:
-        if self.baseline is None or self.head is None:
-            return None
-        return round(self.head - self.baseline, 6)
-
-
-def _inconclusive_notice(
-    name: str,
-    shared: _SharedScores,
-    change: PairedDelta | None,
-    to_resolve: int | None,
-    rules: GateRules,
-) -> str:
-    drop = -(shared.delta or 0.0)
-    if change is None:
-        noise = "one shared case cannot say how noisy the scores are"
-    else:
-        noise = (
-            f"its {rules.confidence:.0%} interval [{change.low:+.3f}, {change.high:+.3f}] "
-            "includes no change"
-        )
-    more = (
-        f"; about {plural(to_resolve, 'case')} would resolve a drop of that size"
-        if to_resolve
-        else ""
-    )
-    does = "fails" if rules.on_inconclusive == "fail" else "does not fail"
-    return (
-        f"{name} dropped {drop:.3f} on the {plural(shared.cases, 'case')} both runs share, "
-        f"past max_drop {rules.drop_for(name):g}, but {noise}: the suite cannot tell this drop "
-        "from noise"
-        f"{more}. It {does} the gate (gate.on_inconclusive: {rules.on_inconclusive})."
-    )
-
-
-def _failure_line(name: str, decision: EvaluatorDecision) -> str:
-    if decision.turned_off:
-        return f"{name}: turned off, but the baseline has it"
-    if decision.status == "no_score":
-        return f"{name}: no case could be scored"
-    if decision.status == "inconclusive":
-        return (
-            f"{name}: dropped {-(decision.delta or 0.0):.3f}, past max_drop "
-            f"{decision.max_drop:g}, but within what the suite can resolve "
-            "(gate.on_inconclusive: fail)"
-        )
-    head = decision.head if decision.head is not None else 0.0
-    shared = decision.head_shared
-    if decision.status == "below_threshold":
-        if head >= decision.threshold and shared is not None:
-            return (
-                f"{name}: {shared:.3f} over the {plural(decision.shared_cases or 0, 'case')} "
-                f"the baseline has is below the threshold {decision.threshold:.2f} (new cases do "
-                "not lift it)"
-            )
-        return f"{name}: {head:.3f} is below the threshold {decision.threshold:.2f}"
-    base = decision.baseline if decision.baseline is not None else 0.0
-    now = shared if shared is not None else head
-    return (
-        f"{name}: {now:.3f} dropped {base - now:.3f} from the baseline {base:.3f} "
-        f"(max_drop {decision.max_drop:g})"
-    )
 
 
 def _few(ids: list[str] | tuple[str, ...], total: int, limit: int = 5) -> str:
