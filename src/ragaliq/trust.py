@@ -145,75 +145,34 @@ def read_bar(
     """
     notices: list[str] = []
     same_source = trusted is proposal
-    proposed_text = None
-    if proposal is not None:
-        try:
-            proposed_text = read_text(proposal, config_file, what="config")
-        except RepositoryError as exc:
-            if same_source:
-                raise
-            notices.append(
-                f"This change's own {config_file} could not be read ({exc}), so what it proposes "
-                "is not known; the gate uses the base commit's."
-            )
-            proposal = None
-    name = config_name or config_file
-    proposed = (
-        None
-        if proposed_text is None
-        else parse_config(proposed_text, name=name if same_source else f"{name} (this change)")
-    )
+    proposed, proposal = _read_proposal(proposal, config_file, config_name, same_source, notices)
     if same_source:
         if proposed is None:
             raise ConfigError(
-                f"{name}: not found; write one with `ragaliq init` (or by hand: see the "
-                "README's config reference), or pass --config with the right path"
+                f"{config_name or config_file}: not found; write one with `ragaliq init` (or by "
+                "hand: see the README's config reference), or pass --config with the right path"
             )
-        config, trusted_config = proposed, proposed
+        config = trusted_config = proposed
     else:
-        trusted_text = read_text(trusted, config_file, what="config")
-        if trusted_text is None:
-            trusted_config = GateConfig()
-            notices.append(
-                f"{config_file} is not in {trusted.description}, so this run uses the built-in "
-                "defaults; the config applies once it is on the base branch."
-            )
-        else:
-            trusted_config = parse_config(
-                trusted_text, name=f"{config_file} at {trusted.description}"
-            )
+        trusted_config, present = _read_trusted_config(trusted, config_file, notices)
         config, changes = tighten(trusted_config, proposed)
         notices += changes
-        if proposal is not None and proposed is None and trusted_text is not None:
+        if proposal is not None and proposed is None and present:
             notices.append(
                 f"This change deletes {config_file}; the gate keeps using the base commit's."
             )
     path = baseline_file or repo_path(
         trusted_config.baseline, folder=folder_of(config_file), what="baseline"
     )
-    text = (
-        read_text(trusted, path, what="baseline", limit=MAX_BASELINE_BYTES)
-        if with_baseline
-        else None
-    )
     baseline = None
-    if text is None and baseline_file is not None and with_baseline:
-        raise BaselineError(
-            f"{path}: not found at {trusted.description}; check the path (a typo?), or leave it "
-            "out to use the config's baseline"
+    if with_baseline:
+        baseline = _read_baseline(
+            trusted,
+            None if same_source else proposal,
+            path,
+            must_exist=baseline_file is not None,
+            notices=notices,
         )
-    if text is not None:
-        baseline = parse_baseline(text, source=f"{path} at {trusted.description}")
-        if not same_source and proposal is not None:
-            try:
-                edited = read_text(proposal, path, what="baseline", limit=MAX_BASELINE_BYTES)
-            except RepositoryError as exc:
-                edited = f"unreadable: {exc}"
-            if edited is not None and edited != text:
-                notices.append(
-                    f"This change edits {path}; the gate compares with the version on the base "
-                    "branch, and the edit takes effect once merged."
-                )
     return Bar(
         config=config,
         config_file=config_file,
@@ -222,6 +181,83 @@ def read_bar(
         notices=tuple(notices),
         source=trusted,
     )
+
+
+def _read_proposal(
+    proposal: FileSource | None,
+    config_file: str,
+    config_name: str | None,
+    same_source: bool,
+    notices: list[str],
+) -> tuple[GateConfig | None, FileSource | None]:
+    """The change's own config (None when it has none), and its source (None once unreadable).
+
+    Unreadable from a change that is not the trusted source, it only loses what it proposes.
+    """
+    if proposal is None:
+        return None, None
+    try:
+        text = read_text(proposal, config_file, what="config")
+    except RepositoryError as exc:
+        if same_source:
+            raise
+        notices.append(
+            f"This change's own {config_file} could not be read ({exc}), so what it proposes "
+            "is not known; the gate uses the base commit's."
+        )
+        return None, None
+    if text is None:
+        return None, proposal
+    name = config_name or config_file
+    return parse_config(text, name=name if same_source else f"{name} (this change)"), proposal
+
+
+def _read_trusted_config(
+    trusted: FileSource, config_file: str, notices: list[str]
+) -> tuple[GateConfig, bool]:
+    """The config at the trusted source, and whether it is there (else the built-in defaults)."""
+    text = read_text(trusted, config_file, what="config")
+    if text is None:
+        notices.append(
+            f"{config_file} is not in {trusted.description}, so this run uses the built-in "
+            "defaults; the config applies once it is on the base branch."
+        )
+        return GateConfig(), False
+    return parse_config(text, name=f"{config_file} at {trusted.description}"), True
+
+
+def _read_baseline(
+    trusted: FileSource,
+    proposal: FileSource | None,
+    path: str,
+    *,
+    must_exist: bool,
+    notices: list[str],
+) -> Baseline | None:
+    """The baseline at the trusted source, and a notice when the change edits it.
+
+    None when it is absent; an explicitly named baseline must exist.
+    """
+    text = read_text(trusted, path, what="baseline", limit=MAX_BASELINE_BYTES)
+    if text is None:
+        if must_exist:
+            raise BaselineError(
+                f"{path}: not found at {trusted.description}; check the path (a typo?), or leave "
+                "it out to use the config's baseline"
+            )
+        return None
+    baseline = parse_baseline(text, source=f"{path} at {trusted.description}")
+    if proposal is not None:
+        try:
+            edited = read_text(proposal, path, what="baseline", limit=MAX_BASELINE_BYTES)
+        except RepositoryError as exc:
+            edited = f"unreadable: {exc}"
+        if edited is not None and edited != text:
+            notices.append(
+                f"This change edits {path}; the gate compares with the version on the base "
+                "branch, and the edit takes effect once merged."
+            )
+    return baseline
 
 
 def tighten(trusted: GateConfig, proposed: GateConfig | None) -> tuple[GateConfig, list[str]]:
