@@ -79,21 +79,7 @@ async def calibrate(
         on_done=done,
         noun="claims",
     )
-    predictions: list[ClaimPrediction] = []
-    errors: list[JudgeFailure] = []
-    for item, answer in zip(labels, verdicts, strict=True):
-        if isinstance(answer, JudgeFailure):
-            errors.append(answer)
-        elif answer is not None:
-            predictions.append(
-                ClaimPrediction(
-                    id=item.id,
-                    gold=item.label,
-                    predicted=answer.verdict,
-                    confidence=answer.confidence,
-                    reason=answer.reason,
-                )
-            )
+    predictions, errors = _sorted(labels, verdicts)
     stopped = None
     if pool.stopped_early is not None:
         left = len(labels) - pool.done
@@ -109,6 +95,28 @@ async def calibrate(
         min_confidence=min_confidence,
         stopped_early=stopped,
     )
+
+
+def _sorted(
+    labels: Sequence[LabelledClaim], verdicts: Sequence[ClaimVerdict | JudgeFailure | None]
+) -> tuple[list[ClaimPrediction], list[JudgeFailure]]:
+    """The judged claims as predictions against their labels, and the failures apart."""
+    predictions: list[ClaimPrediction] = []
+    errors: list[JudgeFailure] = []
+    for item, answer in zip(labels, verdicts, strict=True):
+        if isinstance(answer, JudgeFailure):
+            errors.append(answer)
+        elif answer is not None:
+            predictions.append(
+                ClaimPrediction(
+                    id=item.id,
+                    gold=item.label,
+                    predicted=answer.verdict,
+                    confidence=answer.confidence,
+                    reason=answer.reason,
+                )
+            )
+    return predictions, errors
 
 
 async def _verify_one(

@@ -49,11 +49,8 @@ async def stream_suite(
         JudgeUnavailableError: the judge cannot be used at all; nothing more is scheduled.
     """
     settings = settings or RunSettings()
-    if (
-        settings.processes > 1
-        and isinstance(judge, ForkableJudge)
-        and (total is None or total >= MIN_CASES_FOR_PROCESSES)
-    ):
+    if _on_cores(judge, settings, total):
+        assert isinstance(judge, ForkableJudge)
         return await stream_in_processes(
             cases,
             factory=judge.process_factory(),
@@ -94,16 +91,24 @@ async def stream_suite(
         noun="cases",
     )
     for case in remaining:  # left unstarted by the budget
-        on_case(
-            CaseResult(
-                id=case.id,
-                input_hash=case.input_hash,
-                status="skipped",
-                query=case.query,
-                error=pool.stopped_early,
-            )
-        )
+        on_case(_unstarted(case, pool.stopped_early))
     return RunEnd(usage=pool.usage, stopped_early=pool.stopped_early)
+
+
+def _on_cores(judge: Judge, settings: RunSettings, total: int | None) -> bool:
+    """Whether a judge on the CPU alone is run on the machine's cores: worth it for many cases."""
+    return (
+        settings.processes > 1
+        and isinstance(judge, ForkableJudge)
+        and (total is None or total >= MIN_CASES_FOR_PROCESSES)
+    )
+
+
+def _unstarted(case: TestCase, why: str | None) -> CaseResult:
+    """A case the budget left unstarted: ``skipped``, with the budget's words."""
+    return CaseResult(
+        id=case.id, input_hash=case.input_hash, status="skipped", query=case.query, error=why
+    )
 
 
 async def run_suite(
