@@ -61,8 +61,7 @@ def render_example() -> str:
 
 
 def record_baseline() -> None:
-    from ragaliq.baseline import record_baseline as record
-    from ragaliq.baseline import save_baseline
+    from ragaliq.baseline import write_baseline
     from ragaliq.config import load_config
     from ragaliq.dataset import load_dataset
     from ragaliq.evaluators import build_evaluators
@@ -81,7 +80,9 @@ def record_baseline() -> None:
     )
     path = ConfigLocation.of(config_path).local(config.baseline, what="baseline")
     policy = config.rules().recorded(report.evaluators)
-    save_baseline(record(report, commit="0000000", policy=policy), path)
+    write_baseline(
+        path, head=report.head, cases=iter(report.cases), commit="0000000", policy=policy
+    )
     print(f"baseline written to {path.relative_to(ROOT)}")
 
 

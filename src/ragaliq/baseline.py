@@ -48,8 +48,6 @@ __all__ = [
     "Provenance",
     "load_baseline",
     "parse_baseline",
-    "record_baseline",
-    "save_baseline",
     "write_baseline",
 ]
 
@@ -218,25 +216,6 @@ def _header(
     )
 
 
-def record_baseline(
-    report: RunReport,
-    *,
-    allow_errors: bool = False,
-    commit: str | None = None,
-    policy: GateRules | None = None,
-) -> Baseline:
-    """A baseline from a finished report held in memory (see :func:`write_baseline`).
-
-    Raises:
-        BaselineError: the run had errors or stopped early (errors allowed with ``allow_errors``).
-    """
-    header = _header(report.head, commit=commit, policy=policy, allow_errors=allow_errors)
-    return Baseline(
-        **header.model_dump(exclude_unset=True),
-        case_index=tuple(BaselineCase.of(c) for c in report.cases),
-    )
-
-
 def write_baseline(
     path: Path,
     *,
@@ -259,16 +238,6 @@ def write_baseline(
             out.write(streamed_item(BaselineCase.of(case).model_dump_json(), first=i == 0))
         out.write(streamed_closing({}))
     return header
-
-
-def save_baseline(baseline: Baseline, path: Path) -> None:
-    """Write a baseline held in memory, atomically."""
-    with open_atomic(path) as out:
-        header = baseline.model_dump(mode="json", exclude={"case_index"})
-        out.write(streamed_opening(header))
-        for i, case in enumerate(baseline.case_index):
-            out.write(streamed_item(case.model_dump_json(), first=i == 0))
-        out.write(streamed_closing({}))
 
 
 def parse_baseline(data: bytes | str, *, source: str) -> Baseline:

@@ -20,11 +20,11 @@ from urllib.parse import quote
 
 import pytest
 
-from ragaliq.baseline import record_baseline
 from ragaliq.dataset import load_dataset
 from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.models import CaseResult, RunReport, TestCase
 from ragaliq.report.html import render_html_report
+from tests.baselines import record_baseline
 from tests.integration.chromium import Browser, find_browser
 from tests.unit.report.test_html_report import (
     ESCAPE,

@@ -4,12 +4,12 @@ import asyncio
 
 import pytest
 
-from ragaliq.baseline import record_baseline
 from ragaliq.errors import JudgeError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator
 from ragaliq.gate import GateRules, compare
 from ragaliq.models import ClaimVerdict, Usage, Verdict, VerificationResult
 from ragaliq.runner import RunSettings, majority_verdicts, run_suite
+from tests.baselines import record_baseline
 from tests.conftest import make_case
 from tests.fakes.judge import FakeJudge
 

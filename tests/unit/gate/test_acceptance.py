@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from ragaliq.baseline import record_baseline
 from ragaliq.errors import ConfigError
 from ragaliq.gate import GateRules, compare
 from ragaliq.gate.acceptance import Acceptance, claim_id, parse_command, read_acceptances
 from ragaliq.models import Verdict
+from tests.baselines import record_baseline
 from tests.unit.gate.test_compare import report_of
 
 S, C = Verdict.SUPPORTED, Verdict.CONTRADICTED

@@ -15,7 +15,6 @@ from urllib.parse import quote
 
 import pytest
 
-from ragaliq.baseline import record_baseline
 from ragaliq.config import EvaluatorsConfig
 from ragaliq.dataset import load_dataset
 from ragaliq.evaluators import build_evaluators
@@ -32,6 +31,7 @@ from ragaliq.models import (
 from ragaliq.report._format import VERDICT_LABELS
 from ragaliq.report.html import locate_claims, render_html_report, write_html_report
 from ragaliq.runner import run_suite
+from tests.baselines import record_baseline
 from tests.conftest import REPO_ROOT
 
 QUICKSTART = REPO_ROOT / "examples" / "quickstart" / "rag_outputs.jsonl"

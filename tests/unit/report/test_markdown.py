@@ -14,7 +14,7 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 
-from ragaliq.baseline import Provenance, record_baseline
+from ragaliq.baseline import Provenance
 from ragaliq.dataset import load_dataset
 from ragaliq.errors import TemplateError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
@@ -50,6 +50,7 @@ from ragaliq.report.markdown import (
 )
 from ragaliq.report.marker import comment_marker
 from ragaliq.runner import run_suite
+from tests.baselines import record_baseline
 from tests.conftest import REPO_ROOT
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
