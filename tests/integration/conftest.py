@@ -8,6 +8,7 @@ from ragaliq.config import JudgeConfig
 from ragaliq.judges.claude import ClaudeJudge
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.claude_sim import claude_like
+from tests.fakes.sleeps import SleepLog
 
 TEST_MODEL = "claude-sonnet-5-5"
 
@@ -16,16 +17,6 @@ TEST_MODEL = "claude-sonnet-5-5"
 def fake_anthropic() -> Iterator[FakeAnthropic]:
     with FakeAnthropic(claude_like()) as fake:
         yield fake
-
-
-class SleepLog:
-    """Records the delays the judge asks for and yields without waiting."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
 
 
 @pytest.fixture
@@ -44,7 +35,7 @@ def make_judge(fake_anthropic: FakeAnthropic, sleeps: SleepLog):
             JudgeConfig.model_validate(values),
             api_key="sk-ant-test",
             base_url=fake_anthropic.base_url,
-            sleep=sleeps,
+            sleep=sleeps.wait,
         )
         judges.append(judge)
         return judge

@@ -18,7 +18,7 @@ from ragaliq.runner import RunSettings, run_suite
 from tests.conftest import make_case
 from tests.fakes.anthropic_server import Expire, FakeAnthropic, Fault
 from tests.fakes.claude_sim import claude_like, task_of
-from tests.integration.conftest import SleepLog
+from tests.fakes.sleeps import SleepLog
 
 CONTEXT = (
     "Annual plans can be refunded within 14 days of purchase. Monthly plans are not refundable.",
@@ -49,7 +49,7 @@ def make(fake, sleeps=None, *, batch=True, state=None, **config):
         api_key="sk-ant-test",
         base_url=fake.base_url,
         batch_state=state,
-        sleep=sleeps or SleepLog(),
+        sleep=(sleeps or SleepLog()).wait,
     )
     return judge, RunSettings(concurrency=judge_config.requests_in_flight)
 

@@ -46,7 +46,9 @@ def suite():
 def bedrock_judge(fake, sleeps, env=AWS, **config):
     values = {"provider": "bedrock", "base_url": fake.base_url, "max_retries": 2, **config}
     judge_config = JudgeConfig.model_validate(values)
-    return ClaudeJudge(judge_config, platform=bedrock_platform(judge_config, env), sleep=sleeps)
+    return ClaudeJudge(
+        judge_config, platform=bedrock_platform(judge_config, env), sleep=sleeps.wait
+    )
 
 
 def vertex_judge(fake, sleeps, **config):
@@ -60,7 +62,7 @@ def vertex_judge(fake, sleeps, **config):
     }
     judge_config = JudgeConfig.model_validate(values)
     platform = vertex_platform(judge_config, {}, credentials=FakeGoogleCredentials())
-    return ClaudeJudge(judge_config, platform=platform, sleep=sleeps)
+    return ClaudeJudge(judge_config, platform=platform, sleep=sleeps.wait)
 
 
 # --- Bedrock ------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from ragaliq.errors import CommentForbiddenError, PublishError
 from ragaliq.github.comment import CommentPublisher, GitHubPublisher, PublishResult
 from ragaliq.report.marker import comment_marker
 from tests.fakes.github_server import HTML_BASE, FakeGitHub
+from tests.fakes.sleeps import SleepLog
 
 REPO = "octo-org/rag-app"
 PR = 42
@@ -29,28 +30,12 @@ def body(text: str, marker: str = MARKER) -> str:
     return f"{marker}\n## RagaliQ Gate\n\n{text}\n"
 
 
-class SleepLog:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-        self.hooks: list[Callable[[], object]] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-        if self.hooks:
-            self.hooks.pop(0)()
-
-
 @pytest.fixture
 def fake() -> Iterator[FakeGitHub]:
     with FakeGitHub(token=TOKEN) as server:
         server.add_pull(REPO, PR, head_sha=HEAD)
         yield server
         assert server.errors == []
-
-
-@pytest.fixture
-def sleeps() -> SleepLog:
-    return SleepLog()
 
 
 @pytest.fixture
