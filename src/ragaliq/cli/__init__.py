@@ -1,7 +1,8 @@
 """The ``ragaliq`` command line: thin commands over the glue in :mod:`ragaliq.pipeline`.
 
 One module a group of commands: :mod:`~ragaliq.cli.judging` (run, validate, gate),
-:mod:`~ragaliq.cli.steps` (baseline, compare, render, merge, publish, report) and
+:mod:`~ragaliq.cli.baseline` (baseline record and update),
+:mod:`~ragaliq.cli.steps` (compare, render, merge, publish, report) and
 :mod:`~ragaliq.cli.setup` (init, schema, calibrate, action). Commands act through
 :class:`~ragaliq.cli._common.Collaborators` (the environment, the judge), which tests replace
 with fakes by passing ``obj=`` to the command line.
@@ -16,10 +17,10 @@ import click
 
 from ragaliq._version import __version__
 from ragaliq.cli._common import Collaborators, collaborators
-from ragaliq.cli.judging import baseline_record, gate, run, validate
+from ragaliq.cli.baseline import baseline
+from ragaliq.cli.judging import gate, run, validate
 from ragaliq.cli.setup import action, calibrate_command, init, schema
 from ragaliq.cli.steps import (
-    baseline,
     compare_command,
     merge,
     publish,
@@ -116,7 +117,6 @@ for command in (
     action,
 ):
     cli.add_command(command)
-baseline.add_command(baseline_record)
 for command in cli.commands.values():
     _accept_global_options(command)
 

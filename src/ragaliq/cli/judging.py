@@ -24,7 +24,6 @@ from ragaliq.cli._common import (
     progress_printer,
     write_result,
 )
-from ragaliq.cli.steps import record
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
@@ -49,7 +48,7 @@ from ragaliq.repository import ConfigLocation, WorkTree, git_toplevel, inside, r
 from ragaliq.shards import Shard, parse_shard, shard_cases
 from ragaliq.trust import base_source
 
-__all__ = ["baseline_record", "gate", "judge", "run", "validate"]
+__all__ = ["gate", "judge", "run", "validate"]
 
 
 async def judge(
@@ -327,59 +326,3 @@ def _say_when_not_a_repository(root: Path, base_ref: str) -> None:
             "templates) is read from the working tree, as with --base none.",
             err=True,
         )
-
-
-@click.command("record")
-@config_option
-@dataset_option
-@click.option(
-    "-o",
-    "--output",
-    type=FilePath,
-    default=None,
-    help="Where to write the baseline [default: the config's 'baseline'].",
-)
-@click.option(
-    "--report", "report_out", type=FilePath, default=None, help="Also keep the run report here."
-)
-@click.option("--allow-errors", is_flag=True, help="Record a run that has case errors.")
-@click.option("--commit", default=None, help="The commit the dataset was produced on.")
-@edge
-def baseline_record(
-    config_path: Path,
-    dataset: Path | None,
-    output: Path | None,
-    report_out: Path | None,
-    allow_errors: bool,
-    commit: str | None,
-) -> None:
-    """Judge the dataset and record the run as the baseline, whatever its scores.
-
-    The way to record a baseline on main by hand: unlike `ragaliq run`, a score below its
-    threshold does not stop the recording (the gate's job is to compare later runs with it).
-    Exit code 0 once recorded, 2 when the run could not be judged or had case errors.
-    """
-    inputs = load_inputs(config_path, dataset)
-    for notice in inputs.notices:
-        echo(f"notice: {notice}", err=True)
-    config = inputs.config
-    target = output or ConfigLocation.of(config_path).local(config.baseline, what="baseline")
-    check_writable(target, report_out, reads=inputs.files)
-    with kept_report(report_out, needed=True) as report_path:
-        assert report_path is not None  # needed: a temporary file at least
-        run = asyncio.run(judge(inputs, config.judge, report_path=report_path))
-        print_report(run)
-        if run_exit_code(run.head, config.gate) is ExitCode.UNJUDGED:
-            explain_unjudged(run.head, ExitCode.UNJUDGED)
-            sys.exit(ExitCode.UNJUDGED)
-        record(
-            run.head,
-            ReportFile(report_path).iter_cases(),
-            target,
-            config_path,
-            config,
-            allow_errors,
-            commit,
-        )
-    if report_out is not None:
-        echo(f"report written to {report_out}")

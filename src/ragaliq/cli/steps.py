@@ -1,19 +1,18 @@
 """The gate's steps one by one, for workflows that split the gate across jobs.
 
-``baseline update``, ``compare``, ``render``, ``merge``, ``publish`` and ``report``; ``baseline
-record``, which judges, is in :mod:`ragaliq.cli.judging`.
+``compare``, ``render``, ``merge``, ``publish`` and ``report``; recording the baseline is in
+:mod:`ragaliq.cli.baseline`.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
 from ragaliq._files import check_writable, open_atomic
-from ragaliq.baseline import DEFAULT_BASELINE_PATH, load_baseline, write_baseline
+from ragaliq.baseline import load_baseline
 from ragaliq.cli._common import (
     FilePath,
     collaborators,
@@ -25,90 +24,21 @@ from ragaliq.cli._common import (
     read_model,
     write_result,
 )
-from ragaliq.config import GateConfig
 from ragaliq.dataset import DatasetCases
 from ragaliq.errors import BaselineError, ConfigError
 from ragaliq.exits import gate_exit_code
 from ragaliq.gate import GateDecision, compare
 from ragaliq.github.client import DEFAULT_API_URL
-from ragaliq.models import CaseResult, ReportHead
 from ragaliq.pipeline import write_html
 from ragaliq.redaction import redact
 from ragaliq.report import format_decision, format_run_table
-from ragaliq.report._format import plural
 from ragaliq.report.markdown import CaseDigest, UserTemplate, render_comment, render_summary
 from ragaliq.report.marker import comment_marker
 from ragaliq.report_file import ReportFile
-from ragaliq.repository import ConfigLocation
 from ragaliq.shards import merge_reports
 from ragaliq.trust import hold_to_baseline
 
-__all__ = ["baseline", "compare_command", "merge", "publish", "render", "report_command"]
-
-
-@click.group()
-def baseline() -> None:
-    """Record the baseline the gate compares pull requests with."""
-
-
-@baseline.command("update")
-@click.option("--report", "report_path", type=FilePath, required=True, help="A run report.")
-@click.option(
-    "-o",
-    "--output",
-    type=FilePath,
-    default=None,
-    help="Where to write the baseline [default: the config's 'baseline', else "
-    f"{DEFAULT_BASELINE_PATH}].",
-)
-@config_option
-@click.option("--allow-errors", is_flag=True, help="Record a run that has case errors.")
-@click.option("--commit", default=None, help="The commit the report was produced on.")
-@edge
-def baseline_update(
-    report_path: Path,
-    output: Path | None,
-    config_path: Path,
-    allow_errors: bool,
-    commit: str | None,
-) -> None:
-    """Record a run report as the baseline (written atomically), whatever its scores.
-
-    To judge and record in one step, use `ragaliq baseline record`.
-    """
-    report = ReportFile(report_path)
-    config = config_or_default(config_path)
-    if output is None:
-        output = ConfigLocation.of(config_path).local(config.baseline, what="baseline")
-    check_writable(output, reads=(report_path, config_path))
-    record(report.head, report.iter_cases(), output, config_path, config, allow_errors, commit)
-
-
-def record(
-    head: ReportHead,
-    cases: Iterator[CaseResult],
-    output: Path,
-    config_path: Path,
-    config: GateConfig,
-    allow_errors: bool,
-    commit: str | None,
-) -> None:
-    """Write the baseline of a run and say so."""
-    if not config_path.exists():
-        echo(
-            f"note: no {config_path}, so no gate policy is recorded; pass --config to record "
-            "the max_drop and failure rules a PR may not loosen",
-            err=True,
-        )
-    policy = config.rules().recorded(head.evaluators) if config_path.exists() else None
-    write_baseline(
-        output, head=head, cases=cases, allow_errors=allow_errors, commit=commit, policy=policy
-    )
-    echo(
-        f"baseline written to {output} ({plural(head.summary.cases, 'case')}, judge "
-        f"{head.judge.provider}/{head.judge.model}); commit it to the default branch: the gate "
-        "reads the baseline at each pull request's base commit, not from the working tree"
-    )
+__all__ = ["compare_command", "merge", "publish", "render", "report_command"]
 
 
 @click.command("compare", short_help="Decide the gate for a run report and a baseline.")
