@@ -28,8 +28,9 @@ def render_example() -> str:
     from ragaliq.dataset import load_dataset
     from ragaliq.evaluators import build_evaluators
     from ragaliq.gating import GateWatch, decide_gate
+    from ragaliq.inputs import load_inputs
     from ragaliq.judges import OfflineJudge
-    from ragaliq.pipeline import JudgedRun, load_inputs
+    from ragaliq.judging import JudgedRun
     from ragaliq.repository import ConfigLocation
     from ragaliq.runner import run_suite
 

@@ -44,6 +44,7 @@ from ragaliq.github.zones import (
     proposal_source,
     review_without_data,
 )
+from ragaliq.inputs import Inputs, load_inputs_from
 from ragaliq.judges.factory import (
     API_KEY_ENV,
     BASE_URL_ENV,
@@ -51,8 +52,9 @@ from ragaliq.judges.factory import (
     has_credentials,
     open_judge,
 )
+from ragaliq.judging import judge_with
 from ragaliq.models import ReportHead
-from ragaliq.pipeline import Inputs, judge_with, load_inputs_from, write_html
+from ragaliq.pipeline import write_html
 from ragaliq.redaction import register_env_secrets, register_secret
 from ragaliq.report.markdown import render_summary
 from ragaliq.report.progress import ProgressPrinter

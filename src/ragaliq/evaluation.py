@@ -18,9 +18,10 @@ from pathlib import Path
 from ragaliq.config import GateConfig, load_config
 from ragaliq.dataset import load_dataset
 from ragaliq.evaluators import build_evaluators, response_judged_by
+from ragaliq.inputs import local_cache_path
 from ragaliq.judges.factory import JudgeOpener, open_judge
+from ragaliq.judging import run_settings
 from ragaliq.models import RunReport, TestCase
-from ragaliq.pipeline import local_cache_path, run_settings
 from ragaliq.runner import run_suite
 
 __all__ = ["evaluate", "evaluate_async"]

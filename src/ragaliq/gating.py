@@ -23,9 +23,10 @@ from ragaliq.evaluators import build_evaluators
 from ragaliq.exits import ExitCode, gate_exit_code
 from ragaliq.gate import Comparison, GateDecision
 from ragaliq.gate.acceptance import Acceptance
+from ragaliq.inputs import Inputs, load_gate_inputs
 from ragaliq.judges.factory import JudgeOpener
+from ragaliq.judging import CaseSink, JudgedRun, judge_inputs
 from ragaliq.models import Progress, ReportHead
-from ragaliq.pipeline import CaseSink, Inputs, JudgedRun, judge_inputs, load_gate_inputs
 from ragaliq.policy import Budget
 from ragaliq.preflight import check_budget
 from ragaliq.report.markdown import CaseDigest, render_comment, render_summary

@@ -140,7 +140,7 @@ def _session(config: pytest.Config) -> JudgeSession:
 
 def _build(config: pytest.Config) -> JudgeSession:
     from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, load_config
-    from ragaliq.pipeline import local_cache_path
+    from ragaliq.inputs import local_cache_path
     from ragaliq.testing import JudgeSession
 
     named = config.getoption("--ragaliq-config")

@@ -87,6 +87,8 @@ STAGES: list[tuple[str, ...]] = [
     ("report",),
     ("github",),
     ("trust",),
+    ("inputs",),
+    ("judging",),
     ("pipeline",),
     ("gating",),
 ]

@@ -28,8 +28,8 @@ from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, load_config
 from ragaliq.errors import ConfigError, RagaliqError
 from ragaliq.exits import ExitCode, stopped_exit
 from ragaliq.judges.factory import JudgeOpener, open_judge
+from ragaliq.judging import JudgedRun
 from ragaliq.models import ReportHead
-from ragaliq.pipeline import JudgedRun
 from ragaliq.redaction import redact
 from ragaliq.report import format_run_table
 from ragaliq.report.marker import comment_marker

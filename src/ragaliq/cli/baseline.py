@@ -28,8 +28,9 @@ from ragaliq.cli._common import (
 from ragaliq.cli.judging import judge
 from ragaliq.config import GateConfig
 from ragaliq.exits import ExitCode, run_exit_code
+from ragaliq.inputs import load_inputs
+from ragaliq.judging import kept_report
 from ragaliq.models import CaseResult, ReportHead
-from ragaliq.pipeline import kept_report, load_inputs
 from ragaliq.report._format import plural
 from ragaliq.report_file import ReportFile
 from ragaliq.repository import ConfigLocation

@@ -30,16 +30,10 @@ from ragaliq.evaluators import build_evaluators
 from ragaliq.exits import ExitCode, run_exit_code
 from ragaliq.gate.acceptance import read_acceptances
 from ragaliq.gating import GateSetup, plan_gate, run_gate
+from ragaliq.inputs import Inputs, load_inputs
+from ragaliq.judging import JudgedRun, empty_report, judge_with, kept_report
 from ragaliq.models import Preflight
-from ragaliq.pipeline import (
-    Inputs,
-    JudgedRun,
-    empty_report,
-    judge_with,
-    kept_report,
-    load_inputs,
-    write_html,
-)
+from ragaliq.pipeline import write_html
 from ragaliq.preflight import preflight
 from ragaliq.report import format_decision, format_preflight
 from ragaliq.report._format import plural

@@ -22,9 +22,9 @@ from ragaliq.cli._common import (
 from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_json_schema
 from ragaliq.evaluators import HallucinationEvaluator
 from ragaliq.exits import calibration_exit_code
+from ragaliq.inputs import local_cache_path
 from ragaliq.labels import LabelledClaim, load_labels
 from ragaliq.metrics import Calibration
-from ragaliq.pipeline import local_cache_path
 from ragaliq.report.calibration import format_calibration
 from ragaliq.scaffold import (
     BASELINE_WORKFLOW_FILE,
