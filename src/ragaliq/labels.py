@@ -25,7 +25,7 @@ from ragaliq._validation import describe_value, field_problems
 from ragaliq.dataset.checker import Problems
 from ragaliq.dataset.fields import MAX_FIELD_CHARS, Chunks, Text, as_chunks, context_chars
 from ragaliq.dataset.formats import MAX_DOCUMENT_BYTES
-from ragaliq.dataset.records import InvalidJson, jsonl_records
+from ragaliq.dataset.records import InvalidJson, jsonl_text_records
 from ragaliq.errors import DatasetError
 from ragaliq.models import TestCase, Verdict, read_verdict
 
@@ -121,7 +121,7 @@ def load_labels(path: Path) -> list[LabelledClaim]:
 
 def parse_labels(text: str, *, name: str) -> list[LabelledClaim]:
     """Validate labels text (JSONL); ``name`` is used in messages."""
-    records = jsonl_records(text)
+    records = jsonl_text_records(text)
     if not records:
         raise DatasetError(
             f"{name}: no labelled claims; add one per line as "

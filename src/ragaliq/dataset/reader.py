@@ -26,7 +26,7 @@ from ragaliq.dataset.formats import (
     how_to_add,
     too_big,
 )
-from ragaliq.dataset.records import document_records, jsonl_items
+from ragaliq.dataset.records import document_records, jsonl_records
 from ragaliq.dataset.shapes import NATIVE, SHAPES, Shape, shape_named
 from ragaliq.errors import DatasetError
 from ragaliq.models import TestCase
@@ -136,43 +136,43 @@ class DatasetReader:
         return SHAPES
 
     def _validated(
-        self, source: Iterator[tuple[int, Any]], *, keep: bool = True
+        self, source: Iterator[tuple[int, Any]], *, keep: bool
     ) -> Iterator[tuple[int, TestCase | None]]:
         """Validate numbered lines (JSON Lines, CSV) or numbered records (JSON, YAML)."""
         name = str(self.path)
-        state = CaseChecker(name, self._shapes(), response_judged_by=self.response_judged_by)
+        checker = CaseChecker(name, self._shapes(), response_judged_by=self.response_judged_by)
         table: CsvTable | None = None
         items: Iterator[tuple[int, Any]]
         if self.container == "csv":
-            table = CsvTable(source, name=name, shapes=state.shapes)
+            table = CsvTable(source, name=name, shapes=checker.shapes)
             items = iter(table.rows())
         elif self.container == "jsonl":
-            items = jsonl_items(source, name)
+            items = jsonl_records(source, name)
         else:
             items = source
         for line, item in items:
-            if table is not None and state.shape is None:
-                state.use_table(table)
-            valid = state.check(line, item)
-            if valid is not None and state.problems.count == 0:
+            if table is not None and checker.shape is None:
+                checker.use_table(table)
+            valid = checker.check(line, item)
+            if valid is not None and checker.problems.count == 0:
                 yield line, to_case(*valid) if keep else None
-        if table is not None and state.shape is None:
-            state.use_table(table)
-        if state.cases == 0 and state.problems.count == 0:
+        if table is not None and checker.shape is None:
+            checker.use_table(table)
+        if checker.cases == 0 and checker.problems.count == 0:
             raise DatasetError(f"{name}: the dataset has no cases; {how_to_add(self.container)}")
-        state.problems.raise_if_any()
-        shape = state.shape or NATIVE
+        checker.problems.raise_if_any()
+        shape = checker.shape or NATIVE
         self._info = DatasetInfo(
             path=name,
             container=self.container,
             shape=shape.label,
             mapping=shape.mapping,
             forced=self.dataset_format != "auto",
-            cases=state.cases,
-            derived_ids=state.derived,
-            derived_example=state.example,
-            no_response=state.no_response,
-            no_response_line=state.no_response_line,
+            cases=checker.cases,
+            derived_ids=checker.derived,
+            derived_example=checker.example,
+            no_response=checker.no_response,
+            no_response_line=checker.no_response_line,
         )
 
 

@@ -26,7 +26,7 @@ from ragaliq.dataset.fields import Unquoted
 from ragaliq.dataset.formats import MAX_LINE_BYTES, Container
 from ragaliq.errors import DatasetError
 
-__all__ = ["InvalidJson", "document_records", "jsonl_items", "jsonl_records"]
+__all__ = ["InvalidJson", "document_records", "jsonl_records", "jsonl_text_records"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,9 @@ def _json_line(line: str) -> Any:
     return value if problem is None else InvalidJson(problem)
 
 
-def jsonl_items(lines: Iterator[tuple[int, str | TooLong]], name: str) -> Iterator[tuple[int, Any]]:
+def jsonl_records(
+    lines: Iterator[tuple[int, str | TooLong]], name: str
+) -> Iterator[tuple[int, Any]]:
     """Each non-blank line's JSON value (or why it is unreadable) with its number.
 
     Raises:
@@ -103,7 +105,7 @@ def _misnamed(line: str) -> str | None:
     return None
 
 
-def jsonl_records(text: str) -> list[tuple[int, Any]]:
+def jsonl_text_records(text: str) -> list[tuple[int, Any]]:
     """Each non-blank line's JSON value (or :class:`InvalidJson`) with its line number.
 
     Lines end at a line feed, a carriage return or both; not at U+2028 and its kin, which are
