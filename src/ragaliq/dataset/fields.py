@@ -1,7 +1,7 @@
 """A case's fields: their types, their size limits, and the record every shape turns into.
 
 The types refuse what a file may hold but a case may not, with a message that names the problem
-(``must be a string (got the number 3)``, ``must not be blank``); :mod:`ragaliq.dataset.shapes`
+(``must be a string (got number 3)``, ``must not be blank``); :mod:`ragaliq.dataset.shapes`
 builds each shape's model from them, and every model turns a valid record into
 :class:`CaseFields`.
 """

@@ -1,8 +1,9 @@
 """The shapes a case may come in: RagaliQ's own fields, RAGAS's and DeepEval's.
 
 Each shape is a pydantic model with the field names as the file writes them, so that a problem
-names the field the user wrote (``user_input: missing required field``, not ``query``). Every
-model turns a valid record into the same :class:`CaseFields`:
+names the field the user wrote (``user_input: missing required field``, not ``query``); the
+types of those fields are in :mod:`ragaliq.dataset.fields`. Every model turns a valid record into
+the same :class:`~ragaliq.dataset.fields.CaseFields`:
 
 =================  ======================  ============================  ====================
 RagaliQ            RAGAS                   RAGAS before 0.2              DeepEval
@@ -20,11 +21,11 @@ Any shape may also carry ``id``, ``expected_facts``, ``tags`` and ``metadata``.
 
 The response may be left out, null or empty in every shape (retrieval data has none: RAGAS's and
 DeepEval's context precision and recall samples); whether that is allowed depends on the
-evaluators, and is decided by the reader. The query may not be blank. DeepEval's records are read
-as ``LLMTestCase.model_dump()`` writes them too, every field of it, in snake_case or in the
-camelCase of ``model_dump(by_alias=True)``, and the marker DeepEval's ``save_as`` puts on a
-retrieved chunk with a source (``deepeval_source=...,deepeval_context=...``) is taken off the
-chunk's text, its source kept in ``metadata``.
+evaluators, and is decided by :mod:`ragaliq.dataset.checker`. The query may not be blank.
+DeepEval's records are read as ``LLMTestCase.model_dump()`` writes them too, every field of it,
+in snake_case or in the camelCase of ``model_dump(by_alias=True)``, and the marker DeepEval's
+``save_as`` puts on a retrieved chunk with a source (``deepeval_source=...,deepeval_context=...``)
+is taken off the chunk's text, its source kept in ``metadata``.
 """
 
 from __future__ import annotations
