@@ -13,10 +13,10 @@ from ragaliq import _lazy
 if TYPE_CHECKING:
     from ragaliq.config import GateConfig, load_config
     from ragaliq.dataset import load_dataset
+    from ragaliq.dataset.writer import DatasetWriter
     from ragaliq.errors import RagaliqError
-    from ragaliq.evaluation import evaluate
     from ragaliq.models import CaseResult, ClaimVerdict, RunReport, TestCase, Verdict
-    from ragaliq.writer import DatasetWriter
+    from ragaliq.python_api import evaluate
 
 __all__ = [
     "CaseResult",
@@ -38,13 +38,13 @@ from ragaliq._version import __version__
 _HOMES = {
     "CaseResult": "ragaliq.models",
     "ClaimVerdict": "ragaliq.models",
-    "DatasetWriter": "ragaliq.writer",
+    "DatasetWriter": "ragaliq.dataset.writer",
     "GateConfig": "ragaliq.config",
     "RagaliqError": "ragaliq.errors",
     "RunReport": "ragaliq.models",
     "TestCase": "ragaliq.models",
     "Verdict": "ragaliq.models",
-    "evaluate": "ragaliq.evaluation",
+    "evaluate": "ragaliq.python_api",
     "load_config": "ragaliq.config",
     "load_dataset": "ragaliq.dataset",
 }

@@ -17,20 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ragaliq._validation import describe_value
-from ragaliq.dataset import (
-    MAX_FIELD_CHARS,
-    Chunks,
-    Text,
-    as_chunks,
-    context_chars,
-    jsonl_records,
-    raise_problems,
-    read_utf8,
-    validate_records,
-)
+from ragaliq._ids import IdRegistry
+from ragaliq._reading import decode_utf8, read_regular
+from ragaliq._validation import describe_value, field_problems
+from ragaliq.dataset.checker import Problems
+from ragaliq.dataset.fields import MAX_FIELD_CHARS, Chunks, Text, as_chunks, context_chars
+from ragaliq.dataset.formats import MAX_DOCUMENT_BYTES
+from ragaliq.dataset.records import InvalidJson, jsonl_text_records
+from ragaliq.errors import DatasetError
 from ragaliq.models import TestCase, Verdict, read_verdict
 
 __all__ = ["LABEL_ALIASES", "VERDICT_LABELS", "LabelledClaim", "load_labels", "parse_labels"]
@@ -113,28 +109,61 @@ def load_labels(path: Path) -> list[LabelledClaim]:
         DatasetError: the file is missing, not UTF-8, empty, or has invalid lines; the message
             lists every problem as ``file:line: field: problem``.
     """
-    text = read_utf8(path, missing="pass the labelled claims with --labels")
-    return parse_labels(text, name=str(path))
+    raw = read_regular(
+        path,
+        limit=MAX_DOCUMENT_BYTES,
+        error=DatasetError,
+        missing="pass the labelled claims with --labels",
+        too_big="split it into smaller files",
+    )
+    return parse_labels(decode_utf8(raw, name=str(path), error=DatasetError), name=str(path))
 
 
 def parse_labels(text: str, *, name: str) -> list[LabelledClaim]:
     """Validate labels text (JSONL); ``name`` is used in messages."""
-    records = jsonl_records(text)
+    records = jsonl_text_records(text)
     if not records:
-        raise_problems(
-            [
-                f"{name}: no labelled claims; add one per line as "
-                '{"id": ..., "claim": ..., "context": [...], "label": "SUPPORTED"}'
-            ]
+        raise DatasetError(
+            f"{name}: no labelled claims; add one per line as "
+            '{"id": ..., "claim": ..., "context": [...], "label": "SUPPORTED"}'
         )
-    valid = validate_records(
-        records,
-        name=name,
-        model=_LabelRecord,
-        noun="a labelled claim",
-        size_problems=_size_problems,
-    )
-    return [record.to_claim(line) for line, record in valid]
+    return [record.to_claim(line) for line, record in _validated(records, name=name)]
+
+
+def _validated(records: list[tuple[int, Any]], *, name: str) -> list[tuple[int, _LabelRecord]]:
+    """The valid records, each with its line; ids must be unique.
+
+    Raises:
+        DatasetError: every problem found, as ``file:line: field: problem``.
+    """
+    valid: list[tuple[int, _LabelRecord]] = []
+    problems = Problems()
+    registry = IdRegistry()
+    for line, item in records:
+        where = f"{name}:{line}"
+        if isinstance(item, InvalidJson):
+            problems.add(f"{where}: invalid JSON: {item.problem}")
+            continue
+        if not isinstance(item, dict):
+            problems.add(
+                f"{where}: a labelled claim must be an object (got {describe_value(item)})"
+            )
+            continue
+        try:
+            record = _LabelRecord.model_validate(item)
+        except ValidationError as exc:
+            for p in field_problems(exc, _LabelRecord):
+                problems.add(f"{where}: {p.path}: {p.message}")
+            continue
+        for msg in _size_problems(record):
+            problems.add(f"{where}: {msg}")
+        clash = registry.add(record.id, line)
+        if clash is not None:
+            problems.add(f"{where}: id: {clash}")
+            continue
+        valid.append((line, record))
+    problems.raise_if_any()
+    return valid
 
 
 def _size_problems(record: _LabelRecord) -> list[str]:

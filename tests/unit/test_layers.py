@@ -74,7 +74,7 @@ def test_an_offline_run_never_loads_the_anthropic_sdk(tmp_path):
 STAGES: list[tuple[str, ...]] = [
     ("text",),
     ("git", "repository", "checkout"),
-    ("dataset", "labels", "_csv_cases", "_shapes", "writer"),
+    ("dataset", "labels"),
     ("evaluators",),
     ("policy",),
     ("baseline",),

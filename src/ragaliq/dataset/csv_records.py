@@ -1,7 +1,7 @@
 """Cases in a CSV file: a header row naming the fields, then one case per row.
 
 Columns are named like the fields of a shape (RagaliQ's ``query``, ``context``, ``response`` ...,
-or RAGAS's or DeepEval's; see :mod:`ragaliq._shapes`). A cell is text, except:
+or RAGAS's or DeepEval's; see :mod:`ragaliq.dataset.shapes`). A cell is text, except:
 
 - a **list** field (``context``, ``tags``, ``expected_facts``, ``retrieved_contexts`` ...) holds a
   JSON list (``["chunk 1", "chunk 2"]``; the Python form pandas writes, ``['chunk 1', ...]``, is
@@ -26,7 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragaliq._reading import TooLong
-from ragaliq._shapes import NATIVE, NATIVE_ID_OPTIONAL, SHAPES, Shape, ShapeRecord, detect_shape
+from ragaliq.dataset.shapes import (
+    NATIVE,
+    NATIVE_ID_OPTIONAL,
+    SHAPES,
+    Shape,
+    ShapeRecord,
+    detect_shape,
+)
 from ragaliq.errors import DatasetError
 
 __all__ = ["KNOWN_COLUMNS", "CsvTable", "Unreadable", "sniff_header"]

@@ -35,9 +35,12 @@ from typing import Any
 from ragaliq._files import AtomicWriter, open_atomic
 from ragaliq._ids import looks_generated, visible
 from ragaliq._reading import describe_size
-from ragaliq._shapes import NATIVE_ID_OPTIONAL, CaseFields
 from ragaliq._validation import describe_value
-from ragaliq.dataset import MAX_LINE_BYTES, MAX_STREAM_BYTES, CaseChecker, DatasetReader
+from ragaliq.dataset.checker import CaseChecker
+from ragaliq.dataset.fields import CaseFields
+from ragaliq.dataset.formats import MAX_LINE_BYTES, MAX_STREAM_BYTES
+from ragaliq.dataset.reader import DatasetReader
+from ragaliq.dataset.shapes import NATIVE_ID_OPTIONAL
 from ragaliq.errors import DatasetError
 
 __all__ = ["DatasetWriter"]
