@@ -58,15 +58,14 @@ async def evaluate_async(
     open_judge: JudgeOpener = open_judge,
 ) -> RunReport:
     """:func:`evaluate`, awaited."""
-    cache_path = None
     if isinstance(config, str | Path):
-        path = Path(config)
-        gate_config = load_config(path)
-        cache_path = local_cache_path(gate_config, path)
+        config_path = Path(config)
+        gate_config = load_config(config_path)
     else:
+        # A config held in memory is read as if it were a ragaliq.yaml in the current folder.
+        config_path = Path.cwd() / "ragaliq.yaml"
         gate_config = config or GateConfig()
-        if gate_config.judge.cache:
-            cache_path = Path.cwd() / gate_config.judge.cache_path
+    cache_path = local_cache_path(gate_config, config_path)
     if isinstance(cases, str | Path):
         loaded = load_dataset(
             Path(cases),

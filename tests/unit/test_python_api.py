@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pytest
+
+from ragaliq import evaluate
+from ragaliq.config import GateConfig
+from ragaliq.errors import ConfigError
+from ragaliq.judges import JudgeChoice
+from tests.conftest import make_case
+from tests.fakes.judge import FakeJudge
+
+
+class CacheOpener:
+    """Opens a fake judge and keeps the judge cache it was given."""
+
+    def __init__(self) -> None:
+        self.cache_paths: list[Path | None] = []
+
+    @contextlib.asynccontextmanager
+    async def __call__(self, config: object, *, cache_path: Path | None = None, **_: object):
+        self.cache_paths.append(cache_path)
+        yield JudgeChoice(judge=FakeJudge())
+
+
+def test_a_config_in_memory_keeps_its_cache_beside_the_current_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    opener = CacheOpener()
+    config = GateConfig.model_validate({"judge": {"cache": True}})
+    report = evaluate([make_case()], config=config, env={}, open_judge=opener)
+    assert report.summary.cases == 1
+    assert opener.cache_paths == [tmp_path / ".ragaliq" / "cache.sqlite"]
+
+
+@pytest.mark.parametrize("cache_path", ["/tmp/elsewhere.sqlite", "~/cache.sqlite", "../up.sqlite"])
+def test_a_config_in_memory_may_not_keep_its_cache_outside_the_folder(
+    tmp_path, monkeypatch, cache_path
+):
+    monkeypatch.chdir(tmp_path)
+    config = GateConfig.model_validate({"judge": {"cache": True, "cache_path": cache_path}})
+    with pytest.raises(ConfigError, match=r"judge\.cache_path"):
+        evaluate([make_case()], config=config, env={}, open_judge=CacheOpener())
+
+
+def test_a_config_file_keeps_its_cache_beside_the_file(tmp_path):
+    (tmp_path / "gate").mkdir()
+    config_file = tmp_path / "gate" / "ragaliq.yaml"
+    config_file.write_text("judge:\n  cache: true\n  cache_path: verdicts.sqlite\n")
+    opener = CacheOpener()
+    evaluate([make_case()], config=config_file, env={}, open_judge=opener)
+    assert opener.cache_paths == [tmp_path / "gate" / "verdicts.sqlite"]
+
+
+def test_a_config_that_keeps_no_cache_opens_none(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    opener = CacheOpener()
+    config = GateConfig.model_validate({"judge": {"cache": False}})
+    evaluate([make_case()], config=config, env={}, open_judge=opener)
+    assert opener.cache_paths == [None]
