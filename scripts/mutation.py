@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Mutation testing of the code that decides pass or fail: how many small breaks the tests catch.
+
+    python scripts/mutation.py                 # every group; prints the table at the end
+    python scripts/mutation.py --group gate    # one group
+    python scripts/mutation.py --report        # the table of the last run, without running again
+
+A measurement, not part of CI. The project's tracked files (with uncommitted changes) are copied
+to a scratch folder (``--workdir``, by default under the system's temporary folder) with a venv of
+its own, and mutmut (pinned below) changes the modules of each group one small change at a time:
+a comparison's boundary, an operator, a constant, a string, a deleted argument. Each mutant runs
+only against the unit and integration tests that execute its function, so a full run takes about
+half an hour on two cores.
+
+A mutant no behaviour can tell from the original is *equivalent*: it is listed in ``EQUIVALENT``
+below with the reason, and counted apart rather than killed by a test of an implementation
+detail. An entry that matches no surviving mutant is reported as stale, so the list stays true.
+
+Exit code 0 when every group kills at least ``--floor`` (90%) of its non-equivalent mutants, 1
+when one does not, 2 when the run itself fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MUTMUT = "mutmut==3.8.1"
+
+GROUPS: dict[str, tuple[str, ...]] = {
+    "evaluators": ("src/ragaliq/evaluators/*",),
+    "gate": ("src/ragaliq/gate/*",),
+    "bar": ("src/ragaliq/trust.py", "src/ragaliq/policy.py"),
+    "assertions": ("src/ragaliq/testing.py",),
+}
+"""What decides pass or fail: the evaluators' formulas, the gate's verdict (the comparison, its
+statistics, the decision), the bar a change is held to (its ratchets and where it is read) and the
+Python API's assertions."""
+
+TESTS = ("tests/unit", "tests/integration")
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    """A survivor no behaviour can tell apart: the function it is in, a line of its change."""
+
+    function: str
+    """The mutated function, as mutmut names it (``ragaliq.gate.statistics.x__seed``)."""
+    change: str
+    """A fragment of the mutated line (the ``+`` side of its diff)."""
+    reason: str
+
+    def matches(self, name: str, change: str) -> bool:
+        added = [row[1:] for row in change.splitlines() if row.startswith("+")]
+        function = name.rsplit("__mutmut_", 1)[0]
+        return function == self.function and any(self.change in row for row in added)
+
+
+EQUIVALENT: tuple[Equivalent, ...] = (
+    # The bootstrap's seed only has to be the same for the same deltas; any fixed derivation is.
+    Equivalent(
+        "ragaliq.gate.statistics.x__seed",
+        '"XX,XX".join',
+        "another separator is still a fixed function of the deltas",
+    ),
+    Equivalent(
+        "ragaliq.gate.statistics.x__seed",
+        "digest()[:8], )",
+        'int.from_bytes defaults to "big" byte order',
+    ),
+    # Clamping the percentile indexes: they lie far inside [0, RESAMPLES - 1] at any confidence
+    # the config accepts (0.5 to 0.999), so the clamp's other bound never binds.
+    Equivalent(
+        "ragaliq.gate.statistics.x_paired_delta",
+        "max(1, math.floor",
+        "the lower index is at least 1 for every accepted confidence (0.999 gives 1)",
+    ),
+    Equivalent(
+        "ragaliq.gate.statistics.x_paired_delta",
+        "min(RESAMPLES + 1,",
+        "the upper index is at most RESAMPLES - 2 for every accepted confidence",
+    ),
+    Equivalent(
+        "ragaliq.gate.statistics.x_paired_delta",
+        "min(RESAMPLES - 2,",
+        "the upper index is at most RESAMPLES - 2 for every accepted confidence",
+    ),
+    Equivalent(
+        "ragaliq.gate.statistics.x_paired_delta",
+        "* RESAMPLES) + 1)]",
+        "moves the upper end by two of 2000 resampled means (0.1 percentile point), under the "
+        "bootstrap's own resampling noise; no decision can be pinned to it",
+    ),
+)
+
+
+@dataclass
+class Tally:
+    killed: int = 0
+    """A test failed, or the run timed out."""
+    survived: int = 0
+    """Every test that executes the mutant passed, or no test executes it."""
+    equivalent: int = 0
+    other: int = 0
+    """Not run, or a result mutmut calls suspicious: counted against the score."""
+
+    @property
+    def score(self) -> float:
+        """Killed, of the mutants that are not equivalent."""
+        judged = self.killed + self.survived + self.other
+        return self.killed / judged if judged else 1.0
+
+    def add(self, status: str) -> None:
+        setattr(self, status, getattr(self, status) + 1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--group", action="append", choices=sorted(GROUPS), help="repeatable")
+    parser.add_argument(
+        "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ragaliq-mutation"
+    )
+    parser.add_argument("--max-children", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--floor", type=float, default=0.9)
+    parser.add_argument("--report", action="store_true", help="only print the last run's table")
+    parser.add_argument("--survivors", action="store_true", help="print each survivor's change")
+    args = parser.parse_args(argv)
+    groups = args.group or sorted(GROUPS)
+    work: Path = args.workdir
+    try:
+        if not args.report:
+            prepare(work, groups)
+            started = time.monotonic()
+            run(
+                [str(work / ".venv/bin/mutmut"), "run", "--max-children", str(args.max_children)],
+                work,
+            )
+            print(f"mutation run took {(time.monotonic() - started) / 60:.1f} min", file=sys.stderr)
+        return report(work, groups, floor=args.floor, survivors=args.survivors)
+    except (subprocess.CalledProcessError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def prepare(work: Path, groups: Iterable[str]) -> None:
+    """A fresh copy of the project at ``work`` with mutmut configured for ``groups``."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True
+    ).stdout.split(b"\0")
+    if (work / "mutants").exists():
+        run(["rm", "-rf", str(work / "mutants")], ROOT)
+    work.mkdir(parents=True, exist_ok=True)
+    for raw in filter(None, tracked):
+        name = raw.decode()
+        source, target = ROOT / name, work / name
+        if source.is_file() and not source.is_symlink():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read_bytes())
+    if not (work / ".venv/bin/mutmut").exists():
+        run([sys.executable, "-m", "venv", str(work / ".venv")], work)
+        run([str(work / ".venv/bin/pip"), "install", "-q", "-e", ".[dev]", MUTMUT], work)
+    tops = sorted({name.decode().split("/")[0] for name in tracked if name})
+    also = [t + "/" if (work / t).is_dir() else t for t in tops if t not in ("src", "tests")]
+    only = [pattern for group in groups for pattern in GROUPS[group]]
+    config = (
+        "\n[tool.mutmut]\n"
+        'source_paths = ["src/"]\n'
+        f"only_mutate = {json.dumps(only)}\n"
+        f"pytest_add_cli_args_test_selection = {json.dumps(list(TESTS))}\n"
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-x", "-q"]\n'
+        f"also_copy = {json.dumps(also)}\n"
+    )
+    pyproject = work / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8") + config, encoding="utf-8")
+
+
+def report(work: Path, groups: Sequence[str], *, floor: float, survivors: bool) -> int:
+    """Print the per-module and per-group table; 1 when a group is under ``floor``."""
+    rows: dict[str, Tally] = {}
+    by_group: dict[str, Tally] = {group: Tally() for group in groups}
+    used: set[Equivalent] = set()
+    listed: list[str] = []
+    for group in groups:
+        for meta in metas(work, GROUPS[group]):
+            module = meta.relative_to(work / "mutants").as_posix().removesuffix(".meta")
+            tally = rows.setdefault(module, Tally())
+            codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+            for name, code in sorted(codes.items()):
+                status = STATUS.get(code, "other")
+                if status == "survived":
+                    change = diff_of(work, name)
+                    match = next((e for e in EQUIVALENT if e.matches(name, change)), None)
+                    if match is not None:
+                        used.add(match)
+                        status = "equivalent"
+                    elif survivors:
+                        listed.append(f"{name}\n{change}")
+                tally.add(status)
+                by_group[group].add(status)
+    print(HEADER)
+    for module, tally in sorted(rows.items()):
+        print(line(module, tally))
+    print()
+    for group, tally in by_group.items():
+        print(line(f"group {group}", tally))
+    for text in listed:
+        print("\n" + text)
+    stale = [
+        e
+        for e in EQUIVALENT
+        if e not in used and any(e.function.startswith(m) for m in prefixes(groups))
+    ]
+    for entry in stale:
+        print(f"stale EQUIVALENT entry (no surviving mutant matches): {entry}", file=sys.stderr)
+    return 0 if all(t.score >= floor for t in by_group.values()) else 1
+
+
+HEADER = (
+    f"{'module':44} {'mutants':>7} {'killed':>6} {'survived':>8} {'equiv.':>6} {'other':>5} "
+    f"{'score':>6}"
+)
+
+
+def line(label: str, tally: Tally) -> str:
+    total = tally.killed + tally.survived + tally.equivalent + tally.other
+    return (
+        f"{label:44} {total:7} {tally.killed:6} {tally.survived:8} {tally.equivalent:6} "
+        f"{tally.other:5} {tally.score:6.1%}"
+    )
+
+
+STATUS = {
+    **dict.fromkeys((1, 3), "killed"),  # a test failed (3: pytest's internal error)
+    **dict.fromkeys((36, 24, -24, 152, 255), "killed"),  # timed out
+    **dict.fromkeys((0, 5, 33), "survived"),  # passed, or no test executes the mutant
+}
+"""mutmut's exit codes (``mutmut.stats.status_by_exit_code``); any other is counted as other."""
+
+
+def metas(work: Path, patterns: Iterable[str]) -> list[Path]:
+    found: list[Path] = []
+    for pattern in patterns:
+        suffix = ".meta" if pattern.endswith(".py") else ".py.meta"
+        found += sorted((work / "mutants").glob(pattern + suffix))
+    return found
+
+
+def prefixes(groups: Iterable[str]) -> list[str]:
+    modules = []
+    for group in groups:
+        for pattern in GROUPS[group]:
+            dotted = pattern.removeprefix("src/").removesuffix(".py").removesuffix("/*")
+            modules.append(dotted.replace("/", "."))
+    return modules
+
+
+def diff_of(work: Path, name: str) -> str:
+    shown = subprocess.run(
+        [str(work / ".venv/bin/mutmut"), "show", name], cwd=work, capture_output=True, text=True
+    ).stdout
+    return "\n".join(
+        row for row in shown.splitlines() if row[:1] in "+-" and not row.startswith(("+++", "---"))
+    )
+
+
+def run(command: list[str], cwd: Path) -> None:
+    subprocess.run(command, cwd=cwd, check=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
