@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from ragaliq import testing
+from ragaliq.errors import JudgeError
 from ragaliq.evaluators import (
     ContextPrecisionEvaluator,
     ContextRecallEvaluator,
@@ -11,7 +13,7 @@ from ragaliq.evaluators import (
 )
 from ragaliq.models import CaseResult, ChunkRating, EvaluationResult, Usage, Verdict
 from ragaliq.report._format import verdict_label
-from ragaliq.testing import BudgetSpentError, JudgeSession, QualityFailure
+from ragaliq.testing import BudgetSpentError, JudgeSession, QualityFailure, assert_rag_quality
 from tests.conftest import make_case, make_config, make_verdict
 from tests.fakes.judge import FakeJudge, Opener
 
@@ -124,3 +126,69 @@ def test_a_threshold_in_the_config_applies_when_the_call_names_none():
         )
     )
     assert "relevance: 0.500 is below the threshold 0.6" in message
+
+
+# --- the assertion's rules at their edges ------------------------------------------------------
+
+
+def test_a_score_exactly_at_its_minimum_passes_and_just_under_it_fails():
+    judge = FakeJudge(claims={"case-1": ["a", "b"]}, verdicts={"case-1": [S, N]})
+    result = session(judge).assert_quality(make_case(), faithfulness=0.5)
+    assert result.results["faithfulness"].score == 0.5
+    message = failure_of(lambda: session(judge).assert_quality(make_case(), faithfulness=0.51))
+    assert "faithfulness: 0.500 is below the threshold 0.51" in message
+
+
+def test_an_evaluator_that_could_not_judge_fails_the_assertion():
+    judge = FakeJudge(fail={"case-1": JudgeError("the judge timed out")})
+    message = failure_of(lambda: session(judge).assert_quality(make_case(), faithfulness=0.1))
+    assert "case 'case-1': faithfulness: could not be judged:" in message
+    assert "the judge timed out" in message
+
+
+def test_a_misspelt_evaluator_is_refused_rather_than_turning_every_evaluator_off():
+    judge = FakeJudge(claims={"case-1": ["a"]}, verdicts={"case-1": [C]})
+    with pytest.raises(ValueError, match=r"unknown evaluators \['faithfullness'\]") as caught:
+        session(judge).assert_quality(make_case(), faithfullness=0.9)
+    assert "'faithfulness'" in str(caught.value)  # the choices are listed
+    assert judge.calls == []
+
+
+def test_an_evaluator_named_but_with_nothing_to_score_fails():
+    # context_recall needs expected facts; a case without them cannot meet a named minimum.
+    message = failure_of(
+        lambda: session(FakeJudge()).assert_quality(make_case(), context_recall=0.5)
+    )
+    assert "context_recall: nothing to score:" in message
+
+
+def test_an_evaluator_the_config_enables_that_has_nothing_to_score_does_not_fail():
+    gate = session(FakeJudge(), evaluators={"context_recall": {"enabled": True}})
+    result = gate.assert_quality(make_case())
+    assert result.results["context_recall"].status == "skipped"
+
+
+def test_only_the_named_evaluators_judge_the_case():
+    judge = FakeJudge(claims={"case-1": ["a"]}, verdicts={"case-1": [C]})
+    result = session(judge).assert_quality(make_case(), relevance=0.1)
+    assert set(result.results) == {"relevance"}
+
+
+def test_a_minimum_of_none_keeps_the_configs_threshold():
+    judge = FakeJudge(relevance={"case-1": 0.5})
+    gate = session(judge, evaluators={"relevance": {"threshold": 0.6}})
+    message = failure_of(lambda: gate.assert_quality(make_case(), relevance=None))
+    assert "relevance: 0.500 is below the threshold 0.6" in message
+
+
+def test_assert_rag_quality_uses_the_session_it_is_given(monkeypatch):
+    judge = FakeJudge(claims={"case-1": ["a"]}, verdicts={"case-1": [C]})
+    message = failure_of(
+        lambda: assert_rag_quality(make_case(), session=session(judge), faithfulness=0.9)
+    )
+    assert "faithfulness: 0.000 is below the threshold 0.9" in message
+    # Without one it keeps a default session for every later call.
+    shared = session(FakeJudge())
+    monkeypatch.setattr(testing, "_default", shared)
+    assert assert_rag_quality(make_case(), relevance=0.1).results["relevance"].score == 1.0
+    assert shared.judged == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -11,11 +12,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ragaliq.cli import cli
-from ragaliq.config import GateConfig, parse_config
+from ragaliq.baseline import Baseline, write_baseline
+from ragaliq.cli import Collaborators, cli
+from ragaliq.config import GateConfig, JudgeConfig, parse_config
 from ragaliq.errors import ConfigError, RepositoryError
+from ragaliq.evaluators import build_evaluators
+from ragaliq.models import JudgeInfo, RunReport
 from ragaliq.repository import CommitMissingError, GitCommit, WorkTree, repo_path
-from ragaliq.trust import read_bar, tighten
+from ragaliq.runner import run_suite
+from ragaliq.trust import judge_of_baseline, read_bar, tighten
+from tests.baselines import record_baseline
+from tests.conftest import make_case, write_jsonl
+from tests.fakes.judge import FakeJudge, Opener
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 
@@ -175,6 +183,9 @@ def test_the_local_gate_reads_the_bar_at_the_merge_base(repo):
     assert "faithfulness threshold 0.95 → 0.1" in at_base.output
     worktree = runner.invoke(cli, [*args, "--base", "none"])
     assert worktree.exit_code == 0, worktree.output
+    named = runner.invoke(cli, [*args, "--base", "main"])
+    assert named.exit_code == 1, named.output
+    assert "faithfulness threshold 0.95 → 0.1" in named.output
     unknown = runner.invoke(cli, [*args, "--base", "no-such-branch"])
     assert unknown.exit_code == 2
     assert "--base no-such-branch: not a commit" in unknown.stderr
@@ -228,3 +239,96 @@ def test_a_judge_cache_outside_the_repository_is_refused(tmp_path, cache_path, m
     )
     assert result.exit_code == 2
     assert f"judge.cache_path: {cache_path!r} {message}" in result.stderr
+
+
+# --- the bar at its edges ----------------------------------------------------------------------
+
+
+def test_raising_a_min_confidence_already_set_tightens_at_once_and_lowering_it_waits():
+    trusted = config("evaluators:\n  hallucination: {min_confidence: 0.6}\n")
+    raised, notices = tighten(
+        trusted, config("evaluators:\n  hallucination: {min_confidence: 0.7}\n")
+    )
+    assert raised.evaluators.hallucination.min_confidence == 0.7
+    assert "hallucination min_confidence 0.6 → 0.7" in notices[0]
+    assert "tightens the gate" in notices[0]
+    lowered, notices = tighten(
+        trusted, config("evaluators:\n  hallucination: {min_confidence: 0.5}\n")
+    )
+    assert lowered.evaluators.hallucination.min_confidence == 0.6
+    assert "hallucination.min_confidence 0.6 → 0.5" in notices[0]
+    assert "apply once it is merged" in notices[0]
+
+
+def test_a_proposal_equal_to_the_bar_says_nothing():
+    trusted = config(
+        "evaluators:\n  hallucination: {min_confidence: 0.6}\ngate: {max_drop: 0.05}\n"
+    )
+    assert tighten(trusted, trusted) == (trusted, [])
+    assert tighten(trusted, None) == (trusted, [])
+
+
+async def report_judged_by(provider: str, model: str) -> RunReport:
+    report = await run_suite(
+        [make_case()], judge=FakeJudge(), evaluators=build_evaluators(GateConfig().evaluators)
+    )
+    judge = JudgeInfo(provider=provider, model=model, prompt_version="p1")
+    return report.model_copy(update={"judge": judge})
+
+
+async def baseline_judged_by(provider: str, model: str) -> Baseline:
+    return record_baseline(await report_judged_by(provider, model))
+
+
+async def test_a_run_compared_with_a_baseline_is_judged_by_the_baseline_judge():
+    baseline = await baseline_judged_by("anthropic", "claude-a")
+    judge = JudgeConfig(provider="claude", model="claude-b", base_url="https://proxy.example")
+    chosen, notice = judge_of_baseline(judge, baseline)
+    assert (chosen.provider, chosen.model) == ("claude", "claude-a")
+    assert chosen.base_url == "https://proxy.example"  # the endpoint stays the trusted config's
+    assert notice is not None and "judged by claude/claude-a, so this run is too" in notice
+    # Already the baseline's judge: nothing to say.
+    assert judge_of_baseline(chosen, baseline) == (chosen, None)
+    # No baseline: the config's judge.
+    assert judge_of_baseline(judge, None) == (judge, None)
+
+
+async def test_a_baseline_judged_offline_keeps_the_run_offline():
+    baseline = await baseline_judged_by("offline", "heuristic-v9")
+    chosen, notice = judge_of_baseline(JudgeConfig(provider="claude", model="claude-b"), baseline)
+    assert chosen.provider == "offline"
+    assert chosen.model == "claude-b"  # the offline judge has no model to choose
+    assert notice is not None and "judged by the offline judge" in notice
+
+
+async def test_auto_stays_auto_against_a_claude_baseline_but_takes_its_model():
+    baseline = await baseline_judged_by("anthropic", "claude-a")
+    chosen, _ = judge_of_baseline(JudgeConfig(provider="auto", model="claude-b"), baseline)
+    assert (chosen.provider, chosen.model) == ("auto", "claude-a")
+
+
+async def test_a_baseline_of_an_unknown_judge_leaves_the_config_judge():
+    baseline = await baseline_judged_by("fake", "fake-1")
+    judge = JudgeConfig(provider="claude", model="claude-b")
+    assert judge_of_baseline(judge, baseline) == (judge, None)
+
+
+def test_the_gate_opens_the_judge_the_baseline_was_recorded_with(tmp_path):
+    report = asyncio.run(report_judged_by("anthropic", "claude-a"))
+    write_jsonl(tmp_path / "data.jsonl", [make_case().model_dump(mode="json")])
+    (tmp_path / ".ragaliq").mkdir()
+    write_baseline(
+        tmp_path / ".ragaliq" / "baseline.json", head=report.head, cases=iter(report.cases)
+    )
+    (tmp_path / "ragaliq.yaml").write_text(
+        "dataset: data.jsonl\njudge: {provider: claude, model: claude-b, cache: false}\n",
+        encoding="utf-8",
+    )
+    opener = Opener(FakeJudge())
+    result = CliRunner().invoke(
+        cli,
+        ["gate", "--config", str(tmp_path / "ragaliq.yaml"), "--base", "none"],
+        obj=Collaborators(env={"ANTHROPIC_API_KEY": "sk-ant-test"}, open_judge=opener),
+    )
+    assert [(c.provider, c.model) for c in opener.opened] == [("claude", "claude-a")], result.output
+    assert "so this run is too" in result.output

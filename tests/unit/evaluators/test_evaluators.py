@@ -108,6 +108,18 @@ def test_min_confidence_turns_weak_support_into_hallucination():
     assert strict.flagged_claims == (0, 1)
 
 
+def test_support_at_exactly_min_confidence_is_not_hallucinated():
+    at = HallucinationEvaluator(min_confidence=0.6).evaluate(judged(S, confidence=0.6))
+    assert (at.score, at.flagged_claims) == (1.0, ())
+    under = HallucinationEvaluator(min_confidence=0.6).evaluate(judged(S, confidence=0.59))
+    assert (under.score, under.flagged_claims) == (0.0, (0,))
+
+
+def test_min_confidence_leaves_verdicts_other_than_supported_hallucinated():
+    confident = HallucinationEvaluator(min_confidence=0.6).evaluate(judged(C, N, confidence=0.99))
+    assert confident.flagged_claims == (0, 1)
+
+
 def test_relevance_takes_the_judges_score():
     judgement = CaseJudgement(
         case=make_case(), relevance=RelevanceResult(score=0.65, reasoning="partly")

@@ -55,6 +55,39 @@ def test_relevant_chunks_ranked_first_score_higher_than_ranked_last():
     assert first is not None and last is not None and first > last
 
 
+def test_context_precision_names_the_ranks_of_the_irrelevant_chunks():
+    one = ContextPrecisionEvaluator().evaluate(rated(True, False, True))
+    assert one.reasoning == "1 of 3 chunks are not relevant to the query (rank 2)."
+    assert one.details == {"chunks": 3, "irrelevant_ranks": [2]}
+    two = ContextPrecisionEvaluator().evaluate(rated(False, True, False))
+    assert two.reasoning == "2 of 3 chunks are not relevant to the query (ranks 1, 3)."
+    every = ContextPrecisionEvaluator().evaluate(rated(True, True))
+    assert every.reasoning == "All 2 chunks are relevant to the query."
+    assert every.details == {"chunks": 2, "irrelevant_ranks": []}
+
+
+def test_context_precision_says_when_a_rating_is_a_heuristic():
+    judgement = CaseJudgement(
+        case=make_case(context=("a", "b")),
+        chunks=(
+            ChunkRating(relevant=True, reason="r", heuristic=True),
+            ChunkRating(relevant=False, reason="r", heuristic=False),
+        ),
+    )
+    result = ContextPrecisionEvaluator().evaluate(judgement)
+    assert result.reasoning.endswith("(rank 2) (a heuristic rating).")
+    exact = ContextPrecisionEvaluator().evaluate(rated(True))
+    assert "heuristic" not in exact.reasoning
+
+
+def test_context_precision_passes_at_exactly_its_threshold():
+    result = ContextPrecisionEvaluator(threshold=0.5).evaluate(rated(False, True, True, True))
+    weights = [1, 1 / 2, 1 / 3, 1 / 4]
+    assert result.score == pytest.approx(sum(weights[1:]) / sum(weights))
+    at = ContextPrecisionEvaluator(threshold=result.score).evaluate(rated(False, True, True, True))
+    assert at.passed is True
+
+
 def test_context_precision_skips_a_case_without_chunks():
     result = ContextPrecisionEvaluator().evaluate(rated())
     assert result.status == "skipped"
