@@ -327,7 +327,15 @@ def test_the_gate_opens_the_judge_the_baseline_was_recorded_with(tmp_path):
     opener = Opener(FakeJudge())
     result = CliRunner().invoke(
         cli,
-        ["gate", "--config", str(tmp_path / "ragaliq.yaml"), "--base", "none"],
+        [
+            "gate",
+            "--config",
+            str(tmp_path / "ragaliq.yaml"),
+            "--base",
+            "none",
+            "--comment-out",
+            str(tmp_path / "comment.md"),
+        ],
         obj=Collaborators(env={"ANTHROPIC_API_KEY": "sk-ant-test"}, open_judge=opener),
     )
     assert [(c.provider, c.model) for c in opener.opened] == [("claude", "claude-a")], result.output
