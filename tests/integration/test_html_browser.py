@@ -24,7 +24,6 @@ from ragaliq.baseline import record_baseline
 from ragaliq.dataset import load_dataset
 from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.models import CaseResult, RunReport, TestCase
-from ragaliq.report.html import render_html_report
 from tests.integration.chromium import Browser, find_browser
 from tests.unit.report.test_html_report import (
     ESCAPE,
@@ -34,6 +33,7 @@ from tests.unit.report.test_html_report import (
     Data,
     judge,
     read_data,
+    render_html_report,
     seeded,
 )
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from ragaliq.report.filters import verdict_label
 
 from ragaliq.evaluators import (
     ContextPrecisionEvaluator,
@@ -10,7 +11,6 @@ from ragaliq.evaluators import (
     RelevanceEvaluator,
 )
 from ragaliq.models import CaseResult, ChunkRating, EvaluationResult, Usage, Verdict
-from ragaliq.report._format import verdict_label
 from ragaliq.testing import BudgetSpentError, JudgeSession, QualityFailure
 from tests.conftest import make_case, make_config, make_verdict
 from tests.fakes.judge import FakeJudge, Opener

@@ -35,11 +35,11 @@ from ragaliq.models import CaseResult, ReportHead
 from ragaliq.pipeline import write_html
 from ragaliq.redaction import redact
 from ragaliq.report import format_decision, format_run_table
-from ragaliq.report._format import plural
 from ragaliq.report.markdown import CaseDigest, UserTemplate, render_comment, render_summary
 from ragaliq.report.marker import comment_marker
 from ragaliq.report_file import ReportFile
 from ragaliq.shards import merge_reports
+from ragaliq.text.plain import plural
 
 __all__ = ["baseline", "compare_command", "merge", "publish", "render", "report_command"]
 

@@ -39,6 +39,7 @@ from ragaliq.models import (
     Usage,
 )
 from ragaliq.report import markdown
+from ragaliq.report._sandbox import markdown_environment
 from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.markdown import (
     COMMENT_LIMIT,
@@ -757,7 +758,7 @@ def test_escaped_text_reads_back_as_itself(raw, wrap, before, after):
 
 
 def render_string(source: str, **context: object) -> str:
-    env, _ = markdown._environment(None)
+    env, _ = markdown_environment(None)
     return str(env.from_string(source).render(context))
 
 
@@ -783,6 +784,20 @@ def render_string(source: str, **context: object) -> str:
 )
 def test_filters(source, value, expected):
     assert render_string(source, v=value) == expected
+
+
+def test_markdown_and_html_share_one_filter_per_name():
+    from ragaliq.report import html
+    from ragaliq.report.filters import SHARED_FILTERS
+
+    markdown_env, _ = markdown_environment(None)
+    html_env = html._environment()
+    for name, function in SHARED_FILTERS.items():
+        assert html_env.filters[name] is function
+        assert markdown_env.filters[name].__wrapped__ is function  # bounded, the same function
+    for template in ("comment.md.j2", "summary.md.j2", "report.html.j2"):
+        source = (templates_root() / template).read_text(encoding="utf-8")
+        assert "verdict_label" not in source and "| format(" not in source, template
 
 
 # --- size limits ---------------------------------------------------------------------------
@@ -1041,8 +1056,8 @@ def test_an_installed_package_uses_its_own_templates(tmp_path):
     shutil.copytree(REPO_ROOT / "templates", tmp_path / "ragaliq" / "templates")
     (tmp_path / "ragaliq" / "templates" / "comment.md.j2").write_text("packaged\n")
     script = (
-        "from ragaliq.report import markdown; from tests.unit.report.test_markdown import "
-        "first_run_decision; print(markdown.templates_root()); "
+        "from ragaliq.report import _templates, markdown; from tests.unit.report.test_markdown "
+        "import first_run_decision; print(_templates.templates_root()); "
         "print(markdown.render_comment(first_run_decision()), end='')"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO_ROOT)])}
