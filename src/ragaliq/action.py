@@ -57,8 +57,8 @@ from ragaliq.redaction import redact, register_env_secrets, register_secret
 from ragaliq.report.markdown import render_status, render_summary
 from ragaliq.report.marker import comment_marker
 from ragaliq.report.progress import ProgressPrinter
-from ragaliq.report_file import ReportFile
 from ragaliq.repository import FallbackSource, FileSource, GitCommit, WorkTree, repo_path
+from ragaliq.run_report import ReportFile
 from ragaliq.text.plain import plural
 
 __all__ = ["DECISION_PATH", "MAX_ANNOTATIONS", "REPORT_PATH", "Remote", "action", "main"]

@@ -40,8 +40,8 @@ from ragaliq.policy import Budget
 from ragaliq.redaction import register_secret
 from ragaliq.report.html import write_html_report
 from ragaliq.report.markdown import UserTemplate, check_template
-from ragaliq.report_file import DISCARD, ReportWriter, TextSink
 from ragaliq.repository import WorkTree, git_toplevel, is_tracked, repo_path
+from ragaliq.run_report import DISCARD, ReportWriter, TextSink
 from ragaliq.runner import RunSettings, stream_suite
 from ragaliq.trust import Bar, read_bar
 

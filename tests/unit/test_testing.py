@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-from ragaliq.report.filters import verdict_label
 
 from ragaliq.evaluators import (
     ContextPrecisionEvaluator,
@@ -11,6 +10,7 @@ from ragaliq.evaluators import (
     RelevanceEvaluator,
 )
 from ragaliq.models import CaseResult, ChunkRating, EvaluationResult, Usage, Verdict
+from ragaliq.report.filters import verdict_label
 from ragaliq.testing import BudgetSpentError, JudgeSession, QualityFailure
 from tests.conftest import make_case, make_config, make_verdict
 from tests.fakes.judge import FakeJudge, Opener

@@ -45,8 +45,8 @@ from ragaliq.pipeline import (
 )
 from ragaliq.preflight import preflight
 from ragaliq.report import format_decision, format_preflight
-from ragaliq.report_file import ReportFile, write_report
 from ragaliq.repository import WorkTree, git_toplevel, repo_path
+from ragaliq.run_report import ReportFile, write_report
 from ragaliq.shards import Shard, parse_shard, shard_cases
 from ragaliq.text.plain import plural
 from ragaliq.trust import base_source

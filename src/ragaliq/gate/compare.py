@@ -33,7 +33,7 @@ from ragaliq.gate.decision import (
 from ragaliq.gate.statistics import PairedDelta, cases_to_resolve, paired_delta
 from ragaliq.models import CaseResult, ClaimVerdict, ReportHead, Verdict
 from ragaliq.policy import GateRules
-from ragaliq.report_file import ReportSource
+from ragaliq.run_report import ReportSource
 from ragaliq.text.matching import normalise, unmatched
 from ragaliq.text.plain import plural
 

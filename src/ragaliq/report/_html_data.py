@@ -27,7 +27,7 @@ from typing import Any
 from ragaliq.gate import GateDecision
 from ragaliq.models import CaseResult, ClaimVerdict, ReportHead, Status, TestCase, Verdict
 from ragaliq.report._locate import Span, locate_claims
-from ragaliq.report_file import TextSink
+from ragaliq.run_report import TextSink
 
 __all__ = ["VERDICT_CODES", "script_json", "write_cases"]
 

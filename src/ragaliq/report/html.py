@@ -40,7 +40,7 @@ from ragaliq.report._html_data import write_cases
 from ragaliq.report._html_page import Page, build_page
 from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.filters import HTML_FILTERS
-from ragaliq.report_file import TextSink
+from ragaliq.run_report import TextSink
 
 __all__ = ["HTML_TEMPLATE", "write_html_report"]
 
