@@ -4,18 +4,19 @@ The page is written as it goes (:func:`write_html_report`): first the parts that
 the cases (the header, the gate's story, the scores and their chart, the notices:
 :mod:`ragaliq.report._html_page`), rendered from ``report.html.j2`` in a sandboxed Jinja
 environment with autoescaping and ``StrictUndefined``; then every case, one compact JSON record at
-a time, inside ``<script type="application/json">``; then the totals gathered on the way
+a time, deflated into base64 inside a ``<script>`` data block; then the totals gathered on the way
 (:mod:`ragaliq.report._html_data`, which describes the records); and last a small inline script
-(``report.js``) that renders what is on screen: the cases ordered problems first, a page at a
-time, with search and filters that run over the data rather than over DOM nodes. Ten thousand
-cases of six claims make about 13 MB that Chromium opens in under half a second
-(``benchmarks/html_report.py``). Writing keeps one case at a time, plus a bounded table of
-repeated strings.
+(``report.js``) that unpacks the records and renders what is on screen: the cases ordered
+problems first, a page at a time, with search and filters that run over the data rather than
+over DOM nodes. Ten thousand cases with all five evaluators make about 6 MB that Chromium opens
+in under half a second (``benchmarks/html_report.py``). Writing keeps one case at a time, plus a
+bounded table of repeated strings and the compressor's window.
 
-Nothing a dataset or a judge supplies can become markup: in the HTML parts Jinja escapes it; in
-the JSON ``<``, ``>``, ``&``, U+2028 and U+2029 are written as ``\uXXXX`` escapes, so no text can
-end the script element; and the script inserts every string with ``textContent``. The page needs
-nothing but itself: its CSS and script are inline, the chart is inline SVG, and a
+Nothing a dataset or a judge supplies can become markup: in the HTML parts Jinja escapes it; the
+records are base64, and in the JSON ``<``, ``>``, ``&``, U+2028 and U+2029 are written as
+``\uXXXX`` escapes, so no text can end the script element; and the script inserts every string
+with ``textContent``. The page needs nothing but itself: its CSS and script are inline, the chart
+is inline SVG, the browser unpacks the records (``DecompressionStream``), and a
 Content-Security-Policy ``<meta>`` forbids every fetch and allows only that one script and that
 one style, by their hashes.
 
@@ -87,9 +88,9 @@ def write_html_report(
 ) -> None:
     """Write the run as one self-contained HTML page, case by case, as the cases come.
 
-    The page holds one compact JSON record per case and renders the cases on screen with a small
-    inline script; memory does not grow with the number of cases (one case at a time, and a
-    bounded table of repeated strings).
+    The page holds one compact JSON record per case, deflated, and renders the cases on screen
+    with a small inline script; memory does not grow with the number of cases (one case at a
+    time, a bounded table of repeated strings, and the compressor's window).
 
     Args:
         out: Where the page goes: anything with ``write(str)``, e.g. a text file (UTF-8).
