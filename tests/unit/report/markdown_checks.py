@@ -12,11 +12,20 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 
+from ragaliq.report.markdown import UserTemplate
+
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 ZWSP = "\u200b"
 
 
 # --- helpers -------------------------------------------------------------------------------
+
+
+def write(tmp_path: Path, name: str, source: str) -> UserTemplate:
+    """A template of yours, written to ``tmp_path`` and read back."""
+    path = tmp_path / name
+    path.write_text(source, encoding="utf-8")
+    return UserTemplate.from_file(path)
 
 
 def assert_snapshot(name: str, text: str) -> None:
