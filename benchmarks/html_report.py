@@ -28,7 +28,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -118,6 +118,89 @@ def claim_verdict(rng: random.Random, text: str) -> ClaimVerdict:
     )
 
 
+class Drawn(NamedTuple):
+    """A dataset case and the verdicts on its response's sentences."""
+
+    case: TestCase
+    verdicts: tuple[ClaimVerdict, ...]
+
+
+def make_case(rng: random.Random, i: int, claims: int, retrieval: bool) -> Drawn:
+    """One dataset case: about ``claims`` sentences of response, three chunks of context."""
+    count = rng.randint(max(1, claims - 3), claims + 3)
+    texts = [sentence(rng, rng.randint(60, 110)) for _ in range(count)]
+    verdicts = tuple(claim_verdict(rng, t) for t in texts)
+    context = tuple(
+        " ".join(sentence(rng, 100) for _ in range(3)) + " " + (v.evidence or "")
+        for v in verdicts[:3]
+    )
+    case = TestCase(
+        id=f"{rng.choice(NOUNS)}-{rng.choice(NOUNS)}-{i:05d}",
+        query=f"How does the {rng.choice(PLANS)} plan handle {rng.choice(NOUNS)} "
+        f"{rng.choice(NOUNS)} on {rng.choice(ADJECTIVES)} accounts?",
+        context=context,
+        response=" ".join(texts),
+        expected_facts=tuple(sentence(rng, 70) for _ in range(2)) if retrieval else (),
+    )
+    return Drawn(case, verdicts)
+
+
+def claim_scores(
+    rng: random.Random, verdicts: tuple[ClaimVerdict, ...]
+) -> dict[str, tuple[float, str]]:
+    """The three claim evaluators' scores and reasons for a case's verdicts."""
+    supported = sum(v.verdict is Verdict.SUPPORTED for v in verdicts)
+    share = supported / len(verdicts)
+    return {
+        "faithfulness": (
+            share,
+            f"{len(verdicts)} claims: {supported} supported, {len(verdicts) - supported} not.",
+        ),
+        "hallucination": (
+            share,
+            f"{len(verdicts) - supported} of {len(verdicts)} claims "
+            "are not supported by the context.",
+        ),
+        "relevance": (
+            round(rng.uniform(0.4, 1.0), 2),
+            f"The response uses {rng.randint(2, 5)} of the query's 5 key terms.",
+        ),
+    }
+
+
+class Retrieval(NamedTuple):
+    facts: tuple[ClaimVerdict, ...]
+    chunks: tuple[ChunkRating, ...]
+
+
+def retrieval_results(
+    rng: random.Random, case: TestCase, scores: dict[str, tuple[float, str]]
+) -> Retrieval:
+    """The needed facts and chunk ratings of a case, their scores added to ``scores``."""
+    facts = tuple(claim_verdict(rng, f) for f in case.expected_facts)
+    held = sum(f.verdict is Verdict.SUPPORTED for f in facts)
+    scores["context_recall"] = (
+        held / len(facts),
+        f"{held} of {len(facts)} needed facts are in the context.",
+    )
+    chunks = tuple(
+        ChunkRating(
+            relevant=(rel := rng.random() < 0.7),
+            reason=f"Heuristic: holds {rng.randint(0, 5)} of the query's 5 key terms."
+            if rel
+            else "Heuristic: the response draws on none of its sentences.",
+            heuristic=True,
+        )
+        for _ in case.context
+    )
+    relevant = sum(c.relevant for c in chunks)
+    scores["context_precision"] = (
+        relevant / len(chunks),
+        f"{relevant} of {len(chunks)} chunks are relevant.",
+    )
+    return Retrieval(facts, chunks)
+
+
 def make_run(
     n: int, claims: int, retrieval: bool, seed: int = 7
 ) -> tuple[list[TestCase], list[CaseResult], dict[str, EvaluatorInfo]]:
@@ -131,62 +214,12 @@ def make_run(
     }
     dataset, results = [], []
     for i in range(n):
-        count = rng.randint(max(1, claims - 3), claims + 3)
-        texts = [sentence(rng, rng.randint(60, 110)) for _ in range(count)]
-        verdicts = tuple(claim_verdict(rng, t) for t in texts)
-        context = tuple(
-            " ".join(sentence(rng, 100) for _ in range(3)) + " " + (v.evidence or "")
-            for v in verdicts[:3]
-        )
-        case = TestCase(
-            id=f"{rng.choice(NOUNS)}-{rng.choice(NOUNS)}-{i:05d}",
-            query=f"How does the {rng.choice(PLANS)} plan handle {rng.choice(NOUNS)} "
-            f"{rng.choice(NOUNS)} on {rng.choice(ADJECTIVES)} accounts?",
-            context=context,
-            response=" ".join(texts),
-            expected_facts=tuple(sentence(rng, 70) for _ in range(2)) if retrieval else (),
-        )
-        supported = sum(v.verdict is Verdict.SUPPORTED for v in verdicts)
-        share = supported / len(verdicts)
-        scores = {
-            "faithfulness": (
-                share,
-                f"{len(verdicts)} claims: {supported} supported, {len(verdicts) - supported} not.",
-            ),
-            "hallucination": (
-                share,
-                f"{len(verdicts) - supported} of {len(verdicts)} claims "
-                "are not supported by the context.",
-            ),
-            "relevance": (
-                round(rng.uniform(0.4, 1.0), 2),
-                f"The response uses {rng.randint(2, 5)} of the query's 5 key terms.",
-            ),
-        }
+        case, verdicts = make_case(rng, i, claims, retrieval)
+        scores = claim_scores(rng, verdicts)
         facts: tuple[ClaimVerdict, ...] = ()
         chunks: tuple[ChunkRating, ...] = ()
         if retrieval:
-            facts = tuple(claim_verdict(rng, f) for f in case.expected_facts)
-            held = sum(f.verdict is Verdict.SUPPORTED for f in facts)
-            scores["context_recall"] = (
-                held / len(facts),
-                f"{held} of {len(facts)} needed facts are in the context.",
-            )
-            chunks = tuple(
-                ChunkRating(
-                    relevant=(rel := rng.random() < 0.7),
-                    reason=f"Heuristic: holds {rng.randint(0, 5)} of the query's 5 key terms."
-                    if rel
-                    else "Heuristic: the response draws on none of its sentences.",
-                    heuristic=True,
-                )
-                for _ in context
-            )
-            relevant = sum(c.relevant for c in chunks)
-            scores["context_precision"] = (
-                relevant / len(chunks),
-                f"{relevant} of {len(chunks)} chunks are relevant.",
-            )
+            facts, chunks = retrieval_results(rng, case, scores)
         results.append(
             CaseResult(
                 id=case.id,

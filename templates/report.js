@@ -1,8 +1,8 @@
 /*
- * The RagaliQ Gate HTML report's script: it reads the cases' data (JSON in the page) and renders
- * what is on screen, a page of cases at a time, problems first; search and filters run over the
- * data. Every string from the data is inserted with textContent, never as markup.
- * The record layout is described in ragaliq/report/html.py.
+ * The RagaliQ Gate HTML report's script: it unpacks the cases' data (deflated JSON in the page)
+ * and renders what is on screen, a page of cases at a time, problems first; search and filters
+ * run over the data. Every string from the data is inserted with textContent, never as markup.
+ * The record layout is described in ragaliq/report/_html_data.py.
  */
 (function () {
   "use strict";
@@ -18,7 +18,7 @@
   }
   var config = readJson("rq-config");
   var totals = readJson("rq-totals");
-  var cases = readJson("rq-cases") || [];
+  var cases = [];
   var strings = totals.strings;
   var verdicts = config.verdicts;
   var evaluators = config.evaluators;
@@ -65,9 +65,7 @@
   }
 
   var index = Object.create(null);
-  cases.forEach(function (r, i) { if (!(r.i in index)) { index[r.i] = i; } });
-  var order = cases.map(function (r, i) { return i; });
-  order.sort(function (a, b) { return (cases[a].r - cases[b].r) || (a - b); });
+  var order = [];
 
   // --- search: one lower-cased text per case, built when idle or when first needed --------------
   var haystacks = [];
@@ -555,75 +553,108 @@
     } catch (error) { /* some browsers refuse for file: URLs; the filters still work */ }
   }
 
-  // --- wiring ----------------------------------------------------------------------------------
-  var pending = false;
-  function schedule() {
-    if (pending) { return; }
-    pending = true;
-    setTimeout(function () {
-      pending = false;
-      state.page = 0;
-      apply();
-      writeQuery();
-    }, 0);
-  }
-  [search, byVerdict, byEvaluator, byRetrieval, onlyNew].forEach(function (input) {
-    if (input) { input.addEventListener(input.type === "search" ? "input" : "change", schedule); }
-  });
-  toggles.forEach(function (box) {
-    box.addEventListener("change", function () { applyToggles(); writeQuery(); });
-  });
-  doc.addEventListener("click", function (event) {
-    var link = event.target.closest("a.claim-mark, a.case-link");
-    if (link && link.hash && fromHash(link.hash)) {
-      event.preventDefault();
-      try { history.replaceState(null, "", location.pathname + location.search + link.hash); } catch (error) { /* file: URL */ }
-      return;
-    }
-    var action = event.target.closest("button[data-action]");
-    if (!action) { return; }
-    var what = action.getAttribute("data-action");
-    if (what === "only-new" && onlyNew) {
-      resetFilters();
-      onlyNew.checked = true;
-      state.page = 0;
-      apply();
-      writeQuery();
-      byId("cases").scrollIntoView({ block: "start" });
-      return;
-    }
-    Object.keys(rendered).forEach(function (i) {
-      rendered[i].open = what === "expand";
-    });
-  });
-  window.addEventListener("hashchange", function () { fromHash(location.hash); });
+  // --- start, once the cases are unpacked ----------------------------------------------------
+  function start(records) {
+    cases = records;
+    cases.forEach(function (r, i) { if (!(r.i in index)) { index[r.i] = i; } });
+    order = cases.map(function (r, i) { return i; });
+    order.sort(function (a, b) { return (cases[a].r - cases[b].r) || (a - b); });
+    filtered = order;
 
-  // --- totals gathered while the page was written ----------------------------------------------
-  Array.prototype.slice.call(doc.querySelectorAll("[data-total]")).forEach(function (node) {
-    var what = node.getAttribute("data-total");
-    if (what === "claims") {
-      node.textContent = ", " + plural(totals.claims, "claim");
-    } else if (what.indexOf("verdict:") === 0) {
-      node.textContent = fmt(totals.verdicts[codeOf[what.slice(8)]] || 0);
-    } else if (what === "unverifiable") {
-      node.textContent = fmt(totals.unverifiable || 0);
+    // --- wiring ----------------------------------------------------------------------------------
+    var pending = false;
+    function schedule() {
+      if (pending) { return; }
+      pending = true;
+      setTimeout(function () {
+        pending = false;
+        state.page = 0;
+        apply();
+        writeQuery();
+      }, 0);
     }
-  });
-  var missing = byId("missing-note");
-  if (missing && config.dataset && totals.missing) {
-    missing.textContent = fmt(totals.missing) + " of " + plural(totals.cases, "case") +
-      " are missing from the dataset given or differ from the judged version, so their responses are not shown.";
-    missing.hidden = false;
-    byId("notices").hidden = false;
+    [search, byVerdict, byEvaluator, byRetrieval, onlyNew].forEach(function (input) {
+      if (input) { input.addEventListener(input.type === "search" ? "input" : "change", schedule); }
+    });
+    toggles.forEach(function (box) {
+      box.addEventListener("change", function () { applyToggles(); writeQuery(); });
+    });
+    doc.addEventListener("click", function (event) {
+      var link = event.target.closest("a.claim-mark, a.case-link");
+      if (link && link.hash && fromHash(link.hash)) {
+        event.preventDefault();
+        try { history.replaceState(null, "", location.pathname + location.search + link.hash); } catch (error) { /* file: URL */ }
+        return;
+      }
+      var action = event.target.closest("button[data-action]");
+      if (!action) { return; }
+      var what = action.getAttribute("data-action");
+      if (what === "only-new" && onlyNew) {
+        resetFilters();
+        onlyNew.checked = true;
+        state.page = 0;
+        apply();
+        writeQuery();
+        byId("cases").scrollIntoView({ block: "start" });
+        return;
+      }
+      Object.keys(rendered).forEach(function (i) {
+        rendered[i].open = what === "expand";
+      });
+    });
+    window.addEventListener("hashchange", function () { fromHash(location.hash); });
+
+    // --- totals gathered while the page was written ----------------------------------------------
+    Array.prototype.slice.call(doc.querySelectorAll("[data-total]")).forEach(function (node) {
+      var what = node.getAttribute("data-total");
+      if (what === "claims") {
+        node.textContent = ", " + plural(totals.claims, "claim");
+      } else if (what.indexOf("verdict:") === 0) {
+        node.textContent = fmt(totals.verdicts[codeOf[what.slice(8)]] || 0);
+      } else if (what === "unverifiable") {
+        node.textContent = fmt(totals.unverifiable || 0);
+      }
+    });
+    var missing = byId("missing-note");
+    if (missing && config.dataset && totals.missing) {
+      missing.textContent = fmt(totals.missing) + " of " + plural(totals.cases, "case") +
+        " are missing from the dataset given or differ from the judged version, so their responses are not shown.";
+      missing.hidden = false;
+      byId("notices").hidden = false;
+    }
+    Array.prototype.slice.call(doc.querySelectorAll(".js-only")).forEach(function (node) {
+      node.hidden = false;
+    });
+    if (byRetrieval && !totals.facts && !totals.chunks) { byRetrieval.closest("label").hidden = true; }
+    readQuery();
+    apply();
+    if (location.hash.length > 1) { fromHash(location.hash); }
+    body.setAttribute("data-ready", "true");
+    if (window.performance && performance.mark) { performance.mark("ragaliq:ready"); }
+    setTimeout(buildWhenIdle, 0);
   }
-  Array.prototype.slice.call(doc.querySelectorAll(".js-only")).forEach(function (node) {
-    node.hidden = false;
-  });
-  if (byRetrieval && !totals.facts && !totals.chunks) { byRetrieval.closest("label").hidden = true; }
-  readQuery();
-  apply();
-  if (location.hash.length > 1) { fromHash(location.hash); }
-  body.setAttribute("data-ready", "true");
-  if (window.performance && performance.mark) { performance.mark("ragaliq:ready"); }
-  setTimeout(buildWhenIdle, 0);
+
+  // --- the cases' data: deflated JSON in base64, unpacked by the browser itself -----------------
+  function unpack(node) {
+    var binary = atob(node.textContent);
+    var bytes = new Uint8Array(binary.length);
+    for (var k = 0; k < binary.length; k += 1) { bytes[k] = binary.charCodeAt(k); }
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+    return new Response(stream).text();
+  }
+  function unreadable(why) {
+    if (empty) {
+      empty.textContent = "The cases could not be read: " + why;
+      empty.hidden = false;
+    }
+    body.setAttribute("data-ready", "error");
+  }
+  var packed = byId("rq-cases");
+  if (!packed) {
+    start([]);
+  } else if (typeof DecompressionStream === "undefined") {
+    unreadable("this browser cannot unpack them; open the page in Chrome or Edge 80, Firefox 113, Safari 16.4 or later.");
+  } else {
+    unpack(packed).then(function (text) { start(JSON.parse(text)); }, function (error) { unreadable(String(error)); });
+  }
 }());

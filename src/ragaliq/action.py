@@ -58,8 +58,8 @@ from ragaliq.pipeline import write_html
 from ragaliq.redaction import register_env_secrets, register_secret
 from ragaliq.report.markdown import render_summary
 from ragaliq.report.progress import ProgressPrinter
-from ragaliq.report_file import ReportFile
 from ragaliq.repository import WorkTree, repo_path
+from ragaliq.run_report import ReportFile
 from ragaliq.text.plain import plural
 
 __all__ = ["DECISION_PATH", "REPORT_PATH", "action", "main"]

@@ -22,7 +22,7 @@ from ragaliq.judges import JudgeChoice
 from ragaliq.judges.factory import JudgeOpener, describe_judge
 from ragaliq.models import CaseResult, Progress, ReportHead, RunReport, RunSummary, Usage
 from ragaliq.policy import Budget
-from ragaliq.report_file import DISCARD, ReportWriter, TextSink
+from ragaliq.run_report import DISCARD, ReportWriter, TextSink
 from ragaliq.runner import RunSettings, stream_suite
 
 __all__ = [

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from ragaliq.dataset import DatasetCases
 from ragaliq.errors import ConfigError
 from ragaliq.models import CaseResult, ReportHead, TestCase, Usage
-from ragaliq.report_file import DISCARD, ReportSource, ReportWriter, TextSink
+from ragaliq.run_report import DISCARD, ReportSource, ReportWriter, TextSink
 
 __all__ = ["Shard", "merge_reports", "parse_shard", "shard_cases", "shard_index"]
 

@@ -22,8 +22,9 @@ from ragaliq.evaluators import build_evaluators
 from ragaliq.judges.factory import JudgeOpener, open_judge
 from ragaliq.models import CaseResult, TestCase, Usage
 from ragaliq.redaction import redact
-from ragaliq.report._format import plural, verdict_label
+from ragaliq.report.filters import verdict_label
 from ragaliq.runner import run_suite
+from ragaliq.text.plain import plural
 
 __all__ = ["BudgetSpentError", "JudgeSession", "QualityFailure", "assert_rag_quality"]
 

@@ -47,6 +47,7 @@ from tests.e2e.workspace import (
     write_dataset,
 )
 from tests.fakes.anthropic_server import FakeAnthropic, structured_responder
+from tests.unit.report.html_pages import page_text
 
 Change = Callable[[Path], None]
 
@@ -84,8 +85,10 @@ def leaked(action: Action, log: str, summary: str) -> list[str]:
     places = {"log": log.replace(f"::add-mask::{KEY}", "").replace(f"::add-mask::{TOKEN}", "")}
     places["summary"] = summary
     places.update({f"comment {c.id}": c.body for c in action.github.comments(REPO, 70)})
-    for path in [*(action.last / ".ragaliq").glob("*.json"), *action.last.glob("*.html")]:
+    for path in (action.last / ".ragaliq").glob("*.json"):
         places[str(path.name)] = path.read_text(encoding="utf-8")
+    for path in action.last.glob("*.html"):
+        places[str(path.name)] = page_text(path.read_text(encoding="utf-8"))
     forms = {form for secret in (KEY, TOKEN) for form in (secret, escape_markdown(secret))}
     forms |= {secret.replace("_", "\\u005f") for secret in (KEY, TOKEN)}
     return [name for name, text in places.items() if any(form in text for form in forms)]

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.github_server import FakeGitHub
+from tests.unit.report.html_pages import page_text
 
 REPO = "acme/rag-bot"
 KEY = "sk-ant-api03-e2e-secret"
@@ -282,7 +283,9 @@ def record_baseline_on_main(action: Action) -> str:
     assert outputs["baseline-path"] == ".ragaliq/baseline.json"
     assert outputs["report-path"] == ".ragaliq/report.json"
     assert outputs["html-report-path"] == "main-report.html"
-    assert "storage-limits-by-plan" in (action.workspace / "main-report.html").read_text()
+    assert "storage-limits-by-plan" in page_text(
+        (action.workspace / "main-report.html").read_text()
+    )
     assert json.loads((action.workspace / ".ragaliq" / "decision.json").read_text())["passed"]
     assert json.loads(baseline.read_text())["provenance"]["judge_provider"] == "anthropic"
     assert "Baseline recorded" in log

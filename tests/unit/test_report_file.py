@@ -16,7 +16,7 @@ from ragaliq.models import (
     RunSummary,
     Usage,
 )
-from ragaliq.report_file import ReportFile, write_report
+from ragaliq.run_report import ReportFile, write_report
 
 JUDGE = JudgeInfo(provider="fake", model="fake-1", prompt_version="p1")
 EVALUATORS = {"faithfulness": EvaluatorInfo(threshold=0.7, version="1")}

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from ragaliq.cli import cli
 from ragaliq.errors import ConfigError
 from ragaliq.models import RunReport
-from ragaliq.report_file import ReportFile
+from ragaliq.run_report import ReportFile
 from ragaliq.shards import merge_reports, parse_shard, shard_index
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "ragaliq.yaml"

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from ragaliq.cli import cli
 from ragaliq.models import CaseResult, Verdict
-from ragaliq.report_file import ReportFile
+from ragaliq.run_report import ReportFile
 
 CONFIG = """\
 dataset: rag_outputs.jsonl

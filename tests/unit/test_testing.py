@@ -12,7 +12,7 @@ from ragaliq.evaluators import (
     RelevanceEvaluator,
 )
 from ragaliq.models import CaseResult, ChunkRating, EvaluationResult, Usage, Verdict
-from ragaliq.report._format import verdict_label
+from ragaliq.report.filters import verdict_label
 from ragaliq.testing import BudgetSpentError, JudgeSession, QualityFailure, assert_rag_quality
 from tests.conftest import make_case, make_config, make_verdict
 from tests.fakes.judge import FakeJudge, Opener

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from ragaliq.cli import cli
 from ragaliq.models import CaseResult, Verdict
 from ragaliq.report.markdown import escape_markdown
-from ragaliq.report_file import ReportFile
+from ragaliq.run_report import ReportFile
 from ragaliq.text.quantities import quantities
 
 FAQ = {

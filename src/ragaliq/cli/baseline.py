@@ -31,9 +31,9 @@ from ragaliq.exits import ExitCode, run_exit_code
 from ragaliq.inputs import load_inputs
 from ragaliq.judging import kept_report
 from ragaliq.models import CaseResult, ReportHead
-from ragaliq.report._format import plural
-from ragaliq.report_file import ReportFile
 from ragaliq.repository import ConfigLocation
+from ragaliq.run_report import ReportFile
+from ragaliq.text.plain import plural
 
 __all__ = ["baseline"]
 

@@ -36,10 +36,10 @@ from ragaliq.models import Preflight
 from ragaliq.pipeline import write_html
 from ragaliq.preflight import preflight
 from ragaliq.report import format_decision, format_preflight
-from ragaliq.report._format import plural
-from ragaliq.report_file import ReportFile, write_report
 from ragaliq.repository import ConfigLocation, WorkTree, git_toplevel, inside, repo_path
+from ragaliq.run_report import ReportFile, write_report
 from ragaliq.shards import Shard, parse_shard, shard_cases
+from ragaliq.text.plain import plural
 from ragaliq.trust import base_source
 
 __all__ = ["gate", "judge", "run", "validate"]

@@ -34,7 +34,7 @@ from ragaliq.redaction import redact
 from ragaliq.report import format_decision, format_run_table
 from ragaliq.report.markdown import CaseDigest, UserTemplate, render_comment, render_summary
 from ragaliq.report.marker import comment_marker
-from ragaliq.report_file import ReportFile
+from ragaliq.run_report import ReportFile
 from ragaliq.shards import merge_reports
 from ragaliq.trust import hold_to_baseline
 

@@ -33,7 +33,7 @@ from ragaliq.gate.scores import Shared, decide_evaluators, failure_line
 from ragaliq.gate.scores import comparable as judged_alike
 from ragaliq.models import CaseResult, ClaimVerdict, ReportHead, Verdict
 from ragaliq.policy import GateRules
-from ragaliq.report_file import ReportSource
+from ragaliq.run_report import ReportSource
 from ragaliq.text.matching import normalise, unmatched
 from ragaliq.text.plain import plural
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Literal, TextIO
 
 from ragaliq.models import Progress
-from ragaliq.report._format import plural
+from ragaliq.text.plain import plural
 
 __all__ = ["ProgressPrinter", "Verbosity"]
 

@@ -1,8 +1,10 @@
-"""Untrusted text on a terminal or in a CI log: one line, and never a runner command.
+"""Plain text for people, on a terminal, in a CI log or in any message.
 
-A dataset's case ids, claims and errors, and a judge's reasons, are printed on the console; in a
-GitHub Actions log a line starting with ``::`` is a workflow command (``::set-output``,
-``::add-mask``, ``::stop-commands``), so untrusted text must never start one.
+Untrusted text shown as one line and never as a runner command: a dataset's case ids, claims and
+errors, and a judge's reasons, are printed on the console; in a GitHub Actions log a line starting
+with ``::`` is a workflow command (``::set-output``, ``::add-mask``, ``::stop-commands``), so
+untrusted text must never start one. And :func:`plural`, the one way every message, table and
+template writes a count with its noun (``1 claim``, ``3 claims``).
 """
 
 from __future__ import annotations

@@ -1,45 +1,23 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import shutil
-import subprocess
-import sys
-from html.parser import HTMLParser
-from pathlib import Path
-from typing import Any
 
-import cmarkgfm
 import pytest
-from cmarkgfm.cmark import Options
 
-from ragaliq.baseline import Provenance
 from ragaliq.dataset import load_dataset
 from ragaliq.errors import TemplateError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
 from ragaliq.gate import (
-    CaseFailure,
-    ClaimChange,
-    EvaluatorDecision,
-    GateDecision,
     GateRules,
-    RegressedCase,
     compare,
 )
 from ragaliq.judges import OfflineJudge
 from ragaliq.models import (
-    CaseResult,
-    EvaluationResult,
-    EvaluatorInfo,
-    EvaluatorSummary,
     JudgeInfo,
     RunReport,
-    RunSummary,
-    Usage,
 )
 from ragaliq.report import markdown
-from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.markdown import (
     COMMENT_LIMIT,
     SUMMARY_LIMIT,
@@ -52,424 +30,31 @@ from ragaliq.report.marker import comment_marker
 from ragaliq.runner import run_suite
 from tests.baselines import record_baseline
 from tests.conftest import REPO_ROOT
-
-SNAPSHOTS = Path(__file__).parent / "snapshots"
-ZWSP = "\u200b"
-DASH = "\N{EN DASH}"
-MINUS = "\N{MINUS SIGN}"
-DETAILS_URL = "https://github.com/northwind/assistant/actions/runs/4242"
-HOSTILE = (
-    "<script>alert(1)</script> </details> | a | b | `tick` @octocat <!-- x --> first line\n"
-    "\n- item\n# heading *em* _u_ [link](https://x.test) ~~s~~ $x$ #12 \\ &amp; <img src=x>"
+from tests.unit.report.decisions import (
+    DASH,
+    DETAILS_URL,
+    HOSTILE,
+    MINUS,
+    REFUND_Q,
+    RESTORE_Q,
+    change,
+    first_run_decision,
+    hostile_decision,
+    many_claims_decision,
+    realistic_decision,
+    realistic_report,
 )
-
-
-# --- fixtures ------------------------------------------------------------------------------
-
-
-def claude() -> JudgeInfo:
-    return JudgeInfo(provider="anthropic", model="claude-sonnet-4-5", prompt_version="2f1c9a7e04b3")
-
-
-def provenance() -> Provenance:
-    versions = {"faithfulness": "1", "hallucination": "1", "relevance": "1"}
-    return Provenance(
-        judge_provider="anthropic",
-        judge_model="claude-sonnet-4-5",
-        prompt_version="2f1c9a7e04b3",
-        evaluator_versions=versions,
-    )
-
-
-def change(case_id: str, query: str, claim: str, **overrides: Any) -> ClaimChange:
-    values: dict[str, Any] = {
-        "case_id": case_id,
-        "query": query,
-        "claim": claim,
-        "verdict": "CONTRADICTED",
-        "evidence": None,
-        "reason": "",
-        "confidence": 0.9,
-    }
-    values.update(overrides)
-    return ClaimChange(**values)
-
-
-REFUND_Q = "Can I get a refund on my annual Personal plan?"
-RESTORE_Q = "How do I restore a folder I deleted by mistake?"
-API_Q = "What are the rate limits for the Northwind Cloud API?"
-
-
-def realistic_decision(**overrides: Any) -> GateDecision:
-    values: dict[str, Any] = {
-        "passed": False,
-        "failures": (
-            "hallucination: 0.742 is below the threshold 0.75",
-            "faithfulness: 0.812 dropped 0.071 from the baseline 0.883 (max_drop 0.05)",
-            "1 case could not be judged (gate.on_error: fail)",
-        ),
-        "first_run": False,
-        "comparable": True,
-        "evaluators": {
-            "faithfulness": EvaluatorDecision(
-                head=0.8125,
-                baseline=0.883333,
-                delta=-0.070833,
-                threshold=0.7,
-                max_drop=0.05,
-                status="regressed",
-                passed=False,
-                errors=1,
-            ),
-            "hallucination": EvaluatorDecision(
-                head=0.741667,
-                baseline=0.883333,
-                delta=-0.141667,
-                threshold=0.75,
-                max_drop=0.05,
-                status="below_threshold",
-                passed=False,
-                errors=1,
-            ),
-            "relevance": EvaluatorDecision(
-                head=0.9745,
-                baseline=0.962,
-                delta=0.0125,
-                threshold=0.6,
-                max_drop=0.05,
-                status="pass",
-                passed=True,
-            ),
-        },
-        "new_hallucinations": (
-            change(
-                "billing-refund-window",
-                REFUND_Q,
-                "Annual Personal plans can be refunded if you cancel within 30 days of the "
-                "initial purchase or renewal date.",
-                evidence="Northwind Cloud offers a full refund on annual Personal, Team and "
-                "Business subscriptions if you cancel within 14 days of the initial purchase "
-                "or renewal date.",
-                reason="The context gives 14 days, not 30.",
-                confidence=0.95,
-            ),
-            change(
-                "restore-deleted-folder",
-                RESTORE_Q,
-                "Folders can be restored for 365 days on Team, Business and Enterprise plans.",
-                evidence="Deleted files and folders can be restored for 30 days on the Free and "
-                "Personal plans and for 180 days on Team, Business and Enterprise plans.",
-                reason="The context gives 180 days for these plans.",
-                confidence=0.92,
-            ),
-            change(
-                "restore-deleted-folder",
-                RESTORE_Q,
-                "Restored folders keep their original sharing settings.",
-                verdict="NOT_ENOUGH_INFO",
-                reason="The context does not say what happens to sharing settings.",
-                confidence=0.71,
-            ),
-        ),
-        "fixed_hallucinations": (
-            change(
-                "mobile-offline-files",
-                "Can I use offline files on the Free plan?",
-                "Yes, offline files are available on the Free plan.",
-                evidence="Offline files are not available on the Free plan.",
-                reason="The context says the opposite.",
-            ),
-        ),
-        "regressed_cases": (
-            RegressedCase(
-                case_id="restore-deleted-folder",
-                query=RESTORE_Q,
-                evaluator="hallucination",
-                baseline=1.0,
-                head=0.333333,
-            ),
-            RegressedCase(
-                case_id="api-rate-limits",
-                query=API_Q,
-                evaluator="faithfulness",
-                baseline=1.0,
-                head=None,
-            ),
-        ),
-        "errors": (
-            CaseFailure(
-                case_id="api-rate-limits",
-                query=API_Q,
-                error="the judge replied twice without a verdict for claim 2",
-            ),
-        ),
-        "added_cases": ("sso-okta-scim",),
-        "removed_cases": (),
-        "notices": ("1 case is new since the baseline: sso-okta-scim.",),
-        "cases": 21,
-        "usage": Usage(
-            calls=42,
-            input_tokens=61_480,
-            output_tokens=9_312,
-            cache_read_tokens=40_960,
-            cache_write_tokens=4_096,
-            cache_hits=3,
-            cost_usd=0.3217,
-        ),
-        "judge": claude(),
-        "baseline_provenance": provenance(),
-        "baseline_commit": "3f2c1e9a7b5d40c8e1f2a3b4c5d6e7f8a9b0c1d2",
-    }
-    values.update(overrides)
-    return GateDecision(**values)
-
-
-def result(name: str, score: float | None, threshold: float) -> EvaluationResult:
-    if score is None:
-        return EvaluationResult(evaluator=name, score=None, passed=None, status="error")
-    return EvaluationResult(evaluator=name, score=score, passed=score >= threshold)
-
-
-THRESHOLDS = {"faithfulness": 0.7, "hallucination": 0.75, "relevance": 0.6}
-
-
-def case(case_id: str, query: str, scores: tuple[float | None, ...]) -> CaseResult:
-    error = scores[0] is None
-    return CaseResult(
-        id=case_id,
-        input_hash="0" * 64,
-        status="error" if error else "ok",
-        query=query,
-        results={
-            name: result(name, score, THRESHOLDS[name])
-            for name, score in zip(THRESHOLDS, scores, strict=True)
-        },
-        error="the judge replied twice without a verdict for claim 2" if error else None,
-    )
-
-
-def realistic_report() -> RunReport:
-    cases = (
-        case("billing-refund-window", REFUND_Q, (0.5, 0.5, 1.0)),
-        case("sso-okta-scim", "Does SSO with Okta provision users?", (1.0, 1.0, 0.875)),
-        case("restore-deleted-folder", RESTORE_Q, (0.333333, 0.333333, 0.9375)),
-        case("api-rate-limits", API_Q, (None, None, None)),
-        case("mobile-offline-files", "Can I use offline files on the Free plan?", (1.0, 1.0, 1.0)),
-    )
-    return RunReport(
-        judge=claude(),
-        evaluators={n: EvaluatorInfo(threshold=t, version="1") for n, t in THRESHOLDS.items()},
-        summary=RunSummary(
-            cases=len(cases),
-            errors=1,
-            evaluators={
-                n: EvaluatorSummary(score=0.8, pass_rate=0.75, passed=True, threshold=t)
-                for n, t in THRESHOLDS.items()
-            },
-        ),
-        usage=Usage(),
-        cases=cases,
-    )
-
-
-def first_run_decision() -> GateDecision:
-    return realistic_decision(
-        passed=True,
-        failures=(),
-        first_run=True,
-        comparable=False,
-        evaluators={
-            "faithfulness": EvaluatorDecision(
-                head=0.9,
-                baseline=None,
-                delta=None,
-                threshold=0.7,
-                max_drop=0.05,
-                status="pass",
-                passed=True,
-            ),
-        },
-        new_hallucinations=(),
-        hallucinations=realistic_decision().new_hallucinations[:2],
-        fixed_hallucinations=(),
-        regressed_cases=(),
-        errors=(),
-        added_cases=(),
-        notices=("No baseline yet: only thresholds apply.",),
-        baseline_provenance=None,
-        baseline_commit=None,
-    )
-
-
-def hostile_decision() -> GateDecision:
-    hostile_change = change(
-        "case|`x`</details>@octocat",
-        HOSTILE,
-        HOSTILE,
-        evidence=HOSTILE,
-        reason=HOSTILE,
-    )
-    return realistic_decision(
-        failures=(HOSTILE,),
-        new_hallucinations=(hostile_change, *realistic_decision().new_hallucinations),
-        fixed_hallucinations=(hostile_change,),
-        regressed_cases=(
-            RegressedCase(
-                case_id=HOSTILE, query=HOSTILE, evaluator="faithfulness", baseline=1.0, head=0.5
-            ),
-        ),
-        errors=(CaseFailure(case_id=HOSTILE, query=HOSTILE, error=HOSTILE),),
-        notices=(HOSTILE,),
-        baseline_commit=HOSTILE,
-    )
-
-
-def many_claims_decision(count: int) -> GateDecision:
-    claims = tuple(
-        change(
-            f"case-{i // 3:04d}",
-            f"Question number {i // 3} about the refund policy of the annual plans?",
-            f"Claim {i}: annual plans can be refunded within {30 + i} days of purchase.",
-            evidence="Northwind Cloud offers a full refund on annual subscriptions if you cancel "
-            "within 14 days of the initial purchase or renewal date.",
-            reason=f"The context gives 14 days, not {30 + i}.",
-        )
-        for i in range(count)
-    )
-    return realistic_decision(new_hallucinations=claims)
-
-
-# --- helpers -------------------------------------------------------------------------------
-
-
-def assert_snapshot(name: str, text: str) -> None:
-    path = SNAPSHOTS / name
-    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode("utf-8"))
-        return
-    if not path.exists():
-        pytest.fail(f"snapshot {path} is missing; run with UPDATE_SNAPSHOTS=1 to write it")
-    assert text == path.read_bytes().decode("utf-8"), f"{name} differs from its snapshot"
-
-
-def to_html(text: str) -> str:
-    # Unsafe keeps raw HTML, as GitHub does before sanitising, so that any leak would show.
-    return str(cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE))
-
-
-ALLOWED_TAGS = {
-    "a", "code", "del", "details", "em", "h3", "h4", "li", "p", "pre", "strong", "sub",
-    "summary", "table", "tbody", "td", "th", "thead", "tr", "ul",
-}  # fmt: skip
-
-
-class Structure(HTMLParser):
-    """Tags, comments, tables and the nesting of <details> in rendered HTML."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.stack: list[str] = []
-        self.tags: list[str] = []
-        self.comments: list[str] = []
-        self.tables: list[dict[str, Any]] = []
-        self.cell: list[str] | None = None
-        self.row: list[str] | None = None
-        self.in_head = False
-        self.summaries: list[str] = []
-        self.summary: list[str] | None = None
-        self.text: list[str] = []
-        self.problems: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-        if tag == "details":
-            self.stack.append("details")
-        elif tag == "summary":
-            if not self.stack or self.stack[-1] != "details":
-                self.problems.append("<summary> outside <details>")
-            self.summary = []
-        elif tag == "table":
-            self.tables.append({"header": [], "rows": []})
-        elif tag == "thead":
-            self.in_head = True
-        elif tag == "tr":
-            self.row = []
-        elif tag in ("td", "th"):
-            self.cell = []
-
-    def handle_endtag(self, tag):
-        if tag == "details":
-            if not self.stack:
-                self.problems.append("</details> without <details>")
-            else:
-                self.stack.pop()
-        elif tag == "summary" and self.summary is not None:
-            self.summaries.append("".join(self.summary))
-            self.summary = None
-        elif tag == "thead":
-            self.in_head = False
-        elif tag in ("td", "th") and self.cell is not None and self.row is not None:
-            self.row.append(" ".join("".join(self.cell).split()))
-            self.cell = None
-        elif tag == "tr" and self.row is not None:
-            table = self.tables[-1]
-            if self.in_head:
-                table["header"] = self.row
-            else:
-                table["rows"].append(self.row)
-            self.row = None
-
-    def handle_data(self, data):
-        self.text.append(data)
-        if self.cell is not None:
-            self.cell.append(data)
-        if self.summary is not None:
-            self.summary.append(data)
-
-    def handle_comment(self, data):
-        self.comments.append(data)
-
-
-def structure(text: str) -> Structure:
-    parser = Structure()
-    parser.feed(to_html(text))
-    parser.close()
-    assert not parser.problems, parser.problems
-    assert not parser.stack, "unclosed <details>"
-    assert text.count("<details") == text.count("</details>")
-    return parser
-
-
-def assert_well_formed(text: str, *, marker: str | None = None) -> Structure:
-    parsed = structure(text)
-    assert set(parsed.tags) <= ALLOWED_TAGS, set(parsed.tags) - ALLOWED_TAGS
-    assert "script" not in parsed.tags
-    expected_comments = [marker[4:-3]] if marker else []
-    assert parsed.comments == expected_comments
-    for table in parsed.tables:
-        assert table["header"], "a table without a header"
-        for row in table["rows"]:
-            assert len(row) == len(table["header"]), (table["header"], row)
-    for block in re.findall(r"(?:^\|.*\n)+", text, re.MULTILINE):
-        pipes = {line.count("|") for line in block.splitlines()}
-        assert len(pipes) == 1, block
-    return parsed
-
-
-def visible(text: str) -> str:
-    return " ".join(text.replace(ZWSP, "").split())
-
-
-def headers(parsed: Structure) -> list[list[str]]:
-    return [t["header"] for t in parsed.tables]
-
-
-TABLE_TAGS = {"table", "thead", "tbody", "tr", "th", "td"}
-SCORES_HEADER = ["evaluator", "baseline", "head", "delta", "threshold", "status"]
-REGRESSED_HEADER = ["case", "evaluator", "baseline", "head", "delta"]
-CASES_HEADER = ["case", "status", "faithfulness", "hallucination", "relevance"]
-
+from tests.unit.report.markdown_checks import (
+    CASES_HEADER,
+    REGRESSED_HEADER,
+    SCORES_HEADER,
+    assert_snapshot,
+    assert_well_formed,
+    headers,
+    structure,
+    visible,
+    write,
+)
 
 # --- snapshots -----------------------------------------------------------------------------
 
@@ -655,137 +240,6 @@ def test_hostile_text_makes_no_links_headings_or_strikethrough():
     assert "[link](https://x.test)" in visible("".join(parsed.text))
 
 
-# --- escape_markdown -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("raw", "escaped"),
-    [
-        ("<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;"),
-        ("</details>", "&lt;/details&gt;"),
-        ("<!-- x -->", "&lt;!-- x --&gt;"),
-        ("a & b &amp; c", "a &amp; b &amp;amp; c"),
-        ("| a | b |", "&#124; a &#124; b &#124;"),
-        ("`code`", "&#96;code&#96;"),
-        ("*em* _em_", "&#42;em&#42; &#95;em&#95;"),
-        ("[link](https://x.test)", f"&#91;link&#93;(https{ZWSP}://x.test)"),
-        ("![img](x.png)", "!&#91;img&#93;(x.png)"),
-        ("see https://x.test/a_b", f"see https{ZWSP}://x.test/a&#95;b"),
-        ("www.x.test and mailto:a@b.test", f"www{ZWSP}.x.test and mailto{ZWSP}:a@{ZWSP}b.test"),
-        ("see GH-123 and gh-7", f"see GH-{ZWSP}123 and gh-{ZWSP}7"),
-        ("~~gone~~", "&#126;&#126;gone&#126;&#126;"),
-        ("$x^2$", "&#36;x^2&#36;"),
-        ("back\\slash", "back&#92;slash"),
-        ("# heading", "&#35; heading"),
-        ("- item", "&#45; item"),
-        ("+ item", "&#43; item"),
-        ("= setext", "= setext"),
-        ("0.5 and 2024. 3.14", "0.5 and 2024. 3.14"),
-        ("1. ordered", "1&#46; ordered"),
-        ("12) ordered", "12&#41; ordered"),
-        ("> quote", "&gt; quote"),
-        ("well-known v2.4, e.g. 1.5 MB/s # not a heading", None),
-        ("@octocat", f"@{ZWSP}octocat"),
-        ("ping @octo-org/team now", f"ping @{ZWSP}octo-org/team now"),
-        ("a @ b", "a @ b"),
-        ("fixes #12", f"fixes #{ZWSP}12"),
-        ("C# and #hash", "C# and #hash"),
-        ("one\ntwo\r\nthree\n\n- four", "one two three - four"),
-        ("tab\there\x00nul\u2028sep", "tab here nul sep"),
-        ("    indented code", "indented code"),
-        ("abc\u202edcba", "abcdcba"),
-        ("a\u200eb\u200fc\u061cd\u2066e\u2069f\u202ag", "abcdefg"),
-        (
-            "fixed in 0123456789abcdef0123456789abcdef01234567 today",
-            "fixed in 0123456\u200b789abcdef0123456789abcdef01234567 today",
-        ),
-        (
-            "build 12345678901234567890123456789012345678901",
-            "build 12345678901234567890123456789012345678901",
-        ),
-        ("", ""),
-    ],
-)
-def test_escape_markdown(raw, escaped):
-    assert escape_markdown(raw) == (raw if escaped is None else escaped)
-
-
-def test_escape_markdown_takes_any_object():
-    assert escape_markdown(None) == ""
-    assert escape_markdown(0.5) == "0.5"
-
-
-HAZARDS = [
-    HOSTILE,
-    "- a\n- b",
-    "1. first\n2. second",
-    "# title",
-    "    code block",
-    "```\nfence\n```",
-    "| x | y |\n|---|---|\n| 1 | 2 |",
-    "**bold** and __bold__",
-    "<details><summary>s</summary>",
-    "&lt;script&gt; &#60;b&#62;",
-    "line ending with two spaces  \nnext",
-    "trailing backslash \\",
-    "https://example.test/a_b_c <https://x.test>",
-    "footnote[^1] and :smile:",
-]
-
-
-@pytest.mark.parametrize("raw", HAZARDS)
-@pytest.mark.parametrize(
-    ("wrap", "before", "after"),
-    [
-        ("- {}\n", "", ""),
-        ("| h |\n|---|\n| {} |\n", "h ", ""),
-        ("<details>\n<summary>{}</summary>\n\nbody\n\n</details>\n", "", " body"),
-        ("Before {} after\n", "Before ", " after"),
-    ],
-    ids=["list-item", "table-cell", "html-summary", "paragraph"],
-)
-def test_escaped_text_reads_back_as_itself(raw, wrap, before, after):
-    parsed = Structure()
-    parsed.feed(to_html(wrap.format(escape_markdown(raw))))
-    shown = visible("".join(parsed.text))
-    assert shown.startswith(before) and shown.endswith(after)
-    assert shown[len(before) : len(shown) - len(after)] == visible(raw)
-    assert set(parsed.tags) <= {"details", "li", "p", "summary", "ul"} | TABLE_TAGS
-    assert not parsed.comments
-
-
-# --- filters -------------------------------------------------------------------------------
-
-
-def render_string(source: str, **context: object) -> str:
-    env, _ = markdown._environment(None)
-    return str(env.from_string(source).render(context))
-
-
-@pytest.mark.parametrize(
-    ("source", "value", "expected"),
-    [
-        ("{{ v | score }}", 0.87654, "0.877"),
-        ("{{ v | score }}", None, DASH),
-        ("{{ v | delta }}", 0.0123, "+0.012"),
-        ("{{ v | delta }}", -0.05, f"{MINUS}0.050"),
-        ("{{ v | delta }}", -0.0001, "±0.000"),
-        ("{{ v | delta }}", None, DASH),
-        ("{{ v | pct }}", 0.875, "87.5%"),
-        ("{{ v | pct }}", None, DASH),
-        ("{{ v | usd }}", 1234.5, "$1,234.5000"),
-        ("{{ v | shorten(10) }}", "abcdefghijklmnop", "abcdefghi…"),
-        ("{{ v | shorten(10) }}", "short", "short"),
-        ("{{ v | shorten(10) | md }}", "<b>bold</b> text", "&lt;b&gt;bold&lt;/…"),
-        ("{{ v | plural('claim') }}", 1, "1 claim"),
-        ("{{ v | plural('claim') }}", 1234, "1,234 claims"),
-        ("{{ v | verdict }}", "NOT_ENOUGH_INFO", "not in the context"),
-    ],
-)
-def test_filters(source, value, expected):
-    assert render_string(source, v=value) == expected
-
-
 # --- size limits ---------------------------------------------------------------------------
 
 
@@ -869,101 +323,7 @@ def test_summary_limit_counts_bytes():
     assert len(cut.encode("utf-8")) <= size - 1
 
 
-# --- user templates ------------------------------------------------------------------------
-
-
-def write(tmp_path: Path, name: str, source: str) -> UserTemplate:
-    path = tmp_path / name
-    path.write_text(source, encoding="utf-8")
-    return UserTemplate.from_file(path)
-
-
-def test_user_template_extends_ours_and_overrides_a_block(tmp_path):
-    template = write(
-        tmp_path,
-        "custom.md.j2",
-        '{% extends "comment.md.j2" %}{% block footer %}custom footer{% endblock %}',
-    )
-    text = render_comment(realistic_decision(), template=template)
-    assert text.split("\n", 1)[0] == comment_marker()
-    assert "### ❌ RagaliQ Gate failed" in text
-    assert "Newly hallucinated claims (3)" in text
-    assert text.rstrip().endswith("custom footer")
-    assert "claude-sonnet-4-5, prompt" not in text
-    assert_well_formed(text, marker=comment_marker())
-
-
-def test_user_template_named_like_ours_can_still_extend_ours(tmp_path):
-    template = write(
-        tmp_path,
-        "comment.md.j2",
-        '{% extends "comment.md.j2" %}{% block usage %}## Our RAG gate\n\n{% endblock %}',
-    )
-    text = render_comment(realistic_decision(), template=template)
-    assert "## Our RAG gate" in text
-    assert "RagaliQ Gate failed" in text
-
-
-@pytest.mark.parametrize("block", ["headline", "notices", "marker"])
-def test_a_template_cannot_override_the_verdict_the_notices_or_the_marker(tmp_path, block):
-    template = write(
-        tmp_path,
-        "liar.md.j2",
-        f'{{% extends "comment.md.j2" %}}{{% block {block} %}}### ✅ passed{{% endblock %}}',
-    )
-    with pytest.raises(TemplateError, match=f"overrides the block {block}.*the gate's"):
-        render_comment(realistic_decision(), template=template)
-
-
-def test_a_template_that_says_passed_elsewhere_keeps_the_real_headline_first(tmp_path):
-    template = write(
-        tmp_path,
-        "liar.md.j2",
-        '{% extends "comment.md.j2" %}{% block scores %}### ✅ RagaliQ Gate passed\n\n'
-        "{% endblock %}",
-    )
-    text = render_comment(realistic_decision(), template=template)
-    assert text.index("### ❌ RagaliQ Gate failed") < text.index("### ✅ RagaliQ Gate passed")
-    notices = realistic_decision().notices
-    assert all(escape_markdown(n)[:40] in text for n in notices)
-
-
-def test_a_template_cannot_hide_the_notices_in_an_html_comment(tmp_path):
-    template = write(
-        tmp_path,
-        "hide.md.j2",
-        '{% extends "comment.md.j2" %}{% block cases %}<!--{% endblock %}'
-        "{% block update_baseline %}-->{% endblock %}",
-    )
-    with pytest.raises(TemplateError, match="HTML comment"):
-        render_comment(realistic_decision(), template=template)
-
-
-def test_a_standalone_template_is_refused_since_it_would_drop_the_verdict(tmp_path):
-    template = write(tmp_path, "plain.md.j2", "### ✅ all good\n")
-    with pytest.raises(TemplateError, match="must \\{% extends"):
-        render_comment(realistic_decision(), template=template)
-
-
-def test_filters_escape_untrusted_text_in_a_user_block(tmp_path):
-    template = write(
-        tmp_path,
-        "plain.md.j2",
-        '{% extends "comment.md.j2" %}{% block new_hallucinations %}'
-        "{% for c in decision.new_hallucinations %}* {{ c.claim | shorten(20) | md }}\n"
-        "{% endfor %}{% endblock %}",
-    )
-    text = render_comment(hostile_decision(), template=template)
-    assert "* &lt;script&gt;alert(1)&lt;/s…" in text.splitlines()
-
-
-def test_user_summary_template_extends_ours(tmp_path):
-    template = write(
-        tmp_path, "s.md.j2", '{% extends "summary.md.j2" %}{% block cases %}no cases{% endblock %}'
-    )
-    text = render_summary(realistic_decision(), report=realistic_report(), template=template)
-    assert "no cases" in text
-    assert "Scores per case" not in text
+# --- templates that must be refused ------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -1015,47 +375,6 @@ def test_a_template_through_a_symbolic_link_is_refused(tmp_path):
         UserTemplate.from_file(tmp_path / "link.md.j2")
 
 
-def test_a_missing_user_template_is_a_template_error(tmp_path):
-    with pytest.raises(TemplateError, match="not found"):
-        UserTemplate.from_file(tmp_path / "nope.md.j2")
-
-
-def test_bad_arguments():
-    with pytest.raises(ValueError, match="comment-id"):
-        render_comment(realistic_decision(), comment_id="no spaces please")
-    with pytest.raises(ValueError, match="details_url"):
-        render_comment(realistic_decision(), details_url="javascript:alert(1)")
-    with pytest.raises(ValueError, match="details_url"):
-        render_comment(realistic_decision(), details_url="https://x.test/a) [b](c")
-
-
-def test_our_templates_are_found_by_name():
-    root = templates_root()
-    assert (root / "comment.md.j2").is_file()
-    assert (root / "summary.md.j2").is_file()
-    loader = TemplateLoader(root)
-    assert {"comment.md.j2", "summary.md.j2"} <= set(loader.list_templates())
-
-
-def test_an_installed_package_uses_its_own_templates(tmp_path):
-    shutil.copytree(REPO_ROOT / "src" / "ragaliq", tmp_path / "ragaliq")
-    shutil.copytree(REPO_ROOT / "templates", tmp_path / "ragaliq" / "templates")
-    (tmp_path / "ragaliq" / "templates" / "comment.md.j2").write_text("packaged\n")
-    script = (
-        "from ragaliq.report import markdown; from tests.unit.report.test_markdown import "
-        "first_run_decision; print(markdown.templates_root()); "
-        "print(markdown.render_comment(first_run_decision()), end='')"
-    )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO_ROOT)])}
-    run = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
-    )
-    root, marker, body = run.stdout.splitlines()
-    assert Path(root) == tmp_path / "ragaliq" / "templates"
-    assert marker == comment_marker()
-    assert body == "packaged"
-
-
 def test_a_secret_echoed_into_the_verdict_never_reaches_the_comment_in_any_form():
     from ragaliq.redaction import forget_secrets, register_secret
 
@@ -1078,16 +397,6 @@ def test_a_secret_echoed_into_the_verdict_never_reaches_the_comment_in_any_form(
             assert "&#91;redacted&#93;" in text or "[redacted]" in text
     finally:
         forget_secrets()
-
-
-def test_a_template_that_writes_text_before_the_headline_is_refused(tmp_path):
-    template = write(
-        tmp_path,
-        "liar.md.j2",
-        '### ✅ RagaliQ Gate passed\n{% extends "comment.md.j2" %}',
-    )
-    with pytest.raises(TemplateError, match="writes text before the gate's headline"):
-        render_comment(realistic_decision(), template=template)
 
 
 def test_claims_not_verifiable_offline_are_counted_and_listed_apart_from_hallucinations():

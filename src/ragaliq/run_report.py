@@ -67,15 +67,15 @@ class ReportSource(Protocol):
 
 
 class TextSink(Protocol):
-    """Where a report is written: an atomic file, or nowhere."""
+    """Where a report or a page is written: a text file, an atomic writer, ``io.StringIO``."""
 
-    def write(self, text: str) -> None:
+    def write(self, text: str, /) -> object:
         """Append ``text``."""
         ...
 
 
 class _Discard:
-    def write(self, text: str) -> None:
+    def write(self, text: str, /) -> None:
         del text
 
 
