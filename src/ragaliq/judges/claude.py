@@ -22,9 +22,7 @@ import functools
 import json
 import random
 import re
-import time
-from collections.abc import Awaitable, Callable, Sequence
-from email.utils import parsedate_to_datetime
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -40,10 +38,11 @@ from ragaliq.judges.base import (
     check_verdict_count,
     verified_evidence,
 )
-from ragaliq.judges.batch import MessageBatcher, api_message
+from ragaliq.judges.batch import MessageBatcher
 from ragaliq.judges.platforms import Platform, anthropic_platform
 from ragaliq.judges.pricing import batch_price, cost_usd, price_for
 from ragaliq.judges.prompts import PROMPT_VERSION, Prompts, as_data
+from ragaliq.judges.transport import Sleep, Transport
 from ragaliq.models import (
     ChunkRating,
     ChunkRatings,
@@ -59,12 +58,6 @@ from ragaliq.models import (
 
 __all__ = ["MODES", "PROMPT_VERSION", "ClaudeJudge", "Mode"]
 
-RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-FAILURES_BEFORE_UNAVAILABLE = 3
-"""Requests failing in a row (after their retries) before the API is taken to be down."""
-MAX_RETRY_AFTER_S = 60.0
-BACKOFF_BASE_S = 0.5
-BACKOFF_CAP_S = 20.0
 MAX_TOKENS_CEILING = 32_000
 CHARS_PER_TOKEN = 4
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.DOTALL)
@@ -157,9 +150,6 @@ def _escape(text: str) -> str:
     return as_data(text)
 
 
-Sleep = Callable[[float], Awaitable[None]]
-
-
 class ClaudeJudge:
     """A judge backed by Claude through the ``anthropic`` SDK's async clients."""
 
@@ -189,11 +179,9 @@ class ClaudeJudge:
         self.prompts = Prompts.load()
         price = price_for(self.model, config.pricing)
         self.price = batch_price(price) if config.batch else price
-        self._sleep = sleep
-        self._rng = rng or random.Random()
-        self._failures_in_row = 0
-        self._paused_until = 0.0
-        self._unusable: JudgeUnavailableError | None = None
+        self.transport = Transport(
+            self.platform, self.client, max_retries=config.max_retries, sleep=sleep, rng=rng
+        )
         self._modes = _modes(config.structured_output, custom=self.platform.custom_endpoint)
         self._floor = 0
         """The way of asking that requests start with: the last one ``auto`` found to work."""
@@ -207,12 +195,10 @@ class ClaudeJudge:
                 )
             self._batcher = MessageBatcher(
                 self.client,
+                transport=self.transport,
                 state_path=batch_state,
                 max_requests=config.batch_size,
                 poll_max_s=config.batch_poll_s,
-                max_retries=config.max_retries,
-                sleep=sleep,
-                rng=self._rng,
             )
         self._info = self._make_info()
         self._min_cache_tokens = 2048 if "haiku" in self.model else 1024
@@ -443,7 +429,7 @@ class ClaudeJudge:
             try:
                 message, paid = await self._send(params, usage_sink=usage)
             except JudgeUnavailableError as exc:
-                self._unusable = self._unusable or exc  # later requests fail at once, unsent
+                self.transport.stop(exc)  # later requests fail at once, unsent
                 raise
             if paid:
                 usage = usage + self._usage(message)
@@ -520,7 +506,7 @@ class ClaudeJudge:
         )
         return usage.model_copy(update={"cost_usd": cost_usd(usage, self.price)})
 
-    # -- transport with retries -----------------------------------------------------------
+    # -- sending ----------------------------------------------------------------------------
 
     async def _send(self, params: dict[str, Any], *, usage_sink: Usage) -> tuple[Message, bool]:
         """The reply to one request, and whether it was paid for here (not shared with another).
@@ -530,90 +516,9 @@ class ClaudeJudge:
             JudgeError: this request failed after its retries.
         """
         if self._batcher is not None:
-            if self._unusable is not None:
-                raise JudgeUnavailableError(str(self._unusable))
+            self.transport.check()
             return await self._batcher.create(params)
-        attempt = 0
-        label = self.platform.label
-        while True:
-            if self._unusable is not None:
-                raise JudgeUnavailableError(str(self._unusable))
-            await self._wait_for_pause()
-            try:
-                message: Message = await self.client.messages.create(**params)
-                self._failures_in_row = 0
-                return message, True
-            except anthropic.APIStatusError as exc:
-                self._raise_if_fatal(exc, usage_sink)
-                failure: Exception = exc
-                retry_after = _retry_after(exc.response.headers)
-            except anthropic.APIConnectionError as exc:
-                failure, retry_after = exc, None
-            except self.platform.auth_errors as exc:
-                raise JudgeUnavailableError(
-                    f"{label}: the credentials could not be used ({exc}); "
-                    f"{self.platform.credentials_fix}"
-                ) from exc
-            if attempt >= self.config.max_retries:
-                self._failures_in_row += 1
-                detail = _describe(failure)
-                if self._failures_in_row >= FAILURES_BEFORE_UNAVAILABLE:
-                    raise JudgeUnavailableError(
-                        f"{label} failed {self._failures_in_row} requests in a row, "
-                        f"each after {self.config.max_retries} retries (last: {detail}); "
-                        "try again later or raise judge.max_retries"
-                    ) from failure
-                raise JudgeError(
-                    f"{label} failed after {self.config.max_retries} retries: {detail}",
-                    usage=usage_sink,
-                ) from failure
-            if isinstance(failure, anthropic.RateLimitError) and retry_after is not None:
-                # pause every request, not only this one; the wait happens at the loop's top
-                until = time.monotonic() + min(retry_after, MAX_RETRY_AFTER_S)
-                self._paused_until = max(self._paused_until, until)
-            else:
-                await self._sleep(self._backoff(attempt, retry_after))
-            attempt += 1
-
-    def _raise_if_fatal(self, exc: anthropic.APIStatusError, usage: Usage) -> None:
-        status = exc.status_code
-        if status in RETRYABLE_STATUS or status >= 500:
-            return
-        label, detail = self.platform.label, api_message(exc)
-        if status == 401:
-            raise JudgeUnavailableError(
-                f"{label} rejected {self.platform.credentials} (401): "
-                f"{self.platform.credentials_fix}"
-            ) from exc
-        if status == 403:
-            raise JudgeUnavailableError(
-                f"{label} refused access (403): {self.platform.access_fix} (model "
-                f"'{self.model}': {detail})"
-            ) from exc
-        if status == 404 or (status == 400 and "model identifier" in detail.lower()):
-            raise JudgeUnavailableError(
-                f"{label} does not know model '{self.model}' ({status}); "
-                "set judge.model to a current model name"
-            ) from exc
-        if status == 400 and "credit balance" in detail.lower():
-            # An account without credit fails every request alike: stop rather than fail each case.
-            raise JudgeUnavailableError(
-                f"the Anthropic account has no credit left (400: {detail}); add "
-                "credit in the Anthropic Console under Plans & Billing, then run again"
-            ) from exc
-        raise JudgeError(f"{label} rejected the request ({status}): {detail}", usage=usage) from exc
-
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, MAX_RETRY_AFTER_S)
-        ceiling: float = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2.0**attempt)
-        return ceiling * (0.5 + 0.5 * self._rng.random())
-
-    async def _wait_for_pause(self) -> None:
-        """After a 429 with retry-after, every request waits, not only the one that got it."""
-        remaining = self._paused_until - time.monotonic()
-        if remaining > 0:
-            await self._sleep(remaining)
+        return await self.transport.create_message(params, usage=usage_sink), True
 
 
 @functools.cache
@@ -703,31 +608,3 @@ def _check_chunk_ids(reply: ChunksReply, count: int) -> None:
     if missing:
         shown = ", ".join(str(i) for i in missing[:10])
         raise _InvalidReply(f"no rating for chunk {shown}; rate every chunk")
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms:
-        try:
-            return max(0.0, float(raw_ms) / 1000)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        try:
-            return max(0.0, float(parsedate_to_datetime(raw).timestamp()) - time.time())
-        except (TypeError, ValueError):
-            return None
-
-
-def _describe(exc: Exception) -> str:
-    if isinstance(exc, anthropic.APIStatusError):
-        return f"{exc.status_code} {api_message(exc)}"
-    if isinstance(exc, anthropic.APITimeoutError):
-        return "the request timed out"
-    return f"connection failed ({exc.__class__.__name__})"
