@@ -30,7 +30,7 @@ from ragaliq.judges.platforms import (
     api_key_from,
 )
 from ragaliq.judges.prompts import PROMPT_VERSION
-from ragaliq.judges.providers import AUTO, PROVIDERS, provider_for
+from ragaliq.judges.providers import AUTO, CLAUDE, PROVIDERS, provider_for
 from ragaliq.models import JudgeInfo
 from ragaliq.redaction import register_secret
 
@@ -97,7 +97,7 @@ def has_credentials(config: JudgeConfig, env: Mapping[str, str]) -> bool:
     it judges offline); Bedrock and Vertex use the platform's credential chain, which is checked
     when the judge is opened.
     """
-    route = PROVIDERS[config.provider if config.provider != AUTO else "claude"].route
+    route = (PROVIDERS[config.provider] if config.provider != AUTO else CLAUDE).route
     return route is None or route.has_credentials(config, env)
 
 

@@ -23,7 +23,15 @@ from dataclasses import dataclass
 from ragaliq.config import JudgeConfig
 from ragaliq.judges.platforms import ANTHROPIC, BEDROCK, VERTEX, Route, api_key_from
 
-__all__ = ["AUTO", "PROVIDERS", "PROVIDER_OF_RECORD", "Provider", "provider_for"]
+__all__ = [
+    "AUTO",
+    "CLAUDE",
+    "OFFLINE",
+    "PROVIDERS",
+    "PROVIDER_OF_RECORD",
+    "Provider",
+    "provider_for",
+]
 
 AUTO = "auto"
 """The default ``judge.provider``: Claude when an API key is at hand, else the offline judge."""
@@ -54,7 +62,9 @@ class Provider:
 
 
 OFFLINE = Provider(name="offline", recorded_as="offline", route=None)
+"""The offline judge alone; what ``auto`` judges with when no API key is at hand."""
 CLAUDE = Provider(name="claude", recorded_as=ANTHROPIC.name, route=ANTHROPIC)
+"""Claude on Anthropic's API; what ``auto`` judges with when an API key is at hand."""
 
 PROVIDERS: Mapping[str, Provider] = {
     p.name: p
