@@ -12,7 +12,7 @@ rejected credentials (401), refused access (403), an unknown model (404) and an 
 credit stop the run (:class:`JudgeUnavailableError`); any other refusal fails its case
 (:class:`JudgeError`). So does a Messages request that failed after its retries, unless three
 have failed in a row: then the API is taken to be down, and the run stops. Once a transport is
-stopped, every later request fails at once, unsent.
+stopped, every later Messages request fails at once, unsent.
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ class Transport:
             return refusal(exc, platform=self.platform, doing=doing)
 
         try:
-            return await self._retrying(call, refused=refused)
+            return await self._retrying(call, refused=refused, stoppable=False)
         except _Exhausted as out:
             raise JudgeUnavailableError(
                 f"{BATCHES_API} failed to {doing} after {self.max_retries} retries "
@@ -256,8 +256,12 @@ class Transport:
         call: Callable[[], Awaitable[T]],
         *,
         refused: Callable[[anthropic.APIStatusError], JudgeError],
+        stoppable: bool = True,
     ) -> T:
         """``call``'s result, retried while its failures pass.
+
+        A ``stoppable`` call fails at once, unsent, when the transport is stopped; the batch
+        endpoints are not, so that batches already sent are still collected.
 
         Raises:
             JudgeError: from ``refused``, for a status not worth a retry; or the platform's
@@ -266,7 +270,8 @@ class Transport:
         """
         attempt = 0
         while True:
-            self.check()
+            if stoppable:
+                self.check()
             await self._wait_for_pause()
             try:
                 return await call()
