@@ -44,7 +44,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from ragtruth import DEFAULT_DATA, TASKS, Scores, claim_labels, load_ragtruth  # noqa: E402
 
-from ragaliq.judges.offline.features import FEATURES, ContextIndex, analyse_claims  # noqa: E402
+from ragaliq.judges.offline.context import ContextIndex  # noqa: E402
+from ragaliq.judges.offline.features import FEATURES, analyse_claims  # noqa: E402
 from ragaliq.judges.offline.findings import find  # noqa: E402
 from ragaliq.judges.offline.judge import (  # noqa: E402
     MODEL_PATH,

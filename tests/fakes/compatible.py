@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ragaliq.judges.claude import PROMPT_FORMAT
+from ragaliq.judges.replies import PROMPT_FORMAT
 from tests.fakes.anthropic_server import Reply, Responder, estimate_input_tokens
 from tests.fakes.claude_sim import answer, request_text
 

@@ -237,6 +237,28 @@ async def test_the_batch_endpoint_is_retried_on_overload():
     assert [r.status for r in fake.requests[:3]] == [529, 529, 200]
 
 
+async def test_the_batch_endpoint_waits_as_long_as_retry_after_ms_asks():
+    sleeps = SleepLog()
+    with FakeAnthropic(claude_like()) as fake:
+        original = fake.batches._create
+        limited = iter([True])
+
+        def create(body):
+            from tests.fakes.anthropic_server import _error_outcome
+
+            if next(limited, False):
+                refused = _error_outcome(429, "rate limited")
+                refused.headers["retry-after-ms"] = "1500"
+                return refused
+            return original(body)
+
+        fake.batches._create = create
+        report, _ = await run(fake, n=1, sleeps=sleeps)
+    assert report.summary.errors == 0
+    assert [r.status for r in fake.requests[:2]] == [429, 200]
+    assert sleeps.delays[0] == pytest.approx(1.5, abs=0.2)  # the server's delay, not backoff
+
+
 async def test_results_that_cannot_be_read_stop_the_run_instead_of_hanging():
     with FakeAnthropic(claude_like()) as fake:
         answer = fake.batches.answer

@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,8 +40,9 @@ from anthropic.types.messages import (
 
 from ragaliq._files import write_atomic
 from ragaliq.errors import JudgeError, JudgeUnavailableError
+from ragaliq.judges.transport import BATCHES_API, Transport
 
-__all__ = ["STATE_SUFFIX", "MessageBatcher", "api_message", "custom_id"]
+__all__ = ["STATE_SUFFIX", "MessageBatcher", "custom_id"]
 
 STATE_SUFFIX = ".batches.json"
 """The state file is the judge cache's path with this added."""
@@ -60,10 +60,7 @@ RETRYABLE_ERRORS = frozenset(
 """Errors of one request in a batch that are worth sending again."""
 FATAL_ERRORS = frozenset({"authentication_error", "permission_error", "billing_error"})
 """Errors that no request of the run will get past."""
-RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-MAX_RETRY_AFTER_S = 60.0
 
-Sleep = Callable[[float], Awaitable[None]]
 Answer = tuple[Message, bool]
 """A reply, and whether this request paid for it (False: an identical request's reply, shared)."""
 T = TypeVar("T")
@@ -84,14 +81,6 @@ class _Request:
     """Times it went out in a batch (a retry sends it again)."""
 
 
-class _BatchFailed(Exception):
-    """A call to the batch endpoints failed for good; ``error`` is what the requests get."""
-
-    def __init__(self, error: JudgeError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
 class MessageBatcher:
     """Collects the judge's requests into Message Batches and answers each from the results."""
 
@@ -99,20 +88,21 @@ class MessageBatcher:
         self,
         client: anthropic.AsyncAnthropic,
         *,
+        transport: Transport,
         state_path: Path | None,
         max_requests: int,
         poll_max_s: float,
-        max_retries: int,
-        sleep: Sleep = asyncio.sleep,
-        rng: random.Random | None = None,
     ) -> None:
+        """Batch ``client``'s requests.
+
+        Calls to the batch endpoints go through ``transport``: its retries, its pauses; a fatal
+        error stops it, and with it the judge.
+        """
         self.client = client
+        self.transport = transport
         self.state_path = state_path
         self.max_requests = max_requests
         self.poll_max_s = poll_max_s
-        self.max_retries = max_retries
-        self._sleep = sleep
-        self._rng = rng or random.Random()
         self._requests: dict[str, _Request] = {}
         """Every request asked for and not answered yet, by custom id."""
         self._queue: dict[str, _Request] = {}
@@ -127,7 +117,6 @@ class MessageBatcher:
         self._watched: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._flusher: asyncio.Task[None] | None = None
-        self._unusable: JudgeUnavailableError | None = None
         self.sent_batches = 0
         self.sent_requests = 0
         self.resumed = 0
@@ -164,8 +153,7 @@ class MessageBatcher:
             JudgeUnavailableError: the batch endpoints cannot be used at all.
             JudgeError: the request errored or expired.
         """
-        if self._unusable is not None:
-            raise JudgeUnavailableError(str(self._unusable))
+        self.transport.check()
         cid = custom_id(params)
         request = self._requests.get(cid)
         if request is not None:  # the same question is already waiting: share its answer
@@ -240,9 +228,9 @@ class MessageBatcher:
                 "send a batch",
                 lambda: self.client.messages.batches.create(requests=requests),  # type: ignore[arg-type]
             )
-        except _BatchFailed as failed:
+        except JudgeError as error:
             for cid in chunk:
-                self._fail(cid, failed.error)
+                self._fail(cid, error)
             return
         self.sent_batches += 1
         self.sent_requests += len(chunk)
@@ -259,14 +247,16 @@ class MessageBatcher:
             self._spawn(self._collect_recorded(batch_id))
 
     async def _collect_recorded(self, batch_id: str) -> None:
+        async def retrieve() -> MessageBatch | None:
+            try:
+                return await self.client.messages.batches.retrieve(batch_id)
+            except anthropic.NotFoundError:
+                return None
+
         try:
-            batch = await self._call(
-                "look at a recorded batch",
-                lambda: self.client.messages.batches.retrieve(batch_id),
-                missing_ok=True,
-            )
-        except _BatchFailed as failed:
-            self._fail_batch(batch_id, failed.error)
+            batch = await self._call("look at a recorded batch", retrieve)
+        except JudgeError as error:
+            self._fail_batch(batch_id, error)
             return
         if batch is None:  # unknown to this key (another account, deleted): send anew
             self._forget(batch_id)
@@ -283,14 +273,14 @@ class MessageBatcher:
         batch_id = batch.id
         try:
             while batch.processing_status != "ended":
-                await self._sleep(delay)
+                await self.transport.sleep(delay)
                 delay = min(delay * POLL_GROWTH, self.poll_max_s)
                 batch = await self._call(
                     "look at a batch", lambda: self.client.messages.batches.retrieve(batch_id)
                 )
             results = await self._call("read a batch's results", lambda: self._results(batch_id))
-        except _BatchFailed as failed:
-            self._fail_batch(batch.id, failed.error)
+        except JudgeError as error:
+            self._fail_batch(batch.id, error)
             return
         seen = set()
         for item in results:
@@ -332,13 +322,14 @@ class MessageBatcher:
         else:
             kind, message = result.error.error.type, result.error.error.message
         if kind in FATAL_ERRORS:
-            self._unusable = JudgeUnavailableError(
-                f"the Message Batches API refused the requests ({kind}: {message})"
+            unusable = JudgeUnavailableError(
+                f"{BATCHES_API} refused the requests ({kind}: {message})"
             )
-            self._fail(cid, self._unusable)
+            self.transport.stop(unusable)
+            self._fail(cid, unusable)
         elif kind in RETRYABLE_ERRORS or kind == "canceled":
             request = self._requests[cid]
-            if request.sent > self.max_retries:
+            if request.sent > self.transport.max_retries:
                 self._fail(
                     cid,
                     JudgeError(
@@ -365,47 +356,28 @@ class MessageBatcher:
 
     # -- the batch endpoints, with retries ------------------------------------------------------
 
-    async def _call(
-        self, what: str, call: Callable[[], Awaitable[T]], *, missing_ok: bool = False
-    ) -> Any:
-        attempt = 0
-        while True:
-            try:
-                return await call()
-            except anthropic.APIStatusError as exc:
-                status = exc.status_code
-                if status == 404 and missing_ok:
-                    return None
-                if status in (401, 403):
-                    self._unusable = JudgeUnavailableError(
-                        f"the Message Batches API refused to {what} ({status}): "
-                        f"{api_message(exc)}; "
-                        "check ANTHROPIC_API_KEY (in the action, the anthropic-api-key input)"
-                    )
-                    raise _BatchFailed(self._unusable) from exc
-                if status not in RETRYABLE_STATUS and status < 500:
-                    raise _BatchFailed(
-                        JudgeError(
-                            f"the Message Batches API would not {what} ({status}): "
-                            f"{api_message(exc)}"
-                        )
-                    ) from exc
-                failure: Exception = exc
-                retry_after = _retry_after(exc)
-            except anthropic.APIConnectionError as exc:
-                failure, retry_after = exc, None
-            if attempt >= self.max_retries:
-                self._unusable = JudgeUnavailableError(
-                    f"the Message Batches API failed to {what} after {self.max_retries} retries "
-                    f"({failure}); batches already sent are recorded in {self.state_path}, so "
-                    "running again collects them without paying twice"
-                )
-                raise _BatchFailed(self._unusable) from failure
-            ceiling = min(20.0, 0.5 * 2.0**attempt)
-            await self._sleep(
-                retry_after if retry_after is not None else ceiling * (0.5 + self._rng.random() / 2)
-            )
-            attempt += 1
+    async def _call(self, doing: str, call: Callable[[], Awaitable[T]]) -> T:
+        """One call to the batch endpoints, through the judge's transport.
+
+        Raises:
+            JudgeError: the call was refused, or failed after its retries; when no later call can
+                get past it (unavailable), the transport is stopped with it.
+        """
+        try:
+            return await self.transport.batch_call(doing, call)
+        except JudgeUnavailableError as exc:
+            unusable = JudgeUnavailableError(f"{exc}{self._resumable()}")
+            self.transport.stop(unusable)
+            raise unusable from exc
+
+    def _resumable(self) -> str:
+        """What a run that stops can say of the batches it leaves recorded."""
+        if self.state_path is None or not self._batches:
+            return ""
+        return (
+            f"; batches already sent are recorded in {self.state_path}, so running again "
+            "collects them without paying twice"
+        )
 
     def _spawn(self, work: Awaitable[None]) -> None:
         task = asyncio.ensure_future(self._guarded(work))
@@ -419,12 +391,13 @@ class MessageBatcher:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            self._unusable = JudgeUnavailableError(
+            unusable = JudgeUnavailableError(
                 f"the Message Batches collector failed ({type(exc).__name__}: {exc}); batches "
                 f"already sent are recorded in {self.state_path}, so running again collects them"
             )
+            self.transport.stop(unusable)
             for cid in list(self._requests):
-                self._fail(cid, self._unusable)
+                self._fail(cid, unusable)
 
     # -- the state file -------------------------------------------------------------------------
 
@@ -459,21 +432,3 @@ class MessageBatcher:
             return
         entries = [{"id": b, "requests": ids} for b, ids in self._batches.items()]
         write_atomic(self.state_path, json.dumps({"format": STATE_FORMAT, "batches": entries}))
-
-
-def api_message(exc: anthropic.APIStatusError) -> str:
-    """What the API said in an error's body, else the SDK's message."""
-    body = exc.body
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
-    return exc.message
-
-
-def _retry_after(exc: anthropic.APIStatusError) -> float | None:
-    raw = exc.response.headers.get("retry-after")
-    try:
-        return min(max(0.0, float(raw)), MAX_RETRY_AFTER_S) if raw else None
-    except ValueError:
-        return None

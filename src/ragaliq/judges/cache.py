@@ -1,9 +1,11 @@
 """A content-addressed cache of judge results in one SQLite file.
 
 The key is the sha256 of the judge's identity (provider, model, prompt version, endpoint), the
-operation and its canonical input, so an unchanged case costs no call on the next run and any
-change to the prompt, the model, the endpoint or the case misses. Only validated results are
-stored. A corrupt or locked file is reported as a warning and the run goes on without the cache.
+operation and its canonical input (what the operation's question shows Claude,
+:func:`~ragaliq.judges.questions.cache_payload`), so an unchanged case costs no call on the next
+run and any change to the prompt, the model, the endpoint or the case misses. Only validated
+results are stored. A corrupt or locked file is reported as a warning and the run goes on without
+the cache.
 
 A cache file can be planted (a pull request's code runs before the gate in the same job), so every
 entry is signed with a key derived from the judge's API key, which the pull request's code does not
@@ -28,6 +30,7 @@ from pydantic import ValidationError
 from ragaliq._files import give_to_owner, make_folders
 from ragaliq.errors import JudgeError
 from ragaliq.judges.base import EstimatingJudge, Judge, Operation, verified_evidence
+from ragaliq.judges.questions import cache_payload
 from ragaliq.models import (
     ChunkRatings,
     ClaimsResult,
@@ -130,7 +133,7 @@ class CachedJudge:
 
     def contains(
         self,
-        operation: str,
+        operation: Operation,
         case: TestCase,
         claims: Sequence[str] = (),
         *,
@@ -143,7 +146,7 @@ class CachedJudge:
 
     def key_for(
         self,
-        operation: str,
+        operation: Operation,
         case: TestCase,
         claims: Sequence[str] = (),
         *,
@@ -151,17 +154,7 @@ class CachedJudge:
         facts: Sequence[str] = (),
     ) -> str:
         """The cache key of one operation on one case: exactly what the operation reads."""
-        payload: dict[str, Any]
-        if operation == "verify_claims":
-            payload = {"context": list(case.context), "claims": list(claims)}
-            if facts:
-                payload["facts"] = list(facts)
-            if sample:
-                payload["sample"] = sample
-        elif operation == "rate_chunks":
-            payload = {"query": case.query, "context": list(case.context)}
-        else:
-            payload = {"query": case.query, "response": case.response}
+        payload = cache_payload(operation, case, claims, sample=sample, facts=facts)
         return self._key(operation, payload)
 
     async def aclose(self) -> None:

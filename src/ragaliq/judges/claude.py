@@ -1,49 +1,63 @@
 """The Claude judge: structured verdicts from the Messages API, wherever Claude is reached.
 
 Claude is reached through a :class:`~ragaliq.judges.platforms.Platform`: Anthropic's API (or an
-Anthropic-compatible server at ``judge.base_url``), Amazon Bedrock or Vertex AI. Every reply is
-validated against a pydantic model whose JSON schema is sent the way ``judge.structured_output``
-says: as the structured output format (``schema``), as the one tool the model must call
-(``tool``), or in the prompt (``prompt``). With ``auto`` on a custom endpoint, a reply that
-shows the endpoint ignored the schema (not JSON, or JSON of another shape) is asked again in the
-next way, and the way that worked is kept for the rest of the run. An invalid reply (a missing
-claim, an unknown verdict, a refusal, a reply cut off at ``max_tokens``) is re-asked once with the
-problem stated, then becomes a :class:`JudgeResponseError` for its case; a verdict is never
-guessed, and no assistant prefill is ever sent. Transient API faults are retried with
-exponential backoff and jitter that honours ``retry-after``; bad credentials, a missing model or
-an API that keeps failing raise :class:`JudgeUnavailableError`, which stops the run. With
-``judge.batch`` the requests go out as Message Batches (:mod:`ragaliq.judges.batch`).
+Anthropic-compatible server at ``judge.base_url``), Amazon Bedrock or Vertex AI. Each operation is
+one of the :mod:`~ragaliq.judges.questions`; its reply is asked for and validated as
+:mod:`~ragaliq.judges.replies` says (with ``auto`` on a custom endpoint, the way that worked is
+kept for the rest of the run). An invalid reply (a missing claim, an unknown verdict, a refusal, a
+reply cut off at ``max_tokens``) is re-asked once with the problem stated, then becomes a
+:class:`JudgeResponseError` for its case; a verdict is never guessed, and no assistant prefill is
+ever sent. Requests go out through the :mod:`~ragaliq.judges.transport` (retries, backoff, the
+API's errors as the judges' errors) or, with ``judge.batch``, as Message Batches
+(:mod:`ragaliq.judges.batch`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import random
-import re
-import time
-from collections.abc import Awaitable, Callable, Sequence
-from email.utils import parsedate_to_datetime
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import anthropic
 from anthropic.types import Message
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel
 
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError, JudgeError, JudgeResponseError, JudgeUnavailableError
-from ragaliq.judges.base import (
-    Operation,
-    check_chunk_count,
-    check_verdict_count,
-    verified_evidence,
-)
-from ragaliq.judges.batch import MessageBatcher, api_message
+from ragaliq.judges.base import Operation, check_chunk_count, check_verdict_count, verified_evidence
+from ragaliq.judges.batch import MessageBatcher
+from ragaliq.judges.estimates import CHARS_PER_TOKEN, estimate_usage
 from ragaliq.judges.platforms import Platform, anthropic_platform
 from ragaliq.judges.pricing import batch_price, cost_usd, price_for
-from ragaliq.judges.prompts import PROMPT_VERSION, Prompts, as_data
+from ragaliq.judges.prompts import PROMPT_VERSION, Prompts
+from ragaliq.judges.questions import (
+    CHUNKS,
+    EXTRACT,
+    QUESTIONS,
+    RELEVANCE,
+    VERIFY,
+    Question,
+    VerdictItem,
+    claim_batches,
+    context_text,
+    question_text,
+    text_block,
+)
+from ragaliq.judges.replies import (
+    REASK,
+    InvalidReply,
+    Mode,
+    check_chunk_ids,
+    check_claim_indices,
+    fallback_notice,
+    modes_for,
+    parse_reply,
+    request_params,
+)
+from ragaliq.judges.transport import Sleep, Transport
 from ragaliq.models import (
     ChunkRating,
     ChunkRatings,
@@ -53,111 +67,14 @@ from ragaliq.models import (
     RelevanceResult,
     TestCase,
     Usage,
-    VerdictName,
     VerificationResult,
 )
 
-__all__ = ["MODES", "PROMPT_VERSION", "ClaudeJudge", "Mode"]
+__all__ = ["PROMPT_VERSION", "ClaudeJudge"]
 
-RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-FAILURES_BEFORE_UNAVAILABLE = 3
-"""Requests failing in a row (after their retries) before the API is taken to be down."""
-MAX_RETRY_AFTER_S = 60.0
-BACKOFF_BASE_S = 0.5
-BACKOFF_CAP_S = 20.0
 MAX_TOKENS_CEILING = 32_000
-CHARS_PER_TOKEN = 4
-_FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.DOTALL)
-Mode = Literal["schema", "tool", "prompt"]
-MODES: tuple[Mode, ...] = ("schema", "tool", "prompt")
-"""The ways of asking for structured replies, in the order ``auto`` tries them."""
-_SHAPE_ERRORS = frozenset(
-    {"missing", "extra_forbidden", "model_type", "model_attributes_type", "dict_type", "list_type"}
-)
-"""Validation errors that say a reply is not of the schema's shape at all (rather than a value
-out of range): what an endpoint that ignores the schema gives."""
-PROMPT_FORMAT = (
-    "Reply with one JSON object and nothing else (no prose before or after it). It must match "
-    "this JSON schema exactly:\n{schema}"
-)
-"""Asks for the JSON in the prompt, for endpoints that honour neither a schema nor a tool."""
-REASK = (
-    "Your previous reply was rejected: {problem}. Reply again with one JSON object that matches "
-    "the schema exactly."
-)
 
 M = TypeVar("M", bound=BaseModel)
-
-
-class _Reply(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ExtractReply(_Reply):
-    claims: list[str] = Field(description="The atomic, self-contained factual claims, in order.")
-
-
-def _none_as_empty(value: Any) -> Any:
-    return "" if value is None else value
-
-
-class VerdictItem(_Reply):
-    index: int = Field(description="The claim's number, exactly as given.")
-    verdict: VerdictName = Field(description="How far the context backs the claim.")
-    evidence: Annotated[str, BeforeValidator(_none_as_empty)] = Field(
-        description="The shortest exact quote from the context, or ''."
-    )
-    """Null, as open models write "no quote", is the empty quote: it backs nothing."""
-    reason: str = Field(description="One short sentence explaining the verdict.")
-    confidence: float = Field(ge=0.0, le=1.0, description="Confidence in the verdict, 0 to 1.")
-
-
-class VerifyReply(_Reply):
-    verdicts: list[VerdictItem] = Field(description="One entry per claim, in order.")
-
-
-class ChunkItem(_Reply):
-    chunk: int = Field(description="The chunk's id, exactly as given.")
-    relevant: bool = Field(description="Whether the chunk helps answer the query.")
-    reason: str = Field(description="One short sentence explaining the rating.")
-
-
-class ChunksReply(_Reply):
-    chunks: list[ChunkItem] = Field(description="One entry per chunk, in order.")
-
-
-class RelevanceReply(_Reply):
-    score: float = Field(ge=0.0, le=1.0, description="How well the response answers the query.")
-    reasoning: str = Field(description="One or two sentences.")
-
-
-TOOL_NAMES: dict[type[BaseModel], str] = {
-    ExtractReply: "record_claims",
-    VerifyReply: "record_verdicts",
-    ChunksReply: "record_chunk_ratings",
-    RelevanceReply: "record_relevance",
-}
-"""The one tool each reply is asked for as, with ``structured_output: tool``."""
-
-
-class _InvalidReply(Exception):
-    """A reply that does not validate; its message is what the re-ask tells the model.
-
-    ``shape`` is true when the reply is not of the schema's shape at all (not JSON, another
-    object, no tool call): the sign of an endpoint that ignored how the reply was asked for.
-    """
-
-    def __init__(self, message: str, *, shape: bool = False) -> None:
-        super().__init__(message)
-        self.shape = shape
-
-
-def _escape(text: str) -> str:
-    """Keep untrusted text from closing or opening our own XML blocks (every variant)."""
-    return as_data(text)
-
-
-Sleep = Callable[[float], Awaitable[None]]
 
 
 class ClaudeJudge:
@@ -189,12 +106,10 @@ class ClaudeJudge:
         self.prompts = Prompts.load()
         price = price_for(self.model, config.pricing)
         self.price = batch_price(price) if config.batch else price
-        self._sleep = sleep
-        self._rng = rng or random.Random()
-        self._failures_in_row = 0
-        self._paused_until = 0.0
-        self._unusable: JudgeUnavailableError | None = None
-        self._modes = _modes(config.structured_output, custom=self.platform.custom_endpoint)
+        self.transport = Transport(
+            self.platform, self.client, max_retries=config.max_retries, sleep=sleep, rng=rng
+        )
+        self._modes = modes_for(config.structured_output, custom=self.platform.custom_endpoint)
         self._floor = 0
         """The way of asking that requests start with: the last one ``auto`` found to work."""
         self._notices: list[str] = []
@@ -207,12 +122,10 @@ class ClaudeJudge:
                 )
             self._batcher = MessageBatcher(
                 self.client,
+                transport=self.transport,
                 state_path=batch_state,
                 max_requests=config.batch_size,
                 poll_max_s=config.batch_poll_s,
-                max_retries=config.max_retries,
-                sleep=sleep,
-                rng=self._rng,
             )
         self._info = self._make_info()
         self._min_cache_tokens = 2048 if "haiku" in self.model else 1024
@@ -251,9 +164,7 @@ class ClaudeJudge:
     # -- operations -----------------------------------------------------------------------
 
     async def extract_claims(self, case: TestCase) -> ClaimsResult:
-        reply, usage = await self._ask(
-            "extract claims", self.prompts.extract, self._extract_content(case), ExtractReply
-        )
+        reply, usage = await self._ask(EXTRACT, case)
         claims = tuple(c.strip() for c in reply.claims if c.strip())
         return ClaimsResult(claims=claims, usage=usage)
 
@@ -266,17 +177,15 @@ class ClaudeJudge:
         facts: Sequence[str] = (),
     ) -> VerificationResult:
         """The claims and the needed facts, numbered in one list and verified in one call."""
-        context_block = self._context_block(case)
         verdicts: list[ClaimVerdict] = []
         usage = Usage()
-        for batch in self._batches([*claims, *facts]):
+        for batch in claim_batches([*claims, *facts], self.config.claims_per_call):
             try:
                 reply, batch_usage = await self._ask(
-                    "verify claims",
-                    self.prompts.verify,
-                    [context_block, self._claims_block(batch)],
-                    VerifyReply,
-                    check=functools.partial(_check_indices, count=len(batch)),
+                    VERIFY,
+                    case,
+                    batch,
+                    check=functools.partial(check_claim_indices, count=len(batch)),
                 )
             except JudgeError as exc:
                 exc.usage = usage + (exc.usage or Usage())
@@ -294,9 +203,7 @@ class ClaudeJudge:
         return check_verdict_count(claims, result, facts)
 
     async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
-        reply, usage = await self._ask(
-            "rate relevance", self.prompts.relevance, self._relevance_content(case), RelevanceReply
-        )
+        reply, usage = await self._ask(RELEVANCE, case)
         return RelevanceResult(score=reply.score, reasoning=reply.reasoning, usage=usage)
 
     async def rate_chunks(self, case: TestCase) -> ChunkRatings:
@@ -304,62 +211,11 @@ class ClaudeJudge:
         if not case.context:
             return ChunkRatings(ratings=())
         reply, usage = await self._ask(
-            "rate chunks",
-            self.prompts.chunks,
-            [self._context_block(case), self._chunks_question(case)],
-            ChunksReply,
-            check=functools.partial(_check_chunk_ids, count=len(case.context)),
+            CHUNKS, case, check=functools.partial(check_chunk_ids, count=len(case.context))
         )
         ordered = sorted(reply.chunks, key=lambda item: item.chunk)
         ratings = tuple(ChunkRating(relevant=item.relevant, reason=item.reason) for item in ordered)
         return check_chunk_count(case, ChunkRatings(ratings=ratings, usage=usage))
-
-    # -- requests ---------------------------------------------------------------------------
-
-    def _extract_content(self, case: TestCase) -> list[dict[str, Any]]:
-        return [
-            _text(
-                f"<query>{_escape(case.query)}</query>\n<response>{_escape(case.response)}"
-                "</response>\n\nExtract the claims of the response."
-            )
-        ]
-
-    def _relevance_content(self, case: TestCase) -> list[dict[str, Any]]:
-        return [
-            _text(
-                f"<query>{_escape(case.query)}</query>\n<response>{_escape(case.response)}"
-                "</response>\n\nRate how well the response answers the query."
-            )
-        ]
-
-    def _context_block(self, case: TestCase) -> dict[str, Any]:
-        """The context, marked for Anthropic's prompt cache when the prefix is long enough."""
-        block = _text(
-            "<context>\n"
-            + "\n".join(
-                f'<chunk id="{i + 1}">{_escape(chunk)}</chunk>'
-                for i, chunk in enumerate(case.context)
-            )
-            + "\n</context>"
-        )
-        prefix_chars = len(self.prompts.system) + len(self.prompts.verify) + len(block["text"])
-        if prefix_chars // CHARS_PER_TOKEN >= self._min_cache_tokens:
-            block["cache_control"] = {"type": "ephemeral"}
-        return block
-
-    def _chunks_question(self, case: TestCase) -> dict[str, Any]:
-        return _text(
-            f"<query>{_escape(case.query)}</query>\n\nRate whether each chunk of the context "
-            "is relevant to the query."
-        )
-
-    def _claims_block(self, batch: Sequence[str]) -> dict[str, Any]:
-        listing = "\n".join(f"{i}. {_escape(claim)}" for i, claim in enumerate(batch))
-        return _text(f"<claims>\n{listing}\n</claims>\n\nVerify each claim against the context.")
-
-    def _batches(self, claims: Sequence[str]) -> list[list[str]]:
-        size = self.config.claims_per_call
-        return [list(claims[start : start + size]) for start in range(0, len(claims), size)]
 
     def planned_claims(self, case: TestCase) -> tuple[str, ...] | None:
         """Unknown before the call."""
@@ -374,44 +230,33 @@ class ClaudeJudge:
         sample: int = 0,
         facts: Sequence[str] = (),
     ) -> Usage:
-        """What one operation would cost, from the prompt's size; nothing is sent.
-
-        Token counts are estimated at four characters a token; output sizes from typical replies.
-        """
-        system = len(self.prompts.system) + 2
-        if operation == "extract_claims":
-            task, content = self.prompts.extract, self._extract_content(case)
-            outputs = [len(case.response) // CHARS_PER_TOKEN + 20]
-        elif operation == "evaluate_relevance":
-            task, content = self.prompts.relevance, self._relevance_content(case)
-            outputs = [60]
-        elif operation == "rate_chunks":
-            task = self.prompts.chunks
-            content = [self._context_block(case), self._chunks_question(case)]
-            outputs = [40 * len(case.context) + 10]
-        else:
-            task = self.prompts.verify
-            context = self._context_block(case)
-            content = [context]
-            outputs = []
-            for batch in self._batches([*claims, *facts]):
-                content.append(self._claims_block(batch))
-                outputs.append(70 * len(batch) + 10)
-        prompt_chars = system + len(task)
-        calls = max(1, len(outputs))
-        if operation == "verify_claims":
-            prompt_chars += len(content[0]["text"])
-            prompt_chars = prompt_chars * calls + sum(len(b["text"]) for b in content[1:])
-        else:
-            prompt_chars += sum(len(b["text"]) for b in content)
-        usage = Usage(
-            calls=calls,
-            input_tokens=prompt_chars // CHARS_PER_TOKEN,
-            output_tokens=sum(outputs),
+        """What one operation would cost, from the prompt's size; nothing is sent."""
+        return estimate_usage(
+            QUESTIONS[operation],
+            case,
+            [*claims, *facts],
+            prompts=self.prompts,
+            claims_per_call=self.config.claims_per_call,
+            price=self.price,
         )
-        return usage.model_copy(update={"cost_usd": cost_usd(usage, self.price)})
 
     # -- one validated answer -------------------------------------------------------------
+
+    def _content(
+        self, question: Question[Any], case: TestCase, claims: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """The user's turn: the context (marked for the prompt cache when long), the question."""
+        asked = text_block(question_text(question, case, claims))
+        if not question.context:
+            return [asked]
+        context = text_block(context_text(case))
+        # measured as verification's prefix, the longest, for every question that shows it
+        prefix_chars = (
+            len(self.prompts.system) + len(self.prompts.tasks[VERIFY.prompt]) + len(context["text"])
+        )
+        if prefix_chars // CHARS_PER_TOKEN >= self._min_cache_tokens:
+            context["cache_control"] = {"type": "ephemeral"}
+        return [context, asked]
 
     def _verdict(self, claim: str, item: VerdictItem, case: TestCase) -> ClaimVerdict:
         verdict = ClaimVerdict(
@@ -425,33 +270,41 @@ class ClaudeJudge:
 
     async def _ask(
         self,
-        operation: str,
-        task: str,
-        content: list[dict[str, Any]],
-        reply_model: type[M],
+        question: Question[M],
+        case: TestCase,
+        claims: Sequence[str] = (),
         check: Callable[[M], None] | None = None,
     ) -> tuple[M, Usage]:
-        system = [_text(f"{self.prompts.system}\n\n{task}")]
+        """The question's reply, validated.
+
+        A reply of another shape is asked anew in the next way, when ``auto`` has one left; an
+        invalid one is re-asked once, with the problem stated.
+        """
+        system = [text_block(f"{self.prompts.system}\n\n{self.prompts.tasks[question.prompt]}")]
+        content = self._content(question, case, claims)
         usage = Usage()
         max_tokens = self.config.max_tokens
         problem = ""
         reasked = False
         mode = self._floor
         while True:
-            blocks = [*content, _text(REASK.format(problem=problem))] if problem else content
-            params = self._params(system, blocks, reply_model, max_tokens, self._modes[mode])
-            try:
-                message, paid = await self._send(params, usage_sink=usage)
-            except JudgeUnavailableError as exc:
-                self._unusable = self._unusable or exc  # later requests fail at once, unsent
-                raise
+            blocks = [*content, text_block(REASK.format(problem=problem))] if problem else content
+            params = request_params(
+                question,
+                model=self.model,
+                system=system,
+                blocks=blocks,
+                max_tokens=max_tokens,
+                mode=self._modes[mode],
+            )
+            message, paid = await self._send(params, usage_sink=usage)
             if paid:
                 usage = usage + self._usage(message)
             try:
-                reply = _parse(message, reply_model, self._modes[mode])
+                reply = parse_reply(message, question, self._modes[mode])
                 if check is not None:
                     check(reply)
-            except _InvalidReply as exc:
+            except InvalidReply as exc:
                 if exc.shape and mode + 1 < len(self._modes):
                     mode, problem = mode + 1, ""  # asked anew in the next way, not re-asked
                     continue
@@ -465,36 +318,8 @@ class ClaudeJudge:
             self._worked(mode)
             return reply, usage
         raise JudgeResponseError(
-            f"{operation}: the judge's reply was invalid twice ({problem})", usage=usage
+            f"{question.label}: the judge's reply was invalid twice ({problem})", usage=usage
         )
-
-    def _params(
-        self,
-        system: list[dict[str, Any]],
-        blocks: list[dict[str, Any]],
-        reply_model: type[BaseModel],
-        max_tokens: int,
-        mode: Mode,
-    ) -> dict[str, Any]:
-        """One request; the last message is always the user's (never an assistant prefill)."""
-        schema = _schema(reply_model)
-        params: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "system": system}
-        if mode == "schema":
-            params["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
-        elif mode == "tool":
-            name = TOOL_NAMES[reply_model]
-            params["tools"] = [
-                {
-                    "name": name,
-                    "description": "Record your answer; call this exactly once.",
-                    "input_schema": schema,
-                }
-            ]
-            params["tool_choice"] = {"type": "any"}  # with one tool: that tool, forced
-        else:
-            blocks = [*blocks, _text(PROMPT_FORMAT.format(schema=json.dumps(schema)))]
-        params["messages"] = [{"role": "user", "content": blocks}]
-        return params
 
     def _worked(self, mode: int) -> None:
         """Remember a way of asking that gave a valid reply, when ``auto`` had to look for it."""
@@ -502,12 +327,7 @@ class ClaudeJudge:
             return
         self._floor = mode
         self._info = self._make_info()
-        skipped = " and ".join(_MODE_NAMES[m] for m in self._modes[:mode])
-        self._notices = [
-            f"judge.structured_output auto: {self.platform.label} ignored {skipped}, so "
-            f"replies were asked for {_MODE_HOW[self._modes[mode]]} (and validated as ever); "
-            f"set judge.structured_output: {self._modes[mode]} to skip the probing."
-        ]
+        self._notices = [fallback_notice(self.platform.label, self._modes, mode)]
 
     def _usage(self, message: Message) -> Usage:
         u = message.usage
@@ -520,214 +340,19 @@ class ClaudeJudge:
         )
         return usage.model_copy(update={"cost_usd": cost_usd(usage, self.price)})
 
-    # -- transport with retries -----------------------------------------------------------
-
     async def _send(self, params: dict[str, Any], *, usage_sink: Usage) -> tuple[Message, bool]:
         """The reply to one request, and whether it was paid for here (not shared with another).
 
         Raises:
-            JudgeUnavailableError: the platform cannot be used at all.
+            JudgeUnavailableError: the platform cannot be used at all; later requests fail at
+                once, unsent.
             JudgeError: this request failed after its retries.
         """
-        if self._batcher is not None:
-            if self._unusable is not None:
-                raise JudgeUnavailableError(str(self._unusable))
+        try:
+            if self._batcher is None:
+                return await self.transport.create_message(params, usage=usage_sink), True
+            self.transport.check()
             return await self._batcher.create(params)
-        attempt = 0
-        label = self.platform.label
-        while True:
-            if self._unusable is not None:
-                raise JudgeUnavailableError(str(self._unusable))
-            await self._wait_for_pause()
-            try:
-                message: Message = await self.client.messages.create(**params)
-                self._failures_in_row = 0
-                return message, True
-            except anthropic.APIStatusError as exc:
-                self._raise_if_fatal(exc, usage_sink)
-                failure: Exception = exc
-                retry_after = _retry_after(exc.response.headers)
-            except anthropic.APIConnectionError as exc:
-                failure, retry_after = exc, None
-            except self.platform.auth_errors as exc:
-                raise JudgeUnavailableError(
-                    f"{label}: the credentials could not be used ({exc}); "
-                    f"{self.platform.credentials_fix}"
-                ) from exc
-            if attempt >= self.config.max_retries:
-                self._failures_in_row += 1
-                detail = _describe(failure)
-                if self._failures_in_row >= FAILURES_BEFORE_UNAVAILABLE:
-                    raise JudgeUnavailableError(
-                        f"{label} failed {self._failures_in_row} requests in a row, "
-                        f"each after {self.config.max_retries} retries (last: {detail}); "
-                        "try again later or raise judge.max_retries"
-                    ) from failure
-                raise JudgeError(
-                    f"{label} failed after {self.config.max_retries} retries: {detail}",
-                    usage=usage_sink,
-                ) from failure
-            if isinstance(failure, anthropic.RateLimitError) and retry_after is not None:
-                # pause every request, not only this one; the wait happens at the loop's top
-                until = time.monotonic() + min(retry_after, MAX_RETRY_AFTER_S)
-                self._paused_until = max(self._paused_until, until)
-            else:
-                await self._sleep(self._backoff(attempt, retry_after))
-            attempt += 1
-
-    def _raise_if_fatal(self, exc: anthropic.APIStatusError, usage: Usage) -> None:
-        status = exc.status_code
-        if status in RETRYABLE_STATUS or status >= 500:
-            return
-        label, detail = self.platform.label, api_message(exc)
-        if status == 401:
-            raise JudgeUnavailableError(
-                f"{label} rejected {self.platform.credentials} (401): "
-                f"{self.platform.credentials_fix}"
-            ) from exc
-        if status == 403:
-            raise JudgeUnavailableError(
-                f"{label} refused access (403): {self.platform.access_fix} (model "
-                f"'{self.model}': {detail})"
-            ) from exc
-        if status == 404 or (status == 400 and "model identifier" in detail.lower()):
-            raise JudgeUnavailableError(
-                f"{label} does not know model '{self.model}' ({status}); "
-                "set judge.model to a current model name"
-            ) from exc
-        if status == 400 and "credit balance" in detail.lower():
-            # An account without credit fails every request alike: stop rather than fail each case.
-            raise JudgeUnavailableError(
-                f"the Anthropic account has no credit left (400: {detail}); add "
-                "credit in the Anthropic Console under Plans & Billing, then run again"
-            ) from exc
-        raise JudgeError(f"{label} rejected the request ({status}): {detail}", usage=usage) from exc
-
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, MAX_RETRY_AFTER_S)
-        ceiling: float = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2.0**attempt)
-        return ceiling * (0.5 + 0.5 * self._rng.random())
-
-    async def _wait_for_pause(self) -> None:
-        """After a 429 with retry-after, every request waits, not only the one that got it."""
-        remaining = self._paused_until - time.monotonic()
-        if remaining > 0:
-            await self._sleep(remaining)
-
-
-@functools.cache
-def _schema(reply_model: type[BaseModel]) -> dict[str, Any]:
-    return anthropic.transform_schema(reply_model)
-
-
-def _text(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
-
-
-def _modes(setting: str, *, custom: bool) -> tuple[Mode, ...]:
-    """The ways of asking a run may use: all three in turn with ``auto`` on a custom endpoint."""
-    if setting == "auto":
-        return MODES if custom else ("schema",)
-    return (next(m for m in MODES if m == setting),)
-
-
-_MODE_NAMES: dict[Mode, str] = {"schema": "the JSON schema", "tool": "the forced tool"}
-_MODE_HOW: dict[Mode, str] = {
-    "schema": "with the JSON schema",
-    "tool": "through one forced tool",
-    "prompt": "as JSON in the prompt",
-}
-
-
-def _parse(message: Message, reply_model: type[M], mode: Mode) -> M:
-    if message.stop_reason == "refusal":
-        raise _InvalidReply("the model refused to answer")
-    if message.stop_reason == "max_tokens":
-        raise _InvalidReply("the reply was cut off at max_tokens; be more concise")
-    if mode == "tool":
-        calls = [block for block in message.content if block.type == "tool_use"]
-        if not calls:
-            raise _InvalidReply(
-                f"the reply did not call the tool {TOOL_NAMES[reply_model]}", shape=True
-            )
-        if len(calls) > 1:
-            raise _InvalidReply(f"the reply called {len(calls)} tools; call exactly one, once")
-        data: Any = calls[0].input
-    else:
-        text = "".join(block.text for block in message.content if block.type == "text").strip()
-        if mode == "prompt":
-            fenced = _FENCE.match(text)
-            text = fenced.group(1).strip() if fenced else text
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise _InvalidReply(f"the reply is not valid JSON ({exc.msg})", shape=True) from exc
-    if not isinstance(data, dict):
-        raise _InvalidReply("the reply is not a JSON object", shape=True)
-    try:
-        return reply_model.model_validate(data)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        first = errors[0]
-        where = ".".join(str(p) for p in first["loc"]) or "reply"
-        shape = any(error["type"] in _SHAPE_ERRORS for error in errors)
-        raise _InvalidReply(f"{where}: {first['msg']}", shape=shape) from exc
-
-
-def _check_indices(reply: VerifyReply, count: int) -> None:
-    seen = [item.index for item in reply.verdicts]
-    unknown = sorted({i for i in seen if not 0 <= i < count})
-    if unknown:
-        raise _InvalidReply(
-            f"unknown claim index {unknown[0]}; claims are numbered 0 to {count - 1}"
-        )
-    doubled = sorted({i for i in seen if seen.count(i) > 1})
-    if doubled:
-        raise _InvalidReply(f"claim {doubled[0]} has more than one verdict")
-    missing = sorted(set(range(count)) - set(seen))
-    if missing:
-        shown = ", ".join(str(i) for i in missing[:10])
-        raise _InvalidReply(f"no verdict for claim {shown}; give one verdict for every claim")
-
-
-def _check_chunk_ids(reply: ChunksReply, count: int) -> None:
-    seen = [item.chunk for item in reply.chunks]
-    unknown = sorted({i for i in seen if not 1 <= i <= count})
-    if unknown:
-        raise _InvalidReply(f"unknown chunk id {unknown[0]}; chunks are numbered 1 to {count}")
-    doubled = sorted({i for i in seen if seen.count(i) > 1})
-    if doubled:
-        raise _InvalidReply(f"chunk {doubled[0]} is rated more than once")
-    missing = sorted(set(range(1, count + 1)) - set(seen))
-    if missing:
-        shown = ", ".join(str(i) for i in missing[:10])
-        raise _InvalidReply(f"no rating for chunk {shown}; rate every chunk")
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms:
-        try:
-            return max(0.0, float(raw_ms) / 1000)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        try:
-            return max(0.0, float(parsedate_to_datetime(raw).timestamp()) - time.time())
-        except (TypeError, ValueError):
-            return None
-
-
-def _describe(exc: Exception) -> str:
-    if isinstance(exc, anthropic.APIStatusError):
-        return f"{exc.status_code} {api_message(exc)}"
-    if isinstance(exc, anthropic.APITimeoutError):
-        return "the request timed out"
-    return f"connection failed ({exc.__class__.__name__})"
+        except JudgeUnavailableError as exc:
+            self.transport.stop(exc)
+            raise

@@ -1,13 +1,11 @@
-"""Choosing, building and closing the judge a run uses.
+"""Choosing, building and closing the judge a run uses, from the provider table.
 
-The Claude judge (and with it the Anthropic SDK, and the AWS or Google libraries of Bedrock and
-Vertex) is imported only when a Claude judge is built, so that an offline run starts without it.
-
-The endpoint the credentials go to comes only from trusted inputs: the config's
-``judge.base_url`` (read at the base commit in a gate) or, for Anthropic's API, the
-``ANTHROPIC_BASE_URL`` in the environment the caller passes; in the action's gate mode that is only
-ever the workflow's ``anthropic-base-url`` input (:mod:`ragaliq.environment` removes the variable
-an earlier step could have set).
+Which judge a config asks for, and how it reaches Claude, is a row of
+:data:`~ragaliq.judges.providers.PROVIDERS`; :func:`build_judge` builds that row's judge and
+:func:`describe_judge` says what it would record, both from the row alone. The Claude judge (and
+with it the Anthropic SDK, and the AWS or Google libraries of Bedrock and Vertex) is imported only
+when a Claude judge is built, so that an offline run starts without it. Where the credentials go
+comes only from trusted inputs (see :mod:`ragaliq.judges.platforms`).
 """
 
 from __future__ import annotations
@@ -16,20 +14,25 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from ragaliq.config import JudgeConfig
-from ragaliq.errors import ConfigError
 from ragaliq.judges.base import Judge
 from ragaliq.judges.cache import CachedJudge
 from ragaliq.judges.cascade import CascadeJudge, cascade_info
 from ragaliq.judges.offline import OfflineJudge
+from ragaliq.judges.platforms import (
+    API_KEY_ENV,
+    BASE_URL_ENV,
+    CACHE_SECRET_ENV,
+    Platform,
+    Route,
+    api_key_from,
+)
 from ragaliq.judges.prompts import PROMPT_VERSION
+from ragaliq.judges.providers import AUTO, CLAUDE, PROVIDERS, provider_for
 from ragaliq.models import JudgeInfo
 from ragaliq.redaction import register_secret
-
-if TYPE_CHECKING:
-    from ragaliq.judges.claude import ClaudeJudge
 
 __all__ = [
     "API_KEY_ENV",
@@ -44,11 +47,6 @@ __all__ = [
     "open_judge",
 ]
 
-API_KEY_ENV = "ANTHROPIC_API_KEY"
-BASE_URL_ENV = "ANTHROPIC_BASE_URL"
-CACHE_SECRET_ENV = "RAGALIQ_CACHE_SECRET"
-"""Signs the judge cache of a Bedrock or Vertex judge, which has no API key to sign it with."""
-PLATFORMS = ("bedrock", "vertex")
 OFFLINE_NOTICE = (
     "Judged by the offline heuristic judge "
     "(word, number and name grounding, not a language model); "
@@ -92,47 +90,24 @@ class JudgeChoice:
         return self.notices + tuple(found) + tuple(self.cache.warnings if self.cache else ())
 
 
-def api_key_from(config: JudgeConfig, env: Mapping[str, str]) -> str | None:
-    """The Anthropic API key from the config or the environment, if any."""
-    if config.api_key is not None and config.api_key.get_secret_value().strip():
-        return config.api_key.get_secret_value().strip()
-    return env.get(API_KEY_ENV, "").strip() or None
-
-
 def has_credentials(config: JudgeConfig, env: Mapping[str, str]) -> bool:
     """Whether the configured judge can be built as far as credentials go.
 
-    The offline judge needs none; Claude through Anthropic's API needs a key; Bedrock and Vertex
-    use the platform's credential chain, which is checked when the judge is opened.
+    The offline judge needs none; Claude through Anthropic's API needs a key (``auto`` too, or
+    it judges offline); Bedrock and Vertex use the platform's credential chain, which is checked
+    when the judge is opened.
     """
-    return config.provider in ("offline", *PLATFORMS) or api_key_from(config, env) is not None
+    route = (PROVIDERS[config.provider] if config.provider != AUTO else CLAUDE).route
+    return route is None or route.has_credentials(config, env)
 
 
 def describe_judge(config: JudgeConfig, *, env: Mapping[str, str]) -> JudgeInfo:
     """The provenance the configured judge would record, without building any client."""
-    if config.provider == "offline" or (
-        config.provider == "auto" and api_key_from(config, env) is None
-    ):
+    provider = provider_for(config, env)
+    if provider.route is None:
         return OfflineJudge().info
-    if config.provider in PLATFORMS:
-        return JudgeInfo(
-            provider=config.provider,
-            model=config.model_id,
-            prompt_version=PROMPT_VERSION,
-            endpoint=_platform_endpoint(config, env),
-            structured_output=_mode(config, custom=False),
-        )
-    base_url = _base_url(config, env)
-    claude = JudgeInfo(
-        provider="anthropic",
-        model=config.model_id,
-        prompt_version=PROMPT_VERSION,
-        endpoint=base_url.rstrip("/") if base_url else None,
-        structured_output=_mode(config, custom=base_url is not None),
-    )
-    if config.provider == "cascade":
-        return cascade_info(claude, OfflineJudge().info)
-    return claude
+    claude = _route_info(provider.route, config, env)
+    return cascade_info(claude, OfflineJudge().info) if provider.offline_first else claude
 
 
 def build_judge(
@@ -150,92 +125,52 @@ def build_judge(
         ConfigError: ``provider: claude`` or ``cascade`` without an API key; Bedrock or Vertex
             without a region, a project or credentials; batches on Bedrock or Vertex.
     """
-    batched = (BATCH_OFFLINE_NOTICE,) if config.batch else ()
-    if config.provider == "offline":
-        return JudgeChoice(judge=OfflineJudge(), notices=(CHOSEN_OFFLINE_NOTICE, *batched))
-    if config.provider in PLATFORMS:
-        return _platform_judge(config, env=env, cache_path=cache_path)
-    key = api_key_from(config, env)
-    if key is None:
-        if config.provider in ("claude", "cascade"):
-            raise ConfigError(
-                f"judge.provider: {config.provider} needs an API key; set {API_KEY_ENV} "
-                "(or judge.api_key), or use provider: offline"
-            )
-        return JudgeChoice(
-            judge=OfflineJudge(),
-            notices=(f"No {API_KEY_ENV} set. {OFFLINE_NOTICE}", *batched),
-        )
+    provider = provider_for(config, env)
+    if provider.route is None:
+        return JudgeChoice(judge=OfflineJudge(), notices=_offline_notices(config))
     from ragaliq.judges.claude import ClaudeJudge  # loads the Anthropic SDK: only when used
 
-    register_secret(key)  # whoever built the judge (CLI, action, Python API, pytest plugin)
-    claude = ClaudeJudge(
-        config,
-        api_key=key,
-        base_url=_base_url(config, env),
-        batch_state=_batch_state(cache_path),
-    )
-    cached = (
-        CachedJudge(claude, cache_path, secret=key)
-        if config.cache and cache_path is not None
-        else None
-    )
+    platform = provider.route.open(config, env)
+    register_secret(platform.cache_secret)  # whoever built the judge (CLI, action, Python API...)
+    claude = ClaudeJudge(config, platform=platform, batch_state=_batch_state(cache_path))
+    cached, notices = _cache(claude, platform, config, cache_path)
     inner: Judge = cached or claude
-    if config.provider == "cascade":
-        return JudgeChoice(judge=CascadeJudge(OfflineJudge(), inner), cache=cached, claude=claude)
-    return JudgeChoice(judge=inner, cache=cached, claude=claude)
+    judge = CascadeJudge(OfflineJudge(), inner) if provider.offline_first else inner
+    return JudgeChoice(judge=judge, cache=cached, claude=claude, notices=notices)
 
 
-def _platform_judge(
-    config: JudgeConfig, *, env: Mapping[str, str], cache_path: Path | None
-) -> JudgeChoice:
-    from ragaliq.judges.claude import ClaudeJudge  # loads the Anthropic SDK: only when used
-    from ragaliq.judges.platforms import bedrock_platform, vertex_platform
+def _offline_notices(config: JudgeConfig) -> tuple[str, ...]:
+    """What a run judged offline says: why (chosen, or no key for ``auto``), and about batches."""
+    why = f"No {API_KEY_ENV} set. {OFFLINE_NOTICE}" if config.provider == AUTO else None
+    batched = (BATCH_OFFLINE_NOTICE,) if config.batch else ()
+    return (why or CHOSEN_OFFLINE_NOTICE, *batched)
 
-    platform = (
-        bedrock_platform(config, env)
-        if config.provider == "bedrock"
-        else vertex_platform(config, env)
+
+def _route_info(route: Route, config: JudgeConfig, env: Mapping[str, str]) -> JudgeInfo:
+    """What a Claude judge on ``route`` would record, as far as the settings tell it."""
+    endpoint = route.endpoint(config, env)
+    return JudgeInfo(
+        provider=route.name,
+        model=config.model_id,
+        prompt_version=PROMPT_VERSION,
+        endpoint=endpoint,
+        structured_output=_mode(config, custom=route.compatible and endpoint is not None),
     )
-    claude: ClaudeJudge = ClaudeJudge(config, platform=platform)
-    secret = env.get(CACHE_SECRET_ENV, "").strip()
-    register_secret(secret or None)
-    notices: tuple[str, ...] = ()
-    cached = None
-    if config.cache and cache_path is not None:
-        if secret:
-            cached = CachedJudge(claude, cache_path, secret=secret)
-        else:
-            notices = (
-                f"The judge cache is not used: {platform.label} has no API key to sign its "
-                f"entries with (a planted cache must not pass); set {CACHE_SECRET_ENV} from a "
-                "secret, on this step only, to keep one.",
-            )
-    return JudgeChoice(judge=cached or claude, cache=cached, claude=claude, notices=notices)
 
 
-def _platform_endpoint(config: JudgeConfig, env: Mapping[str, str]) -> str | None:
-    """The endpoint a Bedrock or Vertex judge would record, when the config tells it.
-
-    None when only the credentials would (a profile's region, the credentials' project).
-    """
-    from ragaliq.judges.platforms import bedrock_url, vertex_url
-
-    if config.provider == "bedrock":
-        region = config.region or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
-        return (config.base_url or bedrock_url(region)).rstrip("/") if region else None
-    region = config.region or env.get("CLOUD_ML_REGION")
-    project = (
-        config.project or env.get("ANTHROPIC_VERTEX_PROJECT_ID") or env.get("GOOGLE_CLOUD_PROJECT")
+def _cache(
+    claude: Judge, platform: Platform, config: JudgeConfig, cache_path: Path | None
+) -> tuple[CachedJudge | None, tuple[str, ...]]:
+    """The cache in front of Claude, when the config keeps one and a secret can sign it."""
+    if not config.cache or cache_path is None:
+        return None, ()
+    if platform.cache_secret:
+        return CachedJudge(claude, cache_path, secret=platform.cache_secret), ()
+    return None, (
+        f"The judge cache is not used: {platform.label} has no API key to sign its "
+        f"entries with (a planted cache must not pass); set {CACHE_SECRET_ENV} from a "
+        "secret, on this step only, to keep one.",
     )
-    if not region or not project:
-        return None
-    base_url = (config.base_url or vertex_url(region)).rstrip("/")
-    return f"{base_url}/projects/{project}/locations/{region}"
-
-
-def _base_url(config: JudgeConfig, env: Mapping[str, str]) -> str | None:
-    return config.base_url or env.get(BASE_URL_ENV, "").strip() or None
 
 
 def _mode(config: JudgeConfig, *, custom: bool) -> str | None:

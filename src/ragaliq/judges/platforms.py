@@ -1,15 +1,21 @@
 """Where Claude is reached: Anthropic's API (or a compatible endpoint), Amazon Bedrock, Vertex AI.
 
-Each platform is the anthropic SDK's own async client with the platform's usual credentials: an
-API key for Anthropic; the AWS credential chain for Bedrock (environment, a profile, the OIDC role
-of ``aws-actions/configure-aws-credentials``, an instance role), signed with SigV4; Google's
-Application Default Credentials for Vertex (``google-github-actions/auth`` in a workflow). The AWS
-and Google libraries are imported only when their platform is used (the ``bedrock`` and
-``vertex`` extras), so neither the base install nor the offline judge needs them.
+Each :class:`Route` says what the config and the environment tell of one way to Claude before
+anything is opened (the endpoint a report would record, whether credentials are at hand), and
+opens it as a :class:`Platform`: the anthropic SDK's own async client with the platform's usual
+credentials. An API key for Anthropic; the AWS credential chain for Bedrock (environment, a
+profile, the OIDC role of ``aws-actions/configure-aws-credentials``, an instance role), signed
+with SigV4; Google's Application Default Credentials for Vertex (``google-github-actions/auth``
+in a workflow). The AWS and Google libraries are imported only when their platform is used (the
+``bedrock`` and ``vertex`` extras), so neither the base install nor the offline judge needs them.
 
 The client is always given its base URL: the SDK would otherwise read ``ANTHROPIC_BASE_URL``
 (and its Bedrock and Vertex cousins) from the process environment, which a pull request's
-pipeline step can set, and send the credentials there.
+pipeline step can set, and send the credentials there. The endpoint comes only from trusted
+inputs: the config's ``judge.base_url`` (read at the base commit in a gate) or, for Anthropic's
+API, the ``ANTHROPIC_BASE_URL`` in the environment the caller passes; in the action's gate mode
+that is only ever the workflow's ``anthropic-base-url`` input (:mod:`ragaliq.environment` removes
+the variable an earlier step could have set).
 """
 
 from __future__ import annotations
@@ -27,10 +33,18 @@ if TYPE_CHECKING:  # the SDK is imported when a client is built, not to name an 
     import anthropic
 
 __all__ = [
+    "ANTHROPIC",
     "ANTHROPIC_API_URL",
+    "API_KEY_ENV",
+    "BASE_URL_ENV",
+    "BEDROCK",
+    "CACHE_SECRET_ENV",
+    "VERTEX",
     "Client",
     "Platform",
+    "Route",
     "anthropic_platform",
+    "api_key_from",
     "bedrock_platform",
     "bedrock_url",
     "vertex_platform",
@@ -38,6 +52,10 @@ __all__ = [
 ]
 
 ANTHROPIC_API_URL = "https://api.anthropic.com"
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+CACHE_SECRET_ENV = "RAGALIQ_CACHE_SECRET"
+"""Signs the judge cache of a Bedrock or Vertex judge, which has no API key to sign it with."""
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 _REGION = re.compile(r"^[a-z]{2,}(-[a-z0-9]+)*$")
 """AWS and Google region names (``us-east-1``, ``europe-west1``, ``global``): a region picks a
@@ -47,22 +65,38 @@ _PROJECT = re.compile(r"^[a-z0-9][a-z0-9.:-]{0,126}$")
 Client: TypeAlias = (
     "anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex"
 )
+Env = Mapping[str, str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Route:
+    """One way to Claude, as the config and the environment describe it, unopened."""
+
+    name: str
+    """Recorded as the provider in the report's judge: ``anthropic``, ``bedrock``, ``vertex``."""
+    label: str
+    """The platform in messages, e.g. ``Amazon Bedrock``."""
+    batches: bool
+    """Whether the Message Batches API is there."""
+    compatible: bool
+    """Whether its base URL may be any Anthropic-compatible server (which may ignore schemas)."""
+    open: Callable[[JudgeConfig, Env], Platform]
+    """Resolves the settings and credentials; raises :class:`ConfigError` when they fall short."""
+    endpoint: Callable[[JudgeConfig, Env], str | None]
+    """The endpoint an opened platform would record, as far as the settings tell it (no
+    credentials are read: a profile's region or the credentials' project count as unknown)."""
+    has_credentials: Callable[[JudgeConfig, Env], bool] = lambda config, env: True
+    """Whether credentials are at hand before opening (a platform's credential chain is only
+    checked when it is opened)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class Platform:
-    """One way to reach Claude: how to build its client and what to say when it fails."""
+    """One way to reach Claude, opened: how to build its client and what to say when it fails."""
 
-    provider: str
-    """Recorded in the report's judge: ``anthropic``, ``bedrock`` or ``vertex``."""
-    label: str
-    """The platform in messages, e.g. ``Amazon Bedrock``."""
+    route: Route
     endpoint: str | None
     """Recorded in the report's judge and the cache key; None for Anthropic's own API."""
-    custom_endpoint: bool
-    """A base URL the user chose: an Anthropic-compatible server that may ignore JSON schemas."""
-    batches: bool
-    """Whether the Message Batches API is there."""
     credentials_fix: str
     """What to do when the platform rejects the credentials (401), as a clause."""
     credentials: str = "the credentials"
@@ -73,6 +107,45 @@ class Platform:
     """Builds the SDK client, given the request timeout in seconds."""
     auth_errors: tuple[type[BaseException], ...] = ()
     """Exceptions the platform's credential libraries raise while signing a request."""
+    cache_secret: str | None = None
+    """What signs the judge cache's entries: the API key, else ``RAGALIQ_CACHE_SECRET``."""
+
+    @property
+    def provider(self) -> str:
+        """Recorded in the report's judge."""
+        return self.route.name
+
+    @property
+    def label(self) -> str:
+        return self.route.label
+
+    @property
+    def batches(self) -> bool:
+        return self.route.batches
+
+    @property
+    def custom_endpoint(self) -> bool:
+        """A base URL the user chose: an Anthropic-compatible server that may ignore schemas."""
+        return self.route.compatible and self.endpoint is not None
+
+
+# -- Anthropic's API ----------------------------------------------------------------------------
+
+
+def api_key_from(config: JudgeConfig, env: Env) -> str | None:
+    """The Anthropic API key from the config or the environment, if any."""
+    if config.api_key is not None and config.api_key.get_secret_value().strip():
+        return config.api_key.get_secret_value().strip()
+    return env.get(API_KEY_ENV, "").strip() or None
+
+
+def _anthropic_base_url(config: JudgeConfig, env: Env) -> str | None:
+    return config.base_url or env.get(BASE_URL_ENV, "").strip() or None
+
+
+def _anthropic_endpoint(config: JudgeConfig, env: Env) -> str | None:
+    base_url = _anthropic_base_url(config, env)
+    return base_url.rstrip("/") if base_url else None
 
 
 def anthropic_platform(*, api_key: str, base_url: str | None = None) -> Platform:
@@ -88,11 +161,8 @@ def anthropic_platform(*, api_key: str, base_url: str | None = None) -> Platform
         )
 
     return Platform(
-        provider="anthropic",
-        label="the Anthropic API",  # a compatible server speaks it too; the report has the URL
+        route=ANTHROPIC,  # a compatible server speaks it too; the report has the URL
         endpoint=url,
-        custom_endpoint=url is not None,
-        batches=True,
         credentials="the API key",
         credentials_fix=(
             "it is missing or invalid; set ANTHROPIC_API_KEY (in the action, the "
@@ -100,10 +170,37 @@ def anthropic_platform(*, api_key: str, base_url: str | None = None) -> Platform
         ),
         access_fix="the key may not use this model",
         connect=connect,
+        cache_secret=api_key or None,
     )
 
 
-def bedrock_platform(config: JudgeConfig, env: Mapping[str, str]) -> Platform:
+def _open_anthropic(config: JudgeConfig, env: Env) -> Platform:
+    key = api_key_from(config, env)
+    if key is None:
+        raise ConfigError(
+            f"judge.provider: {config.provider} needs an API key; set {API_KEY_ENV} "
+            "(or judge.api_key), or use provider: offline"
+        )
+    return anthropic_platform(api_key=key, base_url=_anthropic_base_url(config, env))
+
+
+# -- Amazon Bedrock -----------------------------------------------------------------------------
+
+
+def _bedrock_region(config: JudgeConfig, env: Env) -> str | None:
+    return config.region or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+
+
+def _bedrock_base_url(config: JudgeConfig, region: str) -> str:
+    return (config.base_url or bedrock_url(region)).rstrip("/")
+
+
+def _bedrock_endpoint(config: JudgeConfig, env: Env) -> str | None:
+    region = _bedrock_region(config, env)
+    return _bedrock_base_url(config, region) if region else None
+
+
+def bedrock_platform(config: JudgeConfig, env: Env) -> Platform:
     """Claude on Amazon Bedrock, with the AWS credentials the environment gives.
 
     Raises:
@@ -111,13 +208,13 @@ def bedrock_platform(config: JudgeConfig, env: Mapping[str, str]) -> Platform:
     """
     profile = config.aws_profile or env.get("AWS_PROFILE") or None
     region = _region(
-        config.region or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION"),
+        _bedrock_region(config, env),
         fallback=lambda: _profile_region(profile),
         fix="set judge.region (e.g. us-east-1), or AWS_REGION (aws-actions/configure-aws-"
         "credentials sets it)",
         provider="bedrock",
     )
-    base_url = (config.base_url or bedrock_url(region)).rstrip("/")
+    base_url = _bedrock_base_url(config, region)
     token = env.get("AWS_BEARER_TOKEN_BEDROCK", "").strip() or None
     access_key = env.get("AWS_ACCESS_KEY_ID", "").strip() or None
     secret_key = env.get("AWS_SECRET_ACCESS_KEY", "").strip() or None
@@ -147,11 +244,8 @@ def bedrock_platform(config: JudgeConfig, env: Mapping[str, str]) -> Platform:
         )
 
     return Platform(
-        provider="bedrock",
-        label="Amazon Bedrock",
+        route=BEDROCK,
         endpoint=base_url,
-        custom_endpoint=False,
-        batches=False,
         credentials_fix=(
             "check the role aws-actions/configure-aws-credentials assumes (or AWS_PROFILE, or "
             "the AWS_ACCESS_KEY_ID the job has)"
@@ -162,12 +256,37 @@ def bedrock_platform(config: JudgeConfig, env: Mapping[str, str]) -> Platform:
         ),
         connect=connect,
         auth_errors=auth_errors,
+        cache_secret=_cache_secret(env),
     )
 
 
-def vertex_platform(
-    config: JudgeConfig, env: Mapping[str, str], *, credentials: Any = None
-) -> Platform:
+# -- Vertex AI ----------------------------------------------------------------------------------
+
+
+def _vertex_region(config: JudgeConfig, env: Env) -> str | None:
+    return config.region or env.get("CLOUD_ML_REGION")
+
+
+def _vertex_project(config: JudgeConfig, env: Env) -> str | None:
+    return (
+        config.project
+        or env.get("ANTHROPIC_VERTEX_PROJECT_ID")
+        or env.get("GOOGLE_CLOUD_PROJECT")
+        or None
+    )
+
+
+def _vertex_location(config: JudgeConfig, region: str, project: str) -> str:
+    base_url = (config.base_url or vertex_url(region)).rstrip("/")
+    return f"{base_url}/projects/{project}/locations/{region}"
+
+
+def _vertex_endpoint(config: JudgeConfig, env: Env) -> str | None:
+    region, project = _vertex_region(config, env), _vertex_project(config, env)
+    return _vertex_location(config, region, project) if region and project else None
+
+
+def vertex_platform(config: JudgeConfig, env: Env, *, credentials: Any = None) -> Platform:
     """Claude on Google Vertex AI, with Application Default Credentials (or ``credentials``).
 
     ``credentials`` is a ``google.auth`` credentials object; by default the environment's.
@@ -177,17 +296,12 @@ def vertex_platform(
             installed.
     """
     region = _region(
-        config.region or env.get("CLOUD_ML_REGION"),
+        _vertex_region(config, env),
         fallback=lambda: None,
         fix="set judge.region (e.g. us-east5, or global), or CLOUD_ML_REGION",
         provider="vertex",
     )
-    project = (
-        config.project
-        or env.get("ANTHROPIC_VERTEX_PROJECT_ID")
-        or env.get("GOOGLE_CLOUD_PROJECT")
-        or None
-    )
+    project = _vertex_project(config, env)
     auth_errors: tuple[type[BaseException], ...] = ()
     if credentials is None:
         credentials, found = _google_credentials()
@@ -215,11 +329,8 @@ def vertex_platform(
         )
 
     return Platform(
-        provider="vertex",
-        label="Vertex AI",
-        endpoint=f"{base_url}/projects/{project}/locations/{region}",
-        custom_endpoint=False,
-        batches=False,
+        route=VERTEX,
+        endpoint=_vertex_location(config, region, project),
         credentials_fix=(
             "check the workload identity that google-github-actions/auth uses (locally: gcloud "
             "auth application-default login)"
@@ -230,7 +341,42 @@ def vertex_platform(
         ),
         connect=connect,
         auth_errors=auth_errors,
+        cache_secret=_cache_secret(env),
     )
+
+
+ANTHROPIC = Route(
+    name="anthropic",
+    label="the Anthropic API",
+    batches=True,
+    compatible=True,
+    open=_open_anthropic,
+    endpoint=_anthropic_endpoint,
+    has_credentials=lambda config, env: api_key_from(config, env) is not None,
+)
+BEDROCK = Route(
+    name="bedrock",
+    label="Amazon Bedrock",
+    batches=False,
+    compatible=False,
+    open=bedrock_platform,
+    endpoint=_bedrock_endpoint,
+)
+VERTEX = Route(
+    name="vertex",
+    label="Vertex AI",
+    batches=False,
+    compatible=False,
+    open=lambda config, env: vertex_platform(config, env),
+    endpoint=_vertex_endpoint,
+)
+
+
+# -- settings and credentials -------------------------------------------------------------------
+
+
+def _cache_secret(env: Env) -> str | None:
+    return env.get(CACHE_SECRET_ENV, "").strip() or None
 
 
 def bedrock_url(region: str) -> str:

@@ -303,7 +303,7 @@ def test_the_shipped_model_matches_the_features():
 
 def test_the_kind_of_case_picks_the_model():
     from ragaliq.judges.offline import case_kind, load_model
-    from ragaliq.judges.offline.features import ContextIndex
+    from ragaliq.judges.offline.context import ContextIndex
 
     passages = ("The museum opens at nine and closes at five.",)
     answer = ContextIndex.build(passages, query="When does the museum open?")
@@ -387,3 +387,16 @@ async def test_a_blank_query_is_no_query_to_rate_relevance_against(query):
     case = make_case(query=query)
     with pytest.raises(JudgeError, match="the case has no query"):
         await OfflineJudge().evaluate_relevance(case)
+
+
+def test_every_module_of_the_offline_judge_is_part_of_its_version():
+    from importlib import resources
+
+    from ragaliq.judges.offline import judge
+
+    shipped = {
+        item.name
+        for item in resources.files("ragaliq.judges.offline").iterdir()
+        if item.name.endswith((".py", ".json")) and item.name != "__init__.py"
+    }
+    assert shipped <= {name for package, name in judge._SOURCES if package == judge.__package__}

@@ -138,10 +138,12 @@ def test_nothing_in_the_record_reader_knows_one_dataset() -> None:
     import ast
     from pathlib import Path
 
+    import ragaliq.judges.offline.record_fields as record_fields
+    import ragaliq.judges.offline.record_mentions as record_mentions
     import ragaliq.judges.offline.records as records
     import ragaliq.judges.offline.schedule as schedule
 
-    for module in (records, schedule):
+    for module in (records, record_fields, record_mentions, schedule):
         tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
         docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
         code = " ".join(

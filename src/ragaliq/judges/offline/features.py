@@ -1,9 +1,9 @@
 """What the offline judge measures about a claim against its context.
 
-The context is indexed once per case (sentences, content words, numbers, names, word pairs,
-verbatim word triples, and any JSON record); every claim then gets a short vector of hand-made
-features plus the findings behind them (the words, numbers and names the context lacks, the
-record fields it contradicts), so the verdict's reason can say what was found, not just a score.
+The context is indexed once per case (:mod:`.context`); every claim then gets a short vector of
+hand-made features plus the findings behind them (the words, numbers and names the context lacks,
+the record fields it contradicts), so the verdict's reason can say what was found, not just a
+score.
 
 The features are what RAGTruth teaches about hallucinations in RAG answers: names, numbers and
 dates that do not occur in the context; novel content words concentrated in one run ("... and
@@ -20,12 +20,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ragaliq.judges.offline.records import Record, RecordFindings, parse_record
+from ragaliq.judges.offline.context import ContextIndex, Count, Sentence, counts_of
+from ragaliq.judges.offline.records import RecordFindings
 from ragaliq.text.quantities import Quantity, quantities
 from ragaliq.text.words import (
-    CALENDAR,
-    NEGATIONS,
-    STOPWORDS,
     calendar_words,
     content_tokens,
     content_words,
@@ -34,13 +32,11 @@ from ragaliq.text.words import (
     names,
     negated_words,
     negation_count,
-    split_context,
     tokens,
-    word_key,
 )
 from ragaliq.text.words import stem as stem_of
 
-__all__ = ["FEATURES", "Analysis", "ContextIndex", "Sentence", "analyse_claims"]
+__all__ = ["FEATURES", "Analysis", "analyse_claims"]
 
 FEATURES = (
     "log_words",
@@ -72,9 +68,6 @@ FEATURES = (
 )
 """The feature names, in the order of every vector and of the model's weights."""
 
-PAIR_WINDOW = 3
-"""Two context words at most this far apart form a pair a claim's adjacent words can match."""
-
 _META = re.compile(
     r"\b(?:passages?|provided|context|article|structured data|json|the text|given information|"
     r"information given|based on)\b",
@@ -90,251 +83,6 @@ _ADVICE = re.compile(
     r"overall|additionally|in conclusion|in summary)\b",
     re.IGNORECASE,
 )
-
-
-GENERIC = frozenset(
-    """
-    however despite although though whereas meanwhile moreover furthermore additionally addition
-    additional overall thus therefore hence instead also still yet even well already including
-    various several numerous particular particularly specific specifically certain currently
-    recently recent latest new way ways thing things lot lots kind type roughly rough approximately
-    approximate around nearly almost circa
-    """.split()
-)
-"""Discourse and filler words: a paraphrase adds them freely, so they are never "novel"."""
-ALIASES = (
-    "us usa america american americans united states",
-    "uk britain british england united kingdom",
-    "un united nations",
-    "eu europe european union",
-    "isis isil islamic state daesh levant",
-)
-"""Names that stand for one another: a context that has one of a group knows them all."""
-_ALIAS_GROUPS = tuple(frozenset(group.split()) for group in ALIASES)
-_ALIAS_KEYS = (
-    ("us", "u.s", "usa", "america", "american"),
-    ("uk", "u.k", "britain", "british"),
-    ("un", "u.n"),
-    ("eu", "european"),
-    ("isis", "isil", "daesh"),
-)
-_ACRONYM = re.compile(r"\b(?:[A-Za-z]\.){2,}")
-_DOTTED = re.compile(r"\b[A-Za-z]+(?:\.[A-Za-z]+)+\b")
-"""A word written with inner full stops (``Ph.D``), to be known without them (``phd``)."""
-NEAR_PREFIX = 5
-"""A novel word sharing this many first letters with a context word is a near match."""
-
-
-@dataclass(frozen=True, slots=True)
-class Count:
-    """A number of things: "three children" is 3 of ``child``."""
-
-    quantity: Quantity
-    noun: str
-    """The word key of what is counted."""
-    written: str
-    """The number and the noun as the text writes them."""
-
-
-_NOUN_AFTER = re.compile(r"\s+([A-Za-z][A-Za-z'-]*)")
-
-
-def counts_of(text: str, found: Sequence[Quantity]) -> list[Count]:
-    """The things a text counts: a bare number (at least 2) followed at once by a word."""
-    out = []
-    for quantity in found:
-        if quantity.unit is not None or quantity.value < 2 or quantity.value != int(quantity.value):
-            continue
-        end = quantity.start + len(quantity.written)
-        noun = _NOUN_AFTER.match(text, end)
-        if noun is None or noun[1].lower() in STOPWORDS or noun[1].lower() in NEGATIONS:
-            continue
-        key = word_key(noun[1].lower())
-        out.append(Count(quantity, key, text[quantity.start : noun.end()]))
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class Sentence:
-    """One sentence of the context (or one field of a record), indexed."""
-
-    text: str
-    words: frozenset[str]
-    quantities: tuple[Quantity, ...]
-    """The figures it states (``24V``, ``sixty days``)."""
-    negated: frozenset[str]
-    """The content words a negation in the sentence governs."""
-    calendar: frozenset[str]
-    """The weekdays and months it names, in full (``Jan`` is ``january``)."""
-    counts: tuple[Count, ...] = ()
-    """The things it counts ("two children", "14 routes")."""
-
-
-@dataclass(frozen=True)
-class ContextIndex:
-    """Everything about a case's context that claims are compared with; built once per case."""
-
-    sentences: tuple[Sentence, ...]
-    words: frozenset[str]
-    prefixes: frozenset[str]
-    surface: frozenset[str]
-    """Every token of the context, lower case, unstemmed (for names)."""
-    figures: dict[str, tuple[Quantity, ...]]
-    """The context's figures by value (``24``)."""
-    measures: dict[str, tuple[Quantity, ...]]
-    """The context's figures with a unit, by what they measure (``time``, ``usd``)."""
-    calendar: frozenset[str]
-    """The weekdays and months the context names or implies ("weekdays" names Monday)."""
-    counts: dict[str, frozenset[str]]
-    """What the context counts, and by which numbers (``child``: ``2``, ``3``)."""
-    postings: dict[str, frozenset[int]]
-    """Content word to the sentences holding it."""
-    pairs: frozenset[tuple[str, str]]
-    trigrams: frozenset[tuple[str, str, str]]
-    records: tuple[Record, ...]
-    asked: frozenset[str]
-    """Words of the query: a name the question uses is not an invention of the answer."""
-
-    @classmethod
-    def build(cls, chunks: Sequence[str], query: str = "") -> ContextIndex:
-        """Index the chunks; a chunk that is one JSON object is read as a record."""
-        texts: list[str] = []
-        records: list[Record] = []
-        for chunk in chunks:
-            record = parse_record(chunk)
-            if record is None:
-                texts.extend(split_context(chunk))
-                continue
-            records.append(record)
-            texts.extend(record.facts)
-            for prose in record.prose:
-                texts.extend(split_context(prose))
-        sentences: list[Sentence] = []
-        postings: dict[str, list[int]] = {}
-        pairs: set[tuple[str, str]] = set()
-        trigrams: set[tuple[str, str, str]] = set()
-        surface: set[str] = set()
-        figures: dict[str, list[Quantity]] = {}
-        counted: dict[str, set[str]] = {}
-        measures: dict[str, list[Quantity]] = {}
-        calendar: set[str] = set()
-        for text in texts:
-            words = content_words(text)
-            for i, word in enumerate(words):
-                for other in words[i + 1 : i + 1 + PAIR_WINDOW]:
-                    pairs.add((word, other))
-                    pairs.add((other, word))
-            raw = tokens(text)
-            surface.update(raw)
-            surface.update(piece for token in raw if "-" in token for piece in token.split("-"))
-            surface.update(m.replace(".", "").lower() for m in _ACRONYM.findall(text))
-            surface.update(m.replace(".", "").lower() for m in _DOTTED.findall(text))
-            trigrams.update(zip(raw, raw[1:], raw[2:], strict=False))
-            found = tuple(quantities(text))
-            for quantity in found:
-                figures.setdefault(quantity.key, []).append(quantity)
-                if quantity.dimension is not None:
-                    measures.setdefault(quantity.dimension, []).append(quantity)
-            days = frozenset(full for full, _ in calendar_words(text))
-            calendar |= days | _implied_days(text)
-            index = len(sentences)
-            for word in set(words):
-                postings.setdefault(word, []).append(index)
-            sentences.append(
-                Sentence(
-                    text,
-                    frozenset(words),
-                    found,
-                    negated_words(text),
-                    days,
-                    counts=tuple(counts_of(text, found)),
-                )
-            )
-            for count in sentences[-1].counts:
-                counted.setdefault(count.noun, set()).add(count.quantity.key)
-        for keys, group in zip(_ALIAS_KEYS, _ALIAS_GROUPS, strict=True):
-            if not surface.isdisjoint(keys):
-                surface |= group
-        prefixes = {w[:NEAR_PREFIX] for w in postings if len(w) >= NEAR_PREFIX}
-        prefixes |= {w[:NEAR_PREFIX] for w in surface if len(w) >= NEAR_PREFIX}
-        return cls(
-            sentences=tuple(sentences),
-            words=frozenset(postings),
-            prefixes=frozenset(prefixes),
-            surface=frozenset(surface),
-            figures={key: tuple(found) for key, found in figures.items()},
-            measures={key: tuple(found) for key, found in measures.items()},
-            calendar=frozenset(calendar),
-            counts={noun: frozenset(values) for noun, values in counted.items()},
-            postings={word: frozenset(ids) for word, ids in postings.items()},
-            pairs=frozenset(pairs),
-            trigrams=frozenset(trigrams),
-            records=tuple(records),
-            asked=frozenset(tokens(query)),
-        )
-
-    def knows(self, word: str) -> bool:
-        """Whether a content word (stemmed) or a word as written occurs in the context."""
-        return word in self.words or word in self.surface or word in GENERIC
-
-    def nearly_knows(self, word: str) -> bool:
-        """Whether a context word starts like this one (``criticism`` and ``criticised``)."""
-        return len(word) >= NEAR_PREFIX and word[:NEAR_PREFIX] in self.prefixes
-
-    def states(self, figure: Quantity) -> bool:
-        """Whether the context states this figure, in any unit or spelling that says the same."""
-        same_value = self.figures.get(figure.key, ())
-        if any(figure.stated_by(other) for other in same_value):
-            return True
-        if figure.dimension is None:
-            return False
-        return any(figure.stated_by(other) for other in self.measures.get(figure.dimension, ()))
-
-
-_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday".split())
-_IMPLIED_DAYS = (
-    (re.compile(r"\bweekdays?\b", re.I), _WEEKDAYS),
-    (re.compile(r"\bweekends?\b", re.I), frozenset(("saturday", "sunday"))),
-    (
-        re.compile(
-            r"\b(?:daily|every ?day|(?:seven|7) days a week|all week|24/7|round the clock)\b",
-            re.I,
-        ),
-        _WEEKDAYS | {"saturday", "sunday"},
-    ),
-)
-
-
-_DAY_ORDER = (
-    "monday tuesday wednesday thursday friday saturday sunday".split(),
-    "january february march april may june july august september october november december".split(),
-)
-_SPAN = re.compile(
-    rf"\b({'|'.join(sorted(CALENDAR, key=len, reverse=True))})\.?"
-    rf"\s*(?:-|\u2013|to|through|thru|until|till)\s*"
-    rf"({'|'.join(sorted(CALENDAR, key=len, reverse=True))})\b",
-    re.I,
-)
-
-
-def _implied_days(text: str) -> frozenset[str]:
-    """The weekdays and months a text names by a span or a word for several.
-
-    "Monday to Friday" names Tuesday too, "weekdays" names Monday, "daily" every day.
-    """
-    days: set[str] = set()
-    for pattern, named in _IMPLIED_DAYS:
-        if pattern.search(text):
-            days |= named
-    for match in _SPAN.finditer(text):
-        first, last = CALENDAR[match[1].lower()], CALENDAR[match[2].lower()]
-        for order in _DAY_ORDER:
-            if first in order and last in order:
-                k = order.index(first)
-                while order[k] != last:
-                    days.add(order[k])
-                    k = (k + 1) % len(order)
-    return frozenset(days)
 
 
 @dataclass
@@ -388,46 +136,123 @@ _POSITION = FEATURES.index("position")
 _FIRST = FEATURES.index("first")
 
 
+_KNOWN, _NEAR, _NOVEL = 0, 1, 2
+"""How far the context knows a word of the claim: as it is, by its first letters, not at all."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Overlap:
+    """How the claim's words sit in the context, beyond what :class:`Analysis` keeps."""
+
+    near: int
+    """Words the context knows only by their first letters."""
+    pair_cov: float
+    cover3: float
+    cooc_share: float
+    bigram_share: float
+    trigram_share: float
+    longest_novel_run: int
+    names_found: int
+
+
 def _analyse(claim: str, index: ContextIndex) -> Analysis:
     text = drop_answer_word(claim)
     pairs = content_tokens(text)
     words = [stem for stem, _ in pairs]
     word_set = frozenset(words)
     n = len(word_set)
-    state: list[int] = []  # 0 known, 1 nearly known, 2 novel
-    for stem, surface in pairs:
-        lower = surface.lower()
-        if index.knows(stem) or index.knows(lower):
-            state.append(0)
-        elif index.nearly_knows(stem) or index.nearly_knows(lower):
-            state.append(1)
-        else:
-            state.append(2)
-    novel = frozenset(stem for stem, s in zip(words, state, strict=True) if s == 2)
-    near = frozenset(stem for stem, s in zip(words, state, strict=True) if s == 1) - novel
-    novel_surface = list(
-        dict.fromkeys(surface for (_, surface), s in zip(pairs, state, strict=True) if s == 2)
-    )
+    state = [_known(stem, surface.lower(), index) for stem, surface in pairs]
+    novel = frozenset(stem for stem, s in zip(words, state, strict=True) if s == _NOVEL)
+    near = frozenset(stem for stem, s in zip(words, state, strict=True) if s == _NEAR) - novel
     best, best_cov, pair_cov, cover3, close = _best_sentences(word_set, index)
+    claim_names = list(dict.fromkeys(names(text)))
+    novel_names = [name for name in claim_names if not _knows_name(name, index)]
+    claim_quantities = quantities(text)
+    claim_figures = [q for q in claim_quantities if not q.in_words or q.unit is not None]
+    analysis = Analysis(
+        claim=claim,
+        text=text,
+        words=word_set,
+        novel=novel,
+        best=best,
+        close=close,
+        best_cov=best_cov,
+        context_cov=1 - len(novel) / n if n else 0.0,
+        novel_words=list(
+            dict.fromkeys(
+                surface for (_, surface), s in zip(pairs, state, strict=True) if s == _NOVEL
+            )
+        ),
+        novel_names=novel_names,
+        figures=claim_figures,
+        novel_figures=[q for q in claim_figures if not index.states(q)],
+        miscounts=_miscounts(text, claim_quantities, best, index),
+        novel_dates=[
+            (full, written) for full, written in calendar_words(text) if full not in index.calendar
+        ],
+        negation_flip=_negation_flip(text, word_set, best, best_cov),
+        record=_record_findings(text, index),
+    )
+    bigram_share, trigram_share = _ngram_shares(words, text, index, best_cov)
+    overlap = _Overlap(
+        near=len(near),
+        pair_cov=pair_cov,
+        cover3=cover3,
+        cooc_share=_cooccurrence(words, state, index, best_cov),
+        bigram_share=bigram_share,
+        trigram_share=trigram_share,
+        longest_novel_run=_longest_run(state, _NOVEL),
+        names_found=len(claim_names) - len(novel_names),
+    )
+    analysis.features = _vector(analysis, overlap)
+    return analysis
+
+
+def _known(stem: str, lower: str, index: ContextIndex) -> int:
+    if index.knows(stem) or index.knows(lower):
+        return _KNOWN
+    if index.nearly_knows(stem) or index.nearly_knows(lower):
+        return _NEAR
+    return _NOVEL
+
+
+def _knows_name(name: str, index: ContextIndex) -> bool:
+    """Whether the context (or the question) has a name, as written, stemmed or nearly."""
+    return (
+        index.knows(name)
+        or index.knows(stem_of(name))
+        or index.nearly_knows(name)
+        or name in index.asked
+    )
+
+
+def _cooccurrence(
+    words: list[str], state: list[int], index: ContextIndex, best_cov: float
+) -> float:
+    """The share of adjacent known words that the context has in one sentence together."""
     known = [
-        stem for stem, s in zip(words, state, strict=True) if s == 0 and stem in index.postings
+        stem for stem, s in zip(words, state, strict=True) if s == _KNOWN and stem in index.postings
     ]
     links = list(itertools.pairwise(known))
-    cooc_share = (
-        sum(
-            not index.postings[a].isdisjoint(index.postings[b]) if a != b else True
-            for a, b in links
-        )
-        / len(links)
-        if links
-        else best_cov
-    )
-    context_cov = 1 - len(novel) / n if n else 0.0
+    if not links:
+        return best_cov
+    return sum(
+        not index.postings[a].isdisjoint(index.postings[b]) if a != b else True for a, b in links
+    ) / len(links)
 
+
+def _longest_run(state: list[int], kind: int) -> int:
     run = longest = 0
     for s in state:
-        run = run + 1 if s == 2 else 0
+        run = run + 1 if s == kind else 0
         longest = max(longest, run)
+    return longest
+
+
+def _ngram_shares(
+    words: list[str], text: str, index: ContextIndex, best_cov: float
+) -> tuple[float, float]:
+    """The shares of the claim's word pairs, and of its verbatim word triples, in the context."""
     bigrams = list(itertools.pairwise(words))
     bigram_share = (
         sum(pair in index.pairs for pair in bigrams) / len(bigrams) if bigrams else best_cov
@@ -437,88 +262,69 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
     trigram_share = (
         sum(gram in index.trigrams for gram in trigrams) / len(trigrams) if trigrams else best_cov
     )
-    claim_names = list(dict.fromkeys(names(text)))
-    novel_names = [
-        name
-        for name in claim_names
-        if not (
-            index.knows(name)
-            or index.knows(stem_of(name))
-            or index.nearly_knows(name)
-            or name in index.asked
-        )
-    ]
-    claim_quantities = quantities(text)
-    claim_figures = [q for q in claim_quantities if not q.in_words or q.unit is not None]
-    miscounts = [
+    return bigram_share, trigram_share
+
+
+def _miscounts(
+    text: str, found: Sequence[Quantity], best: Sentence | None, index: ContextIndex
+) -> list[tuple[Count, Count]]:
+    return [
         (count, other)
-        for count in counts_of(text, claim_quantities)
+        for count in counts_of(text, found)
         if best is not None and count.quantity.key not in index.counts.get(count.noun, ())
         for other in best.counts
         if other.noun == count.noun
     ]
-    novel_figures = [q for q in claim_figures if not index.states(q)]
-    negation_flip = _negation_flip(text, word_set, best, best_cov)
-    findings: RecordFindings | None = None
-    if index.records:
-        findings = RecordFindings()
-        for record in index.records:
-            found = record.check(text)
-            findings.confirmed += found.confirmed
-            findings.contradicted += found.contradicted
-            findings.unknown += found.unknown
-            findings.absent += found.absent
-            findings.evidence += found.evidence
-    novel_share = len(novel) / n if n else 0.0
-    features = [
-        math.log1p(n),
-        novel_share,
-        math.log1p(len(novel)),
-        math.log1p(len(near)),
-        best_cov,
-        pair_cov,
-        cover3,
-        cooc_share,
-        bigram_share,
-        trigram_share,
-        float(min(len(novel_names), 3)),
-        float(min(len(novel_figures), 3)),
-        1.0 if negation_flip else 0.0,
-        math.log1p(longest),
-        1.0 if _META.search(text) else 0.0,
-        float(min(len(_HEDGE.findall(text)), 2)),
-        float(min(len(_ADVICE.findall(text)), 2)),
-        float(min(len(findings.contradicted), 3)) if findings else 0.0,
-        float(min(len(findings.unknown), 3)) if findings else 0.0,
-        float(min(len(findings.confirmed), 3)) if findings else 0.0,
-        0.0,  # response_novel_share, filled in by analyse_claims
-        0.0,  # position
-        0.0,  # first
-        float(min(len(claim_figures) - len(novel_figures), 3)),
-        float(min(len(claim_names) - len(novel_names), 3)),
-        float(min(len(findings.absent), 3)) if findings else 0.0,
-    ]
-    return Analysis(
-        claim=claim,
-        text=text,
-        words=word_set,
-        novel=novel,
-        best=best,
-        close=close,
-        best_cov=best_cov,
-        context_cov=context_cov,
-        novel_words=novel_surface,
-        novel_names=novel_names,
-        figures=claim_figures,
-        novel_figures=novel_figures,
-        miscounts=miscounts,
-        novel_dates=[
-            (full, written) for full, written in calendar_words(text) if full not in index.calendar
-        ],
-        negation_flip=negation_flip,
-        record=findings,
-        features=features,
-    )
+
+
+def _record_findings(text: str, index: ContextIndex) -> RecordFindings | None:
+    """What the context's records say about the claim, all together; None without a record."""
+    if not index.records:
+        return None
+    findings = RecordFindings()
+    for record in index.records:
+        found = record.check(text)
+        findings.confirmed += found.confirmed
+        findings.contradicted += found.contradicted
+        findings.unknown += found.unknown
+        findings.absent += found.absent
+        findings.evidence += found.evidence
+    return findings
+
+
+def _vector(a: Analysis, o: _Overlap) -> list[float]:
+    """The claim's features, in the order of :data:`FEATURES`; the response's are filled later."""
+    n = len(a.words)
+    record = a.record
+    values = {
+        "log_words": math.log1p(n),
+        "novel_share": len(a.novel) / n if n else 0.0,
+        "novel_log": math.log1p(len(a.novel)),
+        "near_log": math.log1p(o.near),
+        "best_cov": a.best_cov,
+        "pair_cov": o.pair_cov,
+        "cover3": o.cover3,
+        "cooc_share": o.cooc_share,
+        "bigram_share": o.bigram_share,
+        "trigram_share": o.trigram_share,
+        "novel_names": float(min(len(a.novel_names), 3)),
+        "novel_figures": float(min(len(a.novel_figures), 3)),
+        "negation_flip": 1.0 if a.negation_flip else 0.0,
+        "novel_run": math.log1p(o.longest_novel_run),
+        "meta": 1.0 if _META.search(a.text) else 0.0,
+        "hedge": float(min(len(_HEDGE.findall(a.text)), 2)),
+        "advice": float(min(len(_ADVICE.findall(a.text)), 2)),
+        "rec_contradicted": float(min(len(record.contradicted), 3)) if record else 0.0,
+        "rec_unknown": float(min(len(record.unknown), 3)) if record else 0.0,
+        "rec_confirmed": float(min(len(record.confirmed), 3)) if record else 0.0,
+        "response_novel_share": 0.0,  # filled in by analyse_claims
+        "position": 0.0,
+        "first": 0.0,
+        "figures_found": float(min(len(a.figures) - len(a.novel_figures), 3)),
+        "names_found": float(min(o.names_found, 3)),
+        "rec_absent": float(min(len(record.absent), 3)) if record else 0.0,
+    }
+    return [values[name] for name in FEATURES]
 
 
 def _negation_flip(

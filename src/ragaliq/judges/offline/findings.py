@@ -31,8 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from ragaliq.judges.offline.context import Sentence
 from ragaliq.judges.offline.contrasts import opposite, requirement_flip, swapped, widened
-from ragaliq.judges.offline.features import Analysis, Sentence
+from ragaliq.judges.offline.features import Analysis
 from ragaliq.models import Verdict
 from ragaliq.text.quantities import Quantity
 

@@ -51,7 +51,8 @@ from ragaliq.judges.base import (
     check_verdict_count,
     no_context_verdicts,
 )
-from ragaliq.judges.offline.features import FEATURES, Analysis, ContextIndex, analyse_claims
+from ragaliq.judges.offline.context import ContextIndex
+from ragaliq.judges.offline.features import FEATURES, Analysis, analyse_claims
 from ragaliq.judges.offline.findings import find
 from ragaliq.judges.offline.relevance import rate_relevance
 from ragaliq.models import (
@@ -91,10 +92,13 @@ CONFIDENT = "offline_confident"
 """Flag on a SUPPORTED verdict the offline judge is sure of: the cascade settles it offline."""
 _SOURCES = (
     ("ragaliq.judges.offline", "judge.py"),
+    ("ragaliq.judges.offline", "context.py"),
     ("ragaliq.judges.offline", "features.py"),
     ("ragaliq.judges.offline", "findings.py"),
     ("ragaliq.judges.offline", "contrasts.py"),
     ("ragaliq.judges.offline", "records.py"),
+    ("ragaliq.judges.offline", "record_fields.py"),
+    ("ragaliq.judges.offline", "record_mentions.py"),
     ("ragaliq.judges.offline", "schedule.py"),
     ("ragaliq.judges.offline", "relevance.py"),
     ("ragaliq.judges.offline", MODEL_RESOURCE),

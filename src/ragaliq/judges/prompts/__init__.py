@@ -1,26 +1,38 @@
 """The Claude judge's prompts: versioned files, and the hash that names their version.
 
 Kept apart from the judge itself, so that naming the judge a report was made with (its prompt
-version) does not load the Anthropic SDK.
+version) does not load the Anthropic SDK. Each task file belongs to one question
+(:mod:`ragaliq.judges.questions`); the system prompt goes before every one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["BLOCKS", "PROMPTS_DIR", "PROMPT_FILES", "PROMPT_VERSION", "Prompts", "as_data"]
+__all__ = [
+    "BLOCKS",
+    "PROMPTS_DIR",
+    "PROMPT_FILES",
+    "PROMPT_VERSION",
+    "SYSTEM_PROMPT",
+    "Prompts",
+    "as_data",
+]
 
 PROMPTS_DIR = Path(__file__).parent
+SYSTEM_PROMPT = "system.md"
 PROMPT_FILES = (
-    "system.md",
+    SYSTEM_PROMPT,
     "extract_claims.md",
     "verify_claims.md",
     "relevance.md",
     "rate_chunks.md",
 )
+"""Every prompt file, in the order the version hashes them (a new one goes last)."""
 
 
 def _prompt_version() -> str:
@@ -72,13 +84,14 @@ class Prompts:
     """The text of each prompt."""
 
     system: str
-    extract: str
-    verify: str
-    relevance: str
-    chunks: str
+    tasks: Mapping[str, str]
+    """Each task's prompt, by its file's name."""
 
     @classmethod
     def load(cls) -> Prompts:
         """Read the prompt files."""
-        read = [(PROMPTS_DIR / name).read_text(encoding="utf-8").strip() for name in PROMPT_FILES]
-        return cls(*read)
+        read = {
+            name: (PROMPTS_DIR / name).read_text(encoding="utf-8").strip() for name in PROMPT_FILES
+        }
+        system = read.pop(SYSTEM_PROMPT)
+        return cls(system=system, tasks=read)
