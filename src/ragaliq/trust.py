@@ -32,6 +32,7 @@ from ragaliq.baseline import Baseline, parse_baseline
 from ragaliq.config import GateConfig, GatePolicy, JudgeConfig, parse_config
 from ragaliq.errors import BaselineError, ConfigError, RepositoryError
 from ragaliq.evaluators import evaluator_class
+from ragaliq.judges.providers import PROVIDER_OF_RECORD
 from ragaliq.policy import GateRules, ratchet, show
 from ragaliq.repository import (
     MAX_TEXT_BYTES,
@@ -59,15 +60,6 @@ __all__ = [
 
 MAX_BASELINE_BYTES = 512 * 1024 * 1024
 """The size limit of a baseline file."""
-
-_PROVIDER_OF_JUDGE = {
-    "offline": "offline",
-    "anthropic": "claude",
-    "cascade": "cascade",
-    "bedrock": "bedrock",
-    "vertex": "vertex",
-}
-"""``judge.provider`` for each provider name a report records."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -382,8 +374,8 @@ def judge_of_baseline(
     if baseline is None:
         return judge, None
     recorded = baseline.provenance
-    provider = _PROVIDER_OF_JUDGE.get(recorded.judge_provider, recorded.judge_provider)
-    if provider not in _PROVIDER_OF_JUDGE.values():
+    provider = PROVIDER_OF_RECORD.get(recorded.judge_provider, recorded.judge_provider)
+    if provider not in PROVIDER_OF_RECORD.values():
         return judge, None
     update: dict[str, Any] = {"provider": provider}
     if judge.provider == "auto" and provider == "claude":

@@ -137,15 +137,6 @@ class ClaimModel:
             z += weight * (x - mean) / std
         return 1 / (1 + math.exp(-z)) if z >= 0 else math.exp(z) / (1 + math.exp(z))
 
-    def contributions(self, features: Sequence[float]) -> dict[str, float]:
-        """Each feature's push towards "hallucinated" (positive) or "supported" (negative)."""
-        return {
-            name: weight * (x - mean) / std
-            for name, x, mean, std, weight in zip(
-                FEATURES, features, self.means, self.stds, self.weights, strict=True
-            )
-        }
-
 
 CaseKind = Literal["answer", "summary", "record"]
 
