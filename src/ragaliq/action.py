@@ -54,8 +54,8 @@ from ragaliq.judges.factory import (
 )
 from ragaliq.judging import judge_with
 from ragaliq.models import ReportHead
-from ragaliq.pipeline import write_html
 from ragaliq.redaction import register_env_secrets, register_secret
+from ragaliq.report.html import write_html
 from ragaliq.report.markdown import render_summary
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path

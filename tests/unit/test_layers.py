@@ -89,7 +89,6 @@ STAGES: list[tuple[str, ...]] = [
     ("trust",),
     ("inputs",),
     ("judging",),
-    ("pipeline",),
     ("gating",),
 ]
 """The layers, lowest first (docs/architecture.md): no module imports one from a later layer.

@@ -33,9 +33,9 @@ from ragaliq.gating import GateSetup, plan_gate, run_gate
 from ragaliq.inputs import Inputs, load_inputs
 from ragaliq.judging import JudgedRun, empty_report, judge_with, kept_report
 from ragaliq.models import Preflight
-from ragaliq.pipeline import write_html
 from ragaliq.preflight import preflight
 from ragaliq.report import format_decision, format_preflight
+from ragaliq.report.html import write_html
 from ragaliq.repository import ConfigLocation, WorkTree, git_toplevel, inside, repo_path
 from ragaliq.run_report import ReportFile, write_report
 from ragaliq.shards import Shard, parse_shard, shard_cases

@@ -29,9 +29,9 @@ from ragaliq.errors import BaselineError, ConfigError
 from ragaliq.exits import gate_exit_code
 from ragaliq.gate import GateDecision, compare
 from ragaliq.github.client import DEFAULT_API_URL
-from ragaliq.pipeline import write_html
 from ragaliq.redaction import redact
 from ragaliq.report import format_decision, format_run_table
+from ragaliq.report.html import write_html
 from ragaliq.report.markdown import CaseDigest, UserTemplate, render_comment, render_summary
 from ragaliq.report.marker import comment_marker
 from ragaliq.run_report import ReportFile

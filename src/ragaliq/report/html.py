@@ -30,10 +30,13 @@ cannot find (a model judge's claims are rewrites) is marked "not in text" instea
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from ragaliq._files import open_atomic
+from ragaliq.dataset import DatasetCases
 from ragaliq.errors import TemplateError
 from ragaliq.gate import GateDecision
 from ragaliq.models import CaseResult, ReportHead, TestCase
@@ -43,7 +46,7 @@ from ragaliq.report._templates import TemplateLoader, templates_root
 from ragaliq.report.filters import HTML_FILTERS
 from ragaliq.run_report import TextSink
 
-__all__ = ["HTML_TEMPLATE", "write_html_report"]
+__all__ = ["HTML_TEMPLATE", "write_html", "write_html_report"]
 
 HTML_TEMPLATE = "report.html.j2"
 
@@ -110,3 +113,29 @@ def write_html_report(
     out.write(before)
     write_cases(out, head=head, cases=cases, decision=decision, dataset=dataset)
     out.write(after)
+
+
+def write_html(
+    path: Path,
+    *,
+    head: ReportHead,
+    cases: Iterable[CaseResult],
+    decision: GateDecision | None = None,
+    dataset: Iterable[TestCase] | None = None,
+    title: str = "RagaliQ Gate report",
+) -> None:
+    """Write the HTML report to ``path`` atomically, case by case; ``dataset`` shows the responses.
+
+    Raises:
+        OutputError: the file cannot be written.
+        TemplateError: the built-in template failed to render.
+    """
+    lookup = None
+    if isinstance(dataset, DatasetCases):
+        lookup = dataset.by_id()
+    elif dataset is not None:
+        lookup = {case.id: case for case in dataset}.get
+    with open_atomic(path) as out:
+        write_html_report(
+            out, head=head, cases=cases, decision=decision, dataset=lookup, title=title
+        )
