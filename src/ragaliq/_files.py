@@ -181,7 +181,9 @@ def check_writable(*paths: Path | None, reads: Iterable[Path | None] = ()) -> No
 
     Missing folders are left for writing to create. Also refuses a result bound for a file the
     command reads (``reads``: its config, dataset, baseline ...) or for the same file as another
-    result, where one would silently replace the other.
+    result, where one would silently replace the other, and a result inside the current folder
+    that would pass through a symbolic link there (a repository can commit ``.ragaliq`` as a
+    link to anywhere; a path outside the current folder is the user's own choice).
 
     Raises:
         OutputError: naming the path and what is wrong with it.
@@ -201,6 +203,7 @@ def check_writable(*paths: Path | None, reads: Iterable[Path | None] = ()) -> No
                 f"{path}: two results would be written to this one file; give each its own path"
             )
         seen[resolved] = path
+        _refuse_links_below_cwd(path)
         if path.is_dir():
             raise OutputError(f"{path}: is a folder; give a file path")
         folder = _nearest_existing(path.parent)
@@ -211,6 +214,22 @@ def check_writable(*paths: Path | None, reads: Iterable[Path | None] = ()) -> No
         ):
             raise OutputError(
                 f"{path}: cannot be written (permission denied); choose a writable path"
+            )
+
+
+def _refuse_links_below_cwd(path: Path) -> None:
+    here = Path.cwd()
+    try:
+        relative = Path(os.path.abspath(path)).relative_to(here)
+    except ValueError:
+        return
+    walked = here
+    for part in relative.parts[:-1]:
+        walked = walked / part
+        if walked.is_symlink():
+            raise OutputError(
+                f"{path}: {walked.relative_to(here)} is a symbolic link; results are never "
+                "written through one (remove the link or give another path)"
             )
 
 

@@ -199,3 +199,21 @@ async def test_the_judge_cache_and_its_side_files_belong_to_the_workspace_owner(
     assert set(while_open.values()) == {RUNNER}
     assert set(after) >= {".ragaliq", ".ragaliq/cache", ".ragaliq/cache/judge.sqlite"}
     assert set(after.values()) == {RUNNER}
+
+
+def test_a_result_never_passes_through_a_link_in_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".ragaliq").symlink_to(outside)
+    monkeypatch.chdir(repo)
+    with pytest.raises(OutputError, match=r"\.ragaliq is a symbolic link"):
+        check_writable(Path(".ragaliq/comment.md"))
+    with pytest.raises(OutputError, match=r"\.ragaliq is a symbolic link"):
+        check_writable(repo / ".ragaliq" / "sub" / "comment.md")
+    # A path the user gives outside the current folder is theirs to choose, links and all.
+    (tmp_path / "elsewhere").symlink_to(outside)
+    check_writable(tmp_path / "elsewhere" / "report.json")

@@ -327,3 +327,20 @@ def test_baseline_record_writes_only_where_the_gate_reads(runner, tmp_path, plac
     assert result.exit_code == 2, result.output
     assert "baseline:" in result.stderr and "repository" in result.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+def test_results_are_never_written_through_a_folder_committed_as_a_link(
+    runner, tmp_path, monkeypatch
+):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    config = setup(repo, [faithful()])
+    config.write_text("dataset: data.jsonl\njudge: {provider: offline, cache: false}\n")
+    (repo / ".ragaliq").symlink_to(outside)
+    monkeypatch.chdir(repo)
+    result = runner.invoke(cli, ["run", "--config", str(config), "-o", ".ragaliq/report.json"])
+    assert result.exit_code == 2, result.output
+    assert ".ragaliq is a symbolic link" in result.stderr
+    assert list(outside.iterdir()) == []
