@@ -223,13 +223,12 @@ def _judge_cache(
     if config.judge.cache:
         cache_file = bar.path(config.judge.cache_path, what="judge.cache_path")
         work.check(cache_file, what="judge.cache_path")
-        tracked = is_tracked(work.root, cache_file) if refuse_tracked else False
-        if tracked is None and git_toplevel(work.root) is None:
-            notices.append(
-                f"{work.root} is not in a git repository, so the judge cache {cache_file} is not "
-                "used: git cannot show that it came from the gate's own runs."
-            )
-        elif tracked is None:
+        # Outside a git repository no commit can carry the cache: a workspace with nothing
+        # checked out (a workflow_run gate) holds only what the gate's own job put there, and
+        # its entries are signed with the judge's key either way.
+        in_git = git_toplevel(work.root) is not None
+        tracked = is_tracked(work.root, cache_file) if refuse_tracked and in_git else False
+        if tracked is None:
             notices.append(
                 f"git cannot say whether this change's tree tracks the judge cache {cache_file}, "
                 "so it is not used: cached verdicts must come from the gate's own runs."

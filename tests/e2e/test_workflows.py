@@ -141,6 +141,19 @@ def test_a_fork_pull_request_is_gated_on_workflow_run_with_a_status_on_its_head(
     statuses = action.github.statuses(REPO, head)
     assert [s.state for s in statuses] == ["pending", "failure"]
     assert statuses[-1].target_url.endswith(f"/actions/runs/{RUN_ID + 201}")
+    assert "judge cache" not in body  # nothing checked out, and the cache is the gate's own
+
+    # Re-run: the cache the first gate saved (signed with the key) answers every question.
+    judged = len(action.anthropic.requests)
+    again = player.play(
+        forks,
+        "gate",
+        event=workflow_run_event(event, RUN_ID + 200),
+        event_name="workflow_run",
+        run_id=RUN_ID + 211,
+    )
+    assert again.code == 1, again.log
+    assert len(action.anthropic.requests) == judged
 
     clean = open_pull(action, 32, regressed=False, head_repo=FORK)
     base_files_through_the_api(action, clean)

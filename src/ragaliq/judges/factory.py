@@ -168,8 +168,8 @@ def _cache(
         return CachedJudge(claude, cache_path, secret=platform.cache_secret), ()
     return None, (
         f"The judge cache is not used: {platform.label} has no API key to sign its "
-        f"entries with (a planted cache must not pass); set {CACHE_SECRET_ENV} from a "
-        "secret, on this step only, to keep one.",
+        "entries with (a planted cache must not pass); to keep one, pass a secret as the "
+        f"action's cache-secret input, or as {CACHE_SECRET_ENV} to the command line.",
     )
 
 
