@@ -50,6 +50,8 @@ def run_settings(
         on_progress=on_progress,
         repeat=config.repeat,
         processes=min(config.concurrency, os.cpu_count() or 1),
+        case_tokens=budget.case_tokens if budget else None,
+        case_usd=budget.case_usd if budget else None,
     )
 
 

@@ -273,3 +273,54 @@ def test_an_empty_answer_is_never_scored_and_costs_no_call_through_evaluate():
     assert ("relevance", "blank-query") not in judge.calls
     assert ("chunks", "blank-query") not in judge.calls
     assert report.summary.errors == 2
+
+
+class EstimatingJudge(FakeJudge):
+    """A fake judge that says what a verification would take: 1,000 tokens a claim."""
+
+    def estimate(self, operation, case, claims=(), *, sample=0, facts=()):
+        if operation != "verify_claims":
+            return Usage(calls=1, input_tokens=100)
+        return Usage(calls=1, input_tokens=1_000 * len(claims), cost_usd=0.01 * len(claims))
+
+    def planned_claims(self, case):
+        return None
+
+
+@pytest.mark.parametrize(("tokens", "usd"), [(100_000, None), (None, 1.0)], ids=["tokens", "usd"])
+async def test_a_case_whose_claims_would_pass_the_budget_per_case_is_an_error_before_verifying(
+    tokens, usd
+):
+    many = [f"Claim {i}." for i in range(150)]  # 150,000 tokens and $1.50 to verify
+    judge = EstimatingJudge(claims={"big": many})
+    cases = [make_case(id="big"), make_case(id="small")]
+    settings = RunSettings(case_tokens=tokens, case_usd=usd)
+    report = await run_suite(cases, judge=judge, evaluators=suite(), settings=settings)
+    big, small = report.cases
+    assert ("verify", "big") not in judge.calls
+    assert big.status == "error"
+    assert "over the gate's budget per case" in (big.error or "")
+    assert "verifying its 150 claims" in (big.error or "")
+    assert big.results["faithfulness"].score is None  # an error, never a score
+    assert big.results["relevance"].score == 1.0  # the other passes are still judged
+    assert small.status == "ok" and ("verify", "small") in judge.calls
+
+
+async def test_a_case_within_its_budget_is_verified():
+    judge = EstimatingJudge(claims={"c": [f"Claim {i}." for i in range(10)]})
+    settings = RunSettings(case_tokens=100_000, case_usd=1.0)
+    report = await run_suite(
+        [make_case(id="c")], judge=judge, evaluators=suite(), settings=settings
+    )
+    assert report.cases[0].status == "ok"
+    assert ("verify", "c") in judge.calls
+
+
+def test_a_gates_budget_bounds_each_case_of_its_run():
+    from ragaliq.config import JudgeConfig
+    from ragaliq.judging import run_settings
+    from ragaliq.policy import Budget
+
+    settings = run_settings(JudgeConfig(), budget=Budget(case_tokens=5_000, case_usd=0.5))
+    assert (settings.case_tokens, settings.case_usd) == (5_000, 0.5)
+    assert run_settings(JudgeConfig()).case_tokens is None  # a plain run has no gate budget

@@ -15,9 +15,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ragaliq.errors import JudgeError, JudgeUnavailableError
+from ragaliq.errors import BudgetError, JudgeError, JudgeUnavailableError
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
 from ragaliq.judges.base import (
+    EstimatingJudge,
     Judge,
     check_chunk_count,
     check_verdict_count,
@@ -37,8 +38,10 @@ from ragaliq.models import (
 from ragaliq.pool import first_leaf, leaves
 from ragaliq.redaction import redact
 from ragaliq.runner.passes import Passes
+from ragaliq.runner.settings import RunSettings
+from ragaliq.text.plain import plural
 
-__all__ = ["UNSTABLE_BELOW", "CaseRun", "majority_verdicts"]
+__all__ = ["UNSTABLE_BELOW", "CaseBudget", "CaseRun", "majority_verdicts"]
 
 T = TypeVar("T")
 
@@ -50,6 +53,51 @@ _SEVERITY = (
     Verdict.PARTIALLY_SUPPORTED,
     Verdict.SUPPORTED,
 )
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaseBudget:
+    """What one case may spend (a gate's budget per case), checked on what it really spent.
+
+    The pre-flight estimate holds the response's sentences for its claims; once the judge has
+    extracted the claims, the verification is estimated again from them, and a case whose
+    claims would take it past the budget is an error instead of a paid call.
+    """
+
+    tokens: int | None = None
+    usd: float | None = None
+
+    @classmethod
+    def of(cls, settings: RunSettings) -> CaseBudget | None:
+        if settings.case_tokens is None and settings.case_usd is None:
+            return None
+        return cls(tokens=settings.case_tokens, usd=settings.case_usd)
+
+    def check(self, spent: Usage, ahead: Usage, doing: str) -> None:
+        """Stop before ``doing`` when what it would take, on top of ``spent``, passes the budget.
+
+        Raises:
+            BudgetError: naming both figures and the budget.
+        """
+        total = spent + ahead
+        tokens = total.input_tokens + total.output_tokens
+        if (self.tokens is None or tokens <= self.tokens) and (
+            self.usd is None or total.cost_usd <= self.usd
+        ):
+            return
+        limits = " and ".join(
+            shown
+            for shown in (
+                f"{self.tokens:,} tokens" if self.tokens is not None else "",
+                f"${self.usd:g}" if self.usd is not None else "",
+            )
+            if shown
+        )
+        raise BudgetError(
+            f"over the gate's budget per case ({limits}): {doing} would take about "
+            f"{tokens:,} tokens (${total.cost_usd:.2f}) in all; not judged. Raise "
+            "gate.budget.case_tokens or case_usd in the base commit's config, or split the case"
+        )
 
 
 @dataclass(kw_only=True)
@@ -87,12 +135,14 @@ class CaseRun:
         *,
         concurrency: int = 8,
         repeat: int = 1,
+        case_budget: CaseBudget | None = None,
     ) -> None:
         self.judge = judge
         self.evaluators = evaluators
         self.repeat = repeat
         """Verifications per case; with more than one, each claim gets the majority verdict."""
         self.slots = asyncio.Semaphore(concurrency)
+        self.case_budget = case_budget
 
     async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
         async with self.slots:
@@ -155,12 +205,25 @@ class CaseRun:
             claims = extraction.claims
         facts = case.needed_facts if passes.facts else ()
         if Passes.verifies(case, claims, facts):
+            self._check_budget(case, claims, facts, answers)
             answers.verdicts, answers.facts = await self.verify(case, claims, facts, answers)
         elif claims or facts:
             unsupported = no_context_verdicts(claims, facts)
             answers.verdicts, answers.facts = unsupported.verdicts, unsupported.fact_verdicts
         else:
             answers.verdicts, answers.facts = (), ()
+
+    def _check_budget(
+        self, case: TestCase, claims: Sequence[str], facts: Sequence[str], answers: _CaseAnswers
+    ) -> None:
+        """Stop before verifying claims that would take the case past its budget."""
+        if self.case_budget is None or not isinstance(self.judge, EstimatingJudge):
+            return
+        ahead = Usage()
+        for sample in range(self.repeat):
+            ahead += self.judge.estimate("verify_claims", case, claims, sample=sample, facts=facts)
+        doing = f"verifying its {plural(len(claims), 'claim')}"
+        self.case_budget.check(answers.usage, ahead, doing)
 
     async def verify(
         self, case: TestCase, claims: Sequence[str], facts: Sequence[str], answers: _CaseAnswers
@@ -233,6 +296,8 @@ async def _guarded(label: str, answers: _CaseAnswers, work: Awaitable[None]) -> 
     except JudgeError as exc:
         answers.usage += exc.usage or Usage()
         return redact(f"{label}: {exc}")
+    except BudgetError as exc:
+        return f"{label}: {exc}"
     except Exception as exc:  # a bug in one case must not lose the rest of the run
         return redact(f"{label}: unexpected {type(exc).__name__}: {exc}")
     return None

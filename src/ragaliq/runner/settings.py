@@ -25,6 +25,10 @@ class RunSettings:
     on_progress: Callable[[Progress], None] | None = None
     repeat: int = 1
     """Verifications per case; with more than one, each claim gets the majority verdict."""
+    case_tokens: int | None = None
+    """The most tokens, in and out, one case may use (a gate's budget per case)."""
+    case_usd: float | None = None
+    """The most one case may cost, in USD."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,7 +15,7 @@ from ragaliq.evaluators.base import Evaluator
 from ragaliq.judges.base import ForkableJudge, Judge
 from ragaliq.models import CaseResult, Progress, RunReport, RunSummary, TestCase, Usage
 from ragaliq.pool import PoolRun, run_bounded
-from ragaliq.runner.case import CaseRun
+from ragaliq.runner.case import CaseBudget, CaseRun
 from ragaliq.runner.processes import MIN_CASES_FOR_PROCESSES, stream_in_processes
 from ragaliq.runner.settings import RunEnd, RunSettings
 
@@ -59,7 +59,13 @@ async def stream_suite(
             settings=settings,
             total=total,
         )
-    run = CaseRun(judge, evaluators, concurrency=settings.concurrency, repeat=settings.repeat)
+    run = CaseRun(
+        judge,
+        evaluators,
+        concurrency=settings.concurrency,
+        repeat=settings.repeat,
+        case_budget=CaseBudget.of(settings),
+    )
     ahead: dict[int, CaseResult] = {}
     emitted = 0
     errors = 0
