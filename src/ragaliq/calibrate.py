@@ -77,7 +77,7 @@ async def calibrate(
         workers=concurrency * 2,
         budget_usd=budget_usd,
         on_done=done,
-        noun="claims",
+        noun="claim",
     )
     predictions, errors = _sorted(labels, verdicts)
     stopped = None

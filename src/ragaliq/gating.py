@@ -28,7 +28,6 @@ from ragaliq.judges.factory import JudgeOpener
 from ragaliq.judging import CaseSink, JudgedRun, judge_inputs
 from ragaliq.models import Progress, ReportHead
 from ragaliq.policy import Budget
-from ragaliq.preflight import check_budget
 from ragaliq.report.markdown import CaseDigest, render_comment, render_summary
 from ragaliq.repository import FileSource, WorkTree
 from ragaliq.trust import (
@@ -181,8 +180,7 @@ async def run_gate(
     ``acceptances`` are reviewers' acceptances of findings at this commit, already checked for
     who gave them (:mod:`ragaliq.gate.acceptance`).
 
-    Before any call the run is estimated against the gate's budget (a cache hit costs
-    nothing); while it runs, no case starts that would probably take it past the budget.
+    The gate's budget bounds the run (see :func:`~ragaliq.judging.judge_inputs`).
 
     Raises:
         BudgetError: the run, or one case, would pass the gate's budget; nothing was judged.
@@ -193,13 +191,6 @@ async def run_gate(
     watch = GateWatch.of(plan.inputs, plan.baseline, acceptances)
     inputs = plan.inputs
     async with open_judge(plan.judge, env=env, cache_path=inputs.cache_path) as choice:
-        check_budget(
-            inputs.cases,
-            judge=choice.judge,
-            evaluators=build_evaluators(inputs.config.evaluators),
-            repeat=plan.judge.repeat,
-            budget=plan.budget,
-        )
         run = await judge_inputs(
             inputs,
             choice=choice,

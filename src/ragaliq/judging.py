@@ -22,6 +22,7 @@ from ragaliq.judges import JudgeChoice
 from ragaliq.judges.factory import JudgeOpener, describe_judge
 from ragaliq.models import CaseResult, Progress, ReportHead, RunReport, RunSummary, Usage
 from ragaliq.policy import Budget
+from ragaliq.preflight import check_budget
 from ragaliq.run_report import DISCARD, ReportWriter, TextSink
 from ragaliq.runner import RunSettings, stream_suite
 
@@ -97,15 +98,26 @@ async def judge_inputs(
     """Judge the inputs' cases with ``choice`` as they are read, writing the report as it goes.
 
     ``judge_config`` (the config the judge was opened from) bounds the run: concurrency, budget
-    and repeated verifications; a gate's ``budget`` bounds it further. Each case goes to the
-    report at ``report_path`` (written atomically: the old file stays until the run has
-    finished) and to every one of ``sinks``; no case is held longer than that.
+    and repeated verifications; a gate's ``budget`` bounds it further: the run is estimated
+    against it before any call (a cache hit costs nothing), no case starts that would probably
+    take the run past it, and a case whose claims would pass its budget per case is an error.
+    Each case goes to the report at ``report_path`` (written atomically: the old file stays
+    until the run has finished) and to every one of ``sinks``; no case is held longer than that.
 
     Raises:
+        BudgetError: the run, or one case, would pass ``budget``; nothing was judged.
         JudgeUnavailableError: the judge cannot be used at all.
         OutputError: the report cannot be written.
     """
     evaluators = build_evaluators(inputs.config.evaluators)
+    if budget is not None:
+        check_budget(
+            inputs.cases,
+            judge=choice.judge,
+            evaluators=evaluators,
+            repeat=judge_config.repeat,
+            budget=budget,
+        )
     infos = {e.name: e.info() for e in evaluators}
     errored = _FirstErrors()
     with _report_out(report_path) as out:
@@ -140,6 +152,7 @@ async def judge_with(
     sinks: Sequence[CaseSink] = (),
     on_progress: Callable[[Progress], None] | None = None,
     shard: str | None = None,
+    budget: Budget | None = None,
 ) -> JudgedRun:
     """Open the judge ``judge_config`` describes, judge the inputs with it, close it.
 
@@ -154,6 +167,7 @@ async def judge_with(
             sinks=sinks,
             on_progress=on_progress,
             shard=shard,
+            budget=budget,
         )
 
 

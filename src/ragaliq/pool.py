@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from ragaliq.models import Usage
+from ragaliq.text.plain import plural
 
 __all__ = ["PoolRun", "first_leaf", "leaves", "run_bounded"]
 
@@ -43,12 +44,12 @@ async def run_bounded(
     budget_usd: float | None = None,
     budget_tokens: int | None = None,
     on_done: Callable[[int, PoolRun], None] | None = None,
-    noun: str = "items",
+    noun: str = "item",
 ) -> PoolRun:
     """Run ``work(i, item)`` for each item (numbered from 0), ``workers`` at a time, within budget.
 
     ``work`` returns what the item cost; ``on_done`` hears each finished item's number with the
-    run so far; ``noun`` names the items in the budget's message. Items are taken from ``items``
+    run so far; ``noun`` names an item in the budget's message. Items are taken from ``items``
     only as workers free up; when the budget stops the pool, the rest are left untaken.
 
     Raises:
@@ -114,7 +115,7 @@ class _Pool(Generic[T]):
                 shown = f"{limit.unit}{spent:.4f}" if limit.unit else f"{spent:,.0f}"
                 return (
                     f"{limit.name} {limit.most:g} reached: spent {shown} on "
-                    f"{self.run.done} {self.noun}; the next would pass the budget"
+                    f"{plural(self.run.done, self.noun)}; the next would pass the budget"
                 )
         return None
 

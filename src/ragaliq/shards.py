@@ -14,9 +14,17 @@ from typing import NamedTuple
 from ragaliq.dataset import DatasetCases
 from ragaliq.errors import ConfigError
 from ragaliq.models import CaseResult, ReportHead, TestCase, Usage
+from ragaliq.policy import Budget
 from ragaliq.run_report import DISCARD, ReportSource, ReportWriter, TextSink
 
-__all__ = ["Shard", "merge_reports", "parse_shard", "shard_cases", "shard_index"]
+__all__ = [
+    "Shard",
+    "merge_reports",
+    "parse_shard",
+    "shard_budget",
+    "shard_cases",
+    "shard_index",
+]
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -29,6 +37,21 @@ class Shard(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.number}/{self.total}"
+
+
+def shard_budget(budget: Budget, shard: Shard) -> Budget:
+    """What one shard of a gate may spend: each case as in the gate, the run a share of it.
+
+    The shards of a gate judge with the base commit's config, so they are held to its
+    ``gate.budget``: every case to its budget per case, and each shard to 1/N of the budget per
+    run, so that all N together stay within the gate's.
+    """
+    return budget.model_copy(
+        update={
+            "run_usd": budget.run_usd / shard.total,
+            "run_tokens": max(1, budget.run_tokens // shard.total),
+        }
+    )
 
 
 def parse_shard(text: str) -> Shard:

@@ -163,3 +163,18 @@ def test_dry_run_estimates_the_cascade_from_its_claude_judge(tmp_path, env, fake
     assert "judge calls: 6" in result.output
     assert "estimated cost: $0.0000" not in result.output
     assert "the offline judge settles some of them" in result.output
+
+
+def test_a_shard_of_a_gate_is_held_to_its_share_of_the_gates_budget(tmp_path, env, fake_anthropic):
+    # Four cases cost about 12,000 tokens; the gate's budget per run is 10,000, so each of two
+    # shards may spend 5,000, which a shard of two cases passes: it stops before its second.
+    config = project(tmp_path, config="gate:\n  budget: {run_tokens: 10000}\n")
+    shard = invoke(config, env, "--shard", "1/2", "--gate-budget", "-o", str(tmp_path / "s1.json"))
+    assert shard.exit_code == 2, shard.output
+    assert "the budget of tokens 5000 reached" in shard.stderr
+    assert "on 1 case;" in shard.stderr
+    assert fake_anthropic.count() == 3  # one case: extract, verify, relevance
+
+    plain = invoke(config, env, "--shard", "1/2", "-o", str(tmp_path / "s1.json"))
+    assert plain.exit_code == 0, plain.output  # a run that is no gate's shard has no gate budget
+    assert fake_anthropic.count() > 0

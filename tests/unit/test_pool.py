@@ -62,7 +62,7 @@ def test_the_budget_leaves_the_rest_unstarted_and_says_why_in_the_items_noun():
         done.append(pool.done)
 
     pool = run(
-        run_bounded(range(10), work, workers=4, budget_usd=1.0, on_done=on_done, noun="claims")
+        run_bounded(range(10), work, workers=4, budget_usd=1.0, on_done=on_done, noun="claim")
     )
     # Nothing priced yet: one at a time; then $0.4 each, so a third would pass $1.
     assert pool.done == 2
@@ -76,7 +76,7 @@ def test_a_budget_of_tokens_stops_the_pool_too():
     async def work(index: int, item: int) -> Usage:
         return Usage(calls=1, input_tokens=300, output_tokens=100)
 
-    pool = run(run_bounded(range(10), work, workers=4, budget_tokens=1000, noun="cases"))
+    pool = run(run_bounded(range(10), work, workers=4, budget_tokens=1000, noun="case"))
     assert pool.done == 2  # 400 tokens each: a third would pass 1,000
     assert pool.stopped_early == (
         "the budget of tokens 1000 reached: spent 800 on 2 cases; the next would pass the budget"

@@ -352,3 +352,17 @@ def test_the_sharded_example_judges_in_the_trusted_zone_only():
         assert "head.repo.full_name == github.repository" in job["if"]
     assert "secrets.ANTHROPIC_API_KEY" in yaml.safe_dump(judge)
     assert judge["needs"] == "produce" and gate["needs"] == "judge"
+    # Each shard is held to the gate's budget and hands its report's digest to the gate, which
+    # merges only reports with those digests (code in produce may upload any artifact).
+    shards = judge["strategy"]["matrix"]["shard"]
+    assert int(workflow["env"]["SHARDS"]) == len(shards)
+    assert set(judge["outputs"]) == {f"sha256-{n}" for n in shards}
+    assert "--gate-budget" in yaml.safe_dump(judge)
+    scripts = [step.get("run", "") for step in gate["steps"]]
+    check = next(i for i, run in enumerate(scripts) if "sha256sum --strict --check" in run)
+    merge = next(i for i, run in enumerate(scripts) if "ragaliq merge" in run)
+    assert check < merge
+    assert "needs.judge.outputs" in yaml.safe_dump(gate["steps"][check])
+    assert gate["permissions"]["statuses"] == "write"
+    status = gate["steps"][-1]
+    assert status["if"] == "${{ always() }}" and "RagaliQ Gate" in status["run"]

@@ -33,12 +33,13 @@ from ragaliq.gating import GateSetup, plan_gate, run_gate
 from ragaliq.inputs import Inputs, load_inputs
 from ragaliq.judging import JudgedRun, empty_report, judge_with, kept_report
 from ragaliq.models import Preflight
+from ragaliq.policy import Budget
 from ragaliq.preflight import preflight
 from ragaliq.report import format_decision, format_preflight
 from ragaliq.report.html import write_html
 from ragaliq.repository import ConfigLocation, WorkTree, git_toplevel, inside, repo_path
 from ragaliq.run_report import ReportFile, write_report
-from ragaliq.shards import Shard, parse_shard, shard_cases
+from ragaliq.shards import Shard, parse_shard, shard_budget, shard_cases
 from ragaliq.text.plain import plural
 from ragaliq.trust import base_source
 
@@ -51,6 +52,7 @@ async def judge(
     *,
     report_path: Path | None,
     shard: str | None = None,
+    budget: Budget | None = None,
 ) -> JudgedRun:
     """Open the judge, judge the inputs writing the report as it goes, close the judge."""
     world = collaborators()
@@ -62,7 +64,12 @@ async def judge(
         report_path=report_path,
         on_progress=progress_printer(),
         shard=shard,
+        budget=budget,
     )
+
+
+def _gate_budget(budget: Budget, shard: Shard | None) -> Budget:
+    return budget if shard is None else shard_budget(budget, shard)
 
 
 async def _plan(inputs: Inputs, config: JudgeConfig) -> Preflight:
@@ -107,6 +114,12 @@ def _shard_option(_ctx: click.Context, _param: click.Parameter, value: str | Non
     help="Send the judge's requests as Message Batches (judge.batch): every token at half "
     "price, answers in minutes to hours; an interrupted run resumes without paying twice.",
 )
+@click.option(
+    "--gate-budget",
+    is_flag=True,
+    help="Hold the run to the config's gate.budget, as a gate is: each case to its budget per "
+    "case, the run (a shard: 1/N of it) to its budget per run. For the shards of a gate.",
+)
 @edge
 def run(
     config_path: Path,
@@ -115,6 +128,7 @@ def run(
     shard: Shard | None,
     dry_run: bool,
     batch: bool,
+    gate_budget: bool,
 ) -> None:
     """Judge a dataset, print a score table and write the report.
 
@@ -148,6 +162,7 @@ def run(
             judge_config,
             report_path=output,
             shard=str(shard) if shard is not None else None,
+            budget=_gate_budget(inputs.config.gate.budget, shard) if gate_budget else None,
         )
     )
     print_report(run)

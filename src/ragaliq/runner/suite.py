@@ -94,7 +94,7 @@ async def stream_suite(
         budget_usd=settings.budget_usd,
         budget_tokens=settings.budget_tokens,
         on_done=done,
-        noun="cases",
+        noun="case",
     )
     for case in remaining:  # left unstarted by the budget
         on_case(_unstarted(case, pool.stopped_early))
