@@ -88,6 +88,30 @@ def test_a_base_checkout_the_pipeline_changed_is_refused(setup):
     assert "files of the base commit were changed in the workspace (ragaliq.yaml)" in log
 
 
+def test_a_base_checkout_with_files_the_pipeline_added_is_refused(setup):
+    action = setup
+    event = regressed_pull(action)
+    workspace = action.trusted_checkout(event["pull_request"]["base"]["sha"])
+    (workspace / "pr").mkdir()
+    (workspace / "pr" / "sitecustomize.py").write_text("import os\n", encoding="utf-8")
+    code, log, outputs, _ = action.run(event=event, event_name="pull_request", workspace=workspace)
+    assert_refused(action, code, log, outputs, 80)
+    assert (
+        "files the base commit does not have were added to the workspace (pr/sitecustomize.py)"
+        in log
+    )
+
+
+def test_the_gates_own_folder_in_a_base_checkout_is_no_change(setup):
+    action = setup
+    event = regressed_pull(action)
+    workspace = action.trusted_checkout(event["pull_request"]["base"]["sha"])
+    (workspace / ".ragaliq" / "old-comment.md").write_text("restored\n", encoding="utf-8")
+    code, log, _, _ = action.run(event=event, event_name="pull_request", workspace=workspace)
+    assert code == 1, log  # judged (and the regression fails), not refused
+    assert "refuses to judge" not in log
+
+
 def plant_in_git(action: Action, program: Path) -> None:
     """What a pipeline step can do to the checkout's .git before the gate reads it."""
     git(action.workspace, "config", "core.fsmonitor", str(program))
