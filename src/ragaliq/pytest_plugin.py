@@ -96,13 +96,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             f'@pytest.mark.{MARK}("rag_outputs.jsonl")'
         )
     try:
+        # The session first: a config that cannot be read is the config's error, not the mark's.
+        _session(metafunc.config)
+    except RagaliqError as exc:
+        # A collection error pytest shows as this one message, without the frames behind it.
+        raise pytest.Collector.CollectError(f"ragaliq: {exc}") from None
+    try:
         cases = _load(
             mark.args[0],
             folder=Path(str(metafunc.definition.path)).parent,
             config=metafunc.config,
         )
     except RagaliqError as exc:
-        # A collection error pytest shows as this one message, without the frames behind it.
         raise pytest.Collector.CollectError(f"@pytest.mark.{MARK}: {exc}") from None
     metafunc.parametrize("rag_case", cases, ids=[case.id for case in cases])
 
@@ -145,7 +150,9 @@ def _build(config: pytest.Config) -> JudgeSession:
 
     named = config.getoption("--ragaliq-config")
     path = Path(named) if named else Path(str(config.rootpath)) / DEFAULT_CONFIG_FILE
-    gate = load_config(path) if named or path.is_file() else GateConfig()
+    gate = (
+        load_config(path, named_by="--ragaliq-config") if named or path.is_file() else GateConfig()
+    )
     judge: dict[str, Any] = {}
     if config.getoption("--ragaliq-provider"):
         judge["provider"] = config.getoption("--ragaliq-provider")

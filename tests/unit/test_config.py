@@ -94,6 +94,16 @@ def test_missing_file_says_how_to_fix(tmp_path: Path):
         load_config(tmp_path / "ragaliq.yaml")
 
 
+def test_a_missing_file_names_the_option_of_the_edge_that_asked(tmp_path: Path):
+    with pytest.raises(ConfigError) as cli:
+        load_config(tmp_path / "nope.yaml")
+    assert "pass --config with the right path" in str(cli.value)
+    with pytest.raises(ConfigError) as plugin:
+        load_config(tmp_path / "nope.yaml", named_by="--ragaliq-config")
+    assert "pass --ragaliq-config with the right path" in str(plugin.value)
+    assert "--config " not in str(plugin.value)
+
+
 def test_empty_file_means_all_defaults():
     config = parse_config("")
     assert config.judge.provider == "auto"
