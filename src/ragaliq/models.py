@@ -21,6 +21,8 @@ from pydantic import (
     model_validator,
 )
 
+from ragaliq.text.plain import is_blank
+
 __all__ = [
     "NOT_VERIFIABLE",
     "SCHEMA_VERSION",
@@ -141,16 +143,16 @@ class TestCase(_Frozen):
         """What retrieval must bring: ``expected_facts``, else the reference answer's sentences."""
         if self.expected_facts:
             return self.expected_facts
-        if self.expected_answer and self.expected_answer.strip():
+        if self.expected_answer and not is_blank(self.expected_answer):
             from ragaliq.text.words import split_sentences  # models stay import-light
 
-            return tuple(s for s in split_sentences(self.expected_answer) if s.strip())
+            return tuple(s for s in split_sentences(self.expected_answer) if not is_blank(s))
         return ()
 
     @property
     def has_context(self) -> bool:
         """Whether any chunk of the context has text in it."""
-        return any(chunk.strip() for chunk in self.context)
+        return any(not is_blank(chunk) for chunk in self.context)
 
 
 class Usage(BaseModel):
@@ -254,7 +256,9 @@ class ChunkRatings(JudgeResult):
 class RelevanceResult(JudgeResult):
     """How well a response answers its query."""
 
-    score: float = Field(ge=0.0, le=1.0)
+    score: float | None = Field(ge=0.0, le=1.0)
+    """None when the judge cannot rate it (the offline judge, for a query with no key terms):
+    the case is skipped, with the reasoning, never given a guessed score."""
     reasoning: str = ""
 
 

@@ -21,6 +21,7 @@ from ragaliq.dataset.records import InvalidJson
 from ragaliq.dataset.shapes import Shape, ShapeRecord, detect_shape
 from ragaliq.errors import DatasetError
 from ragaliq.models import TestCase
+from ragaliq.text.plain import is_blank
 
 __all__ = ["MAX_PROBLEMS", "RESPONSE_JUDGED_BY", "CaseChecker", "Problems", "to_case"]
 
@@ -116,7 +117,7 @@ class CaseChecker:
 
         An empty answer is never judged (it would have no claims, and score as perfect).
         """
-        if fields.response.strip():
+        if not is_blank(fields.response):
             return True
         assert self.shape is not None
         if self.response_judged_by is not None:
@@ -211,9 +212,9 @@ def _names_of(shape: Shape, name: str) -> tuple[str, ...]:
 
 def _written(value: Any) -> bool:
     if isinstance(value, str):
-        return bool(value.strip())
+        return not is_blank(value)
     if isinstance(value, list):
-        return any(not isinstance(v, str) or v.strip() for v in value)
+        return any(not isinstance(v, str) or not is_blank(v) for v in value)
     return value is not None
 
 
