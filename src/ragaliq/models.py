@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -81,16 +82,19 @@ VERDICT_SYNONYMS: Mapping[str, Verdict] = {
     "CONTRADICTORY": Verdict.CONTRADICTED,
 }
 """Axion's names for the verdicts (its ``PARTIALLY_SUPPORTED`` is ours): documented synonyms."""
+_WORD_JOINS = re.compile(r"[\s_-]+")
+"""What may join the words of a verdict's name: ``PARTIALLY_SUPPORTED``, ``partially-supported``."""
 
 
 def read_verdict(value: Any) -> Any:
     """A verdict as a judge or a person writes it: ours or Axion's name, in any letter case.
 
-    ``supported``, ``Fully Supported`` and ``NO_EVIDENCE`` name a verdict exactly; anything else
-    is returned as it is, for validation to refuse (a verdict is never guessed).
+    Its words may be joined by underscores, hyphens or spaces: ``supported``,
+    ``partially-supported``, ``Fully Supported`` and ``NO_EVIDENCE`` name a verdict exactly;
+    anything else is returned as it is, for validation to refuse (a verdict is never guessed).
     """
     if isinstance(value, str):
-        key = value.strip().upper().replace(" ", "_")
+        key = _WORD_JOINS.sub("_", value.strip().upper())
         if key in Verdict.__members__:
             return Verdict(key)
         if key in VERDICT_SYNONYMS:
