@@ -25,6 +25,7 @@ from pydantic import (
 from ragaliq.text.plain import is_blank
 
 __all__ = [
+    "NOT_SCORED",
     "NOT_VERIFIABLE",
     "SCHEMA_VERSION",
     "VERDICT_SYNONYMS",
@@ -59,6 +60,10 @@ SCHEMA_VERSION = 1
 """Version of the report and baseline JSON layout; bumped on any incompatible change."""
 
 Status = Literal["ok", "error", "skipped"]
+
+NOT_SCORED = "no case could be scored"
+"""Why an evaluator without a mean fails, in the run's words and the gate's: every case was
+skipped (nothing to score) or failed to judge."""
 
 NOT_VERIFIABLE = "not_verifiable_offline"
 """Flag of a claim the offline judge could neither ground in the context nor fault (its verdict is
@@ -356,6 +361,17 @@ class RunSummary(_Frozen):
         for case in cases:
             builder.add(case)
         return builder.summary()
+
+    @property
+    def shortfalls(self) -> tuple[str, ...]:
+        """Each evaluator that does not pass, and why: below its threshold, or no score at all."""
+        return tuple(
+            f"{name}: {NOT_SCORED}"
+            if summary.score is None
+            else f"{name}: {summary.score:.3f} is below the threshold {summary.threshold:.2f}"
+            for name, summary in self.evaluators.items()
+            if not summary.passed
+        )
 
 
 class SummaryBuilder:

@@ -27,7 +27,7 @@ from ragaliq.cli._common import (
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
-from ragaliq.exits import ExitCode, run_exit_code
+from ragaliq.exits import ExitCode, run_exit_code, run_failures
 from ragaliq.gate.acceptance import read_acceptances
 from ragaliq.gating import GateSetup, plan_gate, run_gate
 from ragaliq.inputs import Inputs, load_inputs
@@ -39,7 +39,7 @@ from ragaliq.report.html import write_html
 from ragaliq.repository import ConfigLocation, WorkTree, git_toplevel, inside, repo_path
 from ragaliq.run_report import ReportFile, write_report
 from ragaliq.shards import Shard, parse_shard, shard_cases
-from ragaliq.text.plain import plural
+from ragaliq.text.plain import one_line, plural
 from ragaliq.trust import base_source
 
 __all__ = ["gate", "judge", "run", "validate"]
@@ -160,6 +160,9 @@ def run(
             "(ragaliq merge, then ragaliq compare), so this shard exits 0"
         )
     explain_unjudged(run.head, code)
+    if code is ExitCode.FAILED:
+        for failure in run_failures(run.head, inputs.config.gate):
+            echo(f"failed: {one_line(failure)}")
     sys.exit(code)
 
 

@@ -75,6 +75,7 @@ class CaseChecker:
         self.example: str | None = None
         self.no_response = 0
         self.no_response_line = 0
+        self.with_facts = 0
 
     def use_table(self, table: CsvTable) -> None:
         """Take the shape from a CSV header, and report the header's problems."""
@@ -110,6 +111,7 @@ class CaseChecker:
             self.problems.add(f"{where}: id: {clash}")
             return None
         self.cases += 1
+        self.with_facts += fields.names_facts
         return fields, case_id
 
     def _answered(self, fields: CaseFields, where: str, line: int) -> bool:

@@ -170,3 +170,8 @@ class CaseFields:
     expected_facts: tuple[str, ...]
     tags: tuple[str, ...]
     metadata: dict[str, Any]
+
+    @property
+    def names_facts(self) -> bool:
+        """Whether the case names what retrieval had to bring (its needed facts)."""
+        return bool(self.expected_facts) or not is_blank(self.expected_answer or "")
