@@ -54,7 +54,12 @@ class Problems:
 
 
 class CaseChecker:
-    """One pass over a dataset's records: the shape, the ids seen, the problems, the counts."""
+    """One pass over a dataset's records: the shape, the ids seen, the problems, the counts.
+
+    ``response_judged_by`` names the evaluators that read a case's response (None reads cases
+    without one); ``response_fix`` is what a refused case without a response is told to do,
+    by default to turn those evaluators off in the config.
+    """
 
     def __init__(
         self,
@@ -62,10 +67,12 @@ class CaseChecker:
         shapes: tuple[Shape, ...],
         *,
         response_judged_by: str | None = RESPONSE_JUDGED_BY,
+        response_fix: str | None = None,
     ) -> None:
         self.name = name
         self.shapes = shapes
         self.response_judged_by = response_judged_by
+        self.response_fix = response_fix
         self.problems = Problems()
         self.registry = IdRegistry()
         self.shape: Shape | None = None
@@ -123,11 +130,13 @@ class CaseChecker:
             return True
         assert self.shape is not None
         if self.response_judged_by is not None:
-            self.problems.add(
-                f"{where}: {self.shape.field_name('response')}: missing or empty; "
+            fix = self.response_fix or (
                 f"{self.response_judged_by} judge the RAG system's answer, so write it here (for "
                 "retrieval data without answers, turn them off with enabled: false and judge "
                 "context_precision or context_recall)"
+            )
+            self.problems.add(
+                f"{where}: {self.shape.field_name('response')}: missing or empty; {fix}"
             )
             return False
         self.no_response += 1
