@@ -267,3 +267,26 @@ def test_writing_the_section_of_an_evaluator_that_is_off_by_default_turns_it_on(
 def test_enabled_false_in_a_written_section_keeps_it_off():
     config = parse_config("evaluators:\n  context_recall: {enabled: false, threshold: 0.5}\n")
     assert config.evaluators.context_recall.enabled is False
+
+
+def test_the_schema_shows_each_evaluators_effective_defaults():
+    from ragaliq.evaluators import EVALUATORS
+
+    schema = json.loads(config_json_schema())
+    defs = schema["$defs"]
+
+    def resolved(node: dict) -> dict:
+        while "$ref" in node:
+            node = defs[node["$ref"].rsplit("/", 1)[1]]
+        return node
+
+    sections = resolved(schema["properties"]["evaluators"])["properties"]
+    for evaluator in EVALUATORS:
+        options = resolved(sections[evaluator.name])["properties"]
+        assert options["threshold"]["default"] == evaluator.default_threshold, evaluator.name
+        # Writing a section turns its evaluator on, whatever its default when left out.
+        assert options["enabled"]["default"] is True, evaluator.name
+    for name in ("context_precision", "context_recall"):
+        enabled = resolved(sections[name])["properties"]["enabled"]["description"]
+        assert "off" in enabled and "enabled: false" in enabled, enabled
+    assert GateConfig().evaluators.faithfulness.threshold is None  # the config itself unchanged
