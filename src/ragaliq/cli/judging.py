@@ -42,7 +42,10 @@ from ragaliq.shards import Shard, parse_shard, shard_cases
 from ragaliq.text.plain import one_line, plural
 from ragaliq.trust import base_source
 
-__all__ = ["gate", "judge", "run", "validate"]
+__all__ = ["DEFAULT_COMMENT_FILE", "gate", "judge", "run", "validate"]
+
+DEFAULT_COMMENT_FILE = ".ragaliq/comment.md"
+"""Where ``ragaliq gate`` writes the PR comment, relative to the config's folder."""
 
 
 async def judge(
@@ -209,9 +212,9 @@ def validate(config_path: Path, dataset: Path | None) -> None:
 @click.option(
     "--comment-out",
     type=FilePath,
-    default=Path(".ragaliq/comment.md"),
-    show_default=True,
-    help="Write the PR comment (Markdown).",
+    default=None,
+    help=f"Write the PR comment (Markdown) [default: {DEFAULT_COMMENT_FILE} beside the config, "
+    "where its .gitignore keeps it out of git].",
 )
 @click.option("--summary-out", type=FilePath, default=None, help="Write the job summary.")
 @click.option("--html-out", type=FilePath, default=None, help="Write the HTML report.")
@@ -248,6 +251,8 @@ def gate(
     """
     location = ConfigLocation.of(config_path)
     root = location.root
+    if comment_out is None:
+        comment_out = location.local(DEFAULT_COMMENT_FILE, what="--comment-out")
     _say_when_not_a_repository(root, base_ref)
     work = WorkTree(root)
     explicit = None

@@ -361,3 +361,20 @@ def test_validate_warns_when_context_recall_has_nothing_to_score(runner, tmp_pat
     config = setup(tmp_path, [faithful(0), with_facts], "evaluators:\n  context_recall: {}\n")
     result = runner.invoke(cli, ["validate", "--config", str(config)])
     assert "nothing to score" not in result.output + result.stderr
+
+
+def test_the_gates_comment_goes_beside_its_config_from_any_directory(runner, tmp_path, monkeypatch):
+    project = tmp_path / "proj"
+    project.mkdir()
+    config = setup(project, [faithful()])
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, ["gate", "--config", "proj/ragaliq.yaml"])
+    assert result.exit_code == 0, result.output
+    written = project / ".ragaliq" / "comment.md"
+    assert written.is_file()
+    assert not (tmp_path / ".ragaliq").exists()
+    assert f"comment written to {written}" in result.output
+    # A path given on the command line is the user's, read from where they are.
+    result = runner.invoke(cli, ["gate", "--config", str(config), "--comment-out", "mine.md"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "mine.md").is_file()
