@@ -182,11 +182,17 @@ class GateConfig(Section):
         return GateRules.of(self.gate, drops)
 
 
-def load_config(path: Path) -> GateConfig:
+def load_config(path: Path, *, named_by: str = "--config") -> GateConfig:
     """Read and validate a config file the user runs with, and register its API key as a secret.
 
     (:func:`parse_config` registers nothing: a gate also parses a pull request's own config,
     whose "key" must not be able to blank out text it equals.)
+
+    Args:
+        path: The config file.
+        named_by: How the user names the config where they run (``--config`` on the command
+            line, ``--ragaliq-config`` in pytest, ``the config= argument`` in Python), for the
+            fix a missing or oversized file's message suggests.
 
     Raises:
         ConfigError: the file is missing, is not YAML, or does not validate; the message lists
@@ -198,8 +204,8 @@ def load_config(path: Path) -> GateConfig:
         limit=MAX_CONFIG_BYTES,
         error=ConfigError,
         missing="write one with `ragaliq init` (or by hand: see the README's config reference), "
-        "or pass --config with the right path",
-        too_big="a config is a few settings; check that --config names the right file",
+        f"or pass {named_by} with the right path",
+        too_big=f"a config is a few settings; check that {named_by} names the right file",
     )
     config = parse_config(decode_utf8(raw, name=name, error=ConfigError), name=name)
     if config.judge.api_key is not None:

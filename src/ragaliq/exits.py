@@ -15,6 +15,8 @@ from enum import IntEnum
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from ragaliq.text.plain import plural
+
 if TYPE_CHECKING:  # only types: the entry point imports this module before anything heavy
     from ragaliq.config import GatePolicy
     from ragaliq.gate import GateDecision
@@ -28,6 +30,7 @@ __all__ = [
     "calibration_exit_code",
     "gate_exit_code",
     "run_exit_code",
+    "run_failures",
     "stop_held",
     "stop_on_termination",
     "stopped_exit",
@@ -141,11 +144,20 @@ def run_exit_code(
         return ExitCode.UNJUDGED
     if shard:
         return ExitCode.PASSED
-    if not all(s.passed for s in report.summary.evaluators.values()):
-        return ExitCode.FAILED
-    if report.summary.errors and policy.on_error == "fail":
-        return ExitCode.FAILED
-    return ExitCode.PASSED
+    return ExitCode.FAILED if run_failures(report, policy) else ExitCode.PASSED
+
+
+def run_failures(report: RunReport | ReportHead, policy: GatePolicy) -> list[str]:
+    """Why ``ragaliq run`` fails a judged run; empty when it passes.
+
+    Each evaluator that falls short (below its threshold, or no case could be scored), and the
+    cases that failed to judge unless ``gate.on_error: ignore``.
+    """
+    failures = list(report.summary.shortfalls)
+    errors = report.summary.errors
+    if errors and policy.on_error == "fail":
+        failures.append(f"{plural(errors, 'case')} could not be judged (gate.on_error: fail)")
+    return failures
 
 
 def gate_exit_code(report: RunReport | ReportHead, decision: GateDecision) -> ExitCode:

@@ -16,8 +16,8 @@ from ragaliq.baseline import Baseline
 from ragaliq.config import GateConfig
 from ragaliq.dataset import DatasetCases, DatasetInfo, DatasetReader
 from ragaliq.errors import ConfigError
-from ragaliq.evaluators import response_judged_by
-from ragaliq.models import TestCase
+from ragaliq.evaluators import build_evaluators, response_judged_by
+from ragaliq.models import NOT_SCORED, TestCase
 from ragaliq.redaction import register_secret
 from ragaliq.report.markdown import UserTemplate, check_template
 from ragaliq.repository import ConfigLocation, WorkTree, git_toplevel, is_tracked, repo_path
@@ -199,6 +199,7 @@ def _inputs(
         )
         cases, info = [], reader.check()
     notices += info.notices
+    notices += _nothing_to_score(config, info)
     return Inputs(
         config=config,
         root=work.root,
@@ -213,6 +214,19 @@ def _inputs(
         baseline_file=bar.baseline_file,
         notices=tuple(notices),
     )
+
+
+def _nothing_to_score(config: GateConfig, info: DatasetInfo) -> list[str]:
+    """A notice for each enabled evaluator of needed facts when no case names any."""
+    if not info.cases or info.with_facts:
+        return []
+    return [
+        f"{evaluator.name} has nothing to score: no case names expected_facts or an "
+        f"expected_answer, so every case is skipped for it and the run fails ({NOT_SCORED}); "
+        f"add them to the dataset, or turn {evaluator.name} off (enabled: false)."
+        for evaluator in build_evaluators(config.evaluators)
+        if evaluator.needs_facts
+    ]
 
 
 def _judge_cache(

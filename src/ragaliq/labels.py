@@ -28,6 +28,7 @@ from ragaliq.dataset.formats import MAX_DOCUMENT_BYTES
 from ragaliq.dataset.records import InvalidJson, jsonl_text_records
 from ragaliq.errors import DatasetError
 from ragaliq.models import TestCase, Verdict, read_verdict
+from ragaliq.text.plain import is_blank
 
 __all__ = ["LABEL_ALIASES", "VERDICT_LABELS", "LabelledClaim", "load_labels", "parse_labels"]
 
@@ -77,7 +78,7 @@ class _LabelRecord(BaseModel):
     @field_validator("claim")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if not value.strip():
+        if is_blank(value):
             raise ValueError("must not be empty")
         return value
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -21,7 +22,10 @@ from pydantic import (
     model_validator,
 )
 
+from ragaliq.text.plain import is_blank
+
 __all__ = [
+    "NOT_SCORED",
     "NOT_VERIFIABLE",
     "SCHEMA_VERSION",
     "VERDICT_SYNONYMS",
@@ -57,6 +61,10 @@ SCHEMA_VERSION = 1
 
 Status = Literal["ok", "error", "skipped"]
 
+NOT_SCORED = "no case could be scored"
+"""Why an evaluator without a mean fails, in the run's words and the gate's: every case was
+skipped (nothing to score) or failed to judge."""
+
 NOT_VERIFIABLE = "not_verifiable_offline"
 """Flag of a claim the offline judge could neither ground in the context nor fault (its verdict is
 NOT_ENOUGH_INFO). Such a claim is left out of the faithfulness and hallucination scores (and
@@ -79,16 +87,19 @@ VERDICT_SYNONYMS: Mapping[str, Verdict] = {
     "CONTRADICTORY": Verdict.CONTRADICTED,
 }
 """Axion's names for the verdicts (its ``PARTIALLY_SUPPORTED`` is ours): documented synonyms."""
+_WORD_JOINS = re.compile(r"[\s_-]+")
+"""What may join the words of a verdict's name: ``PARTIALLY_SUPPORTED``, ``partially-supported``."""
 
 
 def read_verdict(value: Any) -> Any:
     """A verdict as a judge or a person writes it: ours or Axion's name, in any letter case.
 
-    ``supported``, ``Fully Supported`` and ``NO_EVIDENCE`` name a verdict exactly; anything else
-    is returned as it is, for validation to refuse (a verdict is never guessed).
+    Its words may be joined by underscores, hyphens or spaces: ``supported``,
+    ``partially-supported``, ``Fully Supported`` and ``NO_EVIDENCE`` name a verdict exactly;
+    anything else is returned as it is, for validation to refuse (a verdict is never guessed).
     """
     if isinstance(value, str):
-        key = value.strip().upper().replace(" ", "_")
+        key = _WORD_JOINS.sub("_", value.strip().upper())
         if key in Verdict.__members__:
             return Verdict(key)
         if key in VERDICT_SYNONYMS:
@@ -141,16 +152,16 @@ class TestCase(_Frozen):
         """What retrieval must bring: ``expected_facts``, else the reference answer's sentences."""
         if self.expected_facts:
             return self.expected_facts
-        if self.expected_answer and self.expected_answer.strip():
+        if self.expected_answer and not is_blank(self.expected_answer):
             from ragaliq.text.words import split_sentences  # models stay import-light
 
-            return tuple(s for s in split_sentences(self.expected_answer) if s.strip())
+            return tuple(s for s in split_sentences(self.expected_answer) if not is_blank(s))
         return ()
 
     @property
     def has_context(self) -> bool:
         """Whether any chunk of the context has text in it."""
-        return any(chunk.strip() for chunk in self.context)
+        return any(not is_blank(chunk) for chunk in self.context)
 
 
 class Usage(BaseModel):
@@ -254,7 +265,9 @@ class ChunkRatings(JudgeResult):
 class RelevanceResult(JudgeResult):
     """How well a response answers its query."""
 
-    score: float = Field(ge=0.0, le=1.0)
+    score: float | None = Field(ge=0.0, le=1.0)
+    """None when the judge cannot rate it (the offline judge, for a query with no key terms):
+    the case is skipped, with the reasoning, never given a guessed score."""
     reasoning: str = ""
 
 
@@ -348,6 +361,17 @@ class RunSummary(_Frozen):
         for case in cases:
             builder.add(case)
         return builder.summary()
+
+    @property
+    def shortfalls(self) -> tuple[str, ...]:
+        """Each evaluator that does not pass, and why: below its threshold, or no score at all."""
+        return tuple(
+            f"{name}: {NOT_SCORED}"
+            if summary.score is None
+            else f"{name}: {summary.score:.3f} is below the threshold {summary.threshold:.2f}"
+            for name, summary in self.evaluators.items()
+            if not summary.passed
+        )
 
 
 class SummaryBuilder:

@@ -96,13 +96,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             f'@pytest.mark.{MARK}("rag_outputs.jsonl")'
         )
     try:
+        # The session first: a config that cannot be read is the config's error, not the mark's.
+        _session(metafunc.config)
+    except RagaliqError as exc:
+        # A collection error pytest shows as this one message, without the frames behind it.
+        raise pytest.Collector.CollectError(f"ragaliq: {exc}") from None
+    try:
         cases = _load(
             mark.args[0],
             folder=Path(str(metafunc.definition.path)).parent,
             config=metafunc.config,
         )
     except RagaliqError as exc:
-        # A collection error pytest shows as this one message, without the frames behind it.
         raise pytest.Collector.CollectError(f"@pytest.mark.{MARK}: {exc}") from None
     metafunc.parametrize("rag_case", cases, ids=[case.id for case in cases])
 
@@ -139,13 +144,9 @@ def _session(config: pytest.Config) -> JudgeSession:
 
 
 def _build(config: pytest.Config) -> JudgeSession:
-    from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, load_config
-    from ragaliq.inputs import local_cache_path
-    from ragaliq.testing import JudgeSession
+    from ragaliq.testing import project_session
 
     named = config.getoption("--ragaliq-config")
-    path = Path(named) if named else Path(str(config.rootpath)) / DEFAULT_CONFIG_FILE
-    gate = load_config(path) if named or path.is_file() else GateConfig()
     judge: dict[str, Any] = {}
     if config.getoption("--ragaliq-provider"):
         judge["provider"] = config.getoption("--ragaliq-provider")
@@ -154,13 +155,14 @@ def _build(config: pytest.Config) -> JudgeSession:
     cache = config.getoption("--ragaliq-cache")
     if cache == "off":
         judge["cache"] = False
-    gate = gate.model_copy(update={"judge": gate.judge.model_copy(update=judge)})
-    if cache and cache != "off":
-        cache_path: Path | None = Path(cache)
-    else:
-        cache_path = local_cache_path(gate, path) if gate.judge.cache else None
-    budget = config.getoption("--ragaliq-budget")
-    return JudgeSession(config=gate, cache_path=cache_path, budget_usd=budget)
+    return project_session(
+        root=Path(str(config.rootpath)),
+        config_path=Path(named) if named else None,
+        named_by="--ragaliq-config",
+        judge=judge,
+        cache_path=Path(cache) if cache and cache != "off" else None,
+        budget_usd=config.getoption("--ragaliq-budget"),
+    )
 
 
 @pytest.fixture(scope="session")

@@ -60,7 +60,7 @@ async def evaluate_async(
     """:func:`evaluate`, awaited."""
     if isinstance(config, str | Path):
         config_path = Path(config)
-        gate_config = load_config(config_path)
+        gate_config = load_config(config_path, named_by="the config= argument")
     else:
         # A config held in memory is read as if it were a ragaliq.yaml in the current folder.
         config_path = Path.cwd() / "ragaliq.yaml"

@@ -1,11 +1,13 @@
 """RAG quality as test assertions: judge one case, fail with the claims behind the failure.
 
-    from ragaliq.testing import JudgeSession
-    session = JudgeSession()                 # the config's judge (offline without a key)
+    from ragaliq.testing import assert_rag_quality, project_session
+    assert_rag_quality(case)                 # the ragaliq.yaml of the current folder
+    session = project_session(root=Path("."))  # the same, as a session of your own
     session.assert_quality(case, faithfulness=0.8, hallucination=0.9)
 
-The pytest plugin (:mod:`ragaliq.pytest_plugin`) gives every test a shared session, a budget that
-stops the spending, and a summary of what was spent at the end.
+The pytest plugin (:mod:`ragaliq.pytest_plugin`) builds its session the same way, from pytest's
+root folder or ``--ragaliq-config``, and adds a budget that stops the spending and a summary of
+what was spent at the end.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragaliq.config import GateConfig
+from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, load_config
 from ragaliq.evaluators import build_evaluators
+from ragaliq.inputs import local_cache_path
 from ragaliq.judges.factory import JudgeOpener, open_judge
 from ragaliq.models import CaseResult, TestCase, Usage
 from ragaliq.redaction import redact
@@ -26,7 +29,13 @@ from ragaliq.report.filters import verdict_label
 from ragaliq.runner import run_suite
 from ragaliq.text.plain import plural
 
-__all__ = ["BudgetSpentError", "JudgeSession", "QualityFailure", "assert_rag_quality"]
+__all__ = [
+    "BudgetSpentError",
+    "JudgeSession",
+    "QualityFailure",
+    "assert_rag_quality",
+    "project_session",
+]
 
 MAX_LISTED = 10
 """Claims, facts or chunks listed in a failure before the rest are counted."""
@@ -145,7 +154,47 @@ def _listed(lines: list[str]) -> str:
     return "\n" + "\n".join(shown)
 
 
-_default: JudgeSession | None = None
+def project_session(
+    *,
+    root: Path,
+    config_path: Path | None = None,
+    named_by: str = "--config",
+    judge: Mapping[str, Any] | None = None,
+    cache_path: Path | None = None,
+    budget_usd: float | None = None,
+) -> JudgeSession:
+    """A session that judges with a project's config: its judge, evaluators and judge cache.
+
+    The pytest plugin's session and a direct :func:`assert_rag_quality` are both built here.
+
+    Args:
+        root: The project's folder; its ``ragaliq.yaml`` is the config unless ``config_path``
+            names one, and the built-in defaults apply when there is none.
+        config_path: A config named explicitly, which must exist.
+        named_by: How the user named ``config_path``, for the message when it is missing.
+        judge: Judge settings over the config's (``provider``, ``model``, ``cache``).
+        cache_path: The judge cache file, instead of the config's ``judge.cache_path``.
+        budget_usd: Judge no more case once this much is spent.
+
+    Raises:
+        ConfigError: the config is missing (when named), invalid, or keeps its judge cache
+            outside its repository.
+        RepositoryError: the judge cache passes through a symbolic link.
+    """
+    path = config_path or root / DEFAULT_CONFIG_FILE
+    if config_path is not None or path.is_file():
+        config = load_config(path, named_by=named_by)
+    else:
+        config = GateConfig()
+    if judge:
+        config = config.model_copy(update={"judge": config.judge.model_copy(update=dict(judge))})
+    if cache_path is None:
+        cache_path = local_cache_path(config, path)
+    return JudgeSession(config=config, cache_path=cache_path, budget_usd=budget_usd)
+
+
+_defaults: dict[Path, JudgeSession] = {}
+"""The session of each folder :func:`assert_rag_quality` was called from without one."""
 
 
 def assert_rag_quality(
@@ -153,10 +202,15 @@ def assert_rag_quality(
 ) -> CaseResult:
     """Judge ``case`` and fail with the claims behind any score below its minimum.
 
-    ``session`` is the pytest plugin's when it runs (or a new default one).
+    Without ``session``, the :func:`project_session` of the current folder judges: its
+    ``ragaliq.yaml`` (the built-in defaults without one), kept for every later call from that
+    folder. The pytest plugin's ``assert_rag_quality`` fixture passes its own session, which
+    also honours ``--ragaliq-config`` and the plugin's other options.
     """
     __tracebackhide__ = True
-    global _default
     if session is None:
-        session = _default = _default or JudgeSession()
+        root = Path.cwd()
+        if root not in _defaults:
+            _defaults[root] = project_session(root=root)
+        session = _defaults[root]
     return session.assert_quality(case, **minimums)

@@ -270,3 +270,26 @@ async def test_no_evidence_written_as_null_is_no_quote_not_a_second_call(monkeyp
     assert [c.verdict for c in case.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
     assert not case.claims[1].evidence
     assert len(bodies) == 3
+
+
+async def test_a_null_reason_and_a_hyphenated_verdict_are_read_without_a_second_call(monkeypatch):
+    from tests.fakes import compatible
+    from tests.fakes.claude_sim import answer
+
+    def loosely_written(body):
+        output = answer(body)
+        for item in output.get("verdicts", ()):
+            item["verdict"] = item["verdict"].lower().replace("_", "-")
+            item["reason"] = None
+        if "reasoning" in output:
+            output["reasoning"] = None
+        return output
+
+    monkeypatch.setattr(compatible, "answer", loosely_written)
+    report, bodies, _ = await judged("ollama", "prompt", n=1)
+    case = report.cases[0]
+    assert case.status == "ok", case.error
+    assert [c.verdict for c in case.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
+    assert [c.reason for c in case.claims] == ["", ""]
+    assert case.results["relevance"].status == "ok"
+    assert len(bodies) == 3  # extraction, verification, relevance: nothing asked twice

@@ -134,6 +134,25 @@ def test_a_marker_path_written_from_the_root_says_where_the_file_is(suite):
     result.stdout.fnmatch_lines(["*write '../rag_outputs.jsonl'*"])
 
 
+def test_a_missing_config_names_the_plugins_own_option_and_not_the_marker(suite):
+    suite.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.ragaliq_dataset("rag_outputs.jsonl")
+        def test_case(rag_case):
+            pass
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider", "--ragaliq-config", "nope.yaml")
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert "--config " not in out and "@pytest.mark.ragaliq_dataset:" not in out
+    result.stdout.fnmatch_lines(
+        ["*ragaliq: nope.yaml: not found; *pass --ragaliq-config with the right path*"]
+    )
+
+
 def test_an_invalid_dataset_is_one_clear_collection_error(suite):
     (suite.path / "bad.jsonl").write_text(
         '{"id": "a", "query": "q", "response": "r"}\n', encoding="utf-8"

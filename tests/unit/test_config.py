@@ -94,6 +94,16 @@ def test_missing_file_says_how_to_fix(tmp_path: Path):
         load_config(tmp_path / "ragaliq.yaml")
 
 
+def test_a_missing_file_names_the_option_of_the_edge_that_asked(tmp_path: Path):
+    with pytest.raises(ConfigError) as cli:
+        load_config(tmp_path / "nope.yaml")
+    assert "pass --config with the right path" in str(cli.value)
+    with pytest.raises(ConfigError) as plugin:
+        load_config(tmp_path / "nope.yaml", named_by="--ragaliq-config")
+    assert "pass --ragaliq-config with the right path" in str(plugin.value)
+    assert "--config " not in str(plugin.value)
+
+
 def test_empty_file_means_all_defaults():
     config = parse_config("")
     assert config.judge.provider == "auto"
@@ -257,3 +267,26 @@ def test_writing_the_section_of_an_evaluator_that_is_off_by_default_turns_it_on(
 def test_enabled_false_in_a_written_section_keeps_it_off():
     config = parse_config("evaluators:\n  context_recall: {enabled: false, threshold: 0.5}\n")
     assert config.evaluators.context_recall.enabled is False
+
+
+def test_the_schema_shows_each_evaluators_effective_defaults():
+    from ragaliq.evaluators import EVALUATORS
+
+    schema = json.loads(config_json_schema())
+    defs = schema["$defs"]
+
+    def resolved(node: dict) -> dict:
+        while "$ref" in node:
+            node = defs[node["$ref"].rsplit("/", 1)[1]]
+        return node
+
+    sections = resolved(schema["properties"]["evaluators"])["properties"]
+    for evaluator in EVALUATORS:
+        options = resolved(sections[evaluator.name])["properties"]
+        assert options["threshold"]["default"] == evaluator.default_threshold, evaluator.name
+        # Writing a section turns its evaluator on, whatever its default when left out.
+        assert options["enabled"]["default"] is True, evaluator.name
+    for name in ("context_precision", "context_recall"):
+        enabled = resolved(sections[name])["properties"]["enabled"]["description"]
+        assert "off" in enabled and "enabled: false" in enabled, enabled
+    assert GateConfig().evaluators.faithfulness.threshold is None  # the config itself unchanged

@@ -14,6 +14,7 @@ from ragaliq.cli import cli
 from ragaliq.config import parse_config
 from ragaliq.dataset import DatasetReader, load_dataset, read_dataset
 from ragaliq.errors import DatasetError
+from ragaliq.text.plain import is_blank
 from tests.conftest import REPO_ROOT, write_jsonl
 
 QUICKSTART = REPO_ROOT / "examples/quickstart/rag_outputs.jsonl"
@@ -408,7 +409,7 @@ def test_deepeval_goldens_are_refused_alike_as_csv_and_as_json(tmp_path):
     assert problems(as_csv, response_judged_by=None) == f"{as_csv}:2: {UNANSWERED}"
 
 
-@pytest.mark.parametrize("response", ["", "  \n", None])
+@pytest.mark.parametrize("response", ["", "  \n", None, "\u200b"])
 def test_a_case_without_a_response_is_refused_while_an_evaluator_judges_one(tmp_path, response):
     path = write_jsonl(tmp_path / "d.jsonl", [{**rows()[0], "response": response}])
     assert problems(path, response_judged_by="faithfulness and relevance") == (
@@ -417,7 +418,7 @@ def test_a_case_without_a_response_is_refused_while_an_evaluator_judges_one(tmp_
         "with enabled: false and judge context_precision or context_recall)"
     )
     dataset = read_dataset(path, response_judged_by=None)
-    assert not dataset.cases[0].response.strip()
+    assert is_blank(dataset.cases[0].response)
     assert dataset.info.no_response == 1
     assert any("has no response (the first on line 1)" in n for n in dataset.info.notices)
 
@@ -425,7 +426,7 @@ def test_a_case_without_a_response_is_refused_while_an_evaluator_judges_one(tmp_
 @pytest.mark.parametrize(
     ("shape", "field"), [(None, "query"), (ragas, "user_input"), (deepeval, "input")]
 )
-@pytest.mark.parametrize("query", ["", "   "])
+@pytest.mark.parametrize("query", ["", "   ", "\u200b", " \u2060\ufeff"])
 def test_a_blank_query_is_refused_in_every_shape(tmp_path, shape, field, query):
     row = {**rows()[0], "query": query}
     path = write_jsonl(tmp_path / "d.jsonl", [shape(row) if shape else row])

@@ -59,3 +59,12 @@ def test_a_config_that_keeps_no_cache_opens_none(tmp_path, monkeypatch):
     config = GateConfig.model_validate({"judge": {"cache": False}})
     evaluate([make_case()], config=config, env={}, open_judge=opener)
     assert opener.cache_paths == [None]
+
+
+def test_a_missing_config_file_names_the_config_argument(tmp_path):
+    with pytest.raises(ConfigError) as missing:
+        evaluate([make_case()], config=tmp_path / "x.yaml", env={}, open_judge=CacheOpener())
+    message = str(missing.value)
+    assert "x.yaml: not found" in message
+    assert "pass the config= argument with the right path" in message
+    assert "--config" not in message

@@ -246,6 +246,20 @@ async def test_the_offline_judge_over_processes_gives_what_one_process_gives():
     assert runs[2] == runs[1]
 
 
+@pytest.mark.parametrize("response", ["\u200b", " \ufeff\u2060 "])
+def test_an_answer_of_invisible_characters_is_never_scored(response):
+    from ragaliq import evaluate
+    from tests.conftest import make_config
+
+    config = make_config(judge={"provider": "offline", "cache": False})
+    case = make_case(response=response)
+    report = evaluate([case], config=config, env={})
+    for name in ("faithfulness", "hallucination", "relevance"):
+        result = report.cases[0].results[name]
+        assert (result.status, result.score) == ("error", None), name
+        assert "the case has no response to judge" in result.reasoning
+
+
 def test_an_empty_answer_is_never_scored_and_costs_no_call_through_evaluate():
     from ragaliq import evaluate
     from tests.conftest import make_config

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ragaliq import testing
@@ -189,6 +191,29 @@ def test_assert_rag_quality_uses_the_session_it_is_given(monkeypatch):
     assert "faithfulness: 0.000 is below the threshold 0.9" in message
     # Without one it keeps a default session for every later call.
     shared = session(FakeJudge())
-    monkeypatch.setattr(testing, "_default", shared)
+    monkeypatch.setattr(testing, "_defaults", {Path.cwd(): shared})
     assert assert_rag_quality(make_case(), relevance=0.1).results["relevance"].score == 1.0
     assert shared.judged == 1
+
+
+def test_a_direct_call_judges_with_the_current_projects_config_and_cache(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(testing, "_defaults", {})
+    (tmp_path / "ragaliq.yaml").write_text(
+        "judge: {provider: offline, cache: true, cache_path: .ragaliq/verdicts.sqlite}\n"
+        "evaluators:\n  hallucination: {enabled: false}\n  relevance: {enabled: false}\n",
+        encoding="utf-8",
+    )
+    case = make_case(context=("Refunds take 14 days.",), response="Refunds take 14 days.")
+    result = assert_rag_quality(case)
+    # The project's evaluators and its judge cache, as the pytest plugin's session would have.
+    assert set(result.results) == {"faithfulness"}
+    session = testing._defaults[Path.cwd()]
+    assert session.cache_path == Path.cwd() / ".ragaliq" / "verdicts.sqlite"
+
+
+def test_a_direct_call_without_a_config_judges_with_the_defaults(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(testing, "_defaults", {})
+    shared = testing.project_session(root=tmp_path)
+    assert shared.config == testing.GateConfig()

@@ -199,3 +199,29 @@ def test_the_example_producer_writes_a_dataset_the_gate_runs(tmp_path, no_api_ke
     )
     assert run.returncode in (0, 1), run.stderr
     assert "9 cases · 0 errors" in run.stdout
+
+
+@pytest.mark.parametrize("response", ["", "  ", "\u200b"])
+def test_a_case_without_an_answer_is_refused_with_the_writers_own_fix(tmp_path, response):
+    path = tmp_path / "out.jsonl"
+    message = refused(path, {**CASE, "response": response})
+    assert message.startswith(f"{path}:1: response: missing or empty; ")
+    assert "DatasetWriter(..., responses=False)" in message
+    assert "enabled: false" not in message  # the writer reads no config
+    assert not path.exists()
+
+
+def test_retrieval_data_without_answers_is_written_when_the_writer_is_told_so(tmp_path):
+    path = tmp_path / "retrieval.jsonl"
+    with DatasetWriter(path, responses=False) as writer:
+        writer.add(id="a", query="Refund window?", context=["14 days."], expected_facts=["14 days"])
+        writer.add(id="b", query="Reset?", context=["Click reset."], response="Click reset.")
+    assert json.loads(path.read_text(encoding="utf-8").splitlines()[0])["response"] == ""
+    config = ragaliq.config.parse_config(
+        "evaluators:\n  faithfulness: {enabled: false}\n  hallucination: {enabled: false}\n"
+        "  relevance: {enabled: false}\n  context_recall: {}\n"
+    )
+    from ragaliq.evaluators import response_judged_by
+
+    cases = load_dataset(path, response_judged_by=response_judged_by(config.evaluators))
+    assert [(c.id, c.response) for c in cases] == [("a", ""), ("b", "Click reset.")]

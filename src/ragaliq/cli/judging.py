@@ -27,7 +27,7 @@ from ragaliq.cli._common import (
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
-from ragaliq.exits import ExitCode, run_exit_code
+from ragaliq.exits import ExitCode, run_exit_code, run_failures
 from ragaliq.gate.acceptance import read_acceptances
 from ragaliq.gating import GateSetup, plan_gate, run_gate
 from ragaliq.inputs import Inputs, load_inputs
@@ -40,10 +40,13 @@ from ragaliq.report.html import write_html
 from ragaliq.repository import ConfigLocation, WorkTree, git_toplevel, inside, repo_path
 from ragaliq.run_report import ReportFile, write_report
 from ragaliq.shards import Shard, parse_shard, shard_budget, shard_cases
-from ragaliq.text.plain import plural
+from ragaliq.text.plain import one_line, plural
 from ragaliq.trust import base_source
 
-__all__ = ["gate", "judge", "run", "validate"]
+__all__ = ["DEFAULT_COMMENT_FILE", "gate", "judge", "run", "validate"]
+
+DEFAULT_COMMENT_FILE = ".ragaliq/comment.md"
+"""Where ``ragaliq gate`` writes the PR comment, relative to the config's folder."""
 
 
 async def judge(
@@ -175,6 +178,9 @@ def run(
             "(ragaliq merge, then ragaliq compare), so this shard exits 0"
         )
     explain_unjudged(run.head, code)
+    if code is ExitCode.FAILED:
+        for failure in run_failures(run.head, inputs.config.gate):
+            echo(f"failed: {one_line(failure)}")
     sys.exit(code)
 
 
@@ -221,9 +227,9 @@ def validate(config_path: Path, dataset: Path | None) -> None:
 @click.option(
     "--comment-out",
     type=FilePath,
-    default=Path(".ragaliq/comment.md"),
-    show_default=True,
-    help="Write the PR comment (Markdown).",
+    default=None,
+    help=f"Write the PR comment (Markdown) [default: {DEFAULT_COMMENT_FILE} beside the config, "
+    "where its .gitignore keeps it out of git].",
 )
 @click.option("--summary-out", type=FilePath, default=None, help="Write the job summary.")
 @click.option("--html-out", type=FilePath, default=None, help="Write the HTML report.")
@@ -260,6 +266,8 @@ def gate(
     """
     location = ConfigLocation.of(config_path)
     root = location.root
+    if comment_out is None:
+        comment_out = location.local(DEFAULT_COMMENT_FILE, what="--comment-out")
     _say_when_not_a_repository(root, base_ref)
     work = WorkTree(root)
     explicit = None

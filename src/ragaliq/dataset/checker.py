@@ -21,6 +21,7 @@ from ragaliq.dataset.records import InvalidJson
 from ragaliq.dataset.shapes import Shape, ShapeRecord, detect_shape
 from ragaliq.errors import DatasetError
 from ragaliq.models import TestCase
+from ragaliq.text.plain import is_blank
 
 __all__ = ["MAX_PROBLEMS", "RESPONSE_JUDGED_BY", "CaseChecker", "Problems", "to_case"]
 
@@ -53,7 +54,12 @@ class Problems:
 
 
 class CaseChecker:
-    """One pass over a dataset's records: the shape, the ids seen, the problems, the counts."""
+    """One pass over a dataset's records: the shape, the ids seen, the problems, the counts.
+
+    ``response_judged_by`` names the evaluators that read a case's response (None reads cases
+    without one); ``response_fix`` is what a refused case without a response is told to do,
+    by default to turn those evaluators off in the config.
+    """
 
     def __init__(
         self,
@@ -61,10 +67,12 @@ class CaseChecker:
         shapes: tuple[Shape, ...],
         *,
         response_judged_by: str | None = RESPONSE_JUDGED_BY,
+        response_fix: str | None = None,
     ) -> None:
         self.name = name
         self.shapes = shapes
         self.response_judged_by = response_judged_by
+        self.response_fix = response_fix
         self.problems = Problems()
         self.registry = IdRegistry()
         self.shape: Shape | None = None
@@ -74,6 +82,7 @@ class CaseChecker:
         self.example: str | None = None
         self.no_response = 0
         self.no_response_line = 0
+        self.with_facts = 0
 
     def use_table(self, table: CsvTable) -> None:
         """Take the shape from a CSV header, and report the header's problems."""
@@ -109,6 +118,7 @@ class CaseChecker:
             self.problems.add(f"{where}: id: {clash}")
             return None
         self.cases += 1
+        self.with_facts += fields.names_facts
         return fields, case_id
 
     def _answered(self, fields: CaseFields, where: str, line: int) -> bool:
@@ -116,15 +126,17 @@ class CaseChecker:
 
         An empty answer is never judged (it would have no claims, and score as perfect).
         """
-        if fields.response.strip():
+        if not is_blank(fields.response):
             return True
         assert self.shape is not None
         if self.response_judged_by is not None:
-            self.problems.add(
-                f"{where}: {self.shape.field_name('response')}: missing or empty; "
+            fix = self.response_fix or (
                 f"{self.response_judged_by} judge the RAG system's answer, so write it here (for "
                 "retrieval data without answers, turn them off with enabled: false and judge "
                 "context_precision or context_recall)"
+            )
+            self.problems.add(
+                f"{where}: {self.shape.field_name('response')}: missing or empty; {fix}"
             )
             return False
         self.no_response += 1
@@ -211,9 +223,9 @@ def _names_of(shape: Shape, name: str) -> tuple[str, ...]:
 
 def _written(value: Any) -> bool:
     if isinstance(value, str):
-        return bool(value.strip())
+        return not is_blank(value)
     if isinstance(value, list):
-        return any(not isinstance(v, str) or v.strip() for v in value)
+        return any(not isinstance(v, str) or not is_blank(v) for v in value)
     return value is not None
 
 

@@ -35,6 +35,7 @@ from ragaliq.dataset.shapes import (
     detect_shape,
 )
 from ragaliq.errors import DatasetError
+from ragaliq.text.plain import is_blank
 
 __all__ = ["KNOWN_COLUMNS", "CsvTable", "Unreadable", "sniff_header"]
 
@@ -244,11 +245,11 @@ def _cell(column: str, cell: str, *, shape: Shape) -> Any:
     """A cell's value for ``column``: text, a list, a mapping, or None for an empty cell."""
     required = {shape.field_name(name) for name in _REQUIRED}
     if column in _LIST_FIELDS or (column == "context" and shape.name == "deepeval"):
-        if not cell.strip():
+        if is_blank(cell):
             return [] if column in required else None
         return _list_cell(column, cell, split_bar=shape.name == "deepeval")
     if column in _MAPPING_FIELDS:
-        if not cell.strip():
+        if is_blank(cell):
             return None
         value = _structured(cell)
         if not isinstance(value, dict):

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator
 
 from ragaliq._validation import describe_value
+from ragaliq.text.plain import is_blank
 
 __all__ = [
     "MAX_FIELD_CHARS",
@@ -92,7 +93,7 @@ def _string_list(noun: str) -> Any:
 def _case_id(value: str | None) -> str | None:
     if value is None:
         return None
-    if not value.strip():
+    if is_blank(value):
         raise ValueError("must not be blank; give every case a short, stable name")
     if any(_is_line_break_or_control(ch) for ch in value):
         raise ValueError("must be one line without control characters such as tabs or newlines")
@@ -104,7 +105,7 @@ def _is_line_break_or_control(ch: str) -> bool:
 
 
 def _query(value: str) -> str:
-    if not value.strip():
+    if is_blank(value):
         raise ValueError("is blank; give the question the RAG system was asked")
     return value
 
@@ -120,7 +121,7 @@ def _none_as(empty: Any) -> Any:
 
 def _facts(value: list[str] | str | None) -> list[str] | str | None:
     for i, fact in enumerate(as_chunks(value) if value is not None else ()):
-        if not fact.strip():
+        if is_blank(fact):
             raise ValueError(f"fact {i} is blank; remove it or write the statement")
     return value
 
@@ -169,3 +170,8 @@ class CaseFields:
     expected_facts: tuple[str, ...]
     tags: tuple[str, ...]
     metadata: dict[str, Any]
+
+    @property
+    def names_facts(self) -> bool:
+        """Whether the case names what retrieval had to bring (its needed facts)."""
+        return bool(self.expected_facts) or not is_blank(self.expected_answer or "")

@@ -107,6 +107,9 @@ class DatasetInfo:
     """Cases without a response, read because no evaluator of the run judges one."""
     no_response_line: int = 0
     """The line of the first of them."""
+    with_facts: int = 0
+    """Cases that name what retrieval had to bring (``expected_facts`` or an
+    ``expected_answer``): the cases context recall can score."""
 
     @property
     def description(self) -> str:

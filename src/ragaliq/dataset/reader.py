@@ -173,6 +173,7 @@ class DatasetReader:
             derived_example=checker.example,
             no_response=checker.no_response,
             no_response_line=checker.no_response_line,
+            with_facts=checker.with_facts,
         )
 
 

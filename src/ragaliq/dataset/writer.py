@@ -16,6 +16,9 @@ stops the pipeline at the line that made it, not the gate minutes later. The fil
 atomically when the ``with`` block ends without an error; an error leaves the previous file as
 it was.
 
+Retrieval data, whose cases have no answer (judged only by context precision and recall), is
+written by a writer built with ``responses=False``; otherwise every case needs its response.
+
 The baseline matches cases by id, so ids must be the same on every run. The writer refuses an id
 that looks generated per run (a random or time-based UUID, a ULID, a timestamp), and one that
 differs from the id the same query had in the file it replaces; leaving ``id`` out derives a
@@ -36,7 +39,7 @@ from ragaliq._files import AtomicWriter, open_atomic
 from ragaliq._ids import looks_generated, visible
 from ragaliq._reading import describe_size
 from ragaliq._validation import describe_value
-from ragaliq.dataset.checker import CaseChecker
+from ragaliq.dataset.checker import RESPONSE_JUDGED_BY, CaseChecker
 from ragaliq.dataset.fields import CaseFields
 from ragaliq.dataset.formats import MAX_LINE_BYTES, MAX_STREAM_BYTES
 from ragaliq.dataset.reader import DatasetReader
@@ -57,12 +60,27 @@ class DatasetWriter:
         check_ids: Refuse ids that look generated per run or that changed for a query since the
             file being replaced. Turn it off only when your ids are stored with your questions
             (say, random UUIDs kept in a database), so that they are stable after all.
+        responses: Whether every case must have the pipeline's answer. ``False`` writes
+            retrieval data, whose cases may have none: a suite that judges only context
+            precision and recall (the config turns faithfulness, hallucination and relevance
+            off) reads it.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, check_ids: bool = True) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, check_ids: bool = True, responses: bool = True
+    ) -> None:
         self.path = Path(path)
         self.check_ids = check_ids
-        self._checker = CaseChecker(str(self.path), (NATIVE_ID_OPTIONAL,))
+        self.responses = responses
+        self._checker = CaseChecker(
+            str(self.path),
+            (NATIVE_ID_OPTIONAL,),
+            response_judged_by=RESPONSE_JUDGED_BY if responses else None,
+            response_fix=(
+                "write the pipeline's answer (an empty answer is never judged); for retrieval "
+                "data without answers, build the writer with DatasetWriter(..., responses=False)"
+            ),
+        )
         self._file: ExitStack | None = None
         """The atomic write in progress (:func:`~ragaliq._files.open_atomic`), once opened."""
         self._out: AtomicWriter | None = None
@@ -96,7 +114,7 @@ class DatasetWriter:
         *,
         query: str,
         context: Sequence[str] | str,
-        response: str,
+        response: str = "",
         id: str | None = None,
         expected_answer: str | None = None,
         expected_facts: Sequence[str] | None = None,
@@ -109,7 +127,8 @@ class DatasetWriter:
             query: The question asked.
             context: The retrieved chunks, in rank order (a string is one chunk; an empty list
                 means retrieval found nothing).
-            response: The pipeline's answer.
+            response: The pipeline's answer; left out only by a writer of retrieval data
+                (``responses=False``).
             id: A short name for the case, the same on every run; derived from the query when
                 left out.
             expected_answer: A reference answer.

@@ -24,6 +24,7 @@ from ragaliq.models import (
     TestCase,
     Verdict,
 )
+from ragaliq.text.plain import is_blank
 
 __all__ = ["CaseJudgement", "Evaluator", "EvaluatorOptions", "VerdictLabel"]
 
@@ -107,9 +108,9 @@ class Evaluator(ABC, Generic[OptionsT]):
         Such a case is an ``error`` for it, never a score: an empty answer has no claims and
         would score as perfectly faithful, and a blank query makes any answer look relevant.
         """
-        if cls.reads_response() and not case.response.strip():
+        if cls.reads_response() and is_blank(case.response):
             return "the case has no response to judge (an empty answer is never scored)"
-        if (cls.needs_relevance or cls.needs_chunks) and not case.query.strip():
+        if (cls.needs_relevance or cls.needs_chunks) and is_blank(case.query):
             return "the case has no query to judge against"
         return None
 

@@ -6,10 +6,13 @@ options declared as its ``Options`` model) and one line in :data:`EVALUATORS`.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
-from pydantic import Field, create_model, model_validator
+from pydantic import Field, GetJsonSchemaHandler, create_model, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from ragaliq._fields import Section
 from ragaliq.evaluators.base import Evaluator, EvaluatorOptions
@@ -61,6 +64,41 @@ class EvaluatorSections(Section):
         """One evaluator's options, typed as its own ``Options``."""
         options: OptionsT = getattr(self, evaluator.name)
         return options
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The schema with each section's effective defaults, for editors and ``ragaliq schema``.
+
+        A section left without ``threshold`` is held to its evaluator's default threshold, and
+        a written section is on unless ``enabled: false`` (even one off when left out), so the
+        schema says that, where the model's own fields default to None and to off.
+        """
+        schema = handler(core_schema)
+        sections = handler.resolve_ref_schema(schema)["properties"]
+        for evaluator in EVALUATORS:
+            section = copy.deepcopy(handler.resolve_ref_schema(sections[evaluator.name]))
+            options = section["properties"]
+            default = evaluator.default_threshold
+            options["threshold"] |= {
+                "default": default,
+                "description": f"Minimum mean score ({default:g} when left out).",
+            }
+            off = not evaluator.Options.model_fields["enabled"].default
+            options["enabled"] = {
+                **options["enabled"],
+                "default": True,
+                "description": (
+                    f"Writing this section turns {evaluator.name} on; it is off when the section "
+                    "is left out, and enabled: false keeps a written section off."
+                    if off
+                    else f"{evaluator.name} is on unless enabled: false."
+                ),
+            }
+            section["title"] = evaluator.name
+            sections[evaluator.name] = section
+        return schema
 
     @model_validator(mode="before")
     @classmethod

@@ -1,4 +1,8 @@
-"""Relevance: how well the response answers the query, as the judge rates it."""
+"""Relevance: how well the response answers the query, as the judge rates it.
+
+A case the judge cannot rate (the offline judge, for a query without key terms) is skipped with
+the judge's reason, never scored.
+"""
 
 from __future__ import annotations
 
@@ -21,4 +25,7 @@ class RelevanceEvaluator(Evaluator[EvaluatorOptions]):
     def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
         if judgement.relevance is None:
             return self.error("The judge gave no relevance rating for this case.")
-        return self.result(judgement.relevance.score, judgement.relevance.reasoning)
+        rated = judgement.relevance
+        if rated.score is None:
+            return self.skipped(rated.reasoning)
+        return self.result(rated.score, rated.reasoning)

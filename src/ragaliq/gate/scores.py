@@ -15,7 +15,7 @@ from typing import NamedTuple
 from ragaliq.baseline import Baseline, Provenance
 from ragaliq.gate.decision import EvaluatorDecision, EvaluatorStatus
 from ragaliq.gate.statistics import PairedDelta, cases_to_resolve, paired_delta
-from ragaliq.models import ReportHead
+from ragaliq.models import NOT_SCORED, ReportHead
 from ragaliq.policy import GateRules
 from ragaliq.text.plain import plural
 
@@ -185,7 +185,7 @@ def failure_line(name: str, decision: EvaluatorDecision) -> str:
     if decision.turned_off:
         return f"{name}: turned off, but the baseline has it"
     if decision.status == "no_score":
-        return f"{name}: no case could be scored"
+        return f"{name}: {NOT_SCORED}"
     if decision.status == "inconclusive":
         return (
             f"{name}: dropped {-(decision.delta or 0.0):.3f}, past max_drop "

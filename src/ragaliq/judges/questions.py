@@ -63,14 +63,18 @@ def _none_as_empty(value: Any) -> Any:
     return "" if value is None else value
 
 
+Note = Annotated[str, BeforeValidator(_none_as_empty)]
+"""Free text a reply gives besides its answer (a quote, a reason): null, as open models write
+"none", is the empty text. The schema still asks for a string."""
+
+
 class VerdictItem(_Reply):
     index: int = Field(description="The claim's number, exactly as given.")
     verdict: VerdictName = Field(description="How far the context backs the claim.")
-    evidence: Annotated[str, BeforeValidator(_none_as_empty)] = Field(
-        description="The shortest exact quote from the context, or ''."
-    )
-    """Null, as open models write "no quote", is the empty quote: it backs nothing."""
-    reason: str = Field(description="One short sentence explaining the verdict.")
+    evidence: Note = Field(description="The shortest exact quote from the context, or ''.")
+    """Null is the empty quote: it backs nothing."""
+    reason: Note = Field(description="One short sentence explaining the verdict.")
+    """Null is no reason given; the verdict stands on its own."""
     confidence: float = Field(ge=0.0, le=1.0, description="Confidence in the verdict, 0 to 1.")
 
 
@@ -81,7 +85,7 @@ class VerifyReply(_Reply):
 class ChunkItem(_Reply):
     chunk: int = Field(description="The chunk's id, exactly as given.")
     relevant: bool = Field(description="Whether the chunk helps answer the query.")
-    reason: str = Field(description="One short sentence explaining the rating.")
+    reason: Note = Field(description="One short sentence explaining the rating.")
 
 
 class ChunksReply(_Reply):
@@ -90,7 +94,7 @@ class ChunksReply(_Reply):
 
 class RelevanceReply(_Reply):
     score: float = Field(ge=0.0, le=1.0, description="How well the response answers the query.")
-    reasoning: str = Field(description="One or two sentences.")
+    reasoning: Note = Field(description="One or two sentences.")
 
 
 @dataclass(frozen=True, kw_only=True)

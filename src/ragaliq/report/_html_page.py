@@ -267,13 +267,7 @@ def _failures(
     """Whether the page says passed, why not, and the notices."""
     if decision is not None:
         return decision.passed, decision.failures, decision.notices
-    failures = tuple(
-        f"{row.name}: no case could be scored"
-        if row.head is None
-        else f"{row.name}: {row.head:.3f} is below the threshold {row.threshold:.2f}"
-        for row in rows
-        if not row.passed
-    )
+    failures = head.summary.shortfalls
     if head.stopped_early:
         failures += (f"the run stopped early: {head.stopped_early}",)
     return not failures, failures, head.notices

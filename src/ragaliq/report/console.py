@@ -55,7 +55,7 @@ def format_run_table(
         f"{'evaluator':<17} {'score':>6} {'threshold':>10} {'pass rate':>10}  status",
     ]
     for name, summary in report.summary.evaluators.items():
-        status = "error" if summary.score is None else "pass" if summary.passed else "FAIL"
+        status = "no score" if summary.score is None else "pass" if summary.passed else "FAIL"
         if summary.errors:
             status += f" ({plural(summary.errors, 'error')})"
         lines.append(

@@ -4,14 +4,16 @@ Untrusted text shown as one line and never as a runner command: a dataset's case
 errors, and a judge's reasons, are printed on the console; in a GitHub Actions log a line starting
 with ``::`` is a workflow command (``::set-output``, ``::add-mask``, ``::stop-commands``), so
 untrusted text must never start one. And :func:`plural`, the one way every message, table and
-template writes a count with its noun (``1 claim``, ``3 claims``).
+template writes a count with its noun (``1 claim``, ``3 claims``), and :func:`is_blank`, the one
+way a query, a response, a fact or a chunk is found to say nothing.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["BIDI_MARKS", "one_line", "plural", "safe_lines"]
+__all__ = ["BIDI_MARKS", "is_blank", "one_line", "plural", "safe_lines"]
 
 BIDI_MARKS = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 """Every character that changes the direction text is shown in (Trojan Source)."""
@@ -20,6 +22,16 @@ _CONTROL_IN_LINES = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 """Control characters but tab and line ends: terminal escapes, backspaces, bells."""
 _LINE_ENDS = re.compile("\r\n?|[\u2028\u2029\x85]")
 _COMMAND = re.compile(r"^(\s*)(::|##\[)", re.MULTILINE)
+
+
+def is_blank(text: str) -> bool:
+    """Whether ``text`` shows nothing: only whitespace and invisible format characters.
+
+    Format characters (Unicode category Cf: a zero-width space, a byte order mark, a word
+    joiner, a soft hyphen) print as nothing, so a query or a response made of them says nothing
+    and is judged like an empty one, never as an answer with no claims.
+    """
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
 
 
 def one_line(text: object) -> str:

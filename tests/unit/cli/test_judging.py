@@ -344,3 +344,54 @@ def test_results_are_never_written_through_a_folder_committed_as_a_link(
     assert result.exit_code == 2, result.output
     assert ".ragaliq is a symbolic link" in result.stderr
     assert list(outside.iterdir()) == []
+
+
+def test_run_says_why_it_fails_when_an_evaluator_could_score_no_case(runner, tmp_path):
+    config = setup(tmp_path, [faithful(0), faithful(1)], "evaluators:\n  context_recall: {}\n")
+    result = runner.invoke(cli, ["run", "--config", str(config)])
+    assert result.exit_code == 1, result.output
+    table = next(line for line in result.output.splitlines() if line.startswith("context_recall"))
+    assert table.endswith("no score") and "error" not in table
+    assert "failed: context_recall: no case could be scored" in result.output
+
+
+def test_run_names_each_evaluator_below_its_threshold_and_the_case_errors(runner, tmp_path):
+    from ragaliq.errors import JudgeError
+
+    flaky = with_judge(FakeJudge(fail={"ok-1": JudgeError("no verdict")}, relevance={"ok-0": 0.2}))
+    config = setup(tmp_path, [faithful(0), faithful(1)])
+    result = runner.invoke(cli, ["run", "--config", str(config)], obj=flaky)
+    assert result.exit_code == 1, result.output
+    assert "failed: relevance: 0.200 is below the threshold 0.70" in result.output
+    assert "failed: 1 case could not be judged (gate.on_error: fail)" in result.output
+
+
+def test_validate_warns_when_context_recall_has_nothing_to_score(runner, tmp_path):
+    config = setup(tmp_path, [faithful(0), faithful(1)], "evaluators:\n  context_recall: {}\n")
+    result = runner.invoke(cli, ["validate", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    assert (
+        "notice: context_recall has nothing to score: no case names expected_facts or an "
+        "expected_answer" in result.stderr
+    )
+    with_facts = {**faithful(2), "expected_facts": ["Annual plans can be refunded."]}
+    config = setup(tmp_path, [faithful(0), with_facts], "evaluators:\n  context_recall: {}\n")
+    result = runner.invoke(cli, ["validate", "--config", str(config)])
+    assert "nothing to score" not in result.output + result.stderr
+
+
+def test_the_gates_comment_goes_beside_its_config_from_any_directory(runner, tmp_path, monkeypatch):
+    project = tmp_path / "proj"
+    project.mkdir()
+    config = setup(project, [faithful()])
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, ["gate", "--config", "proj/ragaliq.yaml"])
+    assert result.exit_code == 0, result.output
+    written = project / ".ragaliq" / "comment.md"
+    assert written.is_file()
+    assert not (tmp_path / ".ragaliq").exists()
+    assert f"comment written to {written}" in result.output
+    # A path given on the command line is the user's, read from where they are.
+    result = runner.invoke(cli, ["gate", "--config", str(config), "--comment-out", "mine.md"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "mine.md").is_file()

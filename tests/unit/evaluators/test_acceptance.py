@@ -8,13 +8,23 @@ not have, counts as hallucinated (ADR-008 flags every claim that is not supporte
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import json
 from typing import Any
 
+import anthropic
+import httpx2
 import pytest
 
 from ragaliq import evaluate
+from ragaliq.config import JudgeConfig
+from ragaliq.judges import JudgeChoice
+from ragaliq.judges.claude import ClaudeJudge
+from ragaliq.judges.platforms import anthropic_platform
 from ragaliq.models import RunReport, Verdict
 from tests.conftest import make_case, make_config
+from tests.fakes.claude_sim import task_of
 from tests.fakes.judge import FakeJudge, Opener
 
 S, P, N, C = (
@@ -169,3 +179,68 @@ AXION_CUSTOM = {
 def test_axions_faithfulness_scenarios(scenario, config, verdicts, expected):
     report, _ = judged(verdicts, config=config)
     assert score(report, "faithfulness") == pytest.approx(expected), scenario
+
+
+def test_adr_006_an_invalid_verdict_is_asked_again_once_then_an_error_never_a_score():
+    """ADR-006's row "Invalid verdict from LLM: error", through `ragaliq.evaluate`.
+
+    Claude's replies are scripted at the wire (the SDK, the reply's validation and the re-ask
+    are the real ones); every verification names a verdict that is none of ours.
+    """
+    asked: list[str] = []
+
+    def reply(request: httpx2.Request) -> httpx2.Response:
+        task = task_of(json.loads(request.content))
+        asked.append(task)
+        output = {
+            "extract": {"claims": ["Refunds take 14 days."]},
+            "verify": {
+                "verdicts": [
+                    {
+                        "index": 0,
+                        "verdict": "MOSTLY_TRUE",
+                        "evidence": "",
+                        "reason": "r",
+                        "confidence": 0.9,
+                    }
+                ]
+            },
+            "relevance": {"score": 0.9, "reasoning": "on topic"},
+        }[task]
+        message = {
+            "id": f"msg_{len(asked)}",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [{"type": "text", "text": json.dumps(output)}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
+        return httpx2.Response(200, json=message)
+
+    def connect(timeout: float) -> anthropic.AsyncAnthropic:
+        client = httpx2.AsyncClient(transport=httpx2.MockTransport(reply))
+        return anthropic.AsyncAnthropic(api_key="sk-test", http_client=client, max_retries=0)
+
+    platform = dataclasses.replace(anthropic_platform(api_key="sk-test"), connect=connect)
+
+    @contextlib.asynccontextmanager
+    async def scripted_claude(config, **_):
+        judge = ClaudeJudge(JudgeConfig(max_retries=0), platform=platform)
+        try:
+            yield JudgeChoice(judge=judge)
+        finally:
+            await judge.aclose()
+
+    report = evaluate([make_case()], config=make_config(), env={}, open_judge=scripted_claude)
+    case = report.cases[0]
+    for name in ("faithfulness", "hallucination"):
+        result = case.results[name]
+        assert (result.status, result.score, result.passed) == ("error", None, None), name
+        assert "invalid twice" in result.reasoning and "verdict" in result.reasoning, (
+            result.reasoning
+        )
+    assert case.results["relevance"].score == 0.9
+    assert asked.count("verify") == 2  # asked again once, then given up
+    assert report.summary.evaluators["faithfulness"].judged == 0

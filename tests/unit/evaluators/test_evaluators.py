@@ -231,3 +231,12 @@ def test_claudes_not_enough_info_still_counts_as_before():
     judgement = judged(S, N)
     assert FaithfulnessEvaluator().evaluate(judgement).score == pytest.approx(0.5)
     assert HallucinationEvaluator().evaluate(judgement).flagged_claims == (1,)
+
+
+def test_relevance_the_judge_could_not_rate_is_skipped_with_its_reason():
+    judgement = CaseJudgement(
+        case=make_case(), relevance=RelevanceResult(score=None, reasoning="cannot rate")
+    )
+    result = RelevanceEvaluator().evaluate(judgement)
+    assert (result.status, result.score, result.passed) == ("skipped", None, None)
+    assert result.reasoning == "cannot rate"

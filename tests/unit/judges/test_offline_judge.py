@@ -380,7 +380,7 @@ async def test_a_changed_figure_or_an_invented_name_is_still_caught(claim, verdi
     assert in_reason in v.reason
 
 
-@pytest.mark.parametrize("query", ["", "   \n"])
+@pytest.mark.parametrize("query", ["", "   \n", "\u200b"])
 async def test_a_blank_query_is_no_query_to_rate_relevance_against(query):
     from ragaliq.errors import JudgeError
 

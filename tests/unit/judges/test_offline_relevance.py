@@ -51,3 +51,21 @@ def test_a_question_for_a_figure_needs_a_figure():
     without = rate_relevance("How much does the Pro plan cost?", "The Pro plan is good value.")
     assert with_figure.score > without.score
     assert "gives no figure" in without.reasoning
+
+
+@pytest.mark.parametrize("query", ["What is it?", "How?", "Can you tell me?"])
+def test_a_query_without_key_terms_is_not_rated_never_a_perfect_score(query):
+    rated = rate_relevance(query, "Annual plans can be refunded within 14 days.")
+    assert rated.score is None
+    assert "no key terms" in rated.reasoning and "cannot rate" in rated.reasoning
+
+
+def test_the_relevance_of_an_answer_to_a_query_without_key_terms_is_skipped():
+    from ragaliq import evaluate
+    from tests.conftest import make_case, make_config
+
+    config = make_config(judge={"provider": "offline", "cache": False})
+    report = evaluate([make_case(query="What is it?")], config=config, env={})
+    result = report.cases[0].results["relevance"]
+    assert (result.status, result.score, result.passed) == ("skipped", None, None)
+    assert "no key terms" in result.reasoning

@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from ragaliq.cli import cli
 from ragaliq.github.commands import Workflow
-from ragaliq.text.plain import one_line, safe_lines
+from ragaliq.text.plain import is_blank, one_line, safe_lines
 from tests.conftest import write_jsonl
 
 
@@ -104,3 +104,11 @@ def test_ctrl_c_while_the_command_line_starts_exits_130_with_one_line():
     )
     assert done.returncode == 130
     assert done.stderr.strip() == "interrupted: nothing more was written"
+
+
+def test_text_of_only_spaces_and_invisible_format_characters_is_blank():
+    # U+200B zero-width space, U+FEFF byte order mark, U+2060 word joiner, U+00AD soft hyphen.
+    for text in ("", "  \n", "\u200b", " \u200b\ufeff\u2060\u00ad "):
+        assert is_blank(text), repr(text)
+    for text in ("a", "\u200ba", "?", "0"):
+        assert not is_blank(text), repr(text)

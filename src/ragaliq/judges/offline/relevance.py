@@ -7,7 +7,9 @@ A question that asks for a quantity or a time ("how long", "how much", "when") i
 figure, and a yes-or-no question by a leading "Yes" or "No", each counted as one more key term
 when the response takes up a key term too (a figure about something else answers nothing).
 A response that takes up most of the key terms scores 1.0; the reasoning names the terms it takes
-up and the ones it leaves out, as the query writes them.
+up and the ones it leaves out, as the query writes them. A query with no key terms and no figure
+to ask for ("What is it?", "How?") leaves nothing to look for: its answer is not rated (no score,
+and the evaluator skips the case), never rated 1.0.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from ragaliq.errors import JudgeError
+from ragaliq.text.plain import is_blank
 from ragaliq.text.words import content_tokens, drop_answer_word, numbers
 
 __all__ = ["SATURATION", "Relevance", "rate_relevance"]
@@ -46,20 +49,22 @@ _YES_NO = re.compile(
 
 @dataclass(frozen=True)
 class Relevance:
-    """A relevance score with the terms behind it."""
+    """A relevance score with the terms behind it; no score when there is nothing to look for."""
 
-    score: float
+    score: float | None
     reasoning: str
 
 
 def rate_relevance(query: str, response: str) -> Relevance:
     """The share of the query's key terms the response takes up, scaled to 0..1.
 
+    A query without key terms or a figure to ask for gets no score, with the reason.
+
     Raises:
         JudgeError: the query is blank, so there is nothing to rate an answer against (any
             answer would score 1.0).
     """
-    if not query.strip():
+    if is_blank(query):
         raise JudgeError("the case has no query, so the response's relevance cannot be rated")
     asks_quantity = bool(_QUANTITY.search(query))
     terms: dict[str, str] = {}
@@ -69,7 +74,11 @@ def rate_relevance(query: str, response: str) -> Relevance:
             continue
         terms.setdefault(key, written if written[:1].isupper() else lower)
     if not terms and not asks_quantity:
-        return Relevance(1.0, "The query has no key terms to look for.")
+        return Relevance(
+            None,
+            "The query has no key terms to look for (only words every question has), so the "
+            "offline judge cannot rate how well the response answers it.",
+        )
     said = {key for key, _ in content_tokens(drop_answer_word(response))}
     prefixes = {key[:NEAR_PREFIX] for key in said if len(key) >= NEAR_PREFIX}
     taken = [
