@@ -9,6 +9,7 @@ out, setting the "RagaliQ Gate" status on the fork's head commit.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from tests.e2e.workflows import Player, load_workflow
@@ -72,8 +73,13 @@ def test_a_same_repository_pull_request_is_produced_then_gated_in_two_jobs(setup
     assert git(gate.runner, "rev-parse", "HEAD") == event["pull_request"]["base"]["sha"]
     body = action.github.comments(REPO, 21)[0].body
     assert "RagaliQ Gate failed" in body
-    assert "from the artifact ragaliq-dataset of run" in body  # where the data came from
-    assert "sha256" in body
+    # Where the data came from: how many cases, which artifact of which run, and its digest.
+    produced = git(action.workspace, "show", f"{head}:rag_outputs.jsonl") + "\n"
+    digest = hashlib.sha256(produced.encode("utf-8")).hexdigest()
+    assert (
+        f"Judged {len(cases())} cases from the artifact ragaliq-dataset of run {RUN_ID + 100}: "
+        f"rag&#95;outputs.jsonl, sha256 {digest[:16]}"  # escaped for Markdown
+    ) in body
     assert [s.state for s in action.github.statuses(REPO, head)] == ["pending", "failure"]
 
     clean = open_pull(action, 22, regressed=False)

@@ -129,6 +129,7 @@ class _Pull:
     title: str
     user: str
     created_at: str
+    state: str = "open"
 
 
 @dataclass(kw_only=True)
@@ -421,6 +422,11 @@ class FakeGitHub:
                 user=user,
                 created_at=self._tick(),
             )
+
+    def close_pull(self, repo: str, number: int) -> None:
+        """Close pull request ``number``: it is no longer listed among the open ones."""
+        with self._lock:
+            self._pulls[(_repo_key(repo), number)].state = "closed"
 
     def add_comment(self, repo: str, number: int, body: str, *, user: str = "someone") -> Comment:
         """Seed a comment on issue/PR ``number`` (registering the issue if needed)."""
@@ -760,7 +766,7 @@ class FakeGitHub:
             "id": 500_000 + pull.number,
             "node_id": f"PR_fake{pull.number}",
             "number": pull.number,
-            "state": "open",
+            "state": pull.state,
             "locked": False,
             "draft": False,
             "merged": False,
@@ -857,7 +863,7 @@ class FakeGitHub:
         state, head = ctx.first("state") or "open", ctx.first("head")
         found = []
         for (repo_key, _), pull in sorted(self._pulls.items()):
-            if repo_key != key or state not in ("open", "all"):
+            if repo_key != key or state not in (pull.state, "all"):
                 continue
             owner = pull.head_repo.split("/", 1)[0]
             if head is not None and head != f"{owner}:{pull.head_ref}":

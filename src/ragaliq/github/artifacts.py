@@ -19,6 +19,7 @@ import os
 import stat
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -195,12 +196,20 @@ def _fetch(url: str, *, token: str, into: Path, where: str) -> None:
 
 
 def unpack_dataset(
-    archive: Path, *, file_name: str, artifact: str, run_id: int, into: Path | None = None
+    archive: Path,
+    *,
+    file_name: str,
+    artifact: str,
+    run_id: int,
+    into: Path | None = None,
+    limit: int = MAX_ARTIFACT_BYTES,
 ) -> ArtifactDataset:
     """Unpack ``file_name`` alone from the zip ``archive``, after checking every entry.
 
     An empty ``file_name`` means the one file the artifact holds. ``into`` is the folder to
-    unpack to; by default a new private temporary folder.
+    unpack to; by default a new private temporary folder. The file may hold ``limit`` bytes, as
+    its entry says and as it is unpacked (an entry that says less than it holds fails its
+    checksum); a file that fails is removed.
 
     Raises:
         ArtifactError: the archive is not a zip, has an unsafe entry, lacks the file, or the
@@ -226,22 +235,26 @@ def unpack_dataset(
                     "dataset file itself, or set the action's dataset input to its name"
                 )
             entry = wanted[0]
-            if entry.file_size > MAX_ARTIFACT_BYTES:
+            if entry.file_size > limit:
                 raise ArtifactError(f"{where}: {file_name} is over the size limit")
             folder = into or Path(tempfile.mkdtemp(prefix="ragaliq-dataset-"))
             target = folder / PurePosixPath(file_name).name
             digest = hashlib.sha256()
             size = 0
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with bundle.open(entry) as source, os.fdopen(fd, "wb") as out:
-                while chunk := source.read(_CHUNK):
-                    size += len(chunk)
-                    if size > MAX_ARTIFACT_BYTES:
-                        raise ArtifactError(f"{where}: {file_name} is over the size limit")
-                    digest.update(chunk)
-                    out.write(chunk)
+            try:
+                with bundle.open(entry) as source, os.fdopen(fd, "wb") as out:
+                    while chunk := source.read(_CHUNK):
+                        size += len(chunk)
+                        if size > limit:
+                            raise ArtifactError(f"{where}: {file_name} is over the size limit")
+                        digest.update(chunk)
+                        out.write(chunk)
+            except BaseException:
+                target.unlink(missing_ok=True)
+                raise
             ignored = tuple(sorted(e.filename for e in files if e is not entry))
-    except zipfile.BadZipFile as exc:
+    except (zipfile.BadZipFile, zlib.error) as exc:
         raise ArtifactError(f"{where}: is not a zip archive ({exc})") from exc
     return ArtifactDataset(
         path=target,
