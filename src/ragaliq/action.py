@@ -24,7 +24,7 @@ from ragaliq._files import check_writable, own_files_like, write_atomic
 from ragaliq.baseline import write_baseline
 from ragaliq.environment import Hardening, harden_action_environment
 from ragaliq.errors import ConfigError, RagaliqError
-from ragaliq.exits import ExitCode
+from ragaliq.exits import ExitCode, stopped_exit
 from ragaliq.gate import GateDecision
 from ragaliq.gating import GatePlan, GateRun, GateSetup, GateWatch, plan_gate, run_gate
 from ragaliq.github.commands import Workflow
@@ -105,10 +105,11 @@ def main(hardening: Hardening | None = None) -> int:
         workflow.error(str(exc), title="RagaliQ Gate")
         result.could_not_judge(str(exc))
         return ExitCode.UNJUDGED
-    except KeyboardInterrupt:
-        workflow.error("interrupted: nothing more was written", title="RagaliQ Gate")
-        result.could_not_judge("the run was interrupted")
-        return ExitCode.INTERRUPTED
+    except KeyboardInterrupt as stop:  # Ctrl-C, or a cancelled job's SIGTERM
+        code, said = stopped_exit(stop)
+        workflow.error(said, title="RagaliQ Gate")
+        result.could_not_judge(said.split(":", 1)[0])
+        return code
     except Exception as exc:  # the edge: report anything unexpected as one clear error
         workflow.log(traceback.format_exc())
         workflow.error(

@@ -111,3 +111,54 @@ def test_a_signal_stops_the_run_its_workers_and_leaves_no_file(
     assert not (suite / "comment.md").exists()
     last = (suite / "stderr.txt").read_text(encoding="utf-8").strip().splitlines()[-1]
     assert last == f"{said}: nothing more was written"
+
+
+def test_a_cancelled_actions_sigterm_stops_it_as_the_command_line_does(suite, tmp_path):
+    """GitHub cancels a job with SIGINT, then SIGTERM; ``docker stop`` sends SIGTERM."""
+    (suite / "report.json").unlink(missing_ok=True)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_WORKSPACE": str(suite),
+        "GITHUB_EVENT_NAME": "push",
+        "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+        "GITHUB_REPOSITORY": "acme/rag",
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "INPUT_CONFIG": "ragaliq.yaml",
+        "INPUT_MODE": "update-baseline",
+        "INPUT_COMMENT": "off",
+        "INPUT_COMMIT-STATUS": "false",
+        "TMPDIR": str(tmp_path),
+    }
+    (tmp_path / "event.json").write_text("{}", encoding="utf-8")
+    log = (tmp_path / "stderr.txt").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-m", "ragaliq", "action"],
+        cwd=suite,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + HANG_GUARD_S
+        while len(session_processes(proc.pid)) < 3:
+            assert proc.poll() is None, "the action ended before it was signalled"
+            assert time.monotonic() < deadline, "the action never started judging"
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=HANG_GUARD_S) == 143
+        while session_processes(proc.pid):
+            assert time.monotonic() < deadline + HANG_GUARD_S, session_processes(proc.pid)
+            time.sleep(0.05)
+    finally:
+        log.close()
+        for pid in session_processes(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        proc.wait()
+    said = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
+    assert "terminated by SIGTERM: nothing more was written" in said
+    assert (tmp_path / "output").read_text(encoding="utf-8").split("\n")[1] == "false"  # passed
+    assert not (suite / ".ragaliq" / "baseline.json").exists()
