@@ -306,15 +306,15 @@ def _tighten_evaluator(
             tightened.append(f"turns on {name}")
         else:
             pending.append(f"turns off {name}")
-    default = evaluator_class(name).default_threshold
-    old, new = _value(mine.threshold, default), _value(theirs.threshold, default)
+    evaluator = evaluator_class(name)
+    old, new = evaluator.threshold_of(mine), evaluator.threshold_of(theirs)
     if new > old:
         update["threshold"] = new
         tightened.append(f"{name} threshold {old:g} → {new:g}")
     elif new < old:
         pending.append(f"{name} threshold {old:g} → {new:g}")
-    old = _value(mine.max_drop, trusted.gate.max_drop)
-    new = _value(theirs.max_drop, proposed.gate.max_drop)
+    old = trusted.rules().drop_for(name)
+    new = proposed.rules().drop_for(name)
     if new < old:
         update["max_drop"] = new
         tightened.append(f"{name} max_drop {old:g} → {new:g}")
@@ -342,10 +342,6 @@ def _tighten_policy(
     tightened += stricter
     pending += [f"gate.{change}" for change in (*looser, *unmarked)]
     return mine.model_copy(update=update)
-
-
-def _value(value: float | None, default: float) -> float:
-    return default if value is None else value
 
 
 def _differences(key: str, mine: Any, theirs: Any) -> list[str]:

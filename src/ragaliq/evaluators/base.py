@@ -93,8 +93,12 @@ class Evaluator(ABC, Generic[OptionsT]):
         if options is None:
             options = self.Options.model_validate(values)  # type: ignore[assignment]
         self.settings: OptionsT = options  # type: ignore[assignment]
-        threshold = self.settings.threshold
-        self.threshold = self.default_threshold if threshold is None else threshold
+        self.threshold = self.threshold_of(self.settings)
+
+    @classmethod
+    def threshold_of(cls, options: EvaluatorOptions) -> float:
+        """The threshold a config section sets: its own, else this evaluator's default."""
+        return cls.default_threshold if options.threshold is None else options.threshold
 
     @classmethod
     def reads_response(cls) -> bool:
