@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import sys
 
-from ragaliq.exits import stop_on_termination, stopped_exit
+from ragaliq.exits import stopped_exit
+from ragaliq.signals import stop_on_termination
 
 
 def main() -> None:

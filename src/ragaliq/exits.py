@@ -1,20 +1,17 @@
 """Exit codes: what a run or a gate means for the CI job; every rule that picks one is here.
 
-A signal that ends a command is one of them: Ctrl-C (SIGINT) exits 130, and SIGTERM (what a CI
-runner sends to cancel a step, and ``docker stop`` to the action) and SIGHUP (a closed terminal)
-stop the command the same way, files written whole or not at all and worker processes ended,
-exiting 128 plus the signal's number, as shells report it.
+A signal that ends a command is one of them: Ctrl-C (SIGINT) exits 130, and SIGTERM and SIGHUP
+(which :mod:`ragaliq.signals` turns into a stop like Ctrl-C's) exit 128 plus the signal's number,
+as shells report it.
 """
 
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import IntEnum
-from types import FrameType
 from typing import TYPE_CHECKING
 
+from ragaliq.signals import Terminated
 from ragaliq.text.plain import plural
 
 if TYPE_CHECKING:  # only types: the entry point imports this module before anything heavy
@@ -24,15 +21,11 @@ if TYPE_CHECKING:  # only types: the entry point imports this module before anyt
     from ragaliq.models import ReportHead, RunReport
 
 __all__ = [
-    "TERMINATING",
     "ExitCode",
-    "Terminated",
     "calibration_exit_code",
     "gate_exit_code",
     "run_exit_code",
     "run_failures",
-    "stop_held",
-    "stop_on_termination",
     "stopped_exit",
 ]
 
@@ -52,71 +45,6 @@ class ExitCode(IntEnum):
     """SIGHUP: the terminal closed."""
     TERMINATED = 143
     """SIGTERM: a CI runner cancelled the step, or ``docker stop``."""
-
-
-TERMINATING: tuple[signal.Signals, ...] = tuple(
-    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
-"""The signals besides Ctrl-C's SIGINT that stop a command as Ctrl-C does."""
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised where the process is, so that it stops as Ctrl-C stops it.
-
-    A ``KeyboardInterrupt`` so that every cleanup written for Ctrl-C runs for it too (asyncio
-    passes it through as it passes Ctrl-C).
-    """
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-_held: list[int] | None = None
-"""While :func:`stop_held` holds them: the stop signals that arrived, to act on after."""
-
-
-@contextmanager
-def stop_held() -> Iterator[None]:
-    """Hold a SIGTERM or SIGHUP that arrives in the block, and stop once the block is done.
-
-    For what must not be cut in the middle: a process being started would be left reading a
-    half-written start-up (Ctrl-C needs no holding: asyncio delivers it between steps).
-    """
-    global _held
-    outer = _held
-    _held = [] if outer is None else outer
-    try:
-        yield
-    finally:
-        held, _held = _held, outer
-    if outer is None and held:
-        _stop(held[0])
-
-
-def _stop(signum: int) -> None:
-    for other in TERMINATING:
-        signal.signal(other, signal.SIG_IGN)
-    raise Terminated(signum)
-
-
-def stop_on_termination() -> None:
-    """Make SIGTERM and SIGHUP stop this process as Ctrl-C does (raise :class:`Terminated`).
-
-    Without it, SIGTERM ends Python at once: no temporary file is removed and worker processes
-    are left running (and in a container the entry point, as process 1, ignores it). A second
-    signal while the first is being handled is ignored, so that it cannot cut the cleanup short.
-    Call from the main thread.
-    """
-
-    def stop(signum: int, _frame: FrameType | None) -> None:
-        if _held is not None:
-            _held.append(signum)
-            return
-        _stop(signum)
-
-    for terminating in TERMINATING:
-        signal.signal(terminating, stop)
 
 
 def stopped_exit(stop: KeyboardInterrupt) -> tuple[ExitCode, str]:

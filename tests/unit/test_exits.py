@@ -6,19 +6,16 @@ import pytest
 
 from ragaliq.config import GatePolicy
 from ragaliq.exits import (
-    TERMINATING,
     ExitCode,
-    Terminated,
     calibration_exit_code,
     gate_exit_code,
     run_exit_code,
-    stop_held,
-    stop_on_termination,
     stopped_exit,
 )
 from ragaliq.gate import GateDecision
 from ragaliq.metrics import ClaimPrediction, JudgeFailure, measure
 from ragaliq.models import EvaluatorSummary, JudgeInfo, ReportHead, RunSummary, Usage, Verdict
+from ragaliq.signals import TERMINATING, Terminated, stop_held, stop_on_termination
 
 S, N = Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO
 

@@ -23,11 +23,11 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ragaliq.evaluators.base import Evaluator
-from ragaliq.exits import stop_held
 from ragaliq.judges.base import Judge
 from ragaliq.models import CaseResult, Progress, TestCase, Usage
 from ragaliq.runner.case import CaseRun
 from ragaliq.runner.settings import RunEnd, RunSettings
+from ragaliq.signals import stop_held
 
 __all__ = ["MIN_CASES_FOR_PROCESSES", "stream_in_processes"]
 
