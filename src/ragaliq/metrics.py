@@ -132,11 +132,6 @@ class ClaimPrediction:
     confidence: float
     reason: str = ""
 
-    @property
-    def correct(self) -> bool:
-        """Whether the verdict equals the label."""
-        return self.gold is self.predicted
-
 
 @dataclass(frozen=True, kw_only=True)
 class JudgeFailure:

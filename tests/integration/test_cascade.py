@@ -4,6 +4,7 @@ reach the API, in one verification call per case."""
 from __future__ import annotations
 
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.judges import JudgeChoice
 from ragaliq.judges.cascade import SETTLED_OFFLINE, CascadeJudge
 from ragaliq.judges.offline import OfflineJudge
 from ragaliq.models import Verdict
@@ -59,3 +60,8 @@ async def test_confidently_supported_claims_never_reach_the_api(make_judge, fake
     assert judge.stats.settled_offline == 3
     assert judge.stats.sent_to_claude == 2
     assert judge.stats.verify_calls_saved == 1
+    assert judge.stats.notice() == (
+        "The cascade settled 3 of 5 claims offline (SUPPORTED verdicts the offline judge is sure "
+        "of) and sent 2 to Claude, and 1 case needed no verification call."
+    )
+    assert JudgeChoice(judge=judge).all_notices() == (judge.stats.notice(),)

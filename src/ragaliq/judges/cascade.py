@@ -17,8 +17,8 @@ Per case the runner asks for the claims once and for their verification once. Th
 - **rates relevance** with Claude.
 
 Counters on the judge object (:attr:`CascadeJudge.stats`) say how many claims were settled
-offline and sent on, and how many verification calls were saved; the ``Usage`` of each result is
-Claude's alone, as the offline judge costs nothing.
+offline and sent on, and how many verification calls were saved, and the run's notices say so;
+the ``Usage`` of each result is Claude's alone, as the offline judge costs nothing.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
+from ragaliq.text.plain import plural
 
 __all__ = ["SETTLED_OFFLINE", "CascadeJudge", "CascadeStats", "cascade_info", "settles_offline"]
 
@@ -88,6 +89,21 @@ class CascadeStats:
     def sent_share(self) -> float:
         """The share of claims Claude verified."""
         return self.sent_to_claude / self.claims if self.claims else 0.0
+
+    def notice(self) -> str | None:
+        """What the cascade saved, for the report's notices; None before any claim."""
+        if not self.claims:
+            return None
+        saved = (
+            f", and {plural(self.verify_calls_saved, 'case')} needed no verification call"
+            if self.verify_calls_saved
+            else ""
+        )
+        return (
+            f"The cascade settled {self.settled_offline:,} of {plural(self.claims, 'claim')} "
+            f"offline (SUPPORTED verdicts the offline judge is sure of) and sent "
+            f"{self.sent_to_claude:,} to Claude{saved}."
+        )
 
 
 class CascadeJudge:

@@ -87,7 +87,13 @@ class JudgeChoice:
     def all_notices(self) -> tuple[str, ...]:
         """The choice's notices plus anything the judge and its cache ran into."""
         found = self.claude.notices if self.claude is not None else ()
-        return self.notices + tuple(found) + tuple(self.cache.warnings if self.cache else ())
+        saved = self.judge.stats.notice() if isinstance(self.judge, CascadeJudge) else None
+        return (
+            self.notices
+            + tuple(found)
+            + tuple(self.cache.warnings if self.cache else ())
+            + ((saved,) if saved else ())
+        )
 
 
 def has_credentials(config: JudgeConfig, env: Mapping[str, str]) -> bool:
