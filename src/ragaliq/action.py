@@ -26,6 +26,7 @@ from ragaliq.environment import Hardening, harden_action_environment
 from ragaliq.errors import ConfigError, RagaliqError
 from ragaliq.exits import ExitCode, stopped_exit
 from ragaliq.gate import GateDecision
+from ragaliq.gate.acceptance import Acceptance
 from ragaliq.gating import GatePlan, GateRun, GateSetup, GateWatch, plan_gate, run_gate
 from ragaliq.github.commands import Workflow
 from ragaliq.github.publication import (
@@ -39,6 +40,7 @@ from ragaliq.github.remote import Remote, connect
 from ragaliq.github.settings import ActionSettings, PullRequest
 from ragaliq.github.zones import (
     PULL_REQUEST_EVENTS,
+    bind_acceptances,
     check_zone,
     dataset_of,
     proposal_source,
@@ -158,10 +160,10 @@ async def action(
     head = run.head_sha if run is not None else pr.head_sha if pr is not None else None
     if head is not None:
         result.aim(head, pr)
-    if review_without_data(settings, remote):
+    if review_without_data(settings):
         workflow.notice(
-            "The review that started this run handed over no dataset (it accepts nothing): there "
-            "is nothing to gate, and the pull request's status stays as it is.",
+            "The review that started this run accepts nothing, so nothing ran: there is nothing "
+            "to gate, and the pull request's status stays as it is.",
             title="RagaliQ Gate",
         )
         return ExitCode.PASSED
@@ -188,7 +190,7 @@ async def _gate(
     """The gate sequence on the pull request: where it may judge, what, and the decision."""
     zone_notice = check_zone(settings, pr)
     work = WorkTree(settings.workspace)
-    dataset, dataset_notice = dataset_of(settings, remote, pr)
+    data = dataset_of(settings, remote, pr)
     result.set_status("pending", "judging the pull request's RAG outputs")
     plan = plan_gate(
         GateSetup(
@@ -204,16 +206,21 @@ async def _gate(
             baseline_file=(
                 repo_path(settings.baseline, what="input baseline") if settings.baseline else None
             ),
-            dataset=dataset,
+            dataset=data.path,
         )
     )
     plan = _judge_for_key(plan, env)
-    acceptances, review_notes = (
-        remote.acceptances_of(pr, plan.inputs.config.gate) if pr is not None else ((), ())
-    )
+    acceptances: tuple[Acceptance, ...] = ()
+    review_notes: tuple[str, ...] = ()
+    if pr is not None:
+        acceptances, review_notes = remote.acceptances_of(pr, plan.inputs.config.gate)
+        acceptances, bound = bind_acceptances(
+            acceptances, settings=settings, remote=remote, pr=pr, data=data
+        )
+        review_notes += bound
     notices = [
         *zone_notice,
-        *((dataset_notice.format(cases=_count(plan.inputs)),) if dataset_notice else ()),
+        *((data.notice.format(cases=_count(plan.inputs)),) if data.notice else ()),
         *hardening.notices,
         *review_notes,
     ]

@@ -105,6 +105,7 @@ class GateWatch:
                 thresholds=floor.thresholds,
                 notices=floor.notices,
                 acceptances=acceptances,
+                evaluators=build_evaluators(inputs.config.evaluators) if acceptances else (),
             ),
             digest=CaseDigest(),
         )

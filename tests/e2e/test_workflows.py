@@ -4,7 +4,9 @@ Same-repository pull requests: ``ragaliq.yml``'s ``produce`` job (the PR's code,
 uploads the dataset, then its ``gate`` job (a fresh runner at the base commit) judges it.
 Pull requests from forks: ``produce`` runs in the fork's ``pull_request`` run, the ``gate`` job
 there is skipped, and ``ragaliq-forks.yml`` judges it on ``workflow_run`` with nothing checked
-out, setting the "RagaliQ Gate" status on the fork's head commit.
+out, setting the "RagaliQ Gate" status on the fork's head commit. A review that accepts runs none
+of the pull request's code in either path: its gate judges what the ``pull_request`` run of the
+head commit handed over.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from tests.e2e.workflows import Player, load_workflow
+import yaml
+
+from tests.e2e.workflows import Player, load_workflow, substitute
 from tests.e2e.workspace import (
     CONFIG,
     REPO,
@@ -26,6 +30,7 @@ from tests.e2e.workspace import (
 )
 
 FORK = "someone/rag-bot"
+WORKFLOWS = Path(__file__).resolve().parents[2] / "src" / "ragaliq" / "workflows"
 
 
 def open_pull(action, number: int, *, regressed: bool, head_repo: str = REPO) -> dict:
@@ -41,10 +46,15 @@ def open_pull(action, number: int, *, regressed: bool, head_repo: str = REPO) ->
     return pr_event(number, base, head, head_repo)
 
 
-def play_pull_request(player: Player, event: dict, run_id: int) -> dict:
+def play_pull_request(player: Player, event: dict, run_id: int, pipeline=None) -> dict:
     workflow = load_workflow("ragaliq.yml")
     produce = player.play(
-        workflow, "produce", event=event, event_name="pull_request", run_id=run_id
+        workflow,
+        "produce",
+        event=event,
+        event_name="pull_request",
+        run_id=run_id,
+        pipeline=pipeline,
     )
     assert produce.ran and produce.code == 0
     gate = player.play(
@@ -219,57 +229,176 @@ def review_event(event: dict, body: str) -> dict:
     return {**event, "action": "submitted", "review": {"body": body, "state": "approved"}}
 
 
-def test_a_review_that_accepts_gates_again_and_other_reviews_start_nothing(setup):
-    action, player = setup, Player(setup)
+class Pipeline:
+    """The pull request's pipeline: hands over the committed dataset, and counts its runs."""
+
+    def __init__(self, action) -> None:
+        self.action = action
+        self.runs = 0
+
+    def __call__(self, runner: Path) -> None:
+        self.runs += 1
+
+
+def strict_pull(action, number: int, head_repo: str = REPO) -> dict:
     (action.workspace / "ragaliq.yaml").write_text(
         CONFIG.replace("gate:\n", "gate:\n  fail_on_new_hallucinations: true\n"), encoding="utf-8"
     )
-    event = open_pull(action, 41, regressed=True)
-    head = event["pull_request"]["head"]["sha"]
-    workflow = load_workflow("ragaliq.yml")
-    jobs = play_pull_request(player, event, RUN_ID + 500)
-    assert jobs["gate"].code == 1
+    return open_pull(action, number, regressed=True, head_repo=head_repo)
 
-    chatty = review_event(event, "Nice work!")
-    for job in ("produce", "gate"):
-        played = player.play(
-            workflow, job, event=chatty, event_name="pull_request_review", run_id=RUN_ID + 501
+
+def play_review(player: Player, event: dict, body: str, run_id: int, pipeline) -> dict:
+    """``ragaliq.yml``'s jobs for a review, in order; the pull request's pipeline never runs."""
+    workflow = load_workflow("ragaliq.yml")
+    review = review_event(event, body)
+    played: dict = {}
+    for job in ("produce", "review", "gate"):
+        played[job] = player.play(
+            workflow,
+            job,
+            event=review,
+            event_name="pull_request_review",
+            run_id=run_id,
+            pipeline=pipeline,
+            needs={k: v for k, v in played.items() if v.ran},
         )
-        assert not played.ran
+    return played
+
+
+def test_a_review_that_accepts_gates_again_without_running_the_pull_requests_code(setup):
+    action, player = setup, Player(setup)
+    event = strict_pull(action, 41)
+    head = event["pull_request"]["head"]["sha"]
+    pipeline = Pipeline(action)
+    jobs = play_pull_request(player, event, RUN_ID + 500, pipeline=pipeline)
+    assert jobs["gate"].code == 1
+    assert pipeline.runs == 1
+
+    chatty = play_review(player, event, "Nice work!", RUN_ID + 501, pipeline)
+    assert not any(job.ran for job in chatty.values())
 
     action.github.set_permission(REPO, "lead", "admin")
     action.github.add_review(REPO, 41, user="lead", body="/ragaliq accept all", commit_id=head)
-    accepting = review_event(event, "/ragaliq accept all")
-    produce = player.play(
-        workflow, "produce", event=accepting, event_name="pull_request_review", run_id=RUN_ID + 502
-    )
-    gate = player.play(
-        workflow,
-        "gate",
-        event=accepting,
-        event_name="pull_request_review",
-        run_id=RUN_ID + 502,
-        needs={"produce": produce},
-    )
+    jobs = play_review(player, event, "/ragaliq accept all", RUN_ID + 502, pipeline)
+    assert not jobs["produce"].ran and not jobs["review"].ran  # the review job is for forks
+    gate = jobs["gate"]
     assert gate.ran and gate.code == 0, gate.log
+    assert pipeline.runs == 1  # the pull request's code did not run again
+    assert f"artifact ragaliq-dataset of run {RUN_ID + 500}" in gate.log
+    assert git(gate.runner, "rev-parse", "HEAD") == event["pull_request"]["base"]["sha"]
     assert action.github.statuses(REPO, head)[-1].state == "success"
-    assert "Accepted at this commit" in action.github.comments(REPO, 41)[0].body
+    body = action.github.comments(REPO, 41)[0].body
+    assert "accepted by @\u200blead" in body
+    assert "Accepted at this commit" not in body  # `all` accepts claims, it sets nothing aside
 
 
-def test_a_forks_review_that_handed_over_nothing_leaves_its_status_alone(setup):
+def test_a_forks_accepting_review_runs_nothing_and_the_fork_gate_judges_its_pull_request_run(
+    setup,
+):
+    action, player = setup, Player(setup)
+    event = strict_pull(action, 43, head_repo=FORK)
+    base_files_through_the_api(action, event)
+    head = event["pull_request"]["head"]["sha"]
+    pipeline = Pipeline(action)
+    produced = play_pull_request(player, event, RUN_ID + 700, pipeline=pipeline)
+    assert not produced["gate"].ran
+    forks = load_workflow("ragaliq-forks.yml")
+    gate = player.play(
+        forks,
+        "gate",
+        event=workflow_run_event(event, RUN_ID + 700),
+        event_name="workflow_run",
+        run_id=RUN_ID + 701,
+    )
+    assert gate.code == 1, gate.log
+
+    action.github.set_permission(REPO, "lead", "write")
+    action.github.add_review(REPO, 43, user="lead", body="/ragaliq accept all", commit_id=head)
+    jobs = play_review(player, event, "/ragaliq accept all", RUN_ID + 702, pipeline)
+    assert jobs["review"].ran and not jobs["produce"].ran and not jobs["gate"].ran
+    assert pipeline.runs == 1
+    run = workflow_run_event(event, RUN_ID + 702)
+    run["workflow_run"]["event"] = "pull_request_review"
+    gate = player.play(forks, "gate", event=run, event_name="workflow_run", run_id=RUN_ID + 703)
+    assert gate.ran and gate.code == 0, gate.log
+    assert f"artifact ragaliq-dataset of run {RUN_ID + 700}" in gate.log
+    assert action.github.statuses(REPO, head)[-1].state == "success"
+    assert "accepted by @\u200blead" in action.github.comments(REPO, 43)[0].body
+
+
+def test_a_push_cancels_the_gate_in_progress_and_a_review_never_does():
+    def concurrency(name: str, github: dict) -> tuple[str, str]:
+        spec = yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))["concurrency"]
+        context = {"github": github}
+        return substitute(spec["group"], context), substitute(
+            str(spec["cancel-in-progress"]), context
+        )
+
+    def pull(event_name: str, run_id: int) -> dict:
+        return {
+            "event_name": event_name,
+            "run_id": str(run_id),
+            "event": {"pull_request": {"number": 5}, "review": {"body": "LGTM"}},
+        }
+
+    def fork(event: str, run_id: int) -> dict:
+        return {
+            "event_name": "workflow_run",
+            "run_id": str(run_id),
+            "event": {
+                "workflow_run": {
+                    "event": event,
+                    "head_branch": "feature",
+                    "head_repository": {"full_name": FORK},
+                }
+            },
+        }
+
+    for name, push, review in (
+        (
+            "ragaliq.yml",
+            lambda n: pull("pull_request", n),
+            lambda n: pull("pull_request_review", n),
+        ),
+        (
+            "ragaliq-forks.yml",
+            lambda n: fork("pull_request", n),
+            lambda n: fork("pull_request_review", n),
+        ),
+    ):
+        first, second = concurrency(name, push(1)), concurrency(name, push(2))
+        assert first == second and first[1] == "true", name  # a push cancels the push before
+        reviews = [concurrency(name, review(n)) for n in (3, 4)]
+        assert all(cancel == "false" for _, cancel in reviews), name
+        groups = {first[0], *(group for group, _ in reviews)}
+        assert len(groups) == 3, name  # a review waits for no run, and cancels none
+
+
+def test_a_forks_review_that_accepts_nothing_leaves_its_status_alone(setup):
     action, player = setup, Player(setup)
     event = open_pull(action, 42, regressed=True, head_repo=FORK)
     base_files_through_the_api(action, event)
     head = event["pull_request"]["head"]["sha"]
-    run = workflow_run_event(event, RUN_ID + 600)
-    run["workflow_run"]["event"] = "pull_request_review"  # a review that accepted nothing
-    gate = player.play(
-        load_workflow("ragaliq-forks.yml"),
-        "gate",
+    # A review that accepts nothing runs no job of ragaliq.yml: its run is skipped.
+    assert not any(
+        job.ran for job in play_review(player, event, "LGTM", RUN_ID + 600, None).values()
+    )
+    run = workflow_run_event(event, RUN_ID + 600, conclusion="skipped")
+    run["workflow_run"]["event"] = "pull_request_review"
+    forks = load_workflow("ragaliq-forks.yml")
+    gate = player.play(forks, "gate", event=run, event_name="workflow_run", run_id=RUN_ID + 601)
+    assert not gate.ran
+    # Had the job run anyway, the action itself finds nothing to gate and touches no status.
+    action.runs += 1
+    nothing = action.tmp / "nothing-checked-out"
+    nothing.mkdir()
+    code, log, _, _ = action.invoke(
+        workspace=nothing,
         event=run,
         event_name="workflow_run",
-        run_id=RUN_ID + 601,
+        run_id=RUN_ID + 602,
+        inputs={"INPUT_ARTIFACT": "ragaliq-dataset"},
     )
-    assert gate.ran and gate.code == 0, gate.log
-    assert "nothing to gate" in gate.log
+    assert code == 0, log
+    assert "nothing to gate" in log
     assert action.github.statuses(REPO, head) == []

@@ -5,11 +5,15 @@ Each job gets a fresh runner folder; each step is played from the workflow file 
 
 - ``actions/checkout``: a clone of the repository at ``with.ref`` (else the event's commit);
 - ``run:``: the pull request's pipeline, played by a Python function of the test (it may do
-  anything in its runner folder), or the step's own shell when it is the placeholder;
+  anything in its runner folder), or the step's own shell when it is the placeholder; the review
+  job's one step, which must run no code of the pull request (nothing is checked out there);
 - ``actions/upload-artifact``: the file zipped and uploaded to the fake GitHub for this run;
 - ``actions/cache/restore`` and ``save``: a store of saved caches, restored by key prefix;
 - ``ragaliq/ragaliq-gate``: ``python -I -m ragaliq action`` with the step's ``with:`` as inputs
   over ``action.yml``'s defaults (an input ``action.yml`` does not declare fails the test).
+
+Every job played is recorded on the fake GitHub as a run of its workflow file, started by the
+event it is played for, so that a gate can list the runs of a head commit as GitHub lists them.
 
 Anything else (another action, an expression this player does not know) fails the test.
 """
@@ -41,6 +45,7 @@ def load_workflow(name: str) -> dict[str, Any]:
     text = (WORKFLOWS / name).read_text(encoding="utf-8")
     workflow = yaml.safe_load(text)
     workflow["on"] = workflow.pop(True)
+    workflow["file"] = name
     return workflow
 
 
@@ -103,6 +108,13 @@ class Player:
         }
         if "if" in job and not truthy(evaluate_condition(str(job["if"]), context)):
             return JobResult(ran=False)
+        self.action.github.add_run(
+            REPO,
+            run_id,
+            workflow=workflow["file"],
+            event=event_name,
+            head_sha=_event_commit(event),
+        )
         self.action.runs += 1
         runner = self.action.tmp / f"runner{self.action.runs}-{job_name}"
         runner.mkdir()
@@ -126,7 +138,11 @@ class Player:
         with_ = {k: substitute(str(v), context) for k, v in (step.get("with") or {}).items()}
         uses = str(step.get("uses", ""))
         outputs: dict[str, str] = {}
-        if "run" in step:
+        if "run" in step and step.get("name") == "Hand over the review":
+            assert not any(runner.iterdir()), "the review job must run with nothing checked out"
+            assert "${{" not in step["run"], "the review job's step must read no event text"
+            subprocess.run(["bash", "-c", step["run"]], cwd=runner, check=True)
+        elif "run" in step:
             assert step.get("name") == "Generate RAG outputs", f"unknown run step {step}"
             assert "secrets." not in str(step), "the pipeline step must see no secret"
             if pipeline is not None:
@@ -288,4 +304,6 @@ def truthy(value: Any) -> bool:
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"  # as GitHub writes a boolean into text
     return "" if value is None else str(value)

@@ -147,13 +147,17 @@ class Action:
 
         A pull request's gate runs in a trusted checkout of its base (or ``workspace``) with the
         dataset as an artifact (``archive``, else the PR's dataset zipped), unless
-        ``trust_pr_code="true"``: then it runs in the PR's own checkout.
+        ``trust_pr_code="true"``: then it runs in the PR's own checkout. A review's run produces
+        nothing: its gate finds the dataset a ``pull_request`` run handed over.
         """
         self.runs += 1
         pr = event.get("pull_request")
         run_id = RUN_ID + self.runs  # every workflow run has its own id, and its own artifacts
+        if pr:
+            self.github.add_run(REPO, run_id, event=event_name, head_sha=pr["head"]["sha"])
         if pr and inputs.get("trust_pr_code") != "true":
-            self.produce(pr["head"]["sha"], run_id=run_id, archive=archive)
+            if event_name == "pull_request":
+                self.produce(pr["head"]["sha"], run_id=run_id, archive=archive)
             workspace = workspace or self.trusted_checkout(pr["base"]["sha"])
             inputs.setdefault("artifact", ARTIFACT)
         return self.invoke(

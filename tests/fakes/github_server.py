@@ -23,10 +23,16 @@ Supported endpoints (all under ``prefix``, e.g. ``/api/v3`` to mimic GHES):
 * ``GET /repos/{owner}/{repo}/commits/{sha}`` (every ref a file was registered at, and
   :meth:`FakeGitHub.add_commit`)
 * ``GET /repos/{owner}/{repo}/pulls`` (``state`` and ``head`` = ``owner:branch`` filters)
-* ``GET /repos/{owner}/{repo}/pulls/{number}/reviews`` (:meth:`FakeGitHub.add_review`) and
-  ``GET /repos/{owner}/{repo}/collaborators/{login}/permission`` (:meth:`FakeGitHub.set_permission`;
-  anyone else is ``read``)
+* ``GET /repos/{owner}/{repo}/pulls/{number}/reviews`` (:meth:`FakeGitHub.add_review`; paginated
+  with ``Link``), ``GET /repos/{owner}/{repo}/collaborators/{login}/permission``
+  (:meth:`FakeGitHub.set_permission`; anyone else is ``read``, and a login set to ``None``, such
+  as a deleted account's ``ghost``, is 404) and ``GET /orgs/{org}/teams/{team}/memberships/{login}``
+  (:meth:`FakeGitHub.add_team_member`; anyone else is 404, as GitHub answers a non-member, or a
+  token that cannot see the team)
 * ``POST /repos/{owner}/{repo}/statuses/{sha}`` (:meth:`FakeGitHub.statuses` lists them)
+* ``GET /repos/{owner}/{repo}/actions/runs/{id}`` and
+  ``GET /repos/{owner}/{repo}/actions/workflows/{id}/runs`` (``event`` and ``head_sha`` filters;
+  :meth:`FakeGitHub.add_run`, and every run an artifact was uploaded by)
 * ``GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts`` (``name`` filter) and
   ``GET /repos/{owner}/{repo}/actions/artifacts/{id}/zip``, which redirects, as GitHub does, to
   a storage URL on another host name (``localhost``) that takes no token
@@ -170,8 +176,19 @@ class _Artifact:
     name: str
     archive: bytes
     head_sha: str
+    created_at: str
     expired: bool = False
     listed_size: int | None = None
+
+
+@dataclass(kw_only=True)
+class _Run:
+    id: int
+    repo: str
+    workflow: str
+    event: str
+    head_sha: str
+    created_at: str
 
 
 @dataclass(kw_only=True)
@@ -181,6 +198,8 @@ class _Review:
     body: str
     state: str
     commit_id: str
+    submitted_at: str
+    user_type: str | None = None
 
 
 @dataclass(kw_only=True)
@@ -293,7 +312,9 @@ class FakeGitHub:
         self._artifacts: dict[int, _Artifact] = {}
         self._statuses: list[tuple[str, Status]] = []
         self._reviews: dict[tuple[str, int], list[_Review]] = {}
-        self._permissions: dict[tuple[str, str], str] = {}
+        self._permissions: dict[tuple[str, str], str | None] = {}
+        self._runs: dict[tuple[str, int], _Run] = {}
+        self._team_members: set[tuple[str, str, str]] = set()
         self.storage_requests: list[RecordedRequest] = []
         """Downloads from the artifact storage host, with the headers they carried."""
         self._failures: list[_Failure] = []
@@ -309,7 +330,20 @@ class FakeGitHub:
                 re.compile(rf"{_REPO}/collaborators/(?P<login>{_SEG})/permission"),
                 self._get_permission,
             ),
+            (
+                "GET",
+                re.compile(
+                    rf"/orgs/(?P<org>{_SEG})/teams/(?P<team>{_SEG})/memberships/(?P<login>{_SEG})"
+                ),
+                self._get_membership,
+            ),
             ("POST", re.compile(rf"{_REPO}/statuses/(?P<sha>{_SEG})"), self._create_status),
+            ("GET", re.compile(rf"{_REPO}/actions/runs/(?P<run>\d+)"), self._get_run),
+            (
+                "GET",
+                re.compile(rf"{_REPO}/actions/workflows/(?P<workflow>\d+)/runs"),
+                self._list_workflow_runs,
+            ),
             (
                 "GET",
                 re.compile(rf"{_REPO}/actions/runs/(?P<run>\d+)/artifacts"),
@@ -484,10 +518,12 @@ class FakeGitHub:
     ) -> int:
         """Upload ``archive`` (a zip) as artifact ``name`` of run ``run_id``; its id.
 
-        ``size_in_bytes`` is the size the listing tells, when it should not be the archive's.
+        ``size_in_bytes`` is the size the listing tells, when it should not be the archive's. A
+        run not added before is added as a ``pull_request`` run of ``ragaliq.yml`` at ``head_sha``.
         """
         with self._lock:
-            self.add_repo(repo)
+            if (_repo_key(repo), run_id) not in self._runs:
+                self.add_run(repo, run_id, head_sha=head_sha)
             artifact_id = 9000 + len(self._artifacts)
             self._artifacts[artifact_id] = _Artifact(
                 id=artifact_id,
@@ -496,10 +532,40 @@ class FakeGitHub:
                 name=name,
                 archive=archive,
                 head_sha=head_sha,
+                created_at=self._tick(),
                 expired=expired,
                 listed_size=size_in_bytes,
             )
             return artifact_id
+
+    def add_run(
+        self,
+        repo: str,
+        run_id: int,
+        *,
+        head_sha: str,
+        workflow: str = "ragaliq.yml",
+        event: str = "pull_request",
+    ) -> None:
+        """Register workflow run ``run_id`` of ``.github/workflows/{workflow}`` (if it is new)."""
+        with self._lock:
+            self.add_repo(repo)
+            self._runs.setdefault(
+                (_repo_key(repo), run_id),
+                _Run(
+                    id=run_id,
+                    repo=_repo_key(repo),
+                    workflow=workflow,
+                    event=event,
+                    head_sha=head_sha,
+                    created_at=self._tick(),
+                ),
+            )
+
+    def add_team_member(self, org: str, team: str, login: str) -> None:
+        """Make ``login`` an active member of team ``org/team``."""
+        with self._lock:
+            self._team_members.add((org.lower(), team.lower(), login.lower()))
 
     def add_review(
         self,
@@ -510,18 +576,29 @@ class FakeGitHub:
         body: str,
         commit_id: str,
         state: str = "APPROVED",
+        user_type: str | None = None,
     ) -> None:
-        """Submit a review of pull request ``number`` at ``commit_id``."""
+        """Submit a review of pull request ``number`` at ``commit_id``.
+
+        ``user_type`` is the reviewer's account type (``Bot`` for an app), when not the login's.
+        """
         with self._lock:
             reviews = self._reviews.setdefault((_repo_key(repo), number), [])
             reviews.append(
                 _Review(
-                    id=3000 + len(reviews), user=user, body=body, state=state, commit_id=commit_id
+                    id=3000 + len(reviews),
+                    user=user,
+                    body=body,
+                    state=state,
+                    commit_id=commit_id,
+                    submitted_at=self._tick(),
+                    user_type=user_type,
                 )
             )
 
-    def set_permission(self, repo: str, login: str, permission: str) -> None:
-        """Give ``login`` a permission on ``repo``: ``admin``, ``maintain``, ``write``, ``read``."""
+    def set_permission(self, repo: str, login: str, permission: str | None) -> None:
+        """Give ``login`` a permission on ``repo``: ``admin``, ``maintain``, ``write``, ``read``;
+        None for a login the API does not know (404)."""
         with self._lock:
             self._permissions[(_repo_key(repo), login.lower())] = permission
 
@@ -873,29 +950,87 @@ class FakeGitHub:
 
     def _list_reviews(self, ctx: _Context) -> _Response:
         reviews = self._reviews.get((_repo_key(ctx.repo), ctx.int_param("number")), [])
+        per_page = _parse_int(ctx.first("per_page"), _DEFAULT_PER_PAGE)
+        per_page = _DEFAULT_PER_PAGE if per_page < 1 else min(per_page, _MAX_PER_PAGE)
+        page = max(1, _parse_int(ctx.first("page"), 1))
+        chunk = reviews[(page - 1) * per_page : page * per_page]
+        link = self._link_header(ctx, page, per_page, len(reviews))
         return _Response(
             200,
             [
                 {
                     "id": r.id,
-                    "user": self._user_json(r.user),
+                    "user": self._user_json(r.user, r.user_type),
                     "body": r.body,
                     "state": r.state,
                     "commit_id": r.commit_id,
+                    "submitted_at": r.submitted_at,
                     "html_url": f"{HTML_BASE}/{self._display(ctx.repo)}/pull/"
                     f"{ctx.int_param('number')}#pullrequestreview-{r.id}",
                     "author_association": "NONE",
                 }
-                for r in reviews
+                for r in chunk
             ],
+            {"link": link} if link else {},
         )
 
     def _get_permission(self, ctx: _Context) -> _Response:
         login = ctx.params["login"]
         permission = self._permissions.get((_repo_key(ctx.repo), login.lower()), "read")
+        if permission is None:
+            raise _not_found()
         return _Response(
             200, {"permission": permission, "role_name": permission, "user": self._user_json(login)}
         )
+
+    def _get_membership(self, ctx: _Context) -> _Response:
+        org, team, login = ctx.params["org"], ctx.params["team"], ctx.params["login"]
+        if (org.lower(), team.lower(), login.lower()) not in self._team_members:
+            raise _not_found()
+        return _Response(
+            200,
+            {
+                "state": "active",
+                "role": "member",
+                "url": self._api(f"/orgs/{org}/teams/{team}/memberships/{login}"),
+            },
+        )
+
+    def _run_json(self, run: _Run) -> dict[str, Any]:
+        return {
+            "id": run.id,
+            "name": run.workflow.removesuffix(".yml"),
+            "path": f".github/workflows/{run.workflow}",
+            "workflow_id": 7000 + zlib.crc32(run.workflow.encode()) % 1000,
+            "event": run.event,
+            "head_sha": run.head_sha,
+            "status": "completed",
+            "created_at": run.created_at,
+            "url": self._api(f"/repos/{self._display(run.repo)}/actions/runs/{run.id}"),
+        }
+
+    def _get_run(self, ctx: _Context) -> _Response:
+        run = self._runs.get((_repo_key(ctx.repo), ctx.int_param("run")))
+        if run is None:
+            raise _not_found()
+        return _Response(200, self._run_json(run))
+
+    def _list_workflow_runs(self, ctx: _Context) -> _Response:
+        key, workflow = _repo_key(ctx.repo), ctx.int_param("workflow")
+        event, head_sha = ctx.first("event"), ctx.first("head_sha")
+        found = [
+            self._run_json(r)
+            for (repo_key, _), r in sorted(self._runs.items(), key=lambda item: -item[1].id)
+            if repo_key == key
+            and self._run_json(r)["workflow_id"] == workflow
+            and (event is None or r.event == event)
+            and (head_sha is None or r.head_sha == head_sha)
+        ]
+        per_page = _parse_int(ctx.first("per_page"), _DEFAULT_PER_PAGE)
+        per_page = _DEFAULT_PER_PAGE if per_page < 1 else min(per_page, _MAX_PER_PAGE)
+        page = max(1, _parse_int(ctx.first("page"), 1))
+        chunk = found[(page - 1) * per_page : page * per_page]
+        return _Response(200, {"total_count": len(found), "workflow_runs": chunk})
 
     def _create_status(self, ctx: _Context) -> _Response:
         body = ctx.body if isinstance(ctx.body, dict) else {}
@@ -919,6 +1054,8 @@ class FakeGitHub:
             "name": artifact.name,
             "size_in_bytes": artifact.listed_size or len(artifact.archive),
             "expired": artifact.expired,
+            "created_at": artifact.created_at,
+            "updated_at": artifact.created_at,
             "url": api,
             "archive_download_url": f"{api}/zip",
             "workflow_run": {"id": artifact.run_id, "head_sha": artifact.head_sha},

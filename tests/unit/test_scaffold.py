@@ -204,7 +204,9 @@ def test_pull_requests_run_in_two_zones(tmp_path):
     _, workflow = _workflow(tmp_path)
     assert "pull_request" in workflow[True]  # PyYAML reads the `on` key as a boolean
     produce, gate = workflow["jobs"]["produce"], workflow["jobs"]["gate"]
-    # The untrusted zone: the PR's code, no secrets, read-only, data out as an artifact.
+    # The untrusted zone: the PR's code, no secrets, read-only, data out as an artifact; never
+    # on a review, which must not run the PR's code again (nor let it read the review).
+    assert produce["if"] == "github.event_name == 'pull_request'"
     assert produce["permissions"] == {"contents": "read"}
     assert "secrets." not in yaml.safe_dump(produce)
     (upload,) = _steps_using(produce, "actions/upload-artifact@")
@@ -226,6 +228,16 @@ def test_pull_requests_run_in_two_zones(tmp_path):
     assert action["with"]["artifact"] == upload["with"]["name"]
     assert action["with"]["anthropic-api-key"] == "${{ secrets.ANTHROPIC_API_KEY }}"
     assert action["with"]["config"] == "ragaliq.yaml"
+
+
+def test_a_forks_review_job_runs_nothing(tmp_path):
+    _, workflow = _workflow(tmp_path)
+    review = workflow["jobs"]["review"]
+    assert "pull_request_review" in review["if"] and "!= github.repository" in review["if"]
+    assert review["permissions"] == {}
+    (step,) = review["steps"]
+    assert set(step) == {"name", "run"} and step["run"].startswith("echo ")
+    assert "${{" not in step["run"]
 
 
 def test_forks_are_gated_on_workflow_run_with_nothing_checked_out(tmp_path):

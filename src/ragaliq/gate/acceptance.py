@@ -1,16 +1,24 @@
 """Accepting flagged claims: a trusted reviewer's way out of a finding the gate got wrong.
 
-A reviewer with write access accepts a newly hallucinated claim, or every finding of the pull
-request, by submitting a review of the pull request whose body holds a command::
+A reviewer with write access accepts a newly hallucinated claim, or every newly hallucinated
+claim of the pull request, by submitting a review of the pull request whose body holds a command::
 
-    /ragaliq accept 3f9a1c2b 77e0d4aa    # these claims (the ids the comment shows)
-    /ragaliq accept all                  # every finding at this commit
+    /ragaliq accept 3f9a1c2b77e0d4aa 0c1d2e3f4a5b6c7d    # these claims (the ids the comment shows)
+    /ragaliq accept all                                    # every newly hallucinated claim
 
 A review is GitHub's own record of who reviewed which commit (``commit_id``), so an acceptance
 covers what was flagged at that head commit and nothing later: a new push with new claims needs a
-new review. Who may accept is checked against the repository (``ragaliq.github.reviews``); the
-pull request's author may not, unless the base config allows it. Nothing the pull request writes
-(its files, its config, its artifact) is ever read for acceptances.
+new review. ``all`` accepts the claims listed as newly hallucinated, nothing else: a threshold, a
+drop, a missing case, an error or an early stop still fails the gate. And ``all`` covers only the
+claims the reviewer can have seen (:func:`bind_to_dataset`): those of the dataset judged, when it
+was the one dataset the head commit had handed over before the review was submitted. Who may
+accept is checked against the repository (``ragaliq.github.reviews``); the pull request's author
+may not, unless the base config allows it. Nothing the pull request writes (its files, its
+config, its artifact) is ever read for acceptances.
+
+A claim's id (:func:`claim_id`) is 16 hex characters of a SHA-256 over its case id and its text
+as a reader tells claims apart (:func:`claim_key`), so that claims in any script, or with
+different currencies, never share one.
 
 Locally, ``ragaliq gate --acceptances FILE`` reads the same records from a file, to try the flow.
 """
@@ -19,21 +27,38 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal, NamedTuple
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from ragaliq.errors import ConfigError
-from ragaliq.text.matching import normalise
 
-__all__ = ["ALL", "Acceptance", "claim_id", "parse_command", "read_acceptances"]
+__all__ = [
+    "ALL",
+    "ID_LENGTH",
+    "Acceptance",
+    "Command",
+    "bind_to_dataset",
+    "claim_id",
+    "claim_key",
+    "parse_command",
+    "read_acceptances",
+]
 
 ALL: Literal["all"] = "all"
+ID_LENGTH = 16
+"""Hex characters of a claim id: 64 bits, so that no two claims of a suite share one."""
 COMMAND = re.compile(r"^\s*/ragaliq\s+accept\b(?P<what>[^\n]*)$", re.IGNORECASE | re.MULTILINE)
-_ID = re.compile(r"^[0-9a-f]{8}$")
+_ID = re.compile(rf"^[0-9a-f]{{{ID_LENGTH}}}$")
+ClaimId = Annotated[
+    str, StringConstraints(strip_whitespace=True, to_lower=True, pattern=_ID.pattern)
+]
+"""A claim's id as the comment shows it."""
 
 
 class Acceptance(BaseModel):
@@ -45,31 +70,69 @@ class Acceptance(BaseModel):
     """The reviewer's login."""
     commit: str | None = None
     """The head commit the review was of; None in a local file (then it covers any commit)."""
-    claims: tuple[str, ...] | Literal["all"]
-    """The ids of the accepted claims, or ``all`` for every finding."""
+    claims: tuple[ClaimId, ...] | Literal["all"]
+    """The ids of the accepted claims, or ``all`` for every newly hallucinated claim."""
     source: str = ""
     """Where it was given: the review's URL, or the file."""
+    submitted_at: datetime | None = None
+    """When the review was submitted; None in a local file."""
 
     def covers(self, claim: str) -> bool:
         """Whether this acceptance covers the claim with id ``claim``."""
         return self.claims == ALL or claim in self.claims
 
 
+def claim_key(text: str) -> str:
+    """A claim's text as its id reads it: what a reader would tell apart, in any script.
+
+    NFKC (full-width and compatibility forms fold), case folded; letters, digits, currency and
+    other symbols kept ("5 €" is not "5 $"); punctuation, controls and invisible characters
+    become spaces, and runs of spaces one.
+    """
+    kept = [
+        ch if unicodedata.category(ch)[0] in "LNS" else " "
+        for ch in unicodedata.normalize("NFKC", text).casefold()
+    ]
+    return " ".join("".join(kept).split())
+
+
 def claim_id(case_id: str, claim: str) -> str:
-    """The short id the comment shows for a claim of a case, stable across runs."""
-    digest = hashlib.sha256(f"{case_id}\0{normalise(claim)}".encode()).hexdigest()
-    return digest[:8]
+    """The id the comment shows for a claim of a case, stable across runs and re-spacings."""
+    digest = hashlib.sha256(f"{case_id}\0{claim_key(claim)}".encode()).hexdigest()
+    return digest[:ID_LENGTH]
 
 
-def parse_command(body: str) -> tuple[str, ...] | Literal["all"] | None:
-    """What a review's body accepts: claim ids, ``all``, or None when it holds no command."""
-    found: list[str] = []
-    for match in COMMAND.finditer(body or ""):
-        words = match.group("what").split()
-        if any(w.lower() == ALL for w in words):
-            return ALL
-        found += [w.lower() for w in words if _ID.match(w.lower())]
-    return tuple(dict.fromkeys(found)) if found else None
+class Command(NamedTuple):
+    """What the ``/ragaliq accept`` lines of a review's body say."""
+
+    claims: tuple[str, ...] | Literal["all"]
+    """The claim ids they accept, or ``all``; empty when no line could be read."""
+    unread: tuple[str, ...] = ()
+    """The lines that accept nothing: a word that is neither a claim id nor ``all`` on its own."""
+
+
+def parse_command(body: str) -> Command | None:
+    """What a review's body accepts; None when it holds no ``/ragaliq accept`` line.
+
+    A line accepts only when each of its words is a claim id, or its one word is ``all``: a
+    line such as ``/ragaliq accept 3f9a1c2b77e0d4aa (not all)`` accepts nothing, so that no
+    aside is ever read as more than the reviewer meant.
+    """
+    ids: list[str] = []
+    every = False
+    unread: list[str] = []
+    lines = list(COMMAND.finditer(body or ""))
+    for match in lines:
+        words = match.group("what").replace(",", " ").lower().split()
+        if words == [ALL]:
+            every = True
+        elif words and all(_ID.match(w) for w in words):
+            ids += words
+        else:
+            unread.append(match.group(0).strip())
+    if not lines:
+        return None
+    return Command(claims=ALL if every else tuple(dict.fromkeys(ids)), unread=tuple(unread))
 
 
 class _File(BaseModel):
@@ -101,3 +164,50 @@ def read_acceptances(path: Path) -> tuple[Acceptance, ...]:
 def covering(acceptances: Iterable[Acceptance], claim: str) -> Acceptance | None:
     """The first acceptance that covers the claim with id ``claim``."""
     return next((a for a in acceptances if a.covers(claim)), None)
+
+
+def bind_to_dataset(
+    acceptances: Iterable[Acceptance],
+    *,
+    handed_over: datetime | None,
+    all_handed_over: Callable[[], Sequence[datetime]],
+) -> tuple[tuple[Acceptance, ...], tuple[str, ...]]:
+    """The acceptances that hold for the dataset judged, and a notice for each that does not.
+
+    A review's ``all`` stands for the claims its reviewer saw flagged, so it holds only when the
+    dataset judged was handed over (``handed_over``) before the review was submitted, and no
+    other dataset of the head commit was (``all_handed_over``: when each was, the one judged
+    included; asked only when needed). Otherwise new data produced at the same commit, after the
+    review or beside the one it saw, would be covered by it. Named ids cover exactly those claims
+    whatever dataset holds them, and a local file's acceptances have no time: both hold as given.
+    """
+    kept: list[Acceptance] = []
+    notices: list[str] = []
+    seen: Sequence[datetime] | None = None
+    for acceptance in acceptances:
+        if acceptance.claims != ALL or acceptance.submitted_at is None:
+            kept.append(acceptance)
+            continue
+        submitted = acceptance.submitted_at
+        why_not = None
+        if handed_over is None:
+            why_not = "the dataset judged was not handed over as an artifact, so when is unknown"
+        elif handed_over >= submitted:  # the same second is not known to be before
+            why_not = "the dataset judged was handed over after the review was submitted"
+        else:
+            seen = all_handed_over() if seen is None else seen
+            before = sum(1 for at in seen if at < submitted)
+            if before != 1:
+                why_not = (
+                    f"the head commit's runs had handed over {before} datasets by then, so "
+                    "which claims it saw is not known"
+                )
+        if why_not is None:
+            kept.append(acceptance)
+            continue
+        notices.append(
+            f"The review by {acceptance.by} accepts all, which covers only the claims its "
+            f"reviewer saw flagged, but {why_not}: it accepts nothing here. Name the claims by "
+            "the ids the comment shows instead."
+        )
+    return tuple(kept), tuple(notices)

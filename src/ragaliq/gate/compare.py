@@ -7,6 +7,12 @@ it (:mod:`ragaliq.text.matching`), so that a re-worded claim is not reported as 
 offline judge could neither ground nor fault is never hallucinated; the claims of changed cases
 that it flags so are listed apart, as not verifiable offline.
 
+A newly hallucinated claim a trusted reviewer accepted (:mod:`ragaliq.gate.acceptance`) stands in
+for the judge's verdict here, and only here: it no longer counts as new, and the claim-based
+scores of its case (faithfulness, hallucination) are scored again with it as supported, so that
+the gate decides on what was accepted. The run report keeps the judge's verdict, and the decision
+shows both scores.
+
 The comparison takes the head's cases one at a time (:class:`Comparison`), against the baseline's
 compact index, so a suite of any size is decided without holding its report: it can follow a run
 as the run writes its report, or read a report file as a stream.
@@ -14,12 +20,14 @@ as the run writes its report, or read a report file as a stream.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ragaliq.baseline import Baseline, BaselineCase, BaselineClaim
+from ragaliq.evaluators.base import CaseJudgement, Evaluator
 from ragaliq.evaluators.hallucination import hallucinated_claims
+from ragaliq.evaluators.registry import evaluator_class
 from ragaliq.gate.acceptance import ALL, Acceptance, claim_id, covering
 from ragaliq.gate.decision import (
     MAX_LISTED,
@@ -31,13 +39,21 @@ from ragaliq.gate.decision import (
 )
 from ragaliq.gate.scores import Shared, decide_evaluators, failure_line
 from ragaliq.gate.scores import comparable as judged_alike
-from ragaliq.models import CaseResult, ClaimVerdict, ReportHead, Verdict
+from ragaliq.models import (
+    CaseResult,
+    ClaimVerdict,
+    EvaluatorInfo,
+    ReportHead,
+    RunSummary,
+    TestCase,
+    Verdict,
+)
 from ragaliq.policy import GateRules
 from ragaliq.run_report import ReportSource
 from ragaliq.text.matching import normalise, unmatched
 from ragaliq.text.plain import plural
 
-__all__ = ["Comparison", "compare"]
+__all__ = ["Comparison", "compare", "rescoring_evaluators"]
 
 T = TypeVar("T")
 
@@ -57,11 +73,31 @@ def compare(
     (:func:`ragaliq.trust.hold_to_baseline`, whose ``notices`` say what it held).
     """
     comparison = Comparison(
-        baseline, rules=rules, acceptances=acceptances, thresholds=thresholds, notices=notices
+        baseline,
+        rules=rules,
+        acceptances=acceptances,
+        thresholds=thresholds,
+        notices=notices,
+        evaluators=rescoring_evaluators(head.head.evaluators) if acceptances else (),
     )
     for case in head.iter_cases():
         comparison.add(case)
     return comparison.decide(head.head)
+
+
+def rescoring_evaluators(infos: Mapping[str, EvaluatorInfo]) -> tuple[Evaluator[Any], ...]:
+    """The claim-based evaluators a run was scored with, rebuilt from what its report records."""
+    built: list[Evaluator[Any]] = []
+    for name, info in infos.items():
+        try:
+            kind = evaluator_class(name)
+        except KeyError:
+            continue
+        if kind.needs_claims:
+            built.append(
+                kind(kind.Options.model_validate({**info.options, "threshold": info.threshold}))
+            )
+    return tuple(built)
 
 
 def _change(case_id: str, query: str, claim: ClaimVerdict | BaselineClaim) -> ClaimChange:
@@ -120,6 +156,7 @@ class Comparison:
         acceptances: tuple[Acceptance, ...] = (),
         thresholds: Mapping[str, float] | None = None,
         notices: tuple[str, ...] = (),
+        evaluators: Sequence[Evaluator[Any]] = (),
     ) -> None:
         self.baseline = baseline
         self.rules = rules
@@ -130,8 +167,17 @@ class Comparison:
         """What holding the bar to the baseline said."""
         self.listed = listed
         self.acceptances = acceptances
-        """Reviewers' acceptances at this commit: claims they accept, or every finding."""
+        """Reviewers' acceptances at this commit: claims they accept, or every newly
+        hallucinated claim."""
+        self.evaluators = tuple(e for e in evaluators if e.needs_claims)
+        """The claim-based evaluators the run was scored with: they score a case again with
+        its accepted claims as supported."""
         self._accepted = 0
+        self._flagged_ids: set[str] = set()
+        self._decided = {e.name: [0.0, 0] for e in self.evaluators}
+        """Per claim-based evaluator, the sum and count of the case scores the gate decides on."""
+        self._lifted: set[str] = set()
+        """The evaluators whose scores accepted claims changed."""
         self._base = baseline.by_id if baseline is not None else {}
         self._seen: set[str] = set()
         self._added = _Listed[str](listed)
@@ -172,14 +218,13 @@ class Comparison:
                 for claim in hallucinated_claims(case):
                     self._first_run.add(_change(case.id, case.query, claim))
             return
+        if case.status == "ok":
+            case = self._as_accepted(case, self._claims(case, before))
         if before is None:
-            if case.status == "ok":
-                self._claims(case, None)
             return
         self._scores(case, before)
         self._regressions(case, before)
         if case.status == "ok":
-            self._claims(case, before)
             held = {normalise(text) for text in before.held_facts}
             for fact in case.facts:
                 if not fact.verifiable:
@@ -195,18 +240,24 @@ class Comparison:
             if not claim.verifiable:
                 self._unverifiable.add(_change(case.id, case.query, claim))
 
-    def _claims(self, case: CaseResult, before: BaselineCase | None) -> None:
-        """Claims hallucinated now and not before (new), and before but not now (fixed)."""
+    def _claims(self, case: CaseResult, before: BaselineCase | None) -> list[ClaimVerdict]:
+        """Claims hallucinated now and not before (new), and before but not now (fixed).
+
+        Returned: the new claims a reviewer accepted.
+        """
         now: list[ClaimVerdict | BaselineClaim] = list(hallucinated_claims(case))
         was: list[ClaimVerdict | BaselineClaim] = (
             list(before.hallucinated) if before is not None and before.status == "ok" else []
         )
+        accepted_claims: list[ClaimVerdict] = []
         for claim in unmatched(now, was, text=_text_of):
             change = _change(case.id, case.query, claim)
+            self._flagged_ids.add(change.id)
             accepted = covering(self.acceptances, change.id)
-            if accepted is not None:
+            if accepted is not None and isinstance(claim, ClaimVerdict):
                 change = change.model_copy(update={"accepted_by": accepted.by})
                 self._accepted += "unstable" not in claim.flags or self.rules.count_unstable
+                accepted_claims.append(claim)
             if "unstable" in claim.flags:
                 self._unstable.add(change)
             if "unstable" not in claim.flags or self.rules.count_unstable:
@@ -214,6 +265,44 @@ class Comparison:
         if before is not None and before.status == "ok":
             for claim in unmatched(was, now, text=_text_of):
                 self._fixed.add(_change(case.id, case.query, claim))
+        return accepted_claims
+
+    def _as_accepted(self, case: CaseResult, accepted: list[ClaimVerdict]) -> CaseResult:
+        """The case as the gate decides on it: its accepted claims scored as supported.
+
+        Its claim-based scores are counted towards the means the gate decides on.
+        """
+        if accepted and self.evaluators:
+            case = self._rescored(case, accepted)
+        for name, tally in self._decided.items():
+            result = case.results.get(name)
+            if result is not None and result.status == "ok" and result.score is not None:
+                tally[0] += result.score
+                tally[1] += 1
+        return case
+
+    def _rescored(self, case: CaseResult, accepted: list[ClaimVerdict]) -> CaseResult:
+        """The case with its claim-based scores scored again, its accepted claims supported."""
+        verdicts = tuple(
+            _accepted(claim) if any(claim is a for a in accepted) else claim
+            for claim in case.claims
+        )
+        judgement = CaseJudgement(
+            case=TestCase(id=case.id, query=case.query, context=(), response=""),
+            verdicts=verdicts,
+        )
+        results = dict(case.results)
+        for evaluator in self.evaluators:
+            judged = case.results.get(evaluator.name)
+            if judged is None or judged.status != "ok" or judged.score is None:
+                continue
+            rescored = evaluator.evaluate(judgement)
+            if rescored.status != "ok" or rescored.score is None:
+                continue
+            results[evaluator.name] = rescored
+            if rescored.score != judged.score:
+                self._lifted.add(evaluator.name)
+        return case.model_copy(update={"results": results})
 
     def _scores(self, case: CaseResult, before: BaselineCase) -> None:
         """Each evaluator's score against the baseline's, on the cases both scored."""
@@ -261,6 +350,8 @@ class Comparison:
         baseline, rules = self.baseline, self.rules
         notices: list[str] = [*head.notices, *self.bar_notices]
         comparable = judged_alike(head, baseline, notices)
+        judged = head
+        head = head.model_copy(update={"summary": self._as_decided(head.summary)})
         evaluators = decide_evaluators(
             head,
             baseline=baseline,
@@ -270,12 +361,16 @@ class Comparison:
             comparable=comparable,
             notices=notices,
         )
+        for name, decided in evaluators.items():
+            own = judged.summary.evaluators.get(name)
+            if own is not None and own.score != decided.head:
+                evaluators[name] = decided.model_copy(update={"judge_score": own.score})
         removed = _Listed[str](self.listed)
         for case_id in sorted(set(self._base) - self._seen):
             removed.add(case_id)
         failures = [failure_line(name, e) for name, e in evaluators.items() if not e.passed]
         failures += self._case_sets(removed, rules, notices)
-        failures, accepted_failures = self._claim_failures(head, failures, notices)
+        self._claim_failures(head, failures, notices)
         listed: dict[str, _Listed[Any]] = {
             "new_hallucinations": self._new,
             "hallucinations": self._first_run,
@@ -312,7 +407,6 @@ class Comparison:
             omitted=omitted,
             notices=tuple(notices),
             acceptances=self.acceptances,
-            accepted_failures=accepted_failures,
             cases=head.summary.cases,
             usage=head.usage,
             judge=head.judge,
@@ -320,12 +414,10 @@ class Comparison:
             baseline_commit=baseline.commit if baseline else None,
         )
 
-    def _claim_failures(
-        self, head: ReportHead, failures: list[str], notices: list[str]
-    ) -> tuple[list[str], tuple[str, ...]]:
+    def _claim_failures(self, head: ReportHead, failures: list[str], notices: list[str]) -> None:
         """The failures of errors, an early stop and new hallucinations added to ``failures``.
 
-        Returned second: what a reviewer accepted at this commit, set aside.
+        What a reviewer accepted no longer counts as new; nothing else is set aside.
         """
         rules = self.rules
         if self._errors.total and rules.on_error == "fail":
@@ -340,20 +432,21 @@ class Comparison:
                 f"{plural(new, 'newly hallucinated claim')} (gate.fail_on_new_hallucinations: true)"
             )
         if self._accepted:
+            names = sorted(self._lifted)
+            lifted = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 2 else names)
             notices.append(
                 f"{plural(self._accepted, 'newly hallucinated claim')} accepted by a reviewer at "
-                "this commit; a new push needs a new review."
+                "this commit"
+                + (
+                    f", counted as supported in the {lifted} scores the gate decides on (the "
+                    "run report keeps the judge's verdicts)"
+                    if lifted
+                    else ""
+                )
+                + "; a new push needs a new review."
             )
-        accepted_failures: tuple[str, ...] = ()
-        overall = next((a for a in self.acceptances if a.claims == ALL), None)
-        if overall is not None and failures:
-            accepted_failures, failures = tuple(failures), []
-            notices.append(
-                f"Every finding at this commit was accepted by {overall.by} "
-                f"({plural(len(accepted_failures), 'failure')} set aside); a new push needs a "
-                "new review."
-            )
-        elif new:
+        notices += self._unknown_ids()
+        if new and not rules.fail_on_new_hallucinations:
             notices.append(
                 "Newly hallucinated claims are listed but do not fail this gate "
                 "(gate.fail_on_new_hallucinations: false); the scores decide."
@@ -363,7 +456,35 @@ class Comparison:
                 f"{self._unstable.total} hallucinated claims are unstable (the judge's repeated "
                 "verdicts disagreed), so they are listed apart and not counted as new."
             )
-        return failures, accepted_failures
+
+    def _as_decided(self, summary: RunSummary) -> RunSummary:
+        """The run's means as the gate decides on them: accepted claims counted as supported."""
+        evaluators = dict(summary.evaluators)
+        for name in self._lifted:
+            total, judged = self._decided[name]
+            own = evaluators.get(name)
+            if own is None or not judged:
+                continue
+            score = round(total / judged, 6)
+            evaluators[name] = own.model_copy(
+                update={"score": score, "passed": score >= own.threshold}
+            )
+        return summary.model_copy(update={"evaluators": evaluators})
+
+    def _unknown_ids(self) -> list[str]:
+        """A notice per acceptance naming ids that no newly hallucinated claim here has."""
+        notices = []
+        for acceptance in self.acceptances:
+            if acceptance.claims == ALL:
+                continue
+            unknown = [i for i in acceptance.claims if i not in self._flagged_ids]
+            if unknown:
+                notices.append(
+                    f"{acceptance.by} accepted {_few(unknown, len(unknown))}, which no newly "
+                    "hallucinated claim at this commit has: nothing was accepted for "
+                    f"{'it' if len(unknown) == 1 else 'them'}. The comment shows each claim's id."
+                )
+        return notices
 
     def _case_sets(self, removed: _Listed[str], rules: GateRules, notices: list[str]) -> list[str]:
         """Cases new since the baseline, and baseline cases the run lacks (a failure by default)."""
@@ -395,6 +516,11 @@ class Comparison:
             "(gate.on_missing_cases: fail). To drop cases on purpose, record the baseline "
             "without them on the base branch first"
         ]
+
+
+def _accepted(claim: ClaimVerdict) -> ClaimVerdict:
+    """A claim a reviewer accepted, as the gate's scores count it: supported."""
+    return claim.model_copy(update={"verdict": Verdict.SUPPORTED, "confidence": 1.0})
 
 
 def _worst(

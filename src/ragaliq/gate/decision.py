@@ -38,6 +38,8 @@ class EvaluatorDecision(_Model):
     """One evaluator's head score against its threshold and the baseline."""
 
     head: float | None
+    """The head's mean, as the gate decides on it: claims a reviewer accepted count as
+    supported."""
     baseline: float | None
     delta: float | None
     threshold: float
@@ -58,6 +60,8 @@ class EvaluatorDecision(_Model):
     """The interval's level."""
     cases_to_resolve: int | None = None
     """When inconclusive: roughly how many cases would resolve a drop of ``max_drop``."""
+    judge_score: float | None = None
+    """The judge's own mean, when accepted claims make ``head`` differ from it."""
 
 
 class ClaimChange(_Model):
@@ -141,9 +145,8 @@ class GateDecision(_Model):
     """Per list above, how many entries past :data:`MAX_LISTED` were left out of it."""
     notices: tuple[str, ...] = ()
     acceptances: tuple[Acceptance, ...] = ()
-    """The reviews that accepted findings at this commit (``ragaliq.gate.acceptance``)."""
-    accepted_failures: tuple[str, ...] = ()
-    """Why the gate would have failed, had a reviewer not accepted every finding."""
+    """The reviews that accepted newly hallucinated claims at this commit
+    (``ragaliq.gate.acceptance``)."""
     cases: int
     usage: Usage
     judge: JudgeInfo

@@ -14,6 +14,7 @@ for the two jobs of one ``pull_request`` workflow). The artifact is untrusted da
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import stat
@@ -21,6 +22,7 @@ import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -28,12 +30,11 @@ import requests
 
 from ragaliq._version import __version__
 from ragaliq.errors import ArtifactError
-from ragaliq.github.client import build_github, describe_failure, retrying
+from ragaliq.github.client import build_github, describe_failure, read_time, retrying
 
 __all__ = [
     "MAX_ARTIFACT_BYTES",
     "ArtifactDataset",
-    "artifact_exists",
     "download_dataset",
     "unpack_dataset",
 ]
@@ -56,6 +57,8 @@ class ArtifactDataset:
     size: int
     ignored: tuple[str, ...] = ()
     """Other files the artifact holds, which were not unpacked."""
+    handed_over: datetime | None = None
+    """When GitHub recorded the artifact's upload; None when it does not say."""
 
     @property
     def description(self) -> str:
@@ -99,19 +102,8 @@ def download_dataset(
     with tempfile.TemporaryDirectory(prefix="ragaliq-artifact-") as scratch:
         archive = Path(scratch) / "artifact.zip"
         _fetch(str(found["archive_download_url"]), token=token, into=archive, where=where)
-        return unpack_dataset(archive, file_name=file_name, artifact=artifact, run_id=run_id)
-
-
-def artifact_exists(
-    *, token: str, repository: str, api_url: str, run_id: int, artifact: str, attempts: int = 3
-) -> bool:
-    """Whether run ``run_id`` uploaded an artifact named ``artifact``.
-
-    Raises:
-        ArtifactError: the API cannot be asked.
-    """
-    listing = _listing(token, repository, api_url, run_id, artifact, attempts)
-    return any(a.get("name") == artifact for a in (listing or {}).get("artifacts") or [])
+        unpacked = unpack_dataset(archive, file_name=file_name, artifact=artifact, run_id=run_id)
+    return dataclasses.replace(unpacked, handed_over=read_time(found.get("created_at")))
 
 
 def _listing(

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from datetime import datetime
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from github import Auth, Github, GithubException, RateLimitExceededException
@@ -23,6 +24,7 @@ __all__ = [
     "check_repository",
     "describe_failure",
     "detail",
+    "read_time",
     "retrying",
     "unreachable",
 ]
@@ -167,3 +169,11 @@ def unreachable(api_url: str, attempts: int) -> str:
         f"could not reach the GitHub API at {host} after {attempts} attempts; check the network "
         "and GITHUB_API_URL"
     )
+
+
+def read_time(value: Any) -> datetime | None:
+    """A time as GitHub writes it (``2024-01-01T00:00:01Z``), aware; None if absent or unread."""
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 
 from ragaliq.config import GatePolicy
 from ragaliq.gate.acceptance import Acceptance
-from ragaliq.github.artifacts import ArtifactDataset, artifact_exists, download_dataset
+from ragaliq.github.artifacts import ArtifactDataset, download_dataset
 from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
 from ragaliq.github.contents import ContentsAtCommit
 from ragaliq.github.pulls import find_pull_request
 from ragaliq.github.reviews import read_acceptances_from_reviews
+from ragaliq.github.runs import Upload, handed_over_at
 from ragaliq.github.settings import ActionSettings, PullRequest, WorkflowRun
 from ragaliq.github.status import CommitStatus, status_context
 from ragaliq.repository import FallbackSource, FileSource, GitCommit
@@ -33,8 +34,9 @@ class Remote:
     """The open pull request a ``workflow_run`` event is about."""
     dataset_from: Callable[[int, str, str, str | None], ArtifactDataset]
     """``(run_id, artifact, file_name, head_sha)``: the dataset unpacked from an artifact."""
-    has_artifact: Callable[[int, str], bool]
-    """Whether run N uploaded an artifact of that name."""
+    handed_over_at: Callable[[int, str, str], tuple[Upload, ...]]
+    """``(run_id, head_sha, artifact)``: the artifacts of that name the ``pull_request`` runs of
+    run N's workflow uploaded for the head commit, oldest first."""
     status_of: Callable[[str], CommitStatus]
     """The gate's commit status on a commit."""
     acceptances_of: Callable[
@@ -85,11 +87,12 @@ def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
             api_url=settings.api_url,
         ),
         dataset_from=dataset_from,
-        has_artifact=lambda run_id, name: artifact_exists(
+        handed_over_at=lambda run_id, head, name: handed_over_at(
             token=settings.github_token,
             repository=settings.repository,
             api_url=settings.api_url,
             run_id=run_id,
+            head_sha=head,
             artifact=name,
         ),
         status_of=lambda sha: CommitStatus(

@@ -2,15 +2,20 @@
 
 The gate judges only where the pull request's code never ran (:mod:`ragaliq.checkout`), unless
 the workflow says ``trust-pr-code: true``; the bar comes from the base commit, the change's own
-config only as a proposal, and the dataset from the artifact its untrusted run handed over.
+config only as a proposal, and the dataset from the artifact its untrusted run handed over. A
+gate started by a review runs none of the pull request's code: it judges the dataset the head
+commit's own ``pull_request`` run handed over (:mod:`ragaliq.github.runs`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ragaliq.checkout import unsafe_checkout
 from ragaliq.errors import ConfigError, UnsafeSetupError
+from ragaliq.gate.acceptance import Acceptance, bind_to_dataset
+from ragaliq.github.artifacts import ArtifactDataset
 from ragaliq.github.remote import Remote
 from ragaliq.github.settings import ActionSettings, PullRequest
 from ragaliq.repository import FileSource, WorkTree
@@ -19,10 +24,13 @@ __all__ = [
     "PULL_REQUEST_EVENTS",
     "TRUSTED_CODE_NOTICE",
     "TWO_ZONES",
+    "GatedData",
+    "bind_acceptances",
     "check_zone",
     "dataset_of",
     "proposal_source",
     "review_without_data",
+    "started_by_review",
 ]
 
 TWO_ZONES = (
@@ -39,18 +47,22 @@ TRUSTED_CODE_NOTICE = (
 )
 
 
-def review_without_data(settings: ActionSettings, remote: Remote) -> bool:
-    """Whether a ``workflow_run`` gate follows a review's run that produced nothing.
+def review_without_data(settings: ActionSettings) -> bool:
+    """Whether a ``workflow_run`` gate follows a review's run in which nothing ran.
 
-    Reviews that accept nothing start no ``produce`` job, so their run hands over no artifact;
-    that is no failure to report, and no reason to touch the status a real gate set.
+    A review that accepts nothing runs no job, so its run is skipped: that is no failure to
+    report, and no reason to touch the status a real gate set.
     """
     run = settings.workflow_run
-    if run is None or run.event != "pull_request_review" or not settings.artifact:
-        return False
-    if run.conclusion == "skipped":
-        return True
-    return not remote.has_artifact(run.id, settings.artifact)
+    return run is not None and run.event == "pull_request_review" and run.conclusion == "skipped"
+
+
+def started_by_review(settings: ActionSettings) -> bool:
+    """Whether this gate was started by a review, directly or through a review's run."""
+    run = settings.workflow_run
+    if run is not None:
+        return run.event == "pull_request_review"
+    return settings.event_name == "pull_request_review"
 
 
 def check_zone(settings: ActionSettings, pr: PullRequest | None) -> tuple[str, ...]:
@@ -96,28 +108,85 @@ def proposal_source(
     return remote.files_at(pr.head_sha, f"the pull request's head {pr.head_sha[:12]}")
 
 
-def dataset_of(
-    settings: ActionSettings, remote: Remote, pr: PullRequest | None
-) -> tuple[Path | str | None, str]:
-    """The dataset to judge, and a notice (with ``{cases}`` to fill) saying where it came from.
+@dataclass(frozen=True, kw_only=True)
+class GatedData:
+    """The dataset a gate judges, and where it came from."""
+
+    path: Path | str | None
+    """The file to judge; None for the config's own dataset."""
+    notice: str = ""
+    """Where it came from, with ``{cases}`` to fill; empty when read from the workspace."""
+    artifact: ArtifactDataset | None = None
+    """The artifact it was unpacked from, when it was handed over as one."""
+    run_id: int = 0
+    """The run the gate belongs to (or follows): its workflow's runs are the head's."""
+
+
+def dataset_of(settings: ActionSettings, remote: Remote, pr: PullRequest | None) -> GatedData:
+    """The dataset to judge.
 
     With the ``artifact`` input the dataset comes from the run that produced it: the
-    ``workflow_run`` event's run, or this run for the jobs of one ``pull_request`` workflow.
+    ``workflow_run`` event's run, or this run for the jobs of one ``pull_request`` workflow. A
+    gate started by a review judges the newest dataset that a ``pull_request`` run of the same
+    workflow handed over for the head commit, as GitHub lists them: a review never runs the pull
+    request's code, so it produces nothing of its own.
+
+    Raises:
+        ConfigError: the run is unknown, or no ``pull_request`` run handed over a dataset for
+            the head commit a review is of.
+        ArtifactError: the artifact cannot be listed, downloaded or unpacked.
     """
     if not settings.artifact:
-        return settings.dataset or None, ""
+        return GatedData(path=settings.dataset or None)
     run = settings.workflow_run
     run_id = run.id if run is not None else int(settings.run_id or 0)
     if not run_id:
         raise ConfigError("input artifact: the run that uploaded it is unknown (no GITHUB_RUN_ID)")
     name = PurePosixPath(settings.dataset).name if settings.dataset else ""
-    found = remote.dataset_from(
-        run_id, settings.artifact, name, pr.head_sha if pr is not None else None
-    )
+    head = pr.head_sha if pr is not None else None
+    produced_by, how = run_id, ""
+    if started_by_review(settings):
+        if head is None:
+            raise ConfigError("a review's gate found no pull request to judge")
+        uploads = remote.handed_over_at(run_id, head, settings.artifact)
+        if not uploads:
+            raise ConfigError(
+                f"no pull_request run of this workflow handed over the artifact "
+                f"{settings.artifact} for the head commit {head[:12]}: a review's gate judges "
+                "only what the pull request's own run produced, and runs none of its code. "
+                "Let that run finish (or re-run it), then review again"
+            )
+        produced_by = uploads[-1].run_id
+        how = f" (the pull_request run of the head commit {head[:12]}; the review ran no code)"
+    found = remote.dataset_from(produced_by, settings.artifact, name, head)
     ignored = (
         f" It also held {', '.join(found.ignored[:3])}{' …' if len(found.ignored) > 3 else ''}, "
         "which the gate did not read."
         if found.ignored
         else ""
     )
-    return found.path, f"Judged {{cases}} from the {found.description}.{ignored}"
+    return GatedData(
+        path=found.path,
+        notice=f"Judged {{cases}} from the {found.description}{how}.{ignored}",
+        artifact=found,
+        run_id=run_id,
+    )
+
+
+def bind_acceptances(
+    acceptances: tuple[Acceptance, ...],
+    *,
+    settings: ActionSettings,
+    remote: Remote,
+    pr: PullRequest,
+    data: GatedData,
+) -> tuple[tuple[Acceptance, ...], tuple[str, ...]]:
+    """The reviewers' acceptances that hold for the dataset judged (``bind_to_dataset``)."""
+    handed_over = data.artifact.handed_over if data.artifact is not None else None
+    return bind_to_dataset(
+        acceptances,
+        handed_over=handed_over,
+        all_handed_over=lambda: tuple(
+            u.created_at for u in remote.handed_over_at(data.run_id, pr.head_sha, settings.artifact)
+        ),
+    )

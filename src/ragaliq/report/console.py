@@ -88,6 +88,11 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
         lines.append(
             f"{name:<15} {_num(e.baseline):>8} {_num(e.head):>7} {delta:>8} "
             f"{e.threshold:>10.2f}  {e.status.replace('_', ' ')}"
+            + (
+                f" (judge: {e.judge_score:.3f}; accepted claims count as supported)"
+                if e.judge_score is not None
+                else ""
+            )
         )
     lines.append("")
     errors = plural(len(decision.errors), "error")
