@@ -331,8 +331,13 @@ CALENDAR = {
 }  # fmt: skip
 """Weekdays and months, and their abbreviations, each read as the full name: dates, not names."""
 _CALENDAR_WORD = re.compile(
-    r"(?<![\w'-])(" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")\b\.?", re.I
+    r"(?<![\w'])(" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")\b\.?", re.I
 )
+_CALENDAR_BEFORE_DASH = re.compile(
+    r"(?<![\w'])(?:" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")\.?-$", re.I
+)
+"""A weekday or month just before a hyphen: the start of a span such as ``Mon-Fri``."""
+MAX_CALENDAR_CHARS = 11
 
 
 def calendar_words(text: str) -> list[tuple[str, str]]:
@@ -343,6 +348,8 @@ def calendar_words(text: str) -> list[tuple[str, str]]:
     """
     found = []
     for match in _CALENDAR_WORD.finditer(text):
+        if not _after_calendar_dash(text, match.start()):
+            continue  # "US-led", "non-May": a piece of a word, not a date
         word = match.group(1)
         full = CALENDAR[word.lower()]
         if word.lower() != full and not word[:1].isupper():
@@ -353,14 +360,21 @@ def calendar_words(text: str) -> list[tuple[str, str]]:
     return found
 
 
+def _after_calendar_dash(text: str, start: int) -> bool:
+    """Whether a weekday or month at ``start`` stands alone or ends a span (``Mon-Fri``)."""
+    if start == 0 or text[start - 1] != "-":
+        return True
+    return bool(_CALENDAR_BEFORE_DASH.search(text[max(0, start - MAX_CALENDAR_CHARS) : start]))
+
+
 def names(text: str) -> list[str]:
     """Words of capitalised runs that are probably names (``Rand Paul``, ``South China Sea``).
 
     The first word of a sentence is never read as a name, whatever follows: it is capitalised
-    because it starts the sentence, and is as often a verb ("Send the T3 back", "Click
-    Settings") as a name. Weekdays and months (and their abbreviations) are dates, not names.
-    Stopwords inside names are dropped, and a name with hyphens or digits counts by its letter
-    runs (``US-led``: ``us``, ``led``).
+    because it starts the sentence, and is as often a verb ("Ship the blender back", "Click
+    Settings") as a name. Weekdays and months are dates, not names: their abbreviations
+    (``Sept``, ``Thurs``) and spans (``Mon-Fri``) too. Stopwords inside names are dropped, and a
+    name with hyphens or digits counts by its letter runs (``US-led``: ``us``, ``led``).
     """
     found: list[str] = []
     for match in _NAME_RUN.finditer(text):
@@ -375,7 +389,10 @@ def names(text: str) -> list[str]:
                 continue
             if lower.rstrip(".") in CALENDAR:
                 continue
-            for piece in re.findall(r"[a-z]{2,}", lower):
+            pieces = re.findall(r"[a-z]{2,}", lower)
+            if len(pieces) > 1 and all(piece in CALENDAR for piece in pieces):
+                continue  # a span of days or months: "Mon-Fri", "Jan-Mar"
+            for piece in pieces:
                 if piece not in STOPWORDS and piece not in _COMMON_CAPITALISED:
                     found.append(piece)
     return found

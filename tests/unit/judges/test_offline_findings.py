@@ -134,6 +134,24 @@ async def test_a_first_word_weekday_or_month_is_not_a_name(claim):
     assert "Names not found" not in v.reason, v.reason
 
 
+SALE = ("The spring sale runs from March 3 to April 14. The showroom is open Monday to Friday.",)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The spring sale runs from Mar 3 to Apr 14.",
+        "The spring sale ends in Apr.",
+        "The showroom is open Mon-Fri.",
+        "Visit the showroom Mon. to Fri.",
+    ],
+)
+async def test_a_weekday_or_month_abbreviation_is_read_as_the_date_it_names(claim):
+    v = await verdict_of(claim, context=SALE)
+    assert "Names not found" not in v.reason, v.reason
+    assert not hallucinated(v), v.reason
+
+
 async def test_a_flipped_negation_is_contradicted_and_quotes_the_sentence():
     v = await verdict_of("The kettle has a keep-warm mode.")
     assert v.verdict is Verdict.CONTRADICTED
