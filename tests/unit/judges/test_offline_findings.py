@@ -17,7 +17,7 @@ from ragaliq.judges import OfflineJudge
 from ragaliq.judges.offline.contrasts import OPPOSITES
 from ragaliq.models import NOT_VERIFIABLE, ClaimVerdict, Verdict
 from ragaliq.text.quantities import quantities
-from ragaliq.text.words import word_key
+from ragaliq.text.words import is_negated, word_key
 from tests.conftest import make_case
 
 CONTEXT = (
@@ -152,11 +152,24 @@ async def test_a_weekday_or_month_abbreviation_is_read_as_the_date_it_names(clai
     assert not hallucinated(v), v.reason
 
 
-async def test_a_flipped_negation_is_contradicted_and_quotes_the_sentence():
-    v = await verdict_of("The kettle has a keep-warm mode.")
-    assert v.verdict is Verdict.CONTRADICTED
-    assert "opposite" in v.reason
-    assert v.evidence == "The kettle does not have a keep-warm mode."
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        ("The kettle has a keep-warm mode.", CONTEXT[7]),
+        ("Unopened kettles do not get a full refund.", "Unopened kettles get a full refund."),
+    ],
+)
+async def test_a_flipped_negation_is_contradicted_quoting_both_sides(claim, sentence):
+    v = await verdict_of(claim)
+    assert v.verdict is Verdict.CONTRADICTED, v.reason
+    assert v.evidence == sentence
+    said, context_says = quoted(v.reason)
+    assert in_text(said, claim) and in_text(context_says, sentence), v.reason
+    assert is_negated(said) != is_negated(context_says), v.reason
+    shared = {word_key(w) for w in re.findall(r"[\w-]+", said.lower())} & {
+        word_key(w) for w in re.findall(r"[\w-]+", context_says.lower())
+    }
+    assert shared - {"not", "no"}, v.reason
 
 
 async def test_a_denied_requirement_is_contradicted():

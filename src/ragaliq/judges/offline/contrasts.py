@@ -6,8 +6,6 @@ for one documented kind of change in a sentence that otherwise says the same thi
 
 - :func:`opposite`: a word replaced by its opposite from :data:`OPPOSITES` ("a partial refund"
   against "a full refund"), both next to a word the two share;
-- :func:`requirement_flip`: a requirement denied ("you do not need the receipt" against "returns
-  must include the receipt"), or the other way round;
 - :func:`widened`: a scope widened ("free worldwide" against "free in the US", "all customers"
   against "most customers", "unlimited" against "up to 5");
 - :func:`swapped`: two names in swapped roles ("Acme acquired Globex" against "Globex acquired
@@ -18,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from ragaliq.text.words import STOPWORDS, content_tokens, is_negated, tokens, word_key
@@ -27,8 +26,9 @@ __all__ = [
     "OPPOSITES",
     "WIDE_PLACE_WORDS",
     "WIDE_WORDS",
+    "Change",
+    "comparable",
     "opposite",
-    "requirement_flip",
     "swapped",
     "widened",
 ]
@@ -184,7 +184,9 @@ class Change:
     context: str
 
 
-def _comparable(claim_keys: set[str], sentence_keys: set[str], changed: set[str]) -> bool:
+def comparable(
+    claim_keys: AbstractSet[str], sentence_keys: AbstractSet[str], changed: AbstractSet[str]
+) -> bool:
     """Whether the claim otherwise says what the sentence says (most of its other words)."""
     rest = claim_keys - changed
     shared = rest & sentence_keys
@@ -224,7 +226,7 @@ def opposite(claim: str, sentence: str) -> Change | None:
                 found = _ALTERNATIVE.get(other)
                 if found is None or found[0] != entry[0] or found[1] == entry[1]:
                     continue
-                if other not in claim_keys and _comparable(claim_keys, sentence_keys, {key}):
+                if other not in claim_keys and comparable(claim_keys, sentence_keys, {key}):
                     return Change(written, ctx[j - side][1])
     return None
 
@@ -274,51 +276,6 @@ def _negative(text: str) -> bool:
     return is_negated(text) or bool(_NEGATIVE.search(text))
 
 
-_REQUIRED = re.compile(
-    r"\b(?:must(?!\s+not\b|n't)|required|requires?|mandatory|compulsory|obligatory|necessary|"
-    r"needs?\s+to|ha(?:ve|s)\s+to)\b",
-    re.I,
-)
-_NOT_REQUIRED = re.compile(
-    r"\b(?:(?:do|does|did|will)(?:\s+not|n't)\s+(?:\w+\s+)?(?:need|have\s+to|require)|"
-    r"(?:don't|doesn't|didn't|won't)\s+(?:\w+\s+)?(?:need|have\s+to|require)|no\s+need|"
-    r"need\s+not|needn't|not\s+(?:required|necessary|mandatory|needed|obligatory|compulsory)|"
-    r"optional|without\s+(?:needing|having\s+to))\b",
-    re.I,
-)
-_REQUIREMENT_KEYS = frozenset(
-    word_key(w) for w in "need needs required require requires necessary mandatory".split()
-) | frozenset(("optional", "compulsory", "obligatory"))
-
-
-def _requirement(text: str) -> tuple[int, str]:
-    """+1 when the text requires something, -1 when it says it is not needed, else 0.
-
-    A text that does both ("you must include it, unless you do not have to") is 0.
-    """
-    text = text.replace("\u2019", "'")
-    denied = _NOT_REQUIRED.search(text)
-    required = _REQUIRED.search(_NOT_REQUIRED.sub(" ", text))
-    if denied and not required:
-        return -1, denied.group(0)
-    if required and not denied:
-        return 1, required.group(0)
-    return 0, ""
-
-
-def requirement_flip(claim: str, sentence: str) -> Change | None:
-    """A requirement the claim denies and the sentence states, or the other way round."""
-    said, said_words = _requirement(claim)
-    context, context_words = _requirement(sentence)
-    if said == 0 or said != -context:
-        return None
-    claim_keys = {k for k, _ in content_tokens(claim)} - _REQUIREMENT_KEYS
-    sentence_keys = {k for k, _ in content_tokens(sentence)} - _REQUIREMENT_KEYS
-    if not claim_keys or not _comparable(claim_keys, sentence_keys, set()):
-        return None
-    return Change(said_words, context_words)
-
-
 def widened(claim: str, sentence: str) -> Change | None:
     """A scope the claim widens past the sentence's, or None.
 
@@ -337,7 +294,7 @@ def widened(claim: str, sentence: str) -> Change | None:
     if place_words:
         for match in _PLACE.finditer(sentence):
             place = match["place"]
-            if not set(tokens(place)) & set(said) and _comparable(
+            if not set(tokens(place)) & set(said) and comparable(
                 claim_keys, sentence_keys, {word_key(w) for w in place_words}
             ):
                 written = match.group(0)
@@ -345,7 +302,7 @@ def widened(claim: str, sentence: str) -> Change | None:
                     written = written[:-1]  # the sentence's full stop, not "U.S."
                 return Change(place_words[0], written)
     wide = [i for i, w in enumerate(said) if w in WIDE_WORDS]
-    if not wide or not _comparable(claim_keys, sentence_keys, {word_key(said[i]) for i in wide}):
+    if not wide or not comparable(claim_keys, sentence_keys, {word_key(said[i]) for i in wide}):
         return None
     if "unlimited" in said:
         limit = _UP_TO.search(sentence)

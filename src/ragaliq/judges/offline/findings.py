@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragaliq.judges.offline.context import Sentence
-from ragaliq.judges.offline.contrasts import opposite, requirement_flip, swapped, widened
+from ragaliq.judges.offline.contrasts import opposite, swapped, widened
 from ragaliq.judges.offline.features import Analysis
+from ragaliq.judges.offline.negations import negation_change, requirement_flip
 from ragaliq.models import Verdict
 from ragaliq.text.quantities import Quantity
 
@@ -96,12 +97,15 @@ def _record_gap(a: Analysis) -> Finding | None:
 
 
 def _negation(a: Analysis) -> Finding | None:
-    if a.negation_flip:
-        return Finding(
-            "negation",
-            Verdict.CONTRADICTED,
-            "The closest context sentence says the opposite (one of them is negated).",
-        )
+    if a.negation_flip and a.best is not None:
+        change = negation_change(a.text, a.best.text)
+        if change is not None:
+            return Finding(
+                "negation",
+                Verdict.CONTRADICTED,
+                f'The claim says "{change.claim}" where the closest context sentence says '
+                f'"{change.context}".',
+            )
     for sentence in _prose_sentences(a):
         flip = requirement_flip(a.text, sentence.text)
         if flip is not None:

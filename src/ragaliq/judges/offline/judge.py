@@ -96,6 +96,7 @@ _SOURCES = (
     ("ragaliq.judges.offline", "features.py"),
     ("ragaliq.judges.offline", "findings.py"),
     ("ragaliq.judges.offline", "contrasts.py"),
+    ("ragaliq.judges.offline", "negations.py"),
     ("ragaliq.judges.offline", "records.py"),
     ("ragaliq.judges.offline", "record_fields.py"),
     ("ragaliq.judges.offline", "record_mentions.py"),
