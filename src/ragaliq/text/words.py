@@ -15,7 +15,9 @@ from ragaliq.text.sentences import split_context, split_sentences
 
 __all__ = [
     "CALENDAR",
+    "CONDITIONAL_NEGATIONS",
     "NEGATIONS",
+    "NEGATION_CUES",
     "STOPWORDS",
     "calendar_words",
     "content_tokens",
@@ -52,6 +54,12 @@ NEGATIONS = frozenset(
     "not no never none nobody nothing neither nor cannot can't won't don't doesn't didn't isn't "
     "aren't wasn't weren't hasn't haven't hadn't shouldn't wouldn't couldn't without".split()
 )
+
+CONDITIONAL_NEGATIONS = frozenset(("unless",))
+"""Words that negate a condition ("locked unless a code is entered" is "locked if no code is
+entered"): a negation to count, never a word to drop."""
+NEGATION_CUES = NEGATIONS | CONDITIONAL_NEGATIONS
+"""Every word that negates what follows it."""
 
 NUMBER_WORDS = {
     **{word: format_value(value) for word, value in NUMBER_VALUES.items()},
@@ -234,10 +242,10 @@ def _normalise_number(token: str) -> str:
 
 
 def is_negated(text: str) -> bool:
-    """Whether a sentence contains a negation word."""
+    """Whether a sentence contains a negation word (or "unless", which negates a condition)."""
     text = _read_phrases(text)
     return (
-        any(token.lower().replace("\u2019", "'") in NEGATIONS for token in _WORD.findall(text))
+        any(token.lower().replace("\u2019", "'") in NEGATION_CUES for token in _WORD.findall(text))
         or "n't" in text.lower()
     )
 
@@ -248,7 +256,7 @@ def negation_count(text: str) -> int:
     return sum(
         1
         for token in _WORD.findall(cleaned)
-        if token.lower().replace("\u2019", "'") in NEGATIONS
+        if token.lower().replace("\u2019", "'") in NEGATION_CUES
         or token.lower().replace("\u2019", "'").endswith("n't")
     )
 
@@ -273,12 +281,12 @@ def negated_words(text: str) -> frozenset[str]:
     words = [w.lower().replace("\u2019", "'") for w in _WORD.findall(cleaned)]
     found: set[str] = set()
     for i, word in enumerate(words):
-        if word not in NEGATIONS and not word.endswith("n't"):
+        if word not in NEGATION_CUES and not word.endswith("n't"):
             continue
         for follower in words[i + 1 : i + 4]:
             if follower in _SKIP_AFTER_CUE or follower in STOPWORDS:
                 continue
-            if follower not in NEGATIONS:
+            if follower not in NEGATION_CUES:
                 found.add(word_key(follower))
             break
     return frozenset(found)

@@ -201,6 +201,41 @@ async def test_an_opposite_word_is_contradicted_from_the_documented_list(claim):
     )
 
 
+GYM = (
+    "The climbing wall is open daily until 9 p.m. The locker room stays locked unless a PIN is "
+    "entered.",
+)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The climbing wall closes at 9 p.m.",
+        "The climbing wall is closed after 9 p.m.",
+        "Without a PIN the locker room stays locked.",
+        "If no PIN is entered, the locker room stays locked.",
+        "The locker room stays locked if you do not enter a PIN.",
+    ],
+)
+async def test_a_state_that_holds_until_a_time_or_unless_a_condition_is_no_opposite(claim):
+    v = await verdict_of(claim, context=GYM)
+    assert not hallucinated(v), v.reason
+
+
+@pytest.mark.parametrize(
+    ("claim", "kind"),
+    [
+        ("The climbing wall is closed until 9 p.m.", "closed"),
+        ("The climbing wall closes at 7 p.m.", "7 p.m."),
+    ],
+)
+async def test_a_state_said_otherwise_around_the_same_time_is_still_caught(claim, kind):
+    v = await verdict_of(claim, context=GYM)
+    assert v.verdict is Verdict.CONTRADICTED, v.reason
+    said, context_says = quoted(v.reason)[:2]
+    assert said == kind and in_text(said, claim) and in_text(context_says, GYM[0])
+
+
 @pytest.mark.parametrize(
     ("claim", "wide"),
     [

@@ -226,9 +226,53 @@ def opposite(claim: str, sentence: str) -> Change | None:
                 found = _ALTERNATIVE.get(other)
                 if found is None or found[0] != entry[0] or found[1] == entry[1]:
                     continue
-                if other not in claim_keys and comparable(claim_keys, sentence_keys, {key}):
-                    return Change(written, ctx[j - side][1])
+                context_written = ctx[j - side][1]
+                if (
+                    other not in claim_keys
+                    and comparable(claim_keys, sentence_keys, {key})
+                    and not _turns_at(claim, written, sentence, context_written)
+                ):
+                    return Change(written, context_written)
     return None
+
+
+_BOUND = re.compile(
+    r"\b(?P<prep>until|till|til|through|before|at|from|after|on|by)\s+"
+    r"(?:about\s+|around\s+|roughly\s+)?(?P<when>\d{1,2}(?:[:.]\d{2})?|noon|midnight|[A-Za-z]+)",
+    re.I,
+)
+_UNTIL = frozenset(("until", "till", "til", "through", "before"))
+BOUND_WINDOW = 60
+"""How far after the word, in characters, a time it holds until or changes at may be said."""
+
+
+def _turns_at(claim: str, said: str, sentence: str, context: str) -> bool:
+    """Whether the two words say one change of state, from either side.
+
+    "open daily until 8 p.m." and "closes at 8 p.m." (or "closed until 9" and "opens at 9") say
+    the same thing: a state that holds until a time is its opposite from that time. Where the
+    claim's time is one the sentence does not give ("closes at 9 p.m."), the time is what
+    differs, and the figure finding says so.
+    """
+    claimed, stated = _bounds(claim, said), _bounds(sentence, context)
+    times = {when for _, when in stated}
+    return any(
+        until != other_until and (when == other_when or when not in times)
+        for until, when in claimed
+        for other_until, other_when in stated
+    )
+
+
+def _bounds(text: str, word: str) -> set[tuple[bool, str]]:
+    """The times said shortly after a word: whether each is an end ("until"), and the time."""
+    found = re.search(rf"\b{re.escape(word)}\b", text)
+    if found is None:
+        return set()
+    window = re.split(r"[;,]", text[found.end() : found.end() + BOUND_WINDOW], maxsplit=1)[0]
+    return {
+        (match["prep"].lower() in _UNTIL, re.sub(r"[:.]00$", "", match["when"].lower()))
+        for match in _BOUND.finditer(window)
+    }
 
 
 _PART_BREAK = re.compile(r"[,;:()]|\b(?:and|but|or|while|whereas)\b", re.I)

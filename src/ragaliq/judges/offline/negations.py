@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from ragaliq.judges.offline.contrasts import Change, comparable
-from ragaliq.text.words import NEGATIONS, STOPWORDS, content_tokens, negated_words, word_key
+from ragaliq.text.words import NEGATION_CUES, STOPWORDS, content_tokens, negated_words, word_key
 
 __all__ = ["negation_change", "requirement_flip"]
 
@@ -62,7 +62,7 @@ def _negated_phrase(text: str, keys: AbstractSet[str], shared: AbstractSet[str])
     """From a negation of the text to the word of ``keys`` it governs, as written."""
     words = _Written.of(text)
     for i, word in enumerate(words.lower):
-        if word not in NEGATIONS and not word.endswith("n't"):
+        if word not in NEGATION_CUES and not word.endswith("n't"):
             continue
         for k in range(i + 1, min(i + 1 + NEGATION_REACH, len(words.lower))):
             if word_key(words.lower[k]) in keys:
@@ -82,7 +82,7 @@ def _phrase(text: str, keys: AbstractSet[str], shared: AbstractSet[str]) -> str 
             start > 0
             and k - start < LEAD_WORDS
             and words.lower[start - 1] in STOPWORDS
-            and words.lower[start - 1] not in NEGATIONS
+            and words.lower[start - 1] not in NEGATION_CUES
         ):
             start -= 1
         return words.quote(start, k, shared)
