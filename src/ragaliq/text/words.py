@@ -382,7 +382,8 @@ def names(text: str) -> list[str]:
     because it starts the sentence, and is as often a verb ("Ship the blender back", "Click
     Settings") as a name. Weekdays and months are dates, not names: their abbreviations
     (``Sept``, ``Thurs``) and spans (``Mon-Fri``) too. Stopwords inside names are dropped, and a
-    name with hyphens or digits counts by its letter runs (``US-led``: ``us``, ``led``).
+    name with hyphens or digits counts by the letter runs of its capitalised pieces
+    (``Vega-Orion``: ``vega``, ``orion``; ``COVID-related``: ``covid``).
     """
     found: list[str] = []
     for match in _NAME_RUN.finditer(text):
@@ -397,7 +398,12 @@ def names(text: str) -> list[str]:
                 continue
             if lower.rstrip(".") in CALENDAR:
                 continue
-            pieces = re.findall(r"[a-z]{2,}", lower)
+            pieces = [
+                piece.lower()
+                for k, hyphened in enumerate(part.split("-"))
+                if k == 0 or hyphened[:1].isupper()  # "COVID-related", "Italian-style"
+                for piece in re.findall(r"[A-Za-z]{2,}", hyphened)
+            ]
             if len(pieces) > 1 and all(piece in CALENDAR for piece in pieces):
                 continue  # a span of days or months: "Mon-Fri", "Jan-Mar"
             for piece in pieces:

@@ -153,6 +153,19 @@ async def test_a_weekday_or_month_abbreviation_is_read_as_the_date_it_names(clai
 
 
 @pytest.mark.parametrize(
+    "claim",
+    [
+        "The shop is at 12 Harbour Avenue in Monterey, California.",
+        "Drop parcels at the Dock Road depot in New York.",
+    ],
+)
+async def test_a_name_the_context_writes_short_is_known(claim):
+    context = ("The shop is at 12 Harbour Ave, Monterey, CA. Parcels go to the Dock Rd depot, NY.",)
+    v = await verdict_of(claim, context=context)
+    assert "Names not found" not in v.reason, v.reason
+
+
+@pytest.mark.parametrize(
     ("claim", "sentence"),
     [
         ("The kettle has a keep-warm mode.", CONTEXT[7]),
@@ -280,6 +293,77 @@ async def test_a_record_field_is_quoted_from_the_record(claim, verdict, field):
     assert v.verdict is verdict, v.reason
     assert v.evidence == field
     assert field.replace(" ", "") in RECORD.replace(" ", "")
+
+
+@pytest.mark.parametrize(
+    ("claim", "said", "field"),
+    [
+        ("Solano Café offers paid WiFi.", "paid", '"WiFi": "free"'),
+        ("WiFi at Solano Café is paid.", "paid", '"WiFi": "free"'),
+        ("Solano Café is located in the city of Dublin.", "Dublin", '"city": "Cork"'),
+    ],
+)
+async def test_a_value_the_record_states_otherwise_is_a_record_finding(claim, said, field):
+    v = await verdict_of(claim, context=(RECORD,))
+    assert v.verdict is Verdict.CONTRADICTED, v.reason
+    assert v.evidence == field and field in v.reason
+    assert field.replace(" ", "") in RECORD.replace(" ", "")
+    assert in_text(said, claim) and said in v.reason and not in_text(said, RECORD)
+
+
+async def test_a_name_the_record_lacks_is_a_name_finding_never_settled_offline():
+    claim = "Solano Café is in Dublin."
+    v = await verdict_of(claim, context=(RECORD,))
+    assert hallucinated(v), v.reason
+    assert v.reason == "Names not found in the context: Dublin."
+    assert not in_text("Dublin", RECORD)
+    assert not OfflineJudge().is_confident(v)
+
+
+@pytest.mark.parametrize(
+    ("claim", "figure"),
+    [
+        ("Solano Café seats 40 guests.", "40"),
+        ("Solano Café is open until 11 pm.", "11 pm"),
+    ],
+)
+async def test_a_figure_the_record_states_nowhere_is_named(claim, figure):
+    v = await verdict_of(claim, context=(RECORD,))
+    assert hallucinated(v), v.reason
+    assert [q.rstrip(".") for q in quoted(v.reason)] == [figure]
+    assert "not occur in the record" in v.reason
+    assert in_text(figure, claim) and not states(RECORD, figure)
+
+
+async def test_a_figure_beside_every_word_of_a_field_is_read_as_that_field():
+    record = json.dumps({"product": "Kestrel tent", "warranty_years": 2, "weight_kg": 3.1})
+    v = await verdict_of("The Kestrel tent comes with a 5-year warranty.", context=(record,))
+    assert v.verdict is Verdict.CONTRADICTED, v.reason
+    assert v.evidence == '"warranty_years": 2'
+    assert "5" in v.reason and not states(record, "5 years")
+
+
+async def test_a_claim_with_a_word_the_record_lacks_is_never_settled_offline():
+    judge = OfflineJudge()
+    unknown = await verdict_of("Solano Café is a pizzeria.", context=(RECORD,))
+    assert not judge.is_confident(unknown), unknown.reason
+    assert not in_text("pizzeria", RECORD)
+    known = await verdict_of("Solano Café is in Cork.", context=(RECORD,))
+    assert known.verdict is Verdict.SUPPORTED and judge.is_confident(known), known.reason
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Solano Café is in Cork.",
+        "Solano Café is in the city of Cork.",
+        "Solano Café offers free WiFi.",
+        "Solano Café has a 4-star rating.",
+    ],
+)
+async def test_what_the_record_states_is_never_accused(claim):
+    v = await verdict_of(claim, context=(RECORD,))
+    assert not hallucinated(v), v.reason
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,9 @@ def test_a_different_amount_is_not_stated(context, claim):
     assert not states(context, claim)
 
 
-@pytest.mark.parametrize("text", ["the T3 model", "a 4K screen", "in the 1990s", "MP3 files"])
+@pytest.mark.parametrize(
+    "text", ["the K7 model", "a 4K screen", "in the 1990s", "MP3 files", "COVID-19 rules"]
+)
 def test_codes_and_model_names_are_not_figures(text):
     assert quantities(text) == ()
 
@@ -113,6 +115,8 @@ def test_a_weekday_or_month_abbreviation_is_a_date_never_a_name(text, dates):
         ("Wine - Drinking a glass helps.", []),
         ("Charles Babbage built it.", ["babbage"]),
         ("It was built by Charles Babbage.", ["charles", "babbage"]),
+        ("We serve Italian-style pizza.", ["italian"]),
+        ("It was a Vega-Orion venture.", ["vega", "orion"]),
     ],
 )
 def test_the_first_word_of_a_sentence_or_list_item_is_never_a_name(text, expected):

@@ -27,6 +27,7 @@ __all__ = [
     "WIDE_PLACE_WORDS",
     "WIDE_WORDS",
     "Change",
+    "alternative",
     "comparable",
     "opposite",
     "swapped",
@@ -148,6 +149,12 @@ def _groups(table: str) -> dict[str, tuple[int, int]]:
 
 
 _ALTERNATIVE = _groups(OPPOSITES)
+
+
+def alternative(key: str) -> tuple[int, int] | None:
+    """A word key's group in :data:`OPPOSITES` and its alternative there, or None."""
+    return _ALTERNATIVE.get(key)
+
 
 WIDE_PLACE_WORDS = frozenset(
     "worldwide globally global internationally everywhere anywhere abroad overseas nationwide "

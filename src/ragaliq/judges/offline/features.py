@@ -34,7 +34,6 @@ from ragaliq.text.words import (
     negation_count,
     tokens,
 )
-from ragaliq.text.words import stem as stem_of
 
 __all__ = ["FEATURES", "Analysis", "analyse_claims"]
 
@@ -111,6 +110,8 @@ class Analysis:
     """Weekdays and months of the claim the context does not name: in full, and as written."""
     negation_flip: bool
     record: RecordFindings | None
+    hours: bool = False
+    """Whether the context's record gives opening hours (a week of time ranges)."""
     miscounts: list[tuple[Count, Count]] = field(default_factory=list)
     """Things the claim counts otherwise than the closest sentence, which the context never
     counts so: the claim's count and the sentence's ("three children", "two children")."""
@@ -166,7 +167,8 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
     near = frozenset(stem for stem, s in zip(words, state, strict=True) if s == _NEAR) - novel
     best, best_cov, pair_cov, cover3, close = _best_sentences(word_set, index)
     claim_names = list(dict.fromkeys(names(text)))
-    novel_names = [name for name in claim_names if not _knows_name(name, index)]
+    spelt = _spelt_names(text)
+    novel_names = [name for name in claim_names if not index.knows_name(name, spelt.get(name, ""))]
     claim_quantities = quantities(text)
     claim_figures = [q for q in claim_quantities if not q.in_words or q.unit is not None]
     analysis = Analysis(
@@ -192,6 +194,7 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
         ],
         negation_flip=_negation_flip(text, word_set, best, best_cov),
         record=_record_findings(text, index),
+        hours=any(record.weeks for record in index.records),
     )
     bigram_share, trigram_share = _ngram_shares(words, text, index, best_cov)
     overlap = _Overlap(
@@ -216,14 +219,17 @@ def _known(stem: str, lower: str, index: ContextIndex) -> int:
     return _NOVEL
 
 
-def _knows_name(name: str, index: ContextIndex) -> bool:
-    """Whether the context (or the question) has a name, as written, stemmed or nearly."""
-    return (
-        index.knows(name)
-        or index.knows(stem_of(name))
-        or index.nearly_knows(name)
-        or name in index.asked
-    )
+_NAME_RUN = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
+
+
+def _spelt_names(text: str) -> dict[str, str]:
+    """Each word of a name of several words, to the whole name in lower case (``new york``)."""
+    spelt: dict[str, str] = {}
+    for match in _NAME_RUN.finditer(text):
+        whole = match.group(0).lower()
+        for word in whole.split():
+            spelt.setdefault(word, whole)
+    return spelt
 
 
 def _cooccurrence(
@@ -289,6 +295,7 @@ def _record_findings(text: str, index: ContextIndex) -> RecordFindings | None:
         findings.unknown += found.unknown
         findings.absent += found.absent
         findings.evidence += found.evidence
+        findings.figures += found.figures
     return findings
 
 
