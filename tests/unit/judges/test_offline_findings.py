@@ -170,6 +170,7 @@ async def test_a_name_the_context_writes_short_is_known(claim):
     [
         ("The kettle has a keep-warm mode.", CONTEXT[7]),
         ("Unopened kettles do not get a full refund.", "Unopened kettles get a full refund."),
+        ("The Solano kettle does not run on 230V.", "It runs on 230V."),
     ],
 )
 async def test_a_flipped_negation_is_contradicted_quoting_both_sides(claim, sentence):

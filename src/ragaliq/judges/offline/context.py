@@ -61,6 +61,7 @@ _ALIAS_KEYS = (
     ("isis", "isil", "daesh"),
 )
 _ACRONYM = re.compile(r"\b(?:[A-Za-z]\.){2,}")
+_PRONOUN_START = re.compile(r"\W*(?:it|they|this|these|he|she)\b", re.IGNORECASE)
 _CAPITALS = re.compile(r"\b[A-Z](?:[A-Z]{1,4}|[a-z]{1,3})\b")
 _DOTTED = re.compile(r"\b[A-Za-z]+(?:\.[A-Za-z]+)+\b")
 """A word written with inner full stops (``Ph.D``), to be known without them (``phd``)."""
@@ -111,6 +112,9 @@ class Sentence:
     """The weekdays and months it names, in full (``Jan`` is ``january``)."""
     counts: tuple[Count, ...] = ()
     """The things it counts ("two children", "14 routes")."""
+    antecedent: frozenset[str] = frozenset()
+    """For a sentence that starts with a pronoun ("It does not work on gravel"), the words of
+    the sentence before it, which say what the pronoun stands for."""
 
 
 @dataclass(frozen=True)
@@ -147,14 +151,17 @@ class ContextIndex:
         """Index the chunks; a chunk that is one JSON object is read as a record."""
         texts: list[str] = []
         records: list[Record] = []
+        openings: set[int] = set()  # where a chunk or a record's free text starts
         for chunk in chunks:
             record = parse_record(chunk)
+            openings.add(len(texts))
             if record is None:
                 texts.extend(split_context(chunk))
                 continue
             records.append(record)
             texts.extend(record.facts)
             for prose in record.prose:
+                openings.add(len(texts))
                 texts.extend(split_context(prose))
         sentences: list[Sentence] = []
         postings: dict[str, list[int]] = {}
@@ -166,7 +173,7 @@ class ContextIndex:
         measures: dict[str, list[Quantity]] = {}
         calendar: set[str] = set()
         initials: set[str] = set()
-        for text in texts:
+        for position, text in enumerate(texts):
             words = content_words(text)
             for i, word in enumerate(words):
                 for other in words[i + 1 : i + 1 + PAIR_WINDOW]:
@@ -197,6 +204,11 @@ class ContextIndex:
                     negated_words(text),
                     days,
                     counts=tuple(counts_of(text, found)),
+                    antecedent=(
+                        sentences[-1].words
+                        if position not in openings and _PRONOUN_START.match(text)
+                        else frozenset()
+                    ),
                 )
             )
             for count in sentences[-1].counts:

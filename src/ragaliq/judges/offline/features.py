@@ -334,6 +334,10 @@ def _vector(a: Analysis, o: _Overlap) -> list[float]:
     return [values[name] for name in FEATURES]
 
 
+NEGATION_COVERAGE = 0.9
+"""Share of a claim's words the closest sentence must hold for a negation to flip it."""
+
+
 def _negation_flip(
     claim: str, words: frozenset[str], best: Sentence | None, best_cov: float
 ) -> bool:
@@ -345,9 +349,16 @@ def _negation_flip(
     usually about something else). A word the sentence uses twice, once negated ("wants to
     implant them, but does not want money"), proves nothing. When both are negated, one must hold
     one negation more than the other ("does not work without a connection" against "works
-    without a connection").
+    without a connection"). A sentence that starts with a pronoun also holds the words of the
+    sentence before it that the claim names in its place ("The R5 works on gravel" against "The
+    R5 handles slopes. It does not work on gravel").
     """
-    if best is None or best_cov < 0.9 or len(words) < 0.5 * len(best.words):
+    if best is None or len(words) < 0.5 * len(best.words):
+        return False
+    named = words - best.words
+    if best_cov < NEGATION_COVERAGE and len(named - best.antecedent) > len(words) * (
+        1 - NEGATION_COVERAGE
+    ):
         return False
     claim_negated = negated_words(claim)
     if not is_negated(claim):
