@@ -159,8 +159,7 @@ INVENTED = {
         "The R5 runs at 58 dB, according to a 2025 test by Oxford University.",
     ),
     "boundary": (
-        "The R5 finds its way by GPS and needs no boundary wire. It was designed by Marta "
-        "Ekholm.",
+        "The R5 finds its way by GPS and needs no boundary wire. It was designed by Marta Ekholm.",
         "It was designed by Marta Ekholm.",
     ),
     "setup": (

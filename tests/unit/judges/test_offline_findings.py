@@ -274,6 +274,34 @@ async def test_names_in_swapped_roles_are_contradicted_but_a_passive_is_not():
     assert not hallucinated(passive), passive.reason
 
 
+ROLES = (
+    "Halden Bank audited Pico Farms in 2022. The buyer pays the seller within 30 days. The "
+    "ferry sails from Oban to Mull.",
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "faithful"),
+    [
+        (
+            "Halden Bank was audited by Pico Farms in 2022.",
+            "Pico Farms was audited by Halden Bank.",
+        ),
+        ("The seller pays the buyer within 30 days.", "The seller is paid by the buyer."),
+        ("The ferry sails from Mull to Oban.", "The ferry sails to Mull from Oban."),
+    ],
+)
+async def test_roles_swapped_in_a_passive_between_parties_or_directions_are_contradicted(
+    claim, faithful
+):
+    v = await verdict_of(claim, context=ROLES)
+    assert v.verdict is Verdict.CONTRADICTED, v.reason
+    said, context_says = quoted(v.reason)
+    assert in_text(said, claim) and in_text(context_says, ROLES[0]), v.reason
+    assert said.lower() != context_says.lower()
+    assert not hallucinated(await verdict_of(faithful, context=ROLES))
+
+
 async def test_a_weekday_the_closest_sentence_does_not_name_is_contradicted():
     v = await verdict_of("The showroom is open Monday to Saturday.")
     assert v.verdict is Verdict.CONTRADICTED

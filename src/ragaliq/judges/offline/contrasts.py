@@ -24,6 +24,7 @@ from ragaliq.text.words import STOPWORDS, content_tokens, is_negated, tokens, wo
 __all__ = [
     "NARROW_WORDS",
     "OPPOSITES",
+    "ROLE_WORDS",
     "WIDE_PLACE_WORDS",
     "WIDE_WORDS",
     "Change",
@@ -390,12 +391,15 @@ MAX_ROLE_GAP = 6
 
 
 def swapped(claim: str, sentence: str) -> Change | None:
-    """Two names in the claim in the reverse order of the sentence, around the same words.
+    """Two names in the claim in the other roles than the sentence gives them.
 
-    "Acme acquired Globex" against "Globex acquired Acme": a name is a run of capitalised words
-    (the first word of the claim too, since both texts must hold it), the words between the two
-    names agree, and neither text turns the relation round with "by" (a passive) where the other
-    does not.
+    "Acme acquired Globex" against "Globex acquired Acme", or "Globex was acquired by Acme"
+    against "Globex acquired Acme": a name is a run of capitalised words (the first word of the
+    claim too, since both texts must hold it) or a word for a party (:data:`ROLE_WORDS`: "the
+    tenant", "the landlord"). The words between the two names agree (but for the passive's "was"
+    and "by"); the names come in the reverse order in the same voice, or in the same order where
+    one text is passive ("by") and the other is not. "From Lisbon to Porto" against "from Porto
+    to Lisbon" is a swap too.
     """
     said = _Words.of(claim)
     claimed = said.runs()
@@ -403,24 +407,68 @@ def swapped(claim: str, sentence: str) -> Change | None:
         return None
     context = _Words.of(sentence)
     runs = [run for run in claimed if context.find(run) is not None]
-    for first, second in itertools.combinations(runs, 2):
-        i, j = said.find(first), said.find(second)
+    for one, other in itertools.combinations(runs, 2):
+        i, j = said.find(one), said.find(other)
+        assert i is not None and j is not None
+        first, second = (one, other) if i < j else (other, one)
+        i, j = min(i, j), max(i, j)
         k, m = context.find(first), context.find(second)
-        assert i is not None and j is not None and k is not None and m is not None
-        if not (i < j and m < k):
-            continue  # the same order in both: no swap
+        assert k is not None and m is not None
         between_claim = said.lower[i + len(first) : j]
-        between_context = context.lower[m + len(second) : k]
+        turned = m < k
+        between_context = (
+            context.lower[m + len(second) : k] if turned else context.lower[k + len(first) : m]
+        )
         if len(between_claim) > MAX_ROLE_GAP or len(between_context) > MAX_ROLE_GAP:
             continue
-        if ("by" in between_claim) != ("by" in between_context):
+        passive = ("by" in between_claim) != ("by" in between_context)
+        if turned == passive:
+            continue  # the same roles: the same order in the same voice, or a passive turned
+        if not _same_relation(between_claim, between_context, passive=passive) and not (
+            turned and _directions(said, i, between_claim, context, m, between_context)
+        ):
             continue
-        relation = {word_key(w) for w in between_claim if w not in _ARTICLES}
-        if relation - STOPWORDS - SYMMETRIC and relation == {
-            word_key(w) for w in between_context if w not in _ARTICLES
-        }:
-            return Change(said.written(i, j + len(second)), context.written(m, k + len(first)))
+        shown = (
+            context.written(m, k + len(first)) if turned else context.written(k, m + len(second))
+        )
+        return Change(said.written(i, j + len(second)), shown)
     return None
+
+
+def _same_relation(claim: list[str], context: list[str], *, passive: bool) -> bool:
+    """Whether the words between two names say the same relation, and not a symmetric one.
+
+    With one text passive, its "was" and "by" are left out ("was bought by" is "bought").
+    """
+    skip = STOPWORDS if passive else _ARTICLES
+    relation = {word_key(w) for w in claim if w not in skip}
+    other = {word_key(w) for w in context if w not in skip}
+    return bool(relation - STOPWORDS - SYMMETRIC) and relation == other
+
+
+def _directions(
+    said: _Words, i: int, between_claim: list[str], context: _Words, m: int, between: list[str]
+) -> bool:
+    """Whether both texts say "from" one name "to" the other."""
+    return (
+        i > 0
+        and m > 0
+        and said.lower[i - 1] == "from"
+        and context.lower[m - 1] == "from"
+        and between_claim == ["to"]
+        and between == ["to"]
+    )
+
+
+ROLE_WORDS = frozenset(
+    """
+    buyer seller employer employee landlord tenant lender borrower creditor debtor sender
+    recipient host guest teacher student doctor patient parent child winner loser plaintiff
+    defendant
+    """.split()
+)
+"""Words for the parties of a relation, written in lower case: their roles can be swapped as
+names' can ("the tenant must pay the landlord")."""
 
 
 _ARTICLES = frozenset(("the", "a", "an"))
@@ -449,22 +497,27 @@ class _Words:
         found = list(_WORD.finditer(text))
         return cls(
             text,
-            [m.group(0).lower() for m in found],
+            [_POSSESSIVE.sub("", m.group(0).lower()) for m in found],
             [m.span() for m in found],
             [m.group(0)[:1].isupper() for m in found],
         )
 
     def runs(self) -> list[tuple[str, ...]]:
-        """The runs of capitalised words that are not stopwords (``Orion Labs``)."""
+        """The runs of capitalised words that are not stopwords (``Orion Labs``), and party words.
+
+        A word for a party (``tenant``) is a run of its own.
+        """
         out: list[tuple[str, ...]] = []
         current: list[str] = []
         for word, upper in zip(self.lower, self.capitalised, strict=True):
-            if upper and word not in STOPWORDS:
+            if upper and word not in STOPWORDS and word not in ROLE_WORDS:
                 current.append(word)
                 continue
             if current:
                 out.append(tuple(current))
             current = []
+            if word in ROLE_WORDS:
+                out.append((word,))
         if current:
             out.append(tuple(current))
         return list(dict.fromkeys(out))
@@ -482,3 +535,4 @@ class _Words:
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*")
+_POSSESSIVE = re.compile(r"['\u2019]s?$")

@@ -19,7 +19,9 @@ which, quoting what the claim and the context say, so that a reviewer can check 
   :data:`~ragaliq.judges.offline.contrasts.OPPOSITES`);
 - ``scope``: a scope widened ("worldwide" where the context names one country, "all" where it
   says "most", "unlimited" where it says "up to 5");
-- ``roles``: two names in swapped roles;
+- ``roles``: two names, or two parties ("the tenant", "the landlord"), in swapped roles: in the
+  reverse order, a passive that turns them round ("Acme was bought by Globex" against "Acme
+  bought Globex"), or a journey the other way;
 - ``record``: a field of a JSON record the claim contradicts (a flag, a figure, a value said
   otherwise: "paid WiFi" against ``"WiFi": "free"``, "the city of Dublin" against ``"city":
   "Cork"``), finds null, or a thing the record names nowhere.
