@@ -74,6 +74,7 @@ ALL = " ".join(CONTEXT)
         ("The kettle runs on 110 volts.", Verdict.CONTRADICTED),
         ("The warranty lasts five years.", Verdict.CONTRADICTED),
         ("A spare filter costs $12.", Verdict.NOT_ENOUGH_INFO),
+        ("The Solano kettle has seven heat settings.", Verdict.NOT_ENOUGH_INFO),
     ],
 )
 async def test_a_figure_the_context_states_nowhere_is_named_with_what_it_says(claim, verdict):
@@ -104,6 +105,8 @@ async def test_a_count_the_closest_sentence_gives_otherwise_is_contradicted():
         "Orders ship within two business days.",
         "The warranty lasts 24 months.",
         "The kettle holds 1.7 l of water.",
+        "The design team has twelve engineers.",
+        "Brennan Appliances and Solano Home are two companies.",
     ],
 )
 async def test_the_same_figure_in_other_units_or_words_is_no_finding(claim):

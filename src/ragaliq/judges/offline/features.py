@@ -170,7 +170,7 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
     spelt = _spelt_names(text)
     novel_names = [name for name in claim_names if not index.knows_name(name, spelt.get(name, ""))]
     claim_quantities = quantities(text)
-    claim_figures = [q for q in claim_quantities if not q.in_words or q.unit is not None]
+    claim_figures = [q for q in claim_quantities if _is_figure(q, record=bool(index.records))]
     analysis = Analysis(
         claim=claim,
         text=text,
@@ -230,6 +230,29 @@ def _spelt_names(text: str) -> dict[str, str]:
         for word in whole.split():
             spelt.setdefault(word, whole)
     return spelt
+
+
+_SCALE_WORDS = frozenset(
+    "hundred hundreds thousand thousands million millions billion dozen".split()
+)
+MIN_WORD_COUNT = 3
+"""A count in words without a unit is a figure from three up ("four seasons", "six players"):
+"one" is as often a pronoun, and "two" names a pair the context often lists without counting."""
+
+
+def _is_figure(quantity: Quantity, *, record: bool) -> bool:
+    """Whether a quantity of the claim is a figure the context must state.
+
+    In digits, or in words with a unit ("sixty days"); a count in words from three up, except
+    against a record (whose lists a claim counts) and a bare "hundred" ("several hundred").
+    """
+    if not quantity.in_words or quantity.unit is not None:
+        return True
+    return (
+        not record
+        and quantity.value >= MIN_WORD_COUNT
+        and quantity.written.lower() not in _SCALE_WORDS
+    )
 
 
 def _cooccurrence(

@@ -159,8 +159,9 @@ def _figure(a: Analysis) -> Finding | None:
     """
     if a.record is not None:
         return _record_figure(a)
-    if not a.novel_figures:
-        return _miscount(a)
+    miscount = _miscount(a)
+    if miscount is not None or not a.novel_figures:
+        return miscount
     best = a.best
     if best is not None and a.best_cov >= PARTIAL_COVERAGE:
         others = [q for q in best.quantities if not any(c.stated_by(q) for c in a.figures)]
