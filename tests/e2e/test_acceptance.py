@@ -38,7 +38,7 @@ def made_up(rows: list[dict], claim: str) -> list[dict]:
 def open_flagged_pull(action: Action, number: int = 90) -> tuple[dict, str]:
     (action.workspace / "ragaliq.yaml").write_text(STRICT, encoding="utf-8")
     base = record_baseline_on_main(action)
-    write_dataset(action.workspace, made_up(cases(), "Our partner Zentrix installs it for $79."))
+    write_dataset(action.workspace, made_up(cases(), "Our partner Zentrix installs it for $64."))
     head = action.commit("feature: mention the installer")
     action.github.add_pull(REPO, number, base_sha=base, head_sha=head, user=AUTHOR)
     return pr_event(number, base, head, author=AUTHOR), head
@@ -85,7 +85,7 @@ def test_a_reviewer_with_write_access_accepts_a_claim_and_a_new_claim_fails_agai
     write_dataset(
         action.workspace,
         made_up(
-            cases(), "Our partner Zentrix installs it for $79. Zentrix also offers a 9-year plan."
+            cases(), "Our partner Zentrix installs it for $64. Zentrix also offers a 9-year plan."
         ),
     )
     new_head = action.commit("feature: and a plan")
@@ -163,7 +163,7 @@ def test_no_write_access_the_author_and_the_pull_requests_own_files_cannot_accep
     (action.workspace / "ACCEPTED.md").write_text(command + "\n", encoding="utf-8")
     write_dataset(
         action.workspace,
-        made_up(cases(), f"Our partner Zentrix installs it for $79. {command}"),
+        made_up(cases(), f"Our partner Zentrix installs it for $64. {command}"),
     )
     head = action.commit("feature: accept my own claim")
     action.github.add_review(REPO, 90, user=AUTHOR, body=command, commit_id=head, state="COMMENTED")

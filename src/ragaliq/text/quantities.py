@@ -143,7 +143,8 @@ _ADJECTIVES = frozenset(
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)$", re.I)
 
 _DIGITS = re.compile(
-    r"(?:(?P<cur>[$\u20ac\u00a3]\s?)|(?<![\w.$\u20ac\u00a3]))(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?"
+    r"(?:(?P<cur>[$\u20ac\u00a3]\s?)|(?<![\w.$\u20ac\u00a3])(?<![A-Za-z]-))"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?"
     r"|\d{1,2}:[0-5]\d(?!\d)|\d+(?:\.\d+)?)(?P<suf>(?:[A-Za-z\u00b0%]+(?:/[A-Za-z]+)?|%))?(?![\w])"
 )
 _NUMBER_WORD = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))

@@ -27,8 +27,9 @@ __all__ = ["ABBREVIATIONS", "split_clauses", "split_context", "split_sentences"]
 ABBREVIATIONS = frozenset(
     """
     mr mrs ms dr prof sr jr st mt vs etc e.g i.e eg ie inc ltd co corp nos fig figs approx
-    dept est jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k u.n a.m p.m ph.d vol vols
-    cf al op ed min max avg gen col lt sgt capt rev hon gov sen rep ave blvd rd
+    dept est jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri
+    sat sun u.s u.k u.n e.u a.m p.m ph.d vol vols cf al op ed min max avg gen col lt sgt capt rev
+    hon gov sen rep ave blvd rd
     """.split()
 )
 """Words that end in a full stop without ending a sentence. ``No.`` is one only before a number
@@ -43,22 +44,39 @@ _FINAL = re.compile(r"[.!?:;][\"'\u201d\u2019)\]*_]*\s*$")
 _CLOSERS = "\"'\u201d\u2019)]"
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?P<close>[\"'\u201d\u2019)\]]*)\s+|(?<=:)\s+(?=[A-Z])")
 _NUMBER_NEXT = re.compile(r"\s*[#\d]")
-_NEXT_WORD = re.compile(r"[A-Z][a-z]*\b")
-NEVER_FINAL = frozenset(
-    """
-    mr mrs ms dr prof sr jr st mt vs e.g i.e eg ie cf al nos fig figs vol vols gen col lt sgt
-    capt rev hon gov sen rep
-    """.split()
+_NEXT_WORD = re.compile(r"(?P<word>[A-Z][A-Za-z'\u2019-]*)(?P<dot>\.)?(?:\s+(?P<then>[A-Z][a-z]))?")
+"""The word after an abbreviation: whether it ends in a full stop, and whether a capitalised
+word follows it (``U.S. Postal Service``)."""
+NEVER_FINAL = frozenset("vs e.g i.e eg ie cf al nos fig figs vol vols".split())
+"""Abbreviations that never end a sentence: ``e.g.``, ``vs.``, ``fig.``."""
+BEFORE_NAMES = frozenset(
+    "mr mrs ms dr prof sr jr st mt gen col lt sgt capt rev hon gov sen rep".split()
 )
-"""Abbreviations that never end a sentence: titles before a name, and the likes of ``e.g.``."""
-SENTENCE_STARTERS = frozenset(
+"""Titles and the like, written before or beside a name (``Dr. Okafor``, ``Mt. Kenya``, ``St.
+Ives``): they end a sentence only before a word that never starts a name (``... on Elm St. The
+shop ...``), and so does a single initial (``C. S. Lewis``, but ``plan B. It ...``)."""
+FUNCTION_STARTERS = frozenset(
     """
     the a an it its this that these those there they we you he she i if in on at for our your
-    their his her my when while after before as all each every some most many no yes please but
+    their his her my when while after before as all each every some most many yes please but
     and so then also however with what how why where who
     """.split()
 )
-"""Capitalised words that start a new sentence after an abbreviation that may end one."""
+"""Capitalised words that start a sentence and never a name."""
+NAME_CONTINUATIONS = frozenset(
+    """
+    eastern pacific central mountain atlantic alaska hawaii standard daylight local et est edt
+    pt pst pdt ct cst cdt mt mst mdt gmt utc bst cet cest ist aest
+    monday tuesday wednesday thursday friday saturday sunday
+    army navy air marine marines coast guard forces military department state senate
+    house congress government court supreme district attorney embassy consulate open census
+    bureau treasury postal customs border federal national olympic president secretary
+    ambassador dollar dollars citizen citizens agency office space mint
+    """.split()
+)
+"""Capitalised words that carry a name on past an abbreviation rather than start a sentence:
+time zones and days after "a.m." (``9 a.m. Eastern``, ``5 p.m. Friday``), and the words that
+name an institution after a place (``U.S. Army``, ``U.K. Treasury``)."""
 
 
 def split_sentences(text: str) -> list[str]:
@@ -266,9 +284,12 @@ def _last_word(text: str, start: int, end: int) -> str:
 def _ends_with_abbreviation(text: str, start: int, end: int, rest: int) -> bool:
     """Whether the full stop at ``text[end - 1]`` ends an abbreviation rather than a sentence.
 
-    An abbreviation that cannot end a sentence (a title before a name, ``e.g.``) never ends one;
-    any other (``a.m.``, ``etc.``, ``Inc.``) ends one when the next word is a capitalised word
-    that starts sentences (``... 4 a.m. The thermostat ...``).
+    After most abbreviations (``a.m.``, ``Inc.``, ``U.S.``, ``Sept.``) a capitalised word starts a
+    new sentence, unless it carries a name on (:data:`NAME_CONTINUATIONS`: ``a.m. Eastern``,
+    ``U.S. Army``), is itself an abbreviation (``Co. Ltd.``) or is followed by another capitalised
+    word (``U.S. Postal Service``). A title or an initial (:data:`BEFORE_NAMES`) ends a sentence
+    only before a word that never starts a name; ``e.g.`` and the like (:data:`NEVER_FINAL`)
+    never do.
     """
     last = _last_word(text, start, end)
     token = last.lower().rstrip(".!?\"')").lstrip("(\"'")
@@ -276,13 +297,22 @@ def _ends_with_abbreviation(text: str, start: int, end: int, rest: int) -> bool:
         return False
     if token == "no":
         return bool(_NUMBER_NEXT.match(text, rest)) and last.endswith(".")
-    if token in ABBREVIATIONS:
-        if token in NEVER_FINAL or not last.endswith("."):
-            return True
-        following = _NEXT_WORD.match(text, rest)
-        return following is None or following.group(0).lower() not in SENTENCE_STARTERS
-    # single initials such as "J." in "J. R. R. Tolkien"
-    return len(token) == 1 and token.isalpha() and last.endswith(".")
+    initial = len(token) == 1 and token.isalpha()
+    if not last.endswith(".") or not (initial or token in ABBREVIATIONS):
+        return False
+    if token in NEVER_FINAL:
+        return True
+    following = _NEXT_WORD.match(text, rest)
+    if following is None:
+        return True
+    word = following["word"].lower()
+    if initial or token in BEFORE_NAMES:
+        return word not in FUNCTION_STARTERS
+    return (
+        word in NAME_CONTINUATIONS
+        or (following["dot"] is not None and word in ABBREVIATIONS)
+        or (following["then"] is not None and word not in FUNCTION_STARTERS)
+    )
 
 
 # Clauses -------------------------------------------------------------------------------------

@@ -15,7 +15,9 @@ from ragaliq.text.sentences import split_context, split_sentences
 
 __all__ = [
     "CALENDAR",
+    "CONDITIONAL_NEGATIONS",
     "NEGATIONS",
+    "NEGATION_CUES",
     "STOPWORDS",
     "calendar_words",
     "content_tokens",
@@ -52,6 +54,12 @@ NEGATIONS = frozenset(
     "not no never none nobody nothing neither nor cannot can't won't don't doesn't didn't isn't "
     "aren't wasn't weren't hasn't haven't hadn't shouldn't wouldn't couldn't without".split()
 )
+
+CONDITIONAL_NEGATIONS = frozenset(("unless",))
+"""Words that negate a condition ("locked unless a code is entered" is "locked if no code is
+entered"): a negation to count, never a word to drop."""
+NEGATION_CUES = NEGATIONS | CONDITIONAL_NEGATIONS
+"""Every word that negates what follows it."""
 
 NUMBER_WORDS = {
     **{word: format_value(value) for word, value in NUMBER_VALUES.items()},
@@ -234,10 +242,10 @@ def _normalise_number(token: str) -> str:
 
 
 def is_negated(text: str) -> bool:
-    """Whether a sentence contains a negation word."""
+    """Whether a sentence contains a negation word (or "unless", which negates a condition)."""
     text = _read_phrases(text)
     return (
-        any(token.lower().replace("\u2019", "'") in NEGATIONS for token in _WORD.findall(text))
+        any(token.lower().replace("\u2019", "'") in NEGATION_CUES for token in _WORD.findall(text))
         or "n't" in text.lower()
     )
 
@@ -248,7 +256,7 @@ def negation_count(text: str) -> int:
     return sum(
         1
         for token in _WORD.findall(cleaned)
-        if token.lower().replace("\u2019", "'") in NEGATIONS
+        if token.lower().replace("\u2019", "'") in NEGATION_CUES
         or token.lower().replace("\u2019", "'").endswith("n't")
     )
 
@@ -273,12 +281,12 @@ def negated_words(text: str) -> frozenset[str]:
     words = [w.lower().replace("\u2019", "'") for w in _WORD.findall(cleaned)]
     found: set[str] = set()
     for i, word in enumerate(words):
-        if word not in NEGATIONS and not word.endswith("n't"):
+        if word not in NEGATION_CUES and not word.endswith("n't"):
             continue
         for follower in words[i + 1 : i + 4]:
             if follower in _SKIP_AFTER_CUE or follower in STOPWORDS:
                 continue
-            if follower not in NEGATIONS:
+            if follower not in NEGATION_CUES:
                 found.add(word_key(follower))
             break
     return frozenset(found)
@@ -331,8 +339,13 @@ CALENDAR = {
 }  # fmt: skip
 """Weekdays and months, and their abbreviations, each read as the full name: dates, not names."""
 _CALENDAR_WORD = re.compile(
-    r"(?<![\w'-])(" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")\b\.?", re.I
+    r"(?<![\w'])(" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")\b\.?", re.I
 )
+_CALENDAR_BEFORE_DASH = re.compile(
+    r"(?<![\w'])(?:" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")\.?-$", re.I
+)
+"""A weekday or month just before a hyphen: the start of a span such as ``Mon-Fri``."""
+MAX_CALENDAR_CHARS = 11
 
 
 def calendar_words(text: str) -> list[tuple[str, str]]:
@@ -343,6 +356,8 @@ def calendar_words(text: str) -> list[tuple[str, str]]:
     """
     found = []
     for match in _CALENDAR_WORD.finditer(text):
+        if not _after_calendar_dash(text, match.start()):
+            continue  # "US-led", "non-May": a piece of a word, not a date
         word = match.group(1)
         full = CALENDAR[word.lower()]
         if word.lower() != full and not word[:1].isupper():
@@ -353,14 +368,22 @@ def calendar_words(text: str) -> list[tuple[str, str]]:
     return found
 
 
+def _after_calendar_dash(text: str, start: int) -> bool:
+    """Whether a weekday or month at ``start`` stands alone or ends a span (``Mon-Fri``)."""
+    if start == 0 or text[start - 1] != "-":
+        return True
+    return bool(_CALENDAR_BEFORE_DASH.search(text[max(0, start - MAX_CALENDAR_CHARS) : start]))
+
+
 def names(text: str) -> list[str]:
     """Words of capitalised runs that are probably names (``Rand Paul``, ``South China Sea``).
 
     The first word of a sentence is never read as a name, whatever follows: it is capitalised
-    because it starts the sentence, and is as often a verb ("Send the T3 back", "Click
-    Settings") as a name. Weekdays and months (and their abbreviations) are dates, not names.
-    Stopwords inside names are dropped, and a name with hyphens or digits counts by its letter
-    runs (``US-led``: ``us``, ``led``).
+    because it starts the sentence, and is as often a verb ("Ship the blender back", "Click
+    Settings") as a name. Weekdays and months are dates, not names: their abbreviations
+    (``Sept``, ``Thurs``) and spans (``Mon-Fri``) too. Stopwords inside names are dropped, and a
+    name with hyphens or digits counts by the letter runs of its capitalised pieces
+    (``Vega-Orion``: ``vega``, ``orion``; ``COVID-related``: ``covid``).
     """
     found: list[str] = []
     for match in _NAME_RUN.finditer(text):
@@ -375,7 +398,15 @@ def names(text: str) -> list[str]:
                 continue
             if lower.rstrip(".") in CALENDAR:
                 continue
-            for piece in re.findall(r"[a-z]{2,}", lower):
+            pieces = [
+                piece.lower()
+                for k, hyphened in enumerate(part.split("-"))
+                if k == 0 or hyphened[:1].isupper()  # "COVID-related", "Italian-style"
+                for piece in re.findall(r"[A-Za-z]{2,}", hyphened)
+            ]
+            if len(pieces) > 1 and all(piece in CALENDAR for piece in pieces):
+                continue  # a span of days or months: "Mon-Fri", "Jan-Mar"
+            for piece in pieces:
                 if piece not in STOPWORDS and piece not in _COMMON_CAPITALISED:
                     found.append(piece)
     return found

@@ -168,23 +168,61 @@ def test_a_leading_yes_or_no_is_an_answer_not_part_of_the_claim(claim, read):
     ("text", "expected"),
     [
         (
-            "Updates install between 2 and 4 a.m. The thermostat keeps heating meanwhile.",
-            [
-                "Updates install between 2 and 4 a.m.",
-                "The thermostat keeps heating meanwhile.",
-            ],
+            "Backups run nightly at 3 a.m. Restores take about an hour.",
+            ["Backups run nightly at 3 a.m.", "Restores take about an hour."],
+        ),
+        (
+            "Phone lines close at 6 p.m. Calls after that go to voicemail.",
+            ["Phone lines close at 6 p.m.", "Calls after that go to voicemail."],
+        ),
+        (
+            "The frame is made by Larkspur Ltd. Larkspur also builds wheels.",
+            ["The frame is made by Larkspur Ltd.", "Larkspur also builds wheels."],
+        ),
+        (
+            "We ship anywhere in the U.K. Delivery takes two days.",
+            ["We ship anywhere in the U.K.", "Delivery takes two days."],
+        ),
+        (
+            "The promotion ends in Sept. Prices go back up afterwards.",
+            ["The promotion ends in Sept.", "Prices go back up afterwards."],
         ),
         (
             "It was made by Acme Inc. It ships worldwide.",
             ["It was made by Acme Inc.", "It ships worldwide."],
         ),
-        ("Support opens at 9 a.m. Eastern time.", ["Support opens at 9 a.m. Eastern time."]),
+        (
+            "He lives on Elm St. The shop is next door.",
+            ["He lives on Elm St.", "The shop is next door."],
+        ),
+        ("Use plan B. It costs less.", ["Use plan B.", "It costs less."]),
+        ("What about Jan? It is free.", ["What about Jan?", "It is free."]),
         ("See Dr. Nguyen. The clinic opens at 9.", ["See Dr. Nguyen.", "The clinic opens at 9."]),
-        ("Fruit, e.g. The apples, is fresh.", ["Fruit, e.g. The apples, is fresh."]),
     ],
 )
 def test_an_abbreviation_ends_a_sentence_when_a_new_one_follows(text, expected):
     assert split_sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Support opens at 9 a.m. Eastern time.",
+        "Lines open at 9 a.m. PT on weekdays.",
+        "Orders placed by 5 p.m. Friday ship the same day.",
+        "She joined the U.S. Navy in 2001.",
+        "It was sent via the U.S. Postal Service.",
+        "Ask Dr. Okafor about it.",
+        "They climbed Mt. Kenya last year.",
+        "We stayed in St. Ives for a week.",
+        "C. S. Lewis wrote it.",
+        "Acme Co. Ltd. makes it.",
+        "The shop is open Wed. Thu. and Fri.",
+        "Fruit, e.g. The apples, is fresh.",
+    ],
+)
+def test_a_name_that_carries_on_past_an_abbreviation_stays_one_sentence(text):
+    assert split_sentences(text) == [text]
 
 
 HANG_GUARD_S = 120

@@ -23,6 +23,7 @@ from ragaliq.text.words import (
     content_words,
     negated_words,
     split_context,
+    stem,
     tokens,
     word_key,
 )
@@ -60,6 +61,8 @@ _ALIAS_KEYS = (
     ("isis", "isil", "daesh"),
 )
 _ACRONYM = re.compile(r"\b(?:[A-Za-z]\.){2,}")
+_PRONOUN_START = re.compile(r"\W*(?:it|they|this|these|he|she)\b", re.IGNORECASE)
+_CAPITALS = re.compile(r"\b[A-Z](?:[A-Z]{1,4}|[a-z]{1,3})\b")
 _DOTTED = re.compile(r"\b[A-Za-z]+(?:\.[A-Za-z]+)+\b")
 """A word written with inner full stops (``Ph.D``), to be known without them (``phd``)."""
 NEAR_PREFIX = 5
@@ -109,6 +112,9 @@ class Sentence:
     """The weekdays and months it names, in full (``Jan`` is ``january``)."""
     counts: tuple[Count, ...] = ()
     """The things it counts ("two children", "14 routes")."""
+    antecedent: frozenset[str] = frozenset()
+    """For a sentence that starts with a pronoun ("It does not work on gravel"), the words of
+    the sentence before it, which say what the pronoun stands for."""
 
 
 @dataclass(frozen=True)
@@ -135,20 +141,27 @@ class ContextIndex:
     records: tuple[Record, ...]
     asked: frozenset[str]
     """Words of the query: a name the question uses is not an invention of the answer."""
+    initials: frozenset[str] = frozenset()
+    """Words the context writes in capitals (``CA``, ``NYC``) or short and capitalised (``Ave``,
+    ``Rd``), as written: a name the claim writes out (``California``, ``New York City``,
+    ``Avenue``, ``Road``)."""
 
     @classmethod
     def build(cls, chunks: Sequence[str], query: str = "") -> ContextIndex:
         """Index the chunks; a chunk that is one JSON object is read as a record."""
         texts: list[str] = []
         records: list[Record] = []
+        openings: set[int] = set()  # where a chunk or a record's free text starts
         for chunk in chunks:
             record = parse_record(chunk)
+            openings.add(len(texts))
             if record is None:
                 texts.extend(split_context(chunk))
                 continue
             records.append(record)
             texts.extend(record.facts)
             for prose in record.prose:
+                openings.add(len(texts))
                 texts.extend(split_context(prose))
         sentences: list[Sentence] = []
         postings: dict[str, list[int]] = {}
@@ -159,7 +172,8 @@ class ContextIndex:
         counted: dict[str, set[str]] = {}
         measures: dict[str, list[Quantity]] = {}
         calendar: set[str] = set()
-        for text in texts:
+        initials: set[str] = set()
+        for position, text in enumerate(texts):
             words = content_words(text)
             for i, word in enumerate(words):
                 for other in words[i + 1 : i + 1 + PAIR_WINDOW]:
@@ -169,6 +183,7 @@ class ContextIndex:
             surface.update(raw)
             surface.update(piece for token in raw if "-" in token for piece in token.split("-"))
             surface.update(m.replace(".", "").lower() for m in _ACRONYM.findall(text))
+            initials.update(m for m in _CAPITALS.findall(text) if m.lower() not in STOPWORDS)
             surface.update(m.replace(".", "").lower() for m in _DOTTED.findall(text))
             trigrams.update(zip(raw, raw[1:], raw[2:], strict=False))
             found = tuple(quantities(text))
@@ -189,6 +204,11 @@ class ContextIndex:
                     negated_words(text),
                     days,
                     counts=tuple(counts_of(text, found)),
+                    antecedent=(
+                        sentences[-1].words
+                        if position not in openings and _PRONOUN_START.match(text)
+                        else frozenset()
+                    ),
                 )
             )
             for count in sentences[-1].counts:
@@ -212,11 +232,38 @@ class ContextIndex:
             trigrams=frozenset(trigrams),
             records=tuple(records),
             asked=frozenset(tokens(query)),
+            initials=frozenset(initials),
         )
 
     def knows(self, word: str) -> bool:
         """Whether a content word (stemmed) or a word as written occurs in the context."""
         return word in self.words or word in self.surface or word in GENERIC
+
+    def knows_name(self, name: str, spelt: str = "") -> bool:
+        """Whether the context has a name: as written, stemmed, nearly, or shortened.
+
+        ``name`` is one word of the claim's name (``california``), ``spelt`` the whole name it is
+        part of (``new york``). A word is known when the context writes the name's initials
+        (``NY``), or a short capitalised word that the name starts with (``Ave``), or that holds
+        letters of the name in order from its first (``CA``, ``Rd``, ``Blvd``) with no vowel
+        after the first letter. A record knows the words of its keys too (``wifi`` for
+        ``WiFi``, ``tv`` for ``HasTV``).
+        """
+        if (
+            self.knows(name)
+            or self.knows(stem(name))
+            or self.nearly_knows(name)
+            or name in self.asked
+            or any(
+                name in record.vocabulary or word_key(name) in record.vocabulary
+                for record in self.records
+            )
+        ):
+            return True
+        words = spelt.split()
+        if len(words) > 1 and "".join(w[0] for w in words).upper() in self.initials:
+            return True
+        return any(_shortens(short, name) for short in self.initials)
 
     def nearly_knows(self, word: str) -> bool:
         """Whether a context word starts like this one (``criticism`` and ``criticised``)."""
@@ -230,6 +277,28 @@ class ContextIndex:
         if figure.dimension is None:
             return False
         return any(figure.stated_by(other) for other in self.measures.get(figure.dimension, ()))
+
+
+_VOWELS = frozenset("aeiou")
+MIN_PREFIX = 3
+"""A short word the name starts with must be this long (``Ave`` for ``Avenue``)."""
+
+
+def _shortens(short: str, name: str) -> bool:
+    """Whether a short word writes a longer name (lower case) short: ``Ave``, ``Rd``, ``CA``.
+
+    The name starts with it, or holds its letters in order from the first, when it is written
+    in capitals or has no vowel after its first letter (``Rd``, ``Blvd``; not ``Ann``).
+    """
+    lower = short.lower()
+    if len(name) < len(lower) + MIN_PREFIX - 1 or lower[0] != name[0]:
+        return False  # "IP" does not write "IPv" short
+    if len(lower) >= MIN_PREFIX and name.startswith(lower):
+        return True
+    if not short.isupper() and _VOWELS & set(lower[1:]):
+        return False
+    rest = iter(name[1:])
+    return all(letter in rest for letter in lower[1:])
 
 
 _WEEKDAYS = frozenset("monday tuesday wednesday thursday friday".split())

@@ -6,8 +6,6 @@ for one documented kind of change in a sentence that otherwise says the same thi
 
 - :func:`opposite`: a word replaced by its opposite from :data:`OPPOSITES` ("a partial refund"
   against "a full refund"), both next to a word the two share;
-- :func:`requirement_flip`: a requirement denied ("you do not need the receipt" against "returns
-  must include the receipt"), or the other way round;
 - :func:`widened`: a scope widened ("free worldwide" against "free in the US", "all customers"
   against "most customers", "unlimited" against "up to 5");
 - :func:`swapped`: two names in swapped roles ("Acme acquired Globex" against "Globex acquired
@@ -18,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from ragaliq.text.words import STOPWORDS, content_tokens, is_negated, tokens, word_key
@@ -25,10 +24,13 @@ from ragaliq.text.words import STOPWORDS, content_tokens, is_negated, tokens, wo
 __all__ = [
     "NARROW_WORDS",
     "OPPOSITES",
+    "ROLE_WORDS",
     "WIDE_PLACE_WORDS",
     "WIDE_WORDS",
+    "Change",
+    "alternative",
+    "comparable",
     "opposite",
-    "requirement_flip",
     "swapped",
     "widened",
 ]
@@ -149,6 +151,12 @@ def _groups(table: str) -> dict[str, tuple[int, int]]:
 
 _ALTERNATIVE = _groups(OPPOSITES)
 
+
+def alternative(key: str) -> tuple[int, int] | None:
+    """A word key's group in :data:`OPPOSITES` and its alternative there, or None."""
+    return _ALTERNATIVE.get(key)
+
+
 WIDE_PLACE_WORDS = frozenset(
     "worldwide globally global internationally everywhere anywhere abroad overseas nationwide "
     "international".split()
@@ -184,7 +192,9 @@ class Change:
     context: str
 
 
-def _comparable(claim_keys: set[str], sentence_keys: set[str], changed: set[str]) -> bool:
+def comparable(
+    claim_keys: AbstractSet[str], sentence_keys: AbstractSet[str], changed: AbstractSet[str]
+) -> bool:
     """Whether the claim otherwise says what the sentence says (most of its other words)."""
     rest = claim_keys - changed
     shared = rest & sentence_keys
@@ -224,9 +234,53 @@ def opposite(claim: str, sentence: str) -> Change | None:
                 found = _ALTERNATIVE.get(other)
                 if found is None or found[0] != entry[0] or found[1] == entry[1]:
                     continue
-                if other not in claim_keys and _comparable(claim_keys, sentence_keys, {key}):
-                    return Change(written, ctx[j - side][1])
+                context_written = ctx[j - side][1]
+                if (
+                    other not in claim_keys
+                    and comparable(claim_keys, sentence_keys, {key})
+                    and not _turns_at(claim, written, sentence, context_written)
+                ):
+                    return Change(written, context_written)
     return None
+
+
+_BOUND = re.compile(
+    r"\b(?P<prep>until|till|til|through|before|at|from|after|on|by)\s+"
+    r"(?:about\s+|around\s+|roughly\s+)?(?P<when>\d{1,2}(?:[:.]\d{2})?|noon|midnight|[A-Za-z]+)",
+    re.I,
+)
+_UNTIL = frozenset(("until", "till", "til", "through", "before"))
+BOUND_WINDOW = 60
+"""How far after the word, in characters, a time it holds until or changes at may be said."""
+
+
+def _turns_at(claim: str, said: str, sentence: str, context: str) -> bool:
+    """Whether the two words say one change of state, from either side.
+
+    "open daily until 8 p.m." and "closes at 8 p.m." (or "closed until 9" and "opens at 9") say
+    the same thing: a state that holds until a time is its opposite from that time. Where the
+    claim's time is one the sentence does not give ("closes at 9 p.m."), the time is what
+    differs, and the figure finding says so.
+    """
+    claimed, stated = _bounds(claim, said), _bounds(sentence, context)
+    times = {when for _, when in stated}
+    return any(
+        until != other_until and (when == other_when or when not in times)
+        for until, when in claimed
+        for other_until, other_when in stated
+    )
+
+
+def _bounds(text: str, word: str) -> set[tuple[bool, str]]:
+    """The times said shortly after a word: whether each is an end ("until"), and the time."""
+    found = re.search(rf"\b{re.escape(word)}\b", text)
+    if found is None:
+        return set()
+    window = re.split(r"[;,]", text[found.end() : found.end() + BOUND_WINDOW], maxsplit=1)[0]
+    return {
+        (match["prep"].lower() in _UNTIL, re.sub(r"[:.]00$", "", match["when"].lower()))
+        for match in _BOUND.finditer(window)
+    }
 
 
 _PART_BREAK = re.compile(r"[,;:()]|\b(?:and|but|or|while|whereas)\b", re.I)
@@ -274,51 +328,6 @@ def _negative(text: str) -> bool:
     return is_negated(text) or bool(_NEGATIVE.search(text))
 
 
-_REQUIRED = re.compile(
-    r"\b(?:must(?!\s+not\b|n't)|required|requires?|mandatory|compulsory|obligatory|necessary|"
-    r"needs?\s+to|ha(?:ve|s)\s+to)\b",
-    re.I,
-)
-_NOT_REQUIRED = re.compile(
-    r"\b(?:(?:do|does|did|will)(?:\s+not|n't)\s+(?:\w+\s+)?(?:need|have\s+to|require)|"
-    r"(?:don't|doesn't|didn't|won't)\s+(?:\w+\s+)?(?:need|have\s+to|require)|no\s+need|"
-    r"need\s+not|needn't|not\s+(?:required|necessary|mandatory|needed|obligatory|compulsory)|"
-    r"optional|without\s+(?:needing|having\s+to))\b",
-    re.I,
-)
-_REQUIREMENT_KEYS = frozenset(
-    word_key(w) for w in "need needs required require requires necessary mandatory".split()
-) | frozenset(("optional", "compulsory", "obligatory"))
-
-
-def _requirement(text: str) -> tuple[int, str]:
-    """+1 when the text requires something, -1 when it says it is not needed, else 0.
-
-    A text that does both ("you must include it, unless you do not have to") is 0.
-    """
-    text = text.replace("\u2019", "'")
-    denied = _NOT_REQUIRED.search(text)
-    required = _REQUIRED.search(_NOT_REQUIRED.sub(" ", text))
-    if denied and not required:
-        return -1, denied.group(0)
-    if required and not denied:
-        return 1, required.group(0)
-    return 0, ""
-
-
-def requirement_flip(claim: str, sentence: str) -> Change | None:
-    """A requirement the claim denies and the sentence states, or the other way round."""
-    said, said_words = _requirement(claim)
-    context, context_words = _requirement(sentence)
-    if said == 0 or said != -context:
-        return None
-    claim_keys = {k for k, _ in content_tokens(claim)} - _REQUIREMENT_KEYS
-    sentence_keys = {k for k, _ in content_tokens(sentence)} - _REQUIREMENT_KEYS
-    if not claim_keys or not _comparable(claim_keys, sentence_keys, set()):
-        return None
-    return Change(said_words, context_words)
-
-
 def widened(claim: str, sentence: str) -> Change | None:
     """A scope the claim widens past the sentence's, or None.
 
@@ -337,7 +346,7 @@ def widened(claim: str, sentence: str) -> Change | None:
     if place_words:
         for match in _PLACE.finditer(sentence):
             place = match["place"]
-            if not set(tokens(place)) & set(said) and _comparable(
+            if not set(tokens(place)) & set(said) and comparable(
                 claim_keys, sentence_keys, {word_key(w) for w in place_words}
             ):
                 written = match.group(0)
@@ -345,7 +354,7 @@ def widened(claim: str, sentence: str) -> Change | None:
                     written = written[:-1]  # the sentence's full stop, not "U.S."
                 return Change(place_words[0], written)
     wide = [i for i, w in enumerate(said) if w in WIDE_WORDS]
-    if not wide or not _comparable(claim_keys, sentence_keys, {word_key(said[i]) for i in wide}):
+    if not wide or not comparable(claim_keys, sentence_keys, {word_key(said[i]) for i in wide}):
         return None
     if "unlimited" in said:
         limit = _UP_TO.search(sentence)
@@ -382,12 +391,15 @@ MAX_ROLE_GAP = 6
 
 
 def swapped(claim: str, sentence: str) -> Change | None:
-    """Two names in the claim in the reverse order of the sentence, around the same words.
+    """Two names in the claim in the other roles than the sentence gives them.
 
-    "Acme acquired Globex" against "Globex acquired Acme": a name is a run of capitalised words
-    (the first word of the claim too, since both texts must hold it), the words between the two
-    names agree, and neither text turns the relation round with "by" (a passive) where the other
-    does not.
+    "Acme acquired Globex" against "Globex acquired Acme", or "Globex was acquired by Acme"
+    against "Globex acquired Acme": a name is a run of capitalised words (the first word of the
+    claim too, since both texts must hold it) or a word for a party (:data:`ROLE_WORDS`: "the
+    tenant", "the landlord"). The words between the two names agree (but for the passive's "was"
+    and "by"); the names come in the reverse order in the same voice, or in the same order where
+    one text is passive ("by") and the other is not. "From Lisbon to Porto" against "from Porto
+    to Lisbon" is a swap too.
     """
     said = _Words.of(claim)
     claimed = said.runs()
@@ -395,24 +407,68 @@ def swapped(claim: str, sentence: str) -> Change | None:
         return None
     context = _Words.of(sentence)
     runs = [run for run in claimed if context.find(run) is not None]
-    for first, second in itertools.combinations(runs, 2):
-        i, j = said.find(first), said.find(second)
+    for one, other in itertools.combinations(runs, 2):
+        i, j = said.find(one), said.find(other)
+        assert i is not None and j is not None
+        first, second = (one, other) if i < j else (other, one)
+        i, j = min(i, j), max(i, j)
         k, m = context.find(first), context.find(second)
-        assert i is not None and j is not None and k is not None and m is not None
-        if not (i < j and m < k):
-            continue  # the same order in both: no swap
+        assert k is not None and m is not None
         between_claim = said.lower[i + len(first) : j]
-        between_context = context.lower[m + len(second) : k]
+        turned = m < k
+        between_context = (
+            context.lower[m + len(second) : k] if turned else context.lower[k + len(first) : m]
+        )
         if len(between_claim) > MAX_ROLE_GAP or len(between_context) > MAX_ROLE_GAP:
             continue
-        if ("by" in between_claim) != ("by" in between_context):
+        passive = ("by" in between_claim) != ("by" in between_context)
+        if turned == passive:
+            continue  # the same roles: the same order in the same voice, or a passive turned
+        if not _same_relation(between_claim, between_context, passive=passive) and not (
+            turned and _directions(said, i, between_claim, context, m, between_context)
+        ):
             continue
-        relation = {word_key(w) for w in between_claim if w not in _ARTICLES}
-        if relation - STOPWORDS - SYMMETRIC and relation == {
-            word_key(w) for w in between_context if w not in _ARTICLES
-        }:
-            return Change(said.written(i, j + len(second)), context.written(m, k + len(first)))
+        shown = (
+            context.written(m, k + len(first)) if turned else context.written(k, m + len(second))
+        )
+        return Change(said.written(i, j + len(second)), shown)
     return None
+
+
+def _same_relation(claim: list[str], context: list[str], *, passive: bool) -> bool:
+    """Whether the words between two names say the same relation, and not a symmetric one.
+
+    With one text passive, its "was" and "by" are left out ("was bought by" is "bought").
+    """
+    skip = STOPWORDS if passive else _ARTICLES
+    relation = {word_key(w) for w in claim if w not in skip}
+    other = {word_key(w) for w in context if w not in skip}
+    return bool(relation - STOPWORDS - SYMMETRIC) and relation == other
+
+
+def _directions(
+    said: _Words, i: int, between_claim: list[str], context: _Words, m: int, between: list[str]
+) -> bool:
+    """Whether both texts say "from" one name "to" the other."""
+    return (
+        i > 0
+        and m > 0
+        and said.lower[i - 1] == "from"
+        and context.lower[m - 1] == "from"
+        and between_claim == ["to"]
+        and between == ["to"]
+    )
+
+
+ROLE_WORDS = frozenset(
+    """
+    buyer seller employer employee landlord tenant lender borrower creditor debtor sender
+    recipient host guest teacher student doctor patient parent child winner loser plaintiff
+    defendant
+    """.split()
+)
+"""Words for the parties of a relation, written in lower case: their roles can be swapped as
+names' can ("the tenant must pay the landlord")."""
 
 
 _ARTICLES = frozenset(("the", "a", "an"))
@@ -441,22 +497,27 @@ class _Words:
         found = list(_WORD.finditer(text))
         return cls(
             text,
-            [m.group(0).lower() for m in found],
+            [_POSSESSIVE.sub("", m.group(0).lower()) for m in found],
             [m.span() for m in found],
             [m.group(0)[:1].isupper() for m in found],
         )
 
     def runs(self) -> list[tuple[str, ...]]:
-        """The runs of capitalised words that are not stopwords (``Orion Labs``)."""
+        """The runs of capitalised words that are not stopwords (``Orion Labs``), and party words.
+
+        A word for a party (``tenant``) is a run of its own.
+        """
         out: list[tuple[str, ...]] = []
         current: list[str] = []
         for word, upper in zip(self.lower, self.capitalised, strict=True):
-            if upper and word not in STOPWORDS:
+            if upper and word not in STOPWORDS and word not in ROLE_WORDS:
                 current.append(word)
                 continue
             if current:
                 out.append(tuple(current))
             current = []
+            if word in ROLE_WORDS:
+                out.append((word,))
         if current:
             out.append(tuple(current))
         return list(dict.fromkeys(out))
@@ -474,3 +535,4 @@ class _Words:
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*")
+_POSSESSIVE = re.compile(r"['\u2019]s?$")

@@ -34,7 +34,6 @@ from ragaliq.text.words import (
     negation_count,
     tokens,
 )
-from ragaliq.text.words import stem as stem_of
 
 __all__ = ["FEATURES", "Analysis", "analyse_claims"]
 
@@ -111,6 +110,8 @@ class Analysis:
     """Weekdays and months of the claim the context does not name: in full, and as written."""
     negation_flip: bool
     record: RecordFindings | None
+    hours: bool = False
+    """Whether the context's record gives opening hours (a week of time ranges)."""
     miscounts: list[tuple[Count, Count]] = field(default_factory=list)
     """Things the claim counts otherwise than the closest sentence, which the context never
     counts so: the claim's count and the sentence's ("three children", "two children")."""
@@ -166,9 +167,10 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
     near = frozenset(stem for stem, s in zip(words, state, strict=True) if s == _NEAR) - novel
     best, best_cov, pair_cov, cover3, close = _best_sentences(word_set, index)
     claim_names = list(dict.fromkeys(names(text)))
-    novel_names = [name for name in claim_names if not _knows_name(name, index)]
+    spelt = _spelt_names(text)
+    novel_names = [name for name in claim_names if not index.knows_name(name, spelt.get(name, ""))]
     claim_quantities = quantities(text)
-    claim_figures = [q for q in claim_quantities if not q.in_words or q.unit is not None]
+    claim_figures = [q for q in claim_quantities if _is_figure(q, record=bool(index.records))]
     analysis = Analysis(
         claim=claim,
         text=text,
@@ -192,6 +194,7 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
         ],
         negation_flip=_negation_flip(text, word_set, best, best_cov),
         record=_record_findings(text, index),
+        hours=any(record.weeks for record in index.records),
     )
     bigram_share, trigram_share = _ngram_shares(words, text, index, best_cov)
     overlap = _Overlap(
@@ -216,13 +219,39 @@ def _known(stem: str, lower: str, index: ContextIndex) -> int:
     return _NOVEL
 
 
-def _knows_name(name: str, index: ContextIndex) -> bool:
-    """Whether the context (or the question) has a name, as written, stemmed or nearly."""
+_NAME_RUN = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
+
+
+def _spelt_names(text: str) -> dict[str, str]:
+    """Each word of a name of several words, to the whole name in lower case (``new york``)."""
+    spelt: dict[str, str] = {}
+    for match in _NAME_RUN.finditer(text):
+        whole = match.group(0).lower()
+        for word in whole.split():
+            spelt.setdefault(word, whole)
+    return spelt
+
+
+_SCALE_WORDS = frozenset(
+    "hundred hundreds thousand thousands million millions billion dozen".split()
+)
+MIN_WORD_COUNT = 3
+"""A count in words without a unit is a figure from three up ("four seasons", "six players"):
+"one" is as often a pronoun, and "two" names a pair the context often lists without counting."""
+
+
+def _is_figure(quantity: Quantity, *, record: bool) -> bool:
+    """Whether a quantity of the claim is a figure the context must state.
+
+    In digits, or in words with a unit ("sixty days"); a count in words from three up, except
+    against a record (whose lists a claim counts) and a bare "hundred" ("several hundred").
+    """
+    if not quantity.in_words or quantity.unit is not None:
+        return True
     return (
-        index.knows(name)
-        or index.knows(stem_of(name))
-        or index.nearly_knows(name)
-        or name in index.asked
+        not record
+        and quantity.value >= MIN_WORD_COUNT
+        and quantity.written.lower() not in _SCALE_WORDS
     )
 
 
@@ -289,6 +318,7 @@ def _record_findings(text: str, index: ContextIndex) -> RecordFindings | None:
         findings.unknown += found.unknown
         findings.absent += found.absent
         findings.evidence += found.evidence
+        findings.figures += found.figures
     return findings
 
 
@@ -327,6 +357,10 @@ def _vector(a: Analysis, o: _Overlap) -> list[float]:
     return [values[name] for name in FEATURES]
 
 
+NEGATION_COVERAGE = 0.9
+"""Share of a claim's words the closest sentence must hold for a negation to flip it."""
+
+
 def _negation_flip(
     claim: str, words: frozenset[str], best: Sentence | None, best_cov: float
 ) -> bool:
@@ -338,9 +372,16 @@ def _negation_flip(
     usually about something else). A word the sentence uses twice, once negated ("wants to
     implant them, but does not want money"), proves nothing. When both are negated, one must hold
     one negation more than the other ("does not work without a connection" against "works
-    without a connection").
+    without a connection"). A sentence that starts with a pronoun also holds the words of the
+    sentence before it that the claim names in its place ("The R5 works on gravel" against "The
+    R5 handles slopes. It does not work on gravel").
     """
-    if best is None or best_cov < 0.9 or len(words) < 0.5 * len(best.words):
+    if best is None or len(words) < 0.5 * len(best.words):
+        return False
+    named = words - best.words
+    if best_cov < NEGATION_COVERAGE and len(named - best.antecedent) > len(words) * (
+        1 - NEGATION_COVERAGE
+    ):
         return False
     claim_negated = negated_words(claim)
     if not is_negated(claim):

@@ -3,23 +3,28 @@
 The offline judge calls a claim hallucinated only on one of these findings, and its reason says
 which, quoting what the claim and the context say, so that a reviewer can check it:
 
-- ``figure``: a figure of the claim the context does not state in any unit or spelling (24V,
-  24-volt and 24 volts are one figure; sixty days, 60 days and two months are one duration),
-  contradicted when the closest context sentence states another figure of the same kind ("2
-  hours" where it says "30 minutes") or other figures; or a number of things the closest
-  sentence counts otherwise ("five lines" where it says "four lines");
+- ``figure``: a figure of the claim the context does not state in any unit or spelling (12V,
+  12-volt and 12 volts are one figure; ninety days, 90 days and three months are one duration),
+  contradicted when the closest context sentence states another figure of the same kind ("3
+  hours" where it says "20 minutes") or other figures; or a number of things the closest
+  sentence counts otherwise ("five lines" where it says "four lines"); of a JSON record, a
+  figure it states nowhere (not the scale of a rating, nor hours the record's week gives);
 - ``date``: a weekday or month where the closest context sentence names another;
-- ``name``: a name the context lacks (the first word of a sentence, a weekday or a month is not a
-  name);
-- ``negation``: a negation the closest context sentence lacks, or the other way round, or a
-  requirement denied ("you do not need the receipt" against "must include the receipt");
+- ``name``: a name the context, or the record, lacks (the first word of a sentence, a weekday or
+  a month is not a name, and "California" is the "CA" the context writes);
+- ``negation``: a negation the closest context sentence lacks, or the other way round (the
+  reason quotes both, from the negation to the word it governs), or a requirement denied ("you
+  do not need the receipt" against "must include the receipt");
 - ``opposite``: a word replaced by its opposite (full and partial, free and paid; see
   :data:`~ragaliq.judges.offline.contrasts.OPPOSITES`);
 - ``scope``: a scope widened ("worldwide" where the context names one country, "all" where it
   says "most", "unlimited" where it says "up to 5");
-- ``roles``: two names in swapped roles;
-- ``record``: a field of a JSON record the claim contradicts, finds null, or a thing the record
-  names nowhere.
+- ``roles``: two names, or two parties ("the tenant", "the landlord"), in swapped roles: in the
+  reverse order, a passive that turns them round ("Acme was bought by Globex" against "Acme
+  bought Globex"), or a journey the other way;
+- ``record``: a field of a JSON record the claim contradicts (a flag, a figure, a value said
+  otherwise: "paid WiFi" against ``"WiFi": "free"``, "the city of Dublin" against ``"city":
+  "Cork"``), finds null, or a thing the record names nowhere.
 
 A claim with no finding is SUPPORTED when the context backs it, and otherwise *not verifiable
 offline*: the judge could neither ground it nor fault it (see :mod:`.judge`).
@@ -27,13 +32,15 @@ offline*: the judge could neither ground it nor fault it (see :mod:`.judge`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from ragaliq.judges.offline.context import Sentence
-from ragaliq.judges.offline.contrasts import opposite, requirement_flip, swapped, widened
+from ragaliq.judges.offline.contrasts import opposite, swapped, widened
 from ragaliq.judges.offline.features import Analysis
+from ragaliq.judges.offline.negations import negation_change, requirement_flip
 from ragaliq.models import Verdict
 from ragaliq.text.quantities import Quantity
 
@@ -96,12 +103,15 @@ def _record_gap(a: Analysis) -> Finding | None:
 
 
 def _negation(a: Analysis) -> Finding | None:
-    if a.negation_flip:
-        return Finding(
-            "negation",
-            Verdict.CONTRADICTED,
-            "The closest context sentence says the opposite (one of them is negated).",
-        )
+    if a.negation_flip and a.best is not None:
+        change = negation_change(a.text, a.best.text)
+        if change is not None:
+            return Finding(
+                "negation",
+                Verdict.CONTRADICTED,
+                f'The claim says "{change.claim}" where the closest context sentence says '
+                f'"{change.context}".',
+            )
     for sentence in _prose_sentences(a):
         flip = requirement_flip(a.text, sentence.text)
         if flip is not None:
@@ -148,9 +158,10 @@ def _figure(a: Analysis) -> Finding | None:
     of the same kind, or other figures the claim does not repeat; otherwise not in the context.
     """
     if a.record is not None:
-        return None
-    if not a.novel_figures:
-        return _miscount(a)
+        return _record_figure(a)
+    miscount = _miscount(a)
+    if miscount is not None or not a.novel_figures:
+        return miscount
     best = a.best
     if best is not None and a.best_cov >= PARTIAL_COVERAGE:
         others = [q for q in best.quantities if not any(c.stated_by(q) for c in a.figures)]
@@ -177,6 +188,36 @@ def _figure(a: Analysis) -> Finding | None:
         f"The figure{'s' if plural else ''} {_quotes(a.novel_figures)} "
         f"{_does(a.novel_figures)} not occur in the context.",
     )
+
+
+def _record_figure(a: Analysis) -> Finding | None:
+    """A figure of a claim about a record that the record states nowhere.
+
+    Not a figure the record's fields were read for (a field's value, how many items a list
+    holds), not the scale of a rating ("out of 5"), and not a time of day or a number of days
+    where the record gives opening hours (read as hours: ``17:0`` is "5 pm", a week of seven
+    days is "daily").
+    """
+    assert a.record is not None
+    novel = [
+        q
+        for q in a.novel_figures
+        if q.key not in a.record.figures
+        and not _OUT_OF.search(a.text, 0, q.start)
+        and not (a.hours and q.dimension in _WEEK_DIMENSIONS)
+    ]
+    if not novel:
+        return None
+    return Finding(
+        "figure",
+        Verdict.NOT_ENOUGH_INFO,
+        f"The figure{'s' if len(novel) > 1 else ''} {_quotes(novel)} {_does(novel)} not occur "
+        "in the record.",
+    )
+
+
+_OUT_OF = re.compile(r"\bout of\s*$", re.IGNORECASE)
+_WEEK_DIMENSIONS = frozenset(("clock", "time"))
 
 
 def _quote(quantity: Quantity) -> str:
@@ -243,7 +284,7 @@ def _scope(a: Analysis) -> Finding | None:
 
 
 def _name(a: Analysis) -> Finding | None:
-    if a.record is not None or not a.novel_names:
+    if not a.novel_names:
         return None
     verdict = (
         Verdict.PARTIALLY_SUPPORTED

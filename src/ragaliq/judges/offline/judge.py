@@ -20,7 +20,8 @@ is true of the context**; where it cannot tell, it says so. In this order:
    for records, reproduced from the tune part of RAGTruth by ``scripts/train_offline.py``) gives
    the probability that the claim is hallucinated. Each kind of case (:func:`case_kind`: an answer
    to a question, prose with no question, a record) has its own threshold. Below it the claim is
-   SUPPORTED (and flagged ``offline_confident`` when far below), unless it adds new content to an
+   SUPPORTED (and flagged ``offline_confident`` when far below, unless it is about a record and
+   uses a word, name or figure the record lacks), unless it adds new content to an
    answer that otherwise keeps to the context (:func:`adds_new_content`); otherwise the claim is
    **not verifiable offline**: NOT_ENOUGH_INFO flagged ``not_verifiable_offline``
    (:data:`ragaliq.models.NOT_VERIFIABLE`), which the evaluators leave out of their scores and
@@ -96,6 +97,7 @@ _SOURCES = (
     ("ragaliq.judges.offline", "features.py"),
     ("ragaliq.judges.offline", "findings.py"),
     ("ragaliq.judges.offline", "contrasts.py"),
+    ("ragaliq.judges.offline", "negations.py"),
     ("ragaliq.judges.offline", "records.py"),
     ("ragaliq.judges.offline", "record_fields.py"),
     ("ragaliq.judges.offline", "record_mentions.py"),
@@ -331,7 +333,7 @@ class OfflineJudge:
                 evidence=evidence,
                 reason=_support_reason(a),
                 confidence=round(1 - p, 3),
-                flags=(CONFIDENT,) if p < model.settle_below else (),
+                flags=(CONFIDENT,) if p < model.settle_below and not _record_lacks(a) else (),
             )
         grounded = (
             f"the context holds {a.context_cov:.0%} of its content words (at best "
@@ -339,6 +341,15 @@ class OfflineJudge:
         )
         missing = _missing(a)
         return _not_verifiable(a, p, grounded + (f"; {missing}" if missing else ""))
+
+
+def _record_lacks(a: Analysis) -> bool:
+    """Whether a claim about a record uses a word, a name or a figure the record lacks.
+
+    Such a claim is never settled offline with confidence ("is a pizzeria" of a record that
+    names no pizzeria): the cascade asks Claude.
+    """
+    return a.record is not None and bool(a.novel or a.novel_names or a.novel_figures)
 
 
 def _not_verifiable(a: Analysis, p: float, what: str) -> ClaimVerdict:

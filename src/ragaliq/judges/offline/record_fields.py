@@ -18,10 +18,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Self
 
+from ragaliq.judges.offline.contrasts import alternative
 from ragaliq.judges.offline.schedule import Week, parse_week
 from ragaliq.text.words import STOPWORDS, word_key
 
-__all__ = ["NEAR_PREFIX", "NULL_VALUES", "TOKEN", "Field", "Key", "RecordFields", "truth"]
+__all__ = [
+    "NEAR_PREFIX",
+    "NULL_VALUES",
+    "TOKEN",
+    "Field",
+    "Key",
+    "RecordFields",
+    "name_value",
+    "truth",
+]
 
 _MIN_PROSE_WORDS = 8
 """A string field at least this long is free text (a review, a description), read as prose."""
@@ -119,6 +129,8 @@ def truth(value: Any, clause: str) -> bool | None:
         return False if states and all(s is False for s in states) else None
     if isinstance(value, int | float):
         return None  # a figure: checked as a figure, not as a flag
+    if name_value(value) is not None:
+        return None  # a name ("Cork") says what the thing is called, not whether it exists
     text = str(value).strip().strip("'\"").lower()
     if text.startswith("u'"):
         text = text[2:]
@@ -133,6 +145,26 @@ def truth(value: Any, clause: str) -> bool | None:
             return True
         return False if "false" in text else None
     return True if _FLAG_WORD.fullmatch(text) else None
+
+
+_FLAG_NAMES = frozenset({"yes", "true", "on", "y"}) | _NEGATIVE_VALUES | NULL_VALUES
+_NAME_VALUE = re.compile(r"[A-Z][\w'\u2019&.-]*(?:\s+[A-Za-z][\w'\u2019&.-]*){0,4}")
+
+
+def name_value(value: Any) -> str | None:
+    """The value when it is a short name (``"Cork"``, ``"Santa Barbara"``), else None.
+
+    A name starts with a capital letter and is not a flag (``"Yes"``, ``"None"``) or a word
+    that has an opposite (``"Free"``, see :func:`.contrasts.alternative`).
+    """
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if not _NAME_VALUE.fullmatch(text) or text.lower() in _FLAG_NAMES:
+        return None
+    if " " not in text and alternative(word_key(text.lower())) is not None:
+        return None
+    return text
 
 
 def _key_parts(key: str) -> list[str]:

@@ -14,7 +14,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from ragaliq.judges.offline.record_fields import NEAR_PREFIX, TOKEN, Field, Key
+from ragaliq.judges.offline.contrasts import alternative
+from ragaliq.judges.offline.record_fields import NEAR_PREFIX, TOKEN, Field, Key, name_value
 from ragaliq.judges.offline.schedule import Span
 from ragaliq.text.words import word_key
 
@@ -26,6 +27,7 @@ __all__ = [
     "mentions",
     "near_figure",
     "negated_at",
+    "stated_otherwise",
 ]
 
 NUMBER_WINDOW = 3
@@ -188,3 +190,66 @@ def negated_at(clause: str, start: int, end: int) -> bool:
         if _POSITIVE.search(text) or _RESET.search(text):
             return False
     return False
+
+
+OPPOSITE_WINDOW = 5
+"""How many words from a field's mention a word may be to say what the field's value is."""
+_NAMED = re.compile(
+    r"\s*(?:(?:of|is|was|being|called|named)\s+|[:,]\s*)?(?:the\s+)?"
+    r"(?P<name>[A-Z][\w'\u2019&-]*(?:\s+[A-Z][\w'\u2019&-]*)*)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Stated:
+    """What a claim says a field's value is, as written, and whether the record agrees."""
+
+    text: str
+    agrees: bool
+
+
+def stated_otherwise(
+    value: object, clause: str, span: Span, known: frozenset[str]
+) -> Stated | None:
+    """What the clause says the value of the field mentioned at ``clause[start:end]`` is.
+
+    For a name (``"city": "Cork"``), the name written right after the mention ("the city of
+    Dublin", "city: Cork"), unless the record names it elsewhere (``known``: the record's
+    words, lower case); for a word with an opposite (``"WiFi": "free"``), that word or its
+    opposite (:func:`.contrasts.alternative`) closest to the mention ("paid WiFi"). None when
+    the clause says neither.
+    """
+    start, end = span
+    name = name_value(value)
+    if name is not None:
+        match = _NAMED.match(clause, end)
+        if match is None:
+            return None
+        said = match["name"]
+        claimed = {w.lower() for w in TOKEN.findall(said)}
+        if claimed & {w.lower() for w in TOKEN.findall(name)}:
+            return Stated(said, agrees=True)
+        if claimed & known:
+            return None  # a name the record gives elsewhere: another field's, not this one's
+        return Stated(said, agrees=False)
+    if not isinstance(value, str) or " " in value.strip():
+        return None
+    own = alternative(word_key(value.strip().strip("'\"").lower()))
+    if own is None:
+        return None
+    found = list(TOKEN.finditer(clause))
+    mention = [i for i, m in enumerate(found) if start <= m.start() < end]
+    if not mention:
+        return None
+    near = [
+        (min(abs(i - k) for k in mention), m.group(0), entry)
+        for i, m in enumerate(found)
+        if i not in mention
+        and (entry := alternative(word_key(m.group(0).lower()))) is not None
+        and entry[0] == own[0]
+    ]
+    near = [n for n in near if n[0] <= OPPOSITE_WINDOW]
+    if not near:
+        return None
+    _, written, entry = min(near, key=lambda n: n[0])
+    return Stated(written, agrees=entry[1] == own[1])

@@ -9,7 +9,10 @@ names one (:mod:`.record_mentions`):
 
 - **values**: a claim that mentions a key is checked against its value, with the claim's negation
   read from its clause: a flag (``false``, ``"no"``, ``"none"``), a ``null`` (the record does not
-  say), or a figure said beside the key's words ("a 4.5-star rating" against ``"stars": 4.0``);
+  say), a figure said beside the key's words ("a 4.5-star rating" against ``"stars": 4.0``, "a
+  5-year warranty" against ``"warranty_years": 2``), or a value said otherwise: a name ("the
+  city of Dublin" against ``"city": "Cork"``) or an opposite ("paid WiFi" against ``"WiFi":
+  "free"``);
 - **a key the record lacks**: a claim that the place "offers", "has" or "provides" something the
   record names nowhere (not in a key, not in a value) is unknown;
 - **lists**: "three reviews" is checked against the length of a list whose key says "reviews";
@@ -28,6 +31,7 @@ from ragaliq.judges.offline.record_fields import (
     TOKEN,
     Field,
     RecordFields,
+    name_value,
     truth,
 )
 from ragaliq.judges.offline.record_mentions import (
@@ -37,6 +41,7 @@ from ragaliq.judges.offline.record_mentions import (
     mentions,
     near_figure,
     negated_at,
+    stated_otherwise,
 )
 from ragaliq.judges.offline.schedule import check_week
 from ragaliq.text.words import STOPWORDS, figures, word_key
@@ -87,6 +92,9 @@ class RecordFindings:
     """Things the claim says the place has that the record names nowhere."""
     evidence: list[str] = field(default_factory=list)
     """Quotes from the record (``"OutdoorSeating": false``) behind the findings."""
+    figures: list[str] = field(default_factory=list)
+    """The claim's figures the record was read for: a field's figure, or how many items a list
+    holds (``3`` in "three reviews")."""
 
     @property
     def empty(self) -> bool:
@@ -119,7 +127,7 @@ class Record(RecordFields):
                     or (not negated and not _offered(clause, found.key.name))
                 ):
                     continue  # "no on-site parking, but street parking", "a nice atmosphere"
-                self._check_field(found, clause, negated, findings)
+                self._check_field(found, clause, negated, findings, start=start, end=end)
             if matched:
                 self._check_list_mates(clause, findings)
             self._check_offers(clause, findings)
@@ -130,10 +138,35 @@ class Record(RecordFields):
         return findings
 
     def _check_field(
-        self, found: Field, clause: str, negated: bool, findings: RecordFindings
+        self,
+        found: Field,
+        clause: str,
+        negated: bool,
+        findings: RecordFindings,
+        *,
+        start: int,
+        end: int,
     ) -> None:
         state = truth(found.value, clause)
         name = found.key.name if found.parent is None else f"{found.key.name} {found.parent.name}"
+        said = (
+            None
+            if negated
+            else stated_otherwise(found.value, clause, (start, end), self.vocabulary)
+        )
+        if said is not None:
+            findings.evidence.append(found.quote)
+            if said.agrees:
+                findings.confirmed.append(f"the record has {found.quote}")
+            elif name_value(found.value) is not None:
+                findings.contradicted.append(
+                    f"the claim names {said.text} as the {name}, but the record has {found.quote}"
+                )
+            else:
+                findings.contradicted.append(
+                    f"the claim says {said.text} {name}, but the record has {found.quote}"
+                )
+            return
         if state is None:
             if found.key.words and found.key.words <= self.said:
                 return  # the record's text talks about it: leave it to word overlap
@@ -214,10 +247,14 @@ class Record(RecordFields):
             owners = [f for f in numeric if f.key.words & near]
             if not owners:
                 continue
+            findings.figures.append(value)
             if any(_same_number(f.value, value) for f in owners):
                 findings.confirmed.append(f"the record has {owners[0].key.name} {value}")
                 findings.evidence.append(owners[0].quote)
-            elif float(value) <= max(float(f.value) for f in owners) * 2:
+            elif (
+                any(len(f.key.words) > 1 and f.key.words <= near for f in owners)
+                or float(value) <= max(float(f.value) for f in owners) * 2
+            ):
                 shown = ", ".join(sorted({f"{f.value:g}" for f in owners}))
                 findings.contradicted.append(
                     f"the claim says {owners[0].key.name} {value}, but the record has {shown}"
@@ -234,6 +271,7 @@ class Record(RecordFields):
             for key, length, _quote in self.lists:
                 if noun not in key.words:
                     continue
+                findings.figures.append(str(count))
                 before = claim[max(0, match.start() - 12) : match.start()].lower()
                 if before.endswith("based on "):
                     findings.unknown.append(

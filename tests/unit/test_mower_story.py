@@ -1,11 +1,11 @@
-"""A new user's story: a fresh repository, `ragaliq init`'s defaults, eleven thermostat FAQ cases.
+"""A new user's story: a fresh repository, `ragaliq init`'s defaults, eleven robot mower FAQ cases.
 
 The repository starts from `ragaliq init` (the offline judge, `fail_on_new_hallucinations: true`),
 records its baseline on main, then opens pull requests, each a branch gated with `ragaliq gate`
 against the merge base:
 
-- a faithful rewording (imperative verbs, units, figures in words, abbreviations, a sentence
-  after "a.m.") passes, and no reason the judge gives it is untrue;
+- a faithful rewording (imperative verbs, units, figures in words, weekday and month
+  abbreviations, a sentence after "p.m.") passes, and no reason the judge gives it is untrue;
 - plain changes (a changed figure or duration, an opposite word, a widened scope, a negation, a
   denied requirement) fail and are listed as newly hallucinated;
 - invented names, and a made-up partner with a made-up price, fail and are listed.
@@ -28,146 +28,144 @@ from ragaliq.text.quantities import quantities
 
 FAQ = {
     "returns": (
-        "Can I return the thermostat?",
-        "You can return the Vireo T3 within 60 days of delivery for a full refund. Return "
-        "shipping is free in the US. Returns must include all original parts.",
-        "Yes. You can return the Vireo T3 within 60 days of delivery for a full refund.",
+        "Can I return the mower?",
+        "Unused mowers can be returned within 90 days of purchase for a full refund. Return "
+        "labels are free in Canada. Returns must include the charging dock.",
+        "Yes. Unused mowers can be returned within 90 days of purchase for a full refund.",
     ),
-    "wiring": (
-        "What wiring does the T3 need?",
-        "The Vireo T3 needs a 24V C-wire. If your system has no C-wire, use the included power "
-        "adapter.",
-        "The Vireo T3 needs a 24V C-wire. If your system has no C-wire, use the included power "
-        "adapter.",
+    "dock": (
+        "Where does the charging dock go?",
+        "Place the charging dock on flat ground outdoors, within 10 metres of a power outlet. "
+        "The dock runs on the included 12V adapter.",
+        "Place the charging dock on flat ground outdoors, within 10 metres of a power outlet. "
+        "The dock runs on the included 12V adapter.",
     ),
-    "install": (
-        "How do I install it?",
-        "Installation takes about 30 minutes with a screwdriver. Download the Vireo app, tap Add "
-        "device and follow the steps.",
-        "Installation takes about 30 minutes with a screwdriver. Download the Vireo app, tap Add "
-        "device and follow the steps.",
+    "setup": (
+        "How do I set it up?",
+        "Setup takes about 20 minutes with the included pegs. Download the Tallis app, tap Add "
+        "mower and follow the steps.",
+        "Setup takes about 20 minutes with the included pegs. Download the Tallis app, tap Add "
+        "mower and follow the steps.",
     ),
     "pairing": (
         "How long is the pairing code valid?",
-        "The pairing code in the app expires after 30 minutes. You can request a new code in "
+        "The pairing code shown in the app expires after 15 minutes. Request a new code under "
         "Settings.",
-        "The pairing code in the app expires after 30 minutes.",
+        "The pairing code shown in the app expires after 15 minutes.",
     ),
-    "updates": (
-        "When do updates install?",
-        "Firmware updates install between 2 and 4 a.m. The thermostat keeps heating during an "
-        "update.",
-        "Firmware updates install between 2 and 4 a.m. The thermostat keeps heating during an "
-        "update.",
+    "schedule": (
+        "When does the mower run?",
+        "By default the R5 mows from 9 a.m. to 5 p.m. It skips mowing while the rain sensor is "
+        "wet.",
+        "By default the R5 mows from 9 a.m. to 5 p.m. It skips mowing while the rain sensor is "
+        "wet.",
     ),
-    "sale": (
-        "How much is the T3?",
-        "The winter sale runs until January 15. The Vireo T3 costs $149, or $129 during the sale.",
-        "The Vireo T3 costs $149, or $129 during the winter sale, which runs until January 15.",
+    "offer": (
+        "How much is the R5?",
+        "The spring offer runs until March 3. The Tallis R5 costs $899, or $799 during the offer.",
+        "The Tallis R5 costs $899, or $799 during the spring offer, which runs until March 3.",
     ),
     "support": (
         "When can I call support?",
-        "Phone support is open Monday to Friday from 8 a.m. to 6 p.m. Chat support is available "
-        "every day.",
-        "Phone support is open Monday to Friday from 8 a.m. to 6 p.m.",
+        "Phone support is open Tuesday to Saturday from 8 a.m. to 4 p.m. Email support answers "
+        "within a day.",
+        "Phone support is open Tuesday to Saturday from 8 a.m. to 4 p.m.",
     ),
     "warranty": (
         "How long is the warranty?",
-        "Every Vireo thermostat has a 3-year warranty. The warranty does not cover damage from "
-        "incorrect wiring.",
-        "Every Vireo thermostat has a 3-year warranty.",
+        "Every Tallis mower has a 2-year warranty. The battery is covered for one year.",
+        "Every Tallis mower has a 2-year warranty.",
     ),
-    "compatibility": (
-        "Does the T3 work with my heating?",
-        "The Vireo T3 works with gas furnaces, heat pumps and boilers. It does not work with "
-        "electric baseboard heaters.",
-        "The Vireo T3 works with gas furnaces, heat pumps and boilers.",
+    "slopes": (
+        "Can the R5 mow a slope?",
+        "The R5 handles slopes of up to 35%. It does not work on gravel paths.",
+        "The R5 handles slopes of up to 35%.",
     ),
-    "energy": (
-        "How much can I save?",
-        "Customers save an average of 10% on heating, according to a 2024 study by the company.",
-        "Customers save an average of 10% on heating, according to a 2024 study by the company.",
+    "noise": (
+        "How loud is it?",
+        "The R5 runs at 58 dB, according to a 2025 test by the manufacturer.",
+        "The R5 runs at 58 dB, according to a 2025 test by the manufacturer.",
     ),
-    "wifi": (
-        "What Wi-Fi does the T3 need?",
-        "The Vireo T3 connects to 2.4 GHz Wi-Fi. It keeps its schedule when the Wi-Fi is down.",
-        "The Vireo T3 connects to 2.4 GHz Wi-Fi and keeps its schedule when the Wi-Fi is down.",
+    "boundary": (
+        "Do I need a boundary wire?",
+        "The R5 finds its way by GPS and needs no boundary wire. You mark the mowing zones in the "
+        "Tallis app.",
+        "The R5 finds its way by GPS and needs no boundary wire.",
     ),
 }
 
 REWORDED = {
-    "returns": "Yes. Send the T3 back within 60 days of delivery and you get a full refund.",
-    "wiring": "Yes, use a 24-volt C-wire. If you have no C-wire, use the power adapter included.",
-    "install": "Download the Vireo app, tap Add device and follow the steps: it takes thirty "
-    "minutes with a screwdriver.",
-    "updates": "Updates install between 2 and 4 a.m. The thermostat keeps heating meanwhile.",
-    "sale": "The winter sale runs until Jan 15, and the Vireo T3 costs $129 until then.",
-    "support": "Call phone support Mon to Fri, 8 am to 6 pm.",
-    "pairing": "The pairing code in the app expires after half an hour.",
+    "returns": "Yes. Ship an unused mower back within ninety days of purchase and get a full "
+    "refund.",
+    "dock": "Yes, put the dock outdoors on flat ground, within ten metres of an outlet. Use the "
+    "included 12-volt adapter.",
+    "setup": "Download the Tallis app, tap Add mower and follow the steps: setup takes twenty "
+    "minutes with the included pegs.",
+    "schedule": "It mows from 9 a.m. to 5 p.m. by default. Rain on the sensor skips mowing.",
+    "offer": "The spring offer runs until Mar 3, and the Tallis R5 costs $799 until then.",
+    "support": "Call phone support Tue to Sat, 8 am to 4 pm.",
+    "pairing": "The pairing code in the app expires after a quarter of an hour.",
 }
 """A faithful pull request: every answer still says what its context says."""
 
 PLAIN_CHANGES = {
-    "returns": (
-        "Send the T3 back within 60 days of delivery for a partial refund.",
-        "Send the T3 back within 60 days of delivery for a partial refund.",
+    "dock": (
+        "Place the charging dock on flat ground indoors, within 10 metres of a power outlet.",
+        "Place the charging dock on flat ground indoors, within 10 metres of a power outlet.",
     ),
-    "wifi": (
-        "The Vireo T3 connects to 5 GHz Wi-Fi.",
-        "The Vireo T3 connects to 5 GHz Wi-Fi.",
+    "slopes": (
+        "The R5 handles slopes of up to 45%.",
+        "The R5 handles slopes of up to 45%.",
     ),
     "pairing": (
-        "The pairing code in the app expires after two hours.",
-        "The pairing code in the app expires after two hours.",
+        "The pairing code shown in the app expires after three hours.",
+        "The pairing code shown in the app expires after three hours.",
     ),
     "warranty": (
-        "Every Vireo thermostat has a five-year warranty.",
-        "Every Vireo thermostat has a five-year warranty.",
+        "Every Tallis mower has a four-year warranty.",
+        "Every Tallis mower has a four-year warranty.",
     ),
 }
 """Changes a reviewer checks at a glance: an opposite word and changed figures."""
 
 MORE_PLAIN_CHANGES = {
-    "returns": ("Yes. Return shipping is free worldwide.", "Return shipping is free worldwide."),
+    "returns": ("Yes. Return labels are free everywhere.", "Return labels are free everywhere."),
     "pairing": (
-        "The pairing code in the app expires after forty-five minutes.",
-        "The pairing code in the app expires after forty-five minutes.",
+        "The pairing code shown in the app expires after twenty-five minutes.",
+        "The pairing code shown in the app expires after twenty-five minutes.",
     ),
     "warranty": (
-        "The warranty on every Vireo thermostat lasts for a year.",
-        "The warranty on every Vireo thermostat lasts for a year.",
+        "The warranty on every Tallis mower lasts for three years.",
+        "The warranty on every Tallis mower lasts for three years.",
     ),
-    "compatibility": (
-        "The Vireo T3 does not work with heat pumps.",
-        "The Vireo T3 does not work with heat pumps.",
+    "slopes": (
+        "The R5 works on gravel paths.",
+        "The R5 works on gravel paths.",
     ),
 }
-"""A widened scope, a duration in words, "a year", a negation."""
+"""A widened scope, a duration in words, a period in words, a negation."""
 
 DENIED = {
     "returns": (
-        "You do not need the original parts to return the Vireo T3.",
-        "You do not need the original parts to return the Vireo T3.",
+        "You do not have to include the charging dock when you return a mower.",
+        "You do not have to include the charging dock when you return a mower.",
     ),
 }
 """A requirement of the context denied."""
 
 INVENTED = {
-    "energy": (
-        "Customers save an average of 10% on heating, according to a 2024 study by Stanford "
-        "University.",
-        "Customers save an average of 10% on heating, according to a 2024 study by Stanford "
-        "University.",
+    "noise": (
+        "The R5 runs at 58 dB, according to a 2025 test by Oxford University.",
+        "The R5 runs at 58 dB, according to a 2025 test by Oxford University.",
     ),
-    "compatibility": (
-        "The Vireo T3 works with gas furnaces, heat pumps and boilers. It was designed by Anders "
-        "Lund.",
-        "It was designed by Anders Lund.",
+    "boundary": (
+        "The R5 finds its way by GPS and needs no boundary wire. It was designed by Marta Ekholm.",
+        "It was designed by Marta Ekholm.",
     ),
-    "install": (
-        "Installation takes about 30 minutes with a screwdriver. Our partner CoolFix also offers "
-        "professional installation for $79.",
-        "Our partner CoolFix also offers professional installation for $79.",
+    "setup": (
+        "Setup takes about 20 minutes with the included pegs. Our partner GreenLeaf also offers "
+        "professional setup for $45.",
+        "Our partner GreenLeaf also offers professional setup for $45.",
     ),
 }
 """Invented names, and a made-up partner with a made-up price."""
@@ -197,7 +195,7 @@ def write_faq(root: Path, changes: dict[str, str] | None = None) -> None:
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A repository as `ragaliq init` leaves it, with the FAQ and its baseline on main."""
-    root = tmp_path_factory.mktemp("thermostat")
+    root = tmp_path_factory.mktemp("mower")
     git(root, "init", "-q", "-b", "main")
     git(root, "config", "user.email", "dev@example.com")
     git(root, "config", "user.name", "Dev")
@@ -258,9 +256,9 @@ def test_a_faithful_rewording_passes_and_no_reason_is_untrue(repo):
     assert "Newly hallucinated" not in comment
     cases = cases_of(repo, "reworded")
     claims = [claim for case in REWORDED for claim in cases[case].claims]
-    assert [c.text for c in cases["updates"].claims] == [
-        "Updates install between 2 and 4 a.m.",
-        "The thermostat keeps heating meanwhile.",
+    assert [c.text for c in cases["schedule"].claims] == [
+        "It mows from 9 a.m. to 5 p.m. by default.",
+        "Rain on the sensor skips mowing.",
     ]
     for claim in claims:
         assert claim.verdict is Verdict.SUPPORTED or not claim.verifiable, claim
