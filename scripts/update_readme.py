@@ -27,7 +27,7 @@ def render_example() -> str:
     from ragaliq.config import load_config
     from ragaliq.dataset import load_dataset
     from ragaliq.evaluators import build_evaluators
-    from ragaliq.gating import GateWatch, decide_gate
+    from ragaliq.gate_sequence import GateWatch, decide_gate
     from ragaliq.inputs import load_inputs
     from ragaliq.judges import OfflineJudge
     from ragaliq.judging import JudgedRun

@@ -27,7 +27,7 @@ from ragaliq.errors import ConfigError, RagaliqError
 from ragaliq.exits import ExitCode, stopped_exit
 from ragaliq.gate import GateDecision
 from ragaliq.gate.acceptance import Acceptance
-from ragaliq.gating import GatePlan, GateRun, GateSetup, GateWatch, plan_gate, run_gate
+from ragaliq.gate_sequence import GatePlan, GateRun, GateSetup, GateWatch, plan_gate, run_gate
 from ragaliq.github.commands import Workflow
 from ragaliq.github.publication import (
     Publication,
@@ -62,7 +62,7 @@ from ragaliq.report.markdown import render_summary
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
 from ragaliq.run_report import ReportFile
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = ["DECISION_PATH", "REPORT_PATH", "action", "main"]
 

@@ -36,7 +36,7 @@ from ragaliq.models import (
     Verdict,
 )
 from ragaliq.policy import GateRules
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = [
     "BASELINE_SCHEMA_VERSION",

@@ -21,7 +21,7 @@ from ragaliq.labels import LabelledClaim
 from ragaliq.metrics import Calibration, ClaimPrediction, JudgeFailure, measure
 from ragaliq.models import ClaimVerdict, Usage
 from ragaliq.pool import PoolRun, run_bounded
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = ["calibrate"]
 

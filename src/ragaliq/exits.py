@@ -12,7 +12,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from ragaliq.signals import Terminated
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 if TYPE_CHECKING:  # only types: the entry point imports this module before anything heavy
     from ragaliq.config import GatePolicy

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from ragaliq.models import Usage
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = ["PoolRun", "first_leaf", "leaves", "run_bounded"]
 

@@ -233,7 +233,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if session is None or not session.judged:
         return
     from ragaliq.report.console import format_usage
-    from ragaliq.text.plain import plural
+    from ragaliq.text.counts import plural
 
     judge = session.config.judge
     terminalreporter.write_sep("-", "ragaliq")

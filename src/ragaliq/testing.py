@@ -27,7 +27,7 @@ from ragaliq.models import CaseResult, TestCase, Usage
 from ragaliq.redaction import redact
 from ragaliq.report.filters import verdict_label
 from ragaliq.runner import run_suite
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = [
     "BudgetSpentError",

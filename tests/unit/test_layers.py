@@ -94,7 +94,7 @@ STAGES: list[tuple[str, ...]] = [
     ("trust",),
     ("inputs",),
     ("judging",),
-    ("gating",),
+    ("gate_sequence",),
     ("python_api", "testing", "pytest_plugin"),
     ("cli", "action", "environment", "__main__", "__init__"),
 ]

@@ -1,4 +1,4 @@
-"""No message says "1 cases": a counted noun goes through ``plural`` (``ragaliq.text.plain``)."""
+"""No message says "1 cases": a counted noun goes through ``plural`` (``ragaliq.text.counts``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``ragaliq`` command line: thin commands over :mod:`ragaliq.gating` and its steps.
+"""The ``ragaliq`` command line: thin commands over :mod:`ragaliq.gate_sequence` and its steps.
 
 One module a group of commands: :mod:`~ragaliq.cli.judging` (run, validate, gate),
 :mod:`~ragaliq.cli.baseline` (baseline record and update),

@@ -33,7 +33,7 @@ from ragaliq.judging import kept_report
 from ragaliq.models import CaseResult, ReportHead
 from ragaliq.repository import ConfigLocation
 from ragaliq.run_report import ReportFile
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = ["baseline"]
 

@@ -29,7 +29,7 @@ from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
 from ragaliq.exits import ExitCode, run_exit_code, run_failures
 from ragaliq.gate.acceptance import read_acceptances
-from ragaliq.gating import GateSetup, plan_gate, run_gate
+from ragaliq.gate_sequence import GateSetup, plan_gate, run_gate
 from ragaliq.inputs import Inputs, load_inputs
 from ragaliq.judging import JudgedRun, empty_report, judge_with, kept_report
 from ragaliq.models import Preflight
@@ -40,7 +40,8 @@ from ragaliq.report.html import write_html
 from ragaliq.repository import ConfigLocation, WorkTree, git_toplevel, inside, repo_path
 from ragaliq.run_report import ReportFile, write_report
 from ragaliq.shards import Shard, parse_shard, shard_budget, shard_cases
-from ragaliq.text.plain import one_line, plural
+from ragaliq.text.counts import plural
+from ragaliq.text.plain import one_line
 from ragaliq.trust import base_source
 
 __all__ = ["DEFAULT_COMMENT_FILE", "gate", "judge", "run", "validate"]

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from ragaliq.models import ClaimVerdict, Verdict
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 NO_CLAIMS_NOTE = "no_claims"
 NOT_VERIFIABLE_NOTE = "not_verifiable"

@@ -17,7 +17,7 @@ from ragaliq._fields import Flag
 from ragaliq.evaluators._claims import checkable, none_verifiable, verdict_counts
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.models import CaseResult, EvaluationResult, Verdict
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = ["RECALL_WEIGHTS", "ContextRecallEvaluator", "ContextRecallOptions"]
 

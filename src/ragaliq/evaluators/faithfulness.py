@@ -21,7 +21,7 @@ from ragaliq.evaluators._claims import (
 )
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.models import CaseResult, EvaluationResult, Verdict, VerdictName, read_verdict
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = ["PRESETS", "FaithfulnessEvaluator", "FaithfulnessOptions"]
 

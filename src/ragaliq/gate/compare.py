@@ -50,8 +50,8 @@ from ragaliq.models import (
 )
 from ragaliq.policy import GateRules
 from ragaliq.run_report import ReportSource
+from ragaliq.text.counts import plural
 from ragaliq.text.matching import normalise, unmatched
-from ragaliq.text.plain import plural
 
 __all__ = ["Comparison", "compare", "rescoring_evaluators"]
 

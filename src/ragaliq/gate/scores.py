@@ -17,7 +17,7 @@ from ragaliq.gate.decision import EvaluatorDecision, EvaluatorStatus
 from ragaliq.gate.statistics import PairedDelta, cases_to_resolve, paired_delta
 from ragaliq.models import NOT_SCORED, ReportHead
 from ragaliq.policy import GateRules
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = ["Shared", "comparable", "decide_evaluators", "failure_line"]
 

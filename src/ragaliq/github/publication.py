@@ -20,7 +20,7 @@ from ragaliq.github.status import CommitStatus, StatusState
 from ragaliq.redaction import redact
 from ragaliq.report.markdown import render_status
 from ragaliq.report.marker import comment_marker
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = [
     "MAX_ANNOTATIONS",

@@ -17,8 +17,8 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
+from ragaliq.text.counts import plural
 from ragaliq.text.matching import evidence_in_context
-from ragaliq.text.plain import plural
 
 __all__ = [
     "OPERATIONS",

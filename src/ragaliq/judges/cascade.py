@@ -45,7 +45,7 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = ["SETTLED_OFFLINE", "CascadeJudge", "CascadeStats", "cascade_info", "settles_offline"]
 

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 
 from ragaliq.metrics import Calibration, Confusion, kappa_strength
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = ["MAX_ERRORS_SHOWN", "format_calibration"]
 

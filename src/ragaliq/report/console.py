@@ -7,7 +7,8 @@ from collections.abc import Collection, Sequence
 from ragaliq.gate import GateDecision
 from ragaliq.models import CaseResult, Preflight, ReportHead, RunReport, Usage
 from ragaliq.report.filters import verdict_label
-from ragaliq.text.plain import one_line, plural
+from ragaliq.text.counts import plural
+from ragaliq.text.plain import one_line
 
 __all__ = ["format_decision", "format_preflight", "format_run_table", "format_usage"]
 

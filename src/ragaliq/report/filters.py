@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 from ragaliq.gate import ClaimChange
 from ragaliq.report._escape import md, shorten_redacted
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = [
     "HTML_FILTERS",

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Literal, TextIO
 
 from ragaliq.models import Progress
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = ["ProgressPrinter", "Verbosity"]
 

@@ -39,7 +39,7 @@ from ragaliq.pool import first_leaf, leaves
 from ragaliq.redaction import redact
 from ragaliq.runner.passes import Passes
 from ragaliq.runner.settings import RunSettings
-from ragaliq.text.plain import plural
+from ragaliq.text.counts import plural
 
 __all__ = ["UNSTABLE_BELOW", "CaseBudget", "CaseRun", "majority_verdicts"]
 

@@ -3,9 +3,8 @@
 Untrusted text shown as one line and never as a runner command: a dataset's case ids, claims and
 errors, and a judge's reasons, are printed on the console; in a GitHub Actions log a line starting
 with ``::`` is a workflow command (``::set-output``, ``::add-mask``, ``::stop-commands``), so
-untrusted text must never start one. And :func:`plural`, the one way every message, table and
-template writes a count with its noun (``1 claim``, ``3 claims``), and :func:`is_blank`, the one
-way a query, a response, a fact or a chunk is found to say nothing.
+untrusted text must never start one. And :func:`is_blank`, the one way a query, a response, a fact
+or a chunk is found to say nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["BIDI_MARKS", "is_blank", "one_line", "plural", "safe_lines"]
+__all__ = ["BIDI_MARKS", "is_blank", "one_line", "safe_lines"]
 
 BIDI_MARKS = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 """Every character that changes the direction text is shown in (Trojan Source)."""
@@ -49,8 +48,3 @@ def safe_lines(text: str) -> str:
     value = _LINE_ENDS.sub("\n", BIDI_MARKS.sub("", text))
     value = _CONTROL_IN_LINES.sub("", value)
     return _COMMAND.sub(lambda m: f"{m.group(1)}> {m.group(2)}", value)
-
-
-def plural(count: int, word: str, plural_form: str | None = None) -> str:
-    """``1 claim``, ``3 claims``: a count with its noun, for every message and renderer."""
-    return f"{count:,} {word if count == 1 else plural_form or word + 's'}"

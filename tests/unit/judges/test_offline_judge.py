@@ -5,6 +5,7 @@ import json
 import pytest
 
 from ragaliq.judges import OfflineJudge
+from ragaliq.judges.cascade import settles_offline
 from ragaliq.judges.offline import extract_sentence_claims
 from ragaliq.models import Verdict
 from ragaliq.text.words import content_words, numbers, split_sentences
@@ -144,13 +145,12 @@ async def test_a_short_invented_phrase_is_never_confidently_supported():
     # Calibrated on RAGTruth, where answers paraphrase freely, one added phrase in an otherwise
     # grounded sentence may pass as SUPPORTED offline, but never confidently: a cascade sends it
     # on to Claude.
-    judge = OfflineJudge()
     v = await verdict_of(
         "The Business plan includes 2 TB of storage and a dedicated account manager."
     )
-    assert not judge.is_confident(v)
+    assert not settles_offline(v)
     sure = await verdict_of("The Business plan includes 2 TB of storage.")
-    assert judge.is_confident(sure)
+    assert settles_offline(sure)
     assert v.confidence < sure.confidence
 
 
@@ -198,7 +198,7 @@ async def test_offline_judge_is_deterministic_and_says_it_is_heuristic():
 async def test_verbatim_support_is_confident_and_quotes_the_sentence():
     v = await verdict_of("The Business plan costs $12.50 per user per month.")
     assert v.verdict is Verdict.SUPPORTED
-    assert OfflineJudge().is_confident(v)
+    assert settles_offline(v)
     assert v.evidence is not None and "$12.50 per user per month" in v.evidence
 
 

@@ -218,10 +218,6 @@ class OfflineJudge:
         """Build an equal judge in another process (the runner spreads this judge over cores)."""
         return OfflineJudge
 
-    def is_confident(self, verdict: ClaimVerdict) -> bool:
-        """Whether a verdict of this judge is a SUPPORTED it is sure of (the cascade keeps it)."""
-        return verdict.verdict is Verdict.SUPPORTED and CONFIDENT in verdict.flags
-
     def planned_claims(self, case: TestCase) -> tuple[str, ...] | None:
         """The response's own sentences: known without any call."""
         return tuple(extract_sentence_claims(case.response))
