@@ -90,40 +90,16 @@ def read_acceptances_from_reviews(
     notices: list[str] = []
     try:
         for review in _reviews(get, f"/repos/{repository}/pulls/{number}/reviews", notices):
-            command = parse_command(str(review.get("body") or ""))
-            if command is None:
-                continue
-            login = str((review.get("user") or {}).get("login", ""))
-            why_not = _why_not(
+            acceptance = _acceptance_of(
                 review,
-                login,
                 head_sha=head_sha,
                 author=author,
                 policy=policy,
                 may_accept=lambda user: _why_not_allowed(get, repository, user, policy),
+                notices=notices,
             )
-            if why_not is not None:
-                notices.append(
-                    f"The review by {login} that accepts findings does not count: {why_not}."
-                )
-                continue
-            if command.unread:
-                notices.append(
-                    f"In the review by {login}, {'; '.join(repr(u) for u in command.unread)} "
-                    "accepts nothing: write the claim ids the comment shows, or `all` on its "
-                    "own, after /ragaliq accept."
-                )
-            if not command.claims:
-                continue
-            accepted.append(
-                Acceptance(
-                    by=login,
-                    commit=head_sha,
-                    claims=command.claims,
-                    source=str(review.get("html_url") or ""),
-                    submitted_at=read_time(review.get("submitted_at")),
-                )
-            )
+            if acceptance is not None:
+                accepted.append(acceptance)
     except GithubException as exc:
         raise RepositoryError(
             describe_failure(
@@ -139,6 +115,43 @@ def read_acceptances_from_reviews(
     finally:
         github.close()
     return tuple(accepted), tuple(notices)
+
+
+def _acceptance_of(
+    review: dict[str, Any],
+    *,
+    head_sha: str,
+    author: str,
+    policy: GatePolicy,
+    may_accept: Callable[[str], str | None],
+    notices: list[str],
+) -> Acceptance | None:
+    """What one review accepts, if it counts; a notice for every command that accepts nothing."""
+    command = parse_command(str(review.get("body") or ""))
+    if command is None:
+        return None
+    login = str((review.get("user") or {}).get("login", ""))
+    why_not = _why_not(
+        review, login, head_sha=head_sha, author=author, policy=policy, may_accept=may_accept
+    )
+    if why_not is not None:
+        notices.append(f"The review by {login} that accepts findings does not count: {why_not}.")
+        return None
+    if command.unread:
+        notices.append(
+            f"In the review by {login}, {'; '.join(repr(u) for u in command.unread)} "
+            "accepts nothing: write the claim ids the comment shows, or `all` on its "
+            "own, after /ragaliq accept."
+        )
+    if not command.claims:
+        return None
+    return Acceptance(
+        by=login,
+        commit=head_sha,
+        claims=command.claims,
+        source=str(review.get("html_url") or ""),
+        submitted_at=read_time(review.get("submitted_at")),
+    )
 
 
 def _reviews(get: Get, url: str, notices: list[str]) -> Iterator[dict[str, Any]]:

@@ -149,20 +149,7 @@ class ContextIndex:
     @classmethod
     def build(cls, chunks: Sequence[str], query: str = "") -> ContextIndex:
         """Index the chunks; a chunk that is one JSON object is read as a record."""
-        texts: list[str] = []
-        records: list[Record] = []
-        openings: set[int] = set()  # where a chunk or a record's free text starts
-        for chunk in chunks:
-            record = parse_record(chunk)
-            openings.add(len(texts))
-            if record is None:
-                texts.extend(split_context(chunk))
-                continue
-            records.append(record)
-            texts.extend(record.facts)
-            for prose in record.prose:
-                openings.add(len(texts))
-                texts.extend(split_context(prose))
+        texts, records, openings = _read_chunks(chunks)
         sentences: list[Sentence] = []
         postings: dict[str, list[int]] = {}
         pairs: set[tuple[str, str]] = set()
@@ -180,11 +167,8 @@ class ContextIndex:
                     pairs.add((word, other))
                     pairs.add((other, word))
             raw = tokens(text)
-            surface.update(raw)
-            surface.update(piece for token in raw if "-" in token for piece in token.split("-"))
-            surface.update(m.replace(".", "").lower() for m in _ACRONYM.findall(text))
+            surface |= _surface_words(text, raw)
             initials.update(m for m in _CAPITALS.findall(text) if m.lower() not in STOPWORDS)
-            surface.update(m.replace(".", "").lower() for m in _DOTTED.findall(text))
             trigrams.update(zip(raw, raw[1:], raw[2:], strict=False))
             found = tuple(quantities(text))
             for quantity in found:
@@ -345,3 +329,31 @@ def _implied_days(text: str) -> frozenset[str]:
                     days.add(order[k])
                     k = (k + 1) % len(order)
     return frozenset(days)
+
+
+def _read_chunks(chunks: Sequence[str]) -> tuple[list[str], list[Record], set[int]]:
+    """The context's sentences, its JSON records, and where each chunk or record's prose starts."""
+    texts: list[str] = []
+    records: list[Record] = []
+    openings: set[int] = set()
+    for chunk in chunks:
+        record = parse_record(chunk)
+        openings.add(len(texts))
+        if record is None:
+            texts.extend(split_context(chunk))
+            continue
+        records.append(record)
+        texts.extend(record.facts)
+        for prose in record.prose:
+            openings.add(len(texts))
+            texts.extend(split_context(prose))
+    return texts, records, openings
+
+
+def _surface_words(text: str, raw: Sequence[str]) -> set[str]:
+    """A sentence's words as written: its tokens, the parts of hyphenated ones, its acronyms."""
+    found = set(raw)
+    found.update(piece for token in raw if "-" in token for piece in token.split("-"))
+    found.update(m.replace(".", "").lower() for m in _ACRONYM.findall(text))
+    found.update(m.replace(".", "").lower() for m in _DOTTED.findall(text))
+    return found
