@@ -20,10 +20,12 @@ from ragaliq._version import __version__
 __all__ = [
     "DEFAULT_API_URL",
     "RETRYABLE_STATUS",
+    "Get",
     "build_github",
     "check_repository",
     "describe_failure",
     "detail",
+    "json_getter",
     "read_time",
     "retrying",
     "unreachable",
@@ -101,6 +103,23 @@ def retrying(
         attempt += 1
         if recover is not None and (recovered := recover()) is not None:
             return recovered
+
+
+Get = Callable[..., Any]
+"""``get(url, parameters=None)``: the JSON of a GET on the API, retried as :func:`retrying` does."""
+
+
+def json_getter(github: Github, *, attempts: int) -> Get:
+    """A GET of the API's JSON through ``github``, retried ``attempts`` times in all."""
+
+    def get(url: str, parameters: dict[str, Any] | None = None) -> Any:
+        _, data = retrying(
+            lambda: github.requester.requestJsonAndCheck("GET", url, parameters=parameters),
+            attempts=attempts,
+        )
+        return data
+
+    return get
 
 
 def detail(exc: GithubException) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from github import GithubException
 
 from ragaliq.errors import RepositoryError
-from ragaliq.github.client import build_github, describe_failure, retrying
+from ragaliq.github.client import build_github, describe_failure, json_getter
 from ragaliq.github.settings import PullRequest, WorkflowRun
 
 __all__ = ["find_pull_request"]
@@ -34,12 +34,7 @@ def find_pull_request(
             f"the pull request of run {run.id} cannot be looked up: {exc}"
         ) from exc
 
-    def get(url: str, parameters: dict[str, Any] | None = None) -> Any:
-        _, data = retrying(
-            lambda: github.requester.requestJsonAndCheck("GET", url, parameters=parameters),
-            attempts=attempts,
-        )
-        return data
+    get = json_getter(github, attempts=attempts)
 
     try:
         candidates: list[Any] = [

@@ -30,10 +30,11 @@ from ragaliq.errors import RepositoryError
 from ragaliq.gate.acceptance import Acceptance, parse_command
 from ragaliq.github.client import (
     PER_PAGE,
+    Get,
     build_github,
     describe_failure,
+    json_getter,
     read_time,
-    retrying,
 )
 
 __all__ = ["MAX_REVIEW_PAGES", "WRITE_PERMISSIONS", "read_acceptances_from_reviews"]
@@ -47,8 +48,6 @@ _TEAMS_TOKEN = (
     "gate.accept_from, or give the action's github-token input a token that can read the "
     "organisation's members (docs/security.md, Accepting findings)"
 )
-
-Get = Callable[..., Any]
 
 
 def read_acceptances_from_reviews(
@@ -79,12 +78,7 @@ def read_acceptances_from_reviews(
             f"the reviews of pull request #{number} cannot be read: {exc}"
         ) from exc
 
-    def get(url: str, parameters: dict[str, Any] | None = None) -> Any:
-        _, data = retrying(
-            lambda: github.requester.requestJsonAndCheck("GET", url, parameters=parameters),
-            attempts=attempts,
-        )
-        return data
+    get = json_getter(github, attempts=attempts)
 
     accepted: list[Acceptance] = []
     notices: list[str] = []

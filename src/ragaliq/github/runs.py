@@ -9,7 +9,7 @@ with the time GitHub recorded for each. Nothing the pull request wrote takes par
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -19,10 +19,11 @@ from github import GithubException
 from ragaliq.errors import ArtifactError
 from ragaliq.github.client import (
     PER_PAGE,
+    Get,
     build_github,
     describe_failure,
+    json_getter,
     read_time,
-    retrying,
 )
 
 __all__ = ["MAX_RUN_PAGES", "Upload", "handed_over_at"]
@@ -64,12 +65,7 @@ def handed_over_at(
     except ValueError as exc:
         raise ArtifactError(f"{where}: cannot be listed: {exc}") from exc
 
-    def get(url: str, parameters: dict[str, Any] | None = None) -> Any:
-        _, data = retrying(
-            lambda: github.requester.requestJsonAndCheck("GET", url, parameters=parameters),
-            attempts=attempts,
-        )
-        return data
+    get = json_getter(github, attempts=attempts)
 
     uploads: list[Upload] = []
     try:
@@ -113,7 +109,7 @@ def handed_over_at(
     return tuple(sorted(uploads, key=lambda u: (u.created_at, u.run_id)))
 
 
-def _runs(get: Callable[..., Any], url: str, head_sha: str) -> Iterator[dict[str, Any]]:
+def _runs(get: Get, url: str, head_sha: str) -> Iterator[dict[str, Any]]:
     for page in range(1, MAX_RUN_PAGES + 1):
         found = get(
             url,
