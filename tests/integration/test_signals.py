@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,36 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+def stop_once_judging(
+    proc: subprocess.Popen[bytes],
+    signum: int,
+    *,
+    judging: Callable[[], bool],
+    group: bool = False,
+) -> int:
+    """Signal ``proc`` (or its process group) once ``judging()``; its exit code, once every
+    process of its session has ended (any left are killed, and fail the test)."""
+    try:
+        deadline = time.monotonic() + HANG_GUARD_S
+        while not judging():
+            assert proc.poll() is None, "the process ended before it was signalled"
+            assert time.monotonic() < deadline, "the process never started judging"
+            time.sleep(0.02)
+        if group:
+            os.killpg(proc.pid, signum)
+        else:
+            os.kill(proc.pid, signum)
+        code = proc.wait(timeout=HANG_GUARD_S)
+        while session_processes(proc.pid):
+            assert time.monotonic() < deadline + HANG_GUARD_S, session_processes(proc.pid)
+            time.sleep(0.05)
+        return code
+    finally:
+        for pid in session_processes(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        proc.wait()
+
+
 RUN = ["run", "-o", "report.json"]
 GATE = ["gate", "--base", "none", "-o", "report.json", "--comment-out", "comment.md"]
 
@@ -86,25 +117,15 @@ def test_a_signal_stops_the_run_its_workers_and_leaves_no_file(
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + HANG_GUARD_S
-        while len(session_processes(proc.pid)) < 3 or not list(suite.rglob("*.tmp")):
-            assert proc.poll() is None, "the run ended before it was signalled"
-            assert time.monotonic() < deadline, "the run never started judging"
-            time.sleep(0.02)
-        signum = getattr(signal, name)
-        if group:
-            os.killpg(proc.pid, signum)
-        else:
-            os.kill(proc.pid, signum)
-        assert proc.wait(timeout=HANG_GUARD_S) == code
-        while session_processes(proc.pid):
-            assert time.monotonic() < deadline + HANG_GUARD_S, session_processes(proc.pid)
-            time.sleep(0.05)
+        exited = stop_once_judging(
+            proc,
+            getattr(signal, name),
+            group=group,
+            judging=lambda: len(session_processes(proc.pid)) >= 3 and any(suite.rglob("*.tmp")),
+        )
     finally:
         log.close()
-        for pid in session_processes(proc.pid):
-            os.kill(pid, signal.SIGKILL)
-        proc.wait()
+    assert exited == code
     assert sorted(p.name for p in suite.rglob("*.tmp")) == []
     assert list(temporary.iterdir()) == []
     assert (suite / "report.json").read_text(encoding="utf-8") == "previous"
@@ -143,21 +164,12 @@ def test_a_cancelled_actions_sigterm_stops_it_as_the_command_line_does(suite, tm
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + HANG_GUARD_S
-        while len(session_processes(proc.pid)) < 3:
-            assert proc.poll() is None, "the action ended before it was signalled"
-            assert time.monotonic() < deadline, "the action never started judging"
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGTERM)
-        assert proc.wait(timeout=HANG_GUARD_S) == 143
-        while session_processes(proc.pid):
-            assert time.monotonic() < deadline + HANG_GUARD_S, session_processes(proc.pid)
-            time.sleep(0.05)
+        exited = stop_once_judging(
+            proc, signal.SIGTERM, judging=lambda: len(session_processes(proc.pid)) >= 3
+        )
     finally:
         log.close()
-        for pid in session_processes(proc.pid):
-            os.kill(pid, signal.SIGKILL)
-        proc.wait()
+    assert exited == 143
     said = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
     assert "terminated by SIGTERM: nothing more was written" in said
     assert (tmp_path / "output").read_text(encoding="utf-8").split("\n")[1] == "false"  # passed
