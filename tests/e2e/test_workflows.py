@@ -133,6 +133,17 @@ def workflow_run_event(event: dict, run_id: int, conclusion: str = "success") ->
     }
 
 
+def gate_fork(player: Player, event: dict, produced: int, run_id: int, **run: str):
+    """Play ragaliq-forks.yml's gate after the pull request's run ``produced`` completed."""
+    return player.play(
+        load_workflow("ragaliq-forks.yml"),
+        "gate",
+        event=workflow_run_event(event, produced, **run),
+        event_name="workflow_run",
+        run_id=run_id,
+    )
+
+
 def test_a_fork_pull_request_is_gated_on_workflow_run_with_a_status_on_its_head(setup):
     action, player = setup, Player(setup)
     event = open_pull(action, 31, regressed=True, head_repo=FORK)
@@ -141,14 +152,7 @@ def test_a_fork_pull_request_is_gated_on_workflow_run_with_a_status_on_its_head(
     produced = play_pull_request(player, event, RUN_ID + 200)
     assert not produced["gate"].ran  # a fork's pull_request run has no secrets: it only produces
 
-    forks = load_workflow("ragaliq-forks.yml")
-    gate = player.play(
-        forks,
-        "gate",
-        event=workflow_run_event(event, RUN_ID + 200),
-        event_name="workflow_run",
-        run_id=RUN_ID + 201,
-    )
+    gate = gate_fork(player, event, RUN_ID + 200, RUN_ID + 201)
     assert gate.ran
     assert gate.code == 1, gate.log
     assert not (gate.runner / ".git").exists()  # nothing was checked out
@@ -161,26 +165,14 @@ def test_a_fork_pull_request_is_gated_on_workflow_run_with_a_status_on_its_head(
 
     # Re-run: the cache the first gate saved (signed with the key) answers every question.
     judged = len(action.anthropic.requests)
-    again = player.play(
-        forks,
-        "gate",
-        event=workflow_run_event(event, RUN_ID + 200),
-        event_name="workflow_run",
-        run_id=RUN_ID + 211,
-    )
+    again = gate_fork(player, event, RUN_ID + 200, RUN_ID + 211)
     assert again.code == 1, again.log
     assert len(action.anthropic.requests) == judged
 
     clean = open_pull(action, 32, regressed=False, head_repo=FORK)
     base_files_through_the_api(action, clean)
     play_pull_request(player, clean, RUN_ID + 202)
-    gate = player.play(
-        forks,
-        "gate",
-        event=workflow_run_event(clean, RUN_ID + 202),
-        event_name="workflow_run",
-        run_id=RUN_ID + 203,
-    )
+    gate = gate_fork(player, clean, RUN_ID + 202, RUN_ID + 203)
     assert gate.code == 0, gate.log
     statuses = action.github.statuses(REPO, clean["pull_request"]["head"]["sha"])
     assert [s.state for s in statuses] == ["pending", "success"]
@@ -190,13 +182,7 @@ def test_a_fork_run_that_failed_to_produce_is_reported_not_judged(setup):
     action, player = setup, Player(setup)
     event = open_pull(action, 33, regressed=False, head_repo=FORK)
     base_files_through_the_api(action, event)
-    gate = player.play(
-        load_workflow("ragaliq-forks.yml"),
-        "gate",
-        event=workflow_run_event(event, RUN_ID + 300, conclusion="failure"),
-        event_name="workflow_run",
-        run_id=RUN_ID + 301,
-    )
+    gate = gate_fork(player, event, RUN_ID + 300, RUN_ID + 301, conclusion="failure")
     assert gate.code == 2, gate.log
     assert gate.outputs["passed"] == "false"
     head = event["pull_request"]["head"]["sha"]
@@ -207,13 +193,7 @@ def test_a_fork_run_that_failed_to_produce_is_reported_not_judged(setup):
 def test_a_same_repository_pull_request_skips_the_fork_gate(setup):
     player = Player(setup)
     event = open_pull(setup, 34, regressed=False)
-    gate = player.play(
-        load_workflow("ragaliq-forks.yml"),
-        "gate",
-        event=workflow_run_event(event, RUN_ID + 400),
-        event_name="workflow_run",
-        run_id=RUN_ID + 401,
-    )
+    gate = gate_fork(player, event, RUN_ID + 400, RUN_ID + 401)
     assert not gate.ran
 
 
@@ -303,13 +283,7 @@ def test_a_forks_accepting_review_runs_nothing_and_the_fork_gate_judges_its_pull
     produced = play_pull_request(player, event, RUN_ID + 700, pipeline=pipeline)
     assert not produced["gate"].ran
     forks = load_workflow("ragaliq-forks.yml")
-    gate = player.play(
-        forks,
-        "gate",
-        event=workflow_run_event(event, RUN_ID + 700),
-        event_name="workflow_run",
-        run_id=RUN_ID + 701,
-    )
+    gate = gate_fork(player, event, RUN_ID + 700, RUN_ID + 701)
     assert gate.code == 1, gate.log
 
     action.github.set_permission(REPO, "lead", "write")
