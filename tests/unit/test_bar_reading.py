@@ -13,15 +13,17 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from ragaliq.baseline import write_baseline
+from ragaliq.cli import cli
 from ragaliq.config import GateConfig
 from ragaliq.errors import BaselineError, ConfigError, RepositoryError
 from ragaliq.evaluators import build_evaluators
 from ragaliq.repository import WorkTree
 from ragaliq.runner import run_suite
 from ragaliq.trust import base_source, read_bar
-from tests.conftest import make_case
+from tests.conftest import make_case, write_jsonl
 from tests.fakes.judge import FakeJudge
 
 BASE = "the base commit 0123456789ab"
@@ -180,6 +182,55 @@ def test_an_invalid_config_at_the_base_is_named_with_where_it_was_read(tmp_path)
     assert str(caught.value) == f"ragaliq.yaml at {BASE}: judge.model: must be a string (got list)"
 
 
+def test_a_change_s_config_that_cannot_be_read_only_loses_what_it_proposes(tmp_path):
+    base = tree(tmp_path / "base", {"ragaliq.yaml": CONFIG}, label=BASE)
+    change = tree(tmp_path / "change", {"real.yaml": "evaluators: {}\n"})
+    (tmp_path / "change" / "ragaliq.yaml").symlink_to(tmp_path / "change" / "real.yaml")
+    bar = read_bar(trusted=base, proposal=change, config_file="ragaliq.yaml")
+    assert bar.config.evaluators.faithfulness.threshold == 0.8
+    assert bar.notices == (
+        "This change's own ragaliq.yaml could not be read (config: ragaliq.yaml is a symbolic "
+        "link; the gate reads only regular files inside the repository, so commit the file "
+        "itself), so what it proposes is not known; the gate uses the base commit's.",
+    )
+
+
+def test_an_invalid_config_in_the_change_is_named_as_the_change_s(tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        bar_of(tmp_path, {"ragaliq.yaml": CONFIG}, {"ragaliq.yaml": "judge: {model: [1]}\n"})
+    assert (
+        str(caught.value) == "ragaliq.yaml (this change): judge.model: must be a string (got list)"
+    )
+
+
+def test_without_a_base_a_missing_config_says_how_to_write_one(tmp_path):
+    work = tree(tmp_path, {})
+    with pytest.raises(ConfigError) as caught:
+        read_bar(trusted=work, proposal=work, config_file="ragaliq.yaml")
+    assert str(caught.value) == (
+        "ragaliq.yaml: not found; write one with `ragaliq init` (or by hand: see the README's "
+        "config reference), or pass --config with the right path"
+    )
+
+
+def test_a_config_that_is_not_utf8_says_how_to_fix_it(tmp_path):
+    base = tree(tmp_path / "base", {}, label=BASE)
+    (tmp_path / "base" / "ragaliq.yaml").write_bytes(
+        "dataset: donn\u00e9es.jsonl\n".encode("latin-1")
+    )
+    with pytest.raises(ConfigError) as caught:
+        read_bar(trusted=base, proposal=None, config_file="ragaliq.yaml")
+    assert str(caught.value) == (
+        f"config: ragaliq.yaml at {BASE} is not UTF-8 text; re-save it as UTF-8"
+    )
+
+
+def test_a_command_that_compares_nothing_never_reads_the_baseline(tmp_path):
+    work = tree(tmp_path, {"ragaliq.yaml": CONFIG, BASELINE: "not a baseline"})
+    bar = read_bar(trusted=work, proposal=work, config_file="ragaliq.yaml", with_baseline=False)
+    assert bar.baseline is None
+
+
 # --- `ragaliq gate --base <ref>` ---------------------------------------------------------------
 
 
@@ -217,3 +268,37 @@ def test_base_names_the_commit_the_bar_was_read_at(tmp_path):
         f"--base no-such-branch: not a commit in the repository {tmp_path}; give a commit, "
         "branch or tag, or 'none' to read everything from the working tree"
     )
+
+
+def test_a_config_in_a_folder_names_its_files_from_that_folder(tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git is needed for a repository")
+    git(tmp_path, "init", "-q", "-b", "main")
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    write_jsonl(conf / "data.jsonl", [make_case().model_dump(mode="json")])
+    (conf / "ragaliq.yaml").write_text(
+        "dataset: data.jsonl\njudge: {provider: offline}\ntemplates: {comment: comment.md.j2}\n",
+        encoding="utf-8",
+    )
+    (conf / "comment.md.j2").write_text(
+        '{% extends "comment.md.j2" %}{% block footer %}our own footer{% endblock %}',
+        encoding="utf-8",
+    )
+    comment = tmp_path / "out" / "comment.md"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "gate",
+            "--config",
+            str(conf / "ragaliq.yaml"),
+            "--base",
+            "none",
+            "--comment-out",
+            str(comment),
+        ],
+        env={"ANTHROPIC_API_KEY": ""},
+    )
+    assert result.exit_code == 0, result.output
+    assert "the baseline: conf/.ragaliq/baseline.json" in result.output
+    assert "our own footer" in comment.read_text(encoding="utf-8")

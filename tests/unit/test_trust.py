@@ -505,3 +505,20 @@ async def test_a_baseline_that_names_its_judge_as_a_config_does_is_judged_alike(
     baseline = await baseline_judged_by("claude", "claude-a")
     chosen, _ = judge_of_baseline(JudgeConfig(provider="bedrock", model="claude-b"), baseline)
     assert (chosen.provider, chosen.model) == ("claude", "claude-a")
+
+
+@pytest.mark.parametrize(
+    ("proposed", "shown"),
+    [
+        ("evaluators:\n  faithfulness: {max_drop: 0.03}\n", "0.03"),
+        ("{}\n", "0.05"),  # unset: back to gate.max_drop
+    ],
+)
+def test_a_pr_that_raises_an_evaluator_s_own_max_drop_waits_for_the_merge(proposed, shown):
+    trusted = config("evaluators:\n  faithfulness: {max_drop: 0.02}\n")
+    merged, notices = tighten(trusted, config(proposed))
+    assert merged.rules().drop_for("faithfulness") == 0.02
+    assert notices == [
+        "This change proposes settings that apply once it is merged, since the bar comes from the "
+        f"base commit: faithfulness max_drop 0.02 → {shown}."
+    ]
