@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ragaliq.baseline import parse_baseline
 from ragaliq.config import parse_config
+from ragaliq.errors import ConfigError
 from ragaliq.policy import Budget, GatePolicy, GateRules, ratchet
 from ragaliq.trust import tighten
 
@@ -83,3 +86,44 @@ def test_a_baseline_read_back_keeps_what_it_recorded(tmp_path):
     baseline = parse_baseline(text, source="b.json")
     assert baseline.policy is not None
     assert "on_missing_key" not in baseline.policy.model_fields_set
+
+
+@pytest.mark.parametrize("confidence", [0.5, 0.999])
+def test_a_confidence_at_either_end_of_its_range_is_accepted(confidence):
+    assert parse_config(f"gate: {{confidence: {confidence}}}\n").gate.confidence == confidence
+
+
+@pytest.mark.parametrize(("confidence", "shown"), [(0.499, "0.499"), (1.0, "1")])
+def test_a_confidence_outside_its_range_says_the_range(confidence, shown):
+    with pytest.raises(ConfigError) as caught:
+        parse_config(f"gate: {{confidence: {confidence}}}\n")
+    assert str(caught.value) == (
+        f"ragaliq.yaml: gate.confidence: must be between 0.5 and 0.999 (got {shown})"
+    )
+
+
+def test_every_setting_a_run_loosens_from_its_baseline_is_named_once():
+    recorded = GateRules.of(GatePolicy(fail_on_new_hallucinations=True), {"faithfulness": 0.02})
+    mine = GateRules(max_drop=0.1, budget=Budget(run_usd=100.0))
+    rules, loosened = mine.at_least(recorded)
+    assert loosened == [
+        "fail_on_new_hallucinations true → false",
+        "budget.run_usd 25 → 100",
+        "faithfulness max_drop 0.02 → 0.1",
+    ]
+    assert rules.max_drop == 0.1  # an evaluator the baseline never scored has no drop to hold
+
+
+@pytest.mark.parametrize(
+    ("own", "loosened", "held"),
+    [
+        (0.01, [], 0.01),  # stricter than recorded: kept, though max_drop is looser
+        (0.08, ["faithfulness max_drop 0.02 → 0.08"], 0.02),
+    ],
+)
+def test_a_run_s_own_drop_for_an_evaluator_is_held_to_the_recorded_one(own, loosened, held):
+    recorded = GateRules.of(GatePolicy(), {"faithfulness": 0.02})
+    mine = GateRules(max_drop=0.1, drops={"faithfulness": own})
+    rules, said = mine.at_least(recorded)
+    assert said == loosened
+    assert rules.drop_for("faithfulness") == held

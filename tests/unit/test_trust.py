@@ -20,7 +20,14 @@ from ragaliq.evaluators import build_evaluators
 from ragaliq.models import JudgeInfo, RunReport
 from ragaliq.repository import CommitMissingError, GitCommit, WorkTree, repo_path
 from ragaliq.runner import run_suite
-from ragaliq.trust import judge_of_baseline, read_bar, tighten
+from ragaliq.trust import (
+    Floor,
+    hold_to_baseline,
+    judge_of_baseline,
+    keep_baseline_evaluators,
+    read_bar,
+    tighten,
+)
 from tests.baselines import record_baseline
 from tests.conftest import make_case, write_jsonl
 from tests.fakes.judge import FakeJudge, Opener
@@ -340,3 +347,178 @@ def test_the_gate_opens_the_judge_the_baseline_was_recorded_with(tmp_path):
     )
     assert [(c.provider, c.model) for c in opener.opened] == [("claude", "claude-a")], result.output
     assert "so this run is too" in result.output
+
+
+def test_a_proposal_that_tightens_and_loosens_is_told_apart_exactly():
+    trusted = config(
+        "judge: {model: claude-a}\n"
+        "evaluators:\n  faithfulness: {max_drop: 0.05}\n  hallucination: {min_confidence: 0.6}\n"
+    )
+    proposed = config(
+        "judge: {model: claude-b}\n"
+        "evaluators:\n"
+        "  faithfulness: {max_drop: 0.02, threshold: 0.6,"
+        " verdict_scores: {CONTRADICTED: -2.0, NOT_ENOUGH_INFO: 0.25}}\n"
+        "  hallucination: {min_confidence: 0.7}\n"
+        "  relevance: {enabled: false}\n"
+        "gate: {count_unstable: true, on_error: ignore}\n"
+    )
+    merged, notices = tighten(trusted, proposed)
+    assert notices == [
+        "This change tightens the gate (faithfulness max_drop 0.05 → 0.02; hallucination "
+        "min_confidence 0.6 → 0.7; count_unstable false → true); the tighter setting applies now.",
+        "This change proposes settings that apply once it is merged, since the bar comes from the "
+        "base commit: faithfulness threshold 0.7 → 0.6; faithfulness.verdict_scores {} → "
+        "{CONTRADICTED: -2, NOT_ENOUGH_INFO: 0.25}; turns off relevance; gate.on_error fail → "
+        "ignore; judge.model claude-a → claude-b.",
+    ]
+    assert merged.evaluators.faithfulness.max_drop == 0.02
+    assert merged.rules().drop_for("faithfulness") == 0.02
+    assert merged.evaluators.faithfulness.threshold is None  # its default, 0.7
+    assert merged.evaluators.faithfulness.verdict_scores == {}
+    assert merged.evaluators.hallucination.min_confidence == 0.7
+    assert merged.evaluators.relevance.enabled is True
+    assert (merged.gate.count_unstable, merged.gate.on_error) == (True, "fail")
+    assert merged.judge.model == "claude-a"
+
+
+def test_a_proposal_that_unsets_a_setting_loosens_nothing_until_merged():
+    trusted = config(
+        "judge: {base_url: 'https://proxy.example'}\n"
+        "evaluators:\n  hallucination: {min_confidence: 0.6}\n"
+    )
+    merged, notices = tighten(trusted, config("{}\n"))
+    assert merged == trusted
+    assert notices == [
+        "This change proposes settings that apply once it is merged, since the bar comes from the "
+        "base commit: hallucination.min_confidence 0.6 → unset; "
+        "judge.base_url https://proxy.example → unset."
+    ]
+
+
+async def baseline_under(text: str) -> Baseline:
+    """The baseline ``ragaliq baseline record`` records under the config ``text``."""
+    recorded = config(text)
+    report = await run_suite(
+        [make_case()], judge=FakeJudge(), evaluators=build_evaluators(recorded.evaluators)
+    )
+    return record_baseline(report, policy=recorded.rules().recorded(report.head.evaluators))
+
+
+def floor_under(text: str, baseline: Baseline | None) -> Floor:
+    """The bar a run under the config ``text`` is held to against ``baseline``."""
+    run = config(text)
+    thresholds = {e.name: e.threshold for e in build_evaluators(run.evaluators)}
+    return hold_to_baseline(thresholds, run.rules(), baseline)
+
+
+async def test_a_threshold_equal_to_the_baseline_s_is_held_without_a_word():
+    written = "evaluators:\n  faithfulness: {threshold: 0.8}\n"
+    floor = floor_under(written, await baseline_under(written))
+    assert floor.thresholds["faithfulness"] == 0.8
+    assert floor.notices == ()
+
+
+async def test_a_pr_that_raises_one_threshold_and_lowers_another_gets_the_stricter_of_each():
+    baseline = await baseline_under("evaluators:\n  faithfulness: {threshold: 0.8}\n")
+    floor = floor_under(
+        "evaluators:\n  faithfulness: {threshold: 0.6}\n  relevance: {threshold: 0.9}\n",
+        baseline,
+    )
+    assert floor.thresholds == {"faithfulness": 0.8, "hallucination": 0.8, "relevance": 0.9}
+    assert floor.notices == (
+        "This PR changes thresholds (faithfulness 0.8 → 0.6; relevance 0.7 → 0.9); until it is "
+        "merged and the baseline updated, the stricter of the two applies.",
+    )
+
+
+async def test_a_pr_that_loosens_the_recorded_policy_is_held_to_it_and_told_so():
+    baseline = await baseline_under(
+        "evaluators:\n  faithfulness: {max_drop: 0.01}\ngate: {count_unstable: true}\n"
+    )
+    floor = floor_under("gate: {on_error: ignore}\n", baseline)
+    assert floor.notices == (
+        "This PR loosens the gate (on_error fail → ignore; count_unstable true → false; "
+        "faithfulness max_drop 0.01 → 0.05); until it is merged and the baseline updated, the "
+        "stricter setting applies.",
+    )
+    assert (floor.rules.on_error, floor.rules.count_unstable) == ("fail", True)
+    assert floor.rules.drop_for("faithfulness") == 0.01
+    assert floor.rules.drop_for("relevance") == 0.05
+
+
+def test_without_a_baseline_the_run_s_own_bar_applies():
+    thresholds = {"faithfulness": 0.6}
+    floor = hold_to_baseline(thresholds, config("{}\n").rules(), None)
+    assert floor == Floor(thresholds=thresholds, rules=config("{}\n").rules())
+
+
+@pytest.mark.parametrize(
+    ("off", "notice"),
+    [
+        (
+            ["relevance"],
+            "This PR turns off relevance; the baseline has it, so the gate still judges it until "
+            "the PR is merged and the baseline updated.",
+        ),
+        (
+            ["hallucination", "relevance"],
+            "This PR turns off hallucination, relevance; the baseline has them, so the gate still "
+            "judges them until the PR is merged and the baseline updated.",
+        ),
+    ],
+)
+async def test_evaluators_the_baseline_has_stay_on(off, notice):
+    baseline = await baseline_under("{}\n")
+    text = "evaluators:\n" + "".join(f"  {name}: {{enabled: false}}\n" for name in off)
+    kept, notices = keep_baseline_evaluators(config(text), baseline)
+    assert notices == (notice,)
+    assert [name for name, e in kept.evaluators.sections() if e.enabled] == [
+        "faithfulness",
+        "hallucination",
+        "relevance",
+    ]
+    assert keep_baseline_evaluators(config(text), None) == (config(text), ())
+
+
+JUDGED_ALIKE = (
+    "so this run is too, and the scores compare; the config's judge applies once the baseline "
+    "is recorded with it on the base branch."
+)
+
+
+async def test_an_offline_config_against_a_claude_baseline_is_judged_by_claude():
+    baseline = await baseline_judged_by("anthropic", "claude-a")
+    chosen, notice = judge_of_baseline(JudgeConfig(provider="offline"), baseline)
+    assert (chosen.provider, chosen.model) == ("claude", "claude-a")
+    assert notice == f"The baseline was judged by claude/claude-a, {JUDGED_ALIKE}"
+
+
+async def test_auto_against_an_offline_baseline_is_judged_offline():
+    baseline = await baseline_judged_by("offline", "heuristic-v9")
+    chosen, notice = judge_of_baseline(JudgeConfig(provider="auto"), baseline)
+    assert chosen.provider == "offline"
+    assert notice == f"The baseline was judged by the offline judge, {JUDGED_ALIKE}"
+
+
+async def test_a_baseline_that_names_its_judge_as_a_config_does_is_judged_alike():
+    baseline = await baseline_judged_by("claude", "claude-a")
+    chosen, _ = judge_of_baseline(JudgeConfig(provider="bedrock", model="claude-b"), baseline)
+    assert (chosen.provider, chosen.model) == ("claude", "claude-a")
+
+
+@pytest.mark.parametrize(
+    ("proposed", "shown"),
+    [
+        ("evaluators:\n  faithfulness: {max_drop: 0.03}\n", "0.03"),
+        ("{}\n", "0.05"),  # unset: back to gate.max_drop
+    ],
+)
+def test_a_pr_that_raises_an_evaluator_s_own_max_drop_waits_for_the_merge(proposed, shown):
+    trusted = config("evaluators:\n  faithfulness: {max_drop: 0.02}\n")
+    merged, notices = tighten(trusted, config(proposed))
+    assert merged.rules().drop_for("faithfulness") == 0.02
+    assert notices == [
+        "This change proposes settings that apply once it is merged, since the bar comes from the "
+        f"base commit: faithfulness max_drop 0.02 → {shown}."
+    ]
