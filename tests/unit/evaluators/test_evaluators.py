@@ -333,6 +333,7 @@ def test_hallucinations_reasoning_counts_the_claims_it_left_out_only_when_there_
     assert evaluator.evaluate(judged(S, C)).reasoning == (
         "1 of 2 claims are not supported by the context."
     )
+    assert evaluator.evaluate(judged(S, C)).details == {"claims": 2}
     assert (
         evaluator.evaluate(judged(S, S)).reasoning == "All 2 claims are supported by the context."
     )
@@ -341,3 +342,23 @@ def test_hallucinations_reasoning_counts_the_claims_it_left_out_only_when_there_
     assert result.reasoning == (
         "The one claim is supported by the context. 2 claims not verifiable offline are left out."
     )
+
+
+def test_a_response_without_claims_has_no_hallucination_and_the_report_says_so():
+    result = HallucinationEvaluator().evaluate(judged())
+    assert result.reasoning == "The response makes no factual claims, so none is hallucinated."
+    assert result.details == {"note": "no_claims", "claims": 0}
+    # Recorded as "flagged none", where an evaluator that flags no claims records null.
+    assert result.flagged_claims == ()
+    assert result.model_dump(mode="json")["flagged_claims"] == []
+
+
+def test_a_response_without_claims_is_vacuously_faithful_and_says_so():
+    result = FaithfulnessEvaluator().evaluate(judged())
+    assert result.reasoning == "The response makes no factual claims, so it is vacuously faithful."
+    assert result.details == {"note": "no_claims", "claims": 0}
+    counted = FaithfulnessEvaluator().evaluate(judged(S, P, N, C))
+    assert counted.reasoning == (
+        "4 claims: 1 supported, 1 partially supported, 1 not enough info, 1 contradicted."
+    )
+    assert counted.details == {"claims": 4}
