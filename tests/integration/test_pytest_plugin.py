@@ -265,3 +265,29 @@ def test_an_echoed_key_leaves_neither_the_output_nor_the_junit_report(suite, mon
     assert key not in text and key not in junit
     assert "invalid x-api-key [redacted]" in text
     assert "request failed for key [redacted]" in junit
+
+
+def test_a_direct_assertion_shows_the_tests_own_line_and_not_the_librarys(suite):
+    suite.makepyfile(
+        f"""
+        from ragaliq.models import TestCase
+        from ragaliq.testing import assert_rag_quality, project_session
+
+        CASE = TestCase(id="bad", query="Can I get a refund?", context={CONTEXT!r},
+                        response={INVENTED!r})
+
+        def test_the_function():
+            assert_rag_quality(CASE, faithfulness=0.8)
+
+        def test_a_session():
+            project_session(root=__import__("pathlib").Path(".")).assert_quality(CASE)
+        """
+    )
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    shown = failure_section(result)
+    assert shown.count("ragaliq.testing.QualityFailure: case 'bad': faithfulness: 0.000") == 2
+    assert ">       assert_rag_quality(CASE, faithfulness=0.8)" in shown
+    # The frames of assert_rag_quality and assert_quality are hidden, as an assert's would be.
+    assert "session.assert_quality(case, **minimums)" not in shown
+    assert "raise QualityFailure" not in shown

@@ -26,3 +26,20 @@ def test_a_key_an_api_error_echoes_is_redacted_from_the_python_apis_results(
     assert report.cases[0].status == "error"
     assert KEY not in shown
     assert "[redacted]" in (report.cases[0].error or "")
+
+
+def test_a_session_keeps_claudes_verdicts_in_its_own_judge_cache(tmp_path, fake_anthropic):
+    from ragaliq.testing import JudgeSession
+
+    cache = tmp_path / "verdicts.sqlite"
+    config = GateConfig.model_validate({"judge": {"provider": "claude", "cache": True}})
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": fake_anthropic.base_url}
+    first = JudgeSession(config=config, env=env, cache_path=cache)
+    first.assert_quality(make_case(), faithfulness=0.5)
+    calls = fake_anthropic.count()
+    assert calls >= 1 and cache.is_file()
+    # Another session on the same cache file judges the same case without a call.
+    again = JudgeSession(config=config, env=env, cache_path=cache)
+    again.assert_quality(make_case(), faithfulness=0.5)
+    assert fake_anthropic.count() == calls
+    assert again.usage.cache_hits == calls

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from ragaliq import testing
-from ragaliq.errors import JudgeError
+from ragaliq.errors import ConfigError, JudgeError
 from ragaliq.evaluators import (
     ContextPrecisionEvaluator,
     ContextRecallEvaluator,
@@ -217,3 +217,79 @@ def test_a_direct_call_without_a_config_judges_with_the_defaults(tmp_path, monke
     monkeypatch.setattr(testing, "_defaults", {})
     shared = testing.project_session(root=tmp_path)
     assert shared.config == testing.GateConfig()
+
+
+# --- the failure message, as a test author reads it ---------------------------------------------
+
+
+def test_each_failing_score_is_a_line_of_its_own_with_its_claims_beneath_it():
+    judge = FakeJudge(
+        claims={"case-1": ["a", "b"]}, verdicts={"case-1": [S, C]}, relevance={"case-1": 0.5}
+    )
+    message = failure_of(
+        lambda: session(judge).assert_quality(
+            make_case(), faithfulness=0.9, hallucination=0.9, relevance=0.6
+        )
+    )
+    assert message == (
+        "case 'case-1': faithfulness: 0.500 is below the threshold 0.9: "
+        "2 claims: 1 supported, 1 contradicted.\n"
+        "  - contradicted: b (scripted)\n"
+        "hallucination: 0.500 is below the threshold 0.9: "
+        "1 of 2 claims are not supported by the context.\n"
+        "  - contradicted: b (scripted)\n"
+        # Relevance stands on one judgement: its reasoning, and nothing listed after it.
+        "relevance: 0.500 is below the threshold 0.6: scripted"
+    )
+
+
+def test_ten_claims_are_all_listed_and_an_eleventh_is_counted():
+    def listed(count: int) -> list[str]:
+        claims = [f"claim {i}" for i in range(count)]
+        judge = FakeJudge(claims={"case-1": claims}, verdicts={"case-1": [N] * count})
+        message = failure_of(lambda: session(judge).assert_quality(make_case(), hallucination=1))
+        return message.splitlines()[1:]
+
+    assert listed(10) == [f"  - not in the context: claim {i} (scripted)" for i in range(10)]
+    assert listed(11)[-1] == "  - ... and 1 more"
+    assert len(listed(11)) == 11
+
+
+def test_judge_alone_scores_only_the_named_evaluators_and_never_fails():
+    judge = FakeJudge(claims={"case-1": ["a"]}, verdicts={"case-1": [C]})
+    result = session(judge).judge(make_case(), relevance=0.99)
+    assert set(result.results) == {"relevance"}
+    every = session(judge).judge(make_case())
+    assert set(every.results) == {"faithfulness", "hallucination", "relevance"}
+    assert every.results["faithfulness"].passed is False
+
+
+def test_the_judges_notice_is_kept_once_however_many_cases_it_judged():
+    # No key in the session's environment: the offline judge, and the run says why, once.
+    gate = JudgeSession(config=make_config(judge={"provider": "auto", "cache": False}), env={})
+    gate.judge(make_case())
+    gate.judge(make_case(id="case-2"))
+    assert len(gate.notices) == 1
+    assert gate.notices[0].startswith("No ANTHROPIC_API_KEY set. Judged by the offline")
+
+
+def test_a_named_config_that_is_missing_says_how_to_name_the_right_one(tmp_path):
+    missing = tmp_path / "nope.yaml"
+    with pytest.raises(ConfigError) as caught:
+        testing.project_session(root=tmp_path, config_path=missing)
+    assert str(caught.value) == (
+        f"{missing}: not found; write one with `ragaliq init` (or by hand: see the README's "
+        "config reference), or pass --config with the right path"
+    )
+
+
+def test_judge_settings_given_to_a_project_session_override_the_configs(tmp_path):
+    (tmp_path / "ragaliq.yaml").write_text(
+        "judge: {provider: claude, cache: false}\n", encoding="utf-8"
+    )
+    gate = testing.project_session(root=tmp_path, judge={"provider": "offline"})
+    gate.env = {}  # no key: Claude could not judge, the offline judge can
+    assert gate.config.judge.provider == "offline"
+    assert gate.config.judge.cache is False  # the config's other judge settings are kept
+    result = gate.assert_quality(make_case(), faithfulness=0.9)
+    assert result.results["faithfulness"].score == 1.0

@@ -91,6 +91,19 @@ def test_adr_006_an_empty_response_is_never_scored_here_unlike_the_seed(response
     assert report.summary.evaluators["faithfulness"].judged == 0
 
 
+def test_a_blank_field_an_evaluator_reads_is_an_error_that_names_the_field():
+    report, _ = judged([], response="  ")
+    assert {name: r.reasoning for name, r in report.cases[0].results.items()} == dict.fromkeys(
+        ("faithfulness", "hallucination", "relevance"),
+        "the case has no response to judge (an empty answer is never scored)",
+    )
+    report, _ = judged([], query=" ", config={"evaluators": {"context_precision": {}}})
+    results = report.cases[0].results
+    assert results["relevance"].reasoning == "the case has no query to judge against"
+    assert results["context_precision"].reasoning == "the case has no query to judge against"
+    assert results["faithfulness"].status == "ok"  # claims are judged against the context alone
+
+
 def test_adr_006_a_judge_failure_is_an_error_never_a_score():
     judge = FakeJudge(fail={"case-1": RuntimeError("boom")})
     report = evaluate([make_case()], config=make_config(), env={}, open_judge=Opener(judge))

@@ -8,11 +8,14 @@ from ragaliq.evaluators import (
     PRESETS,
     CaseJudgement,
     FaithfulnessEvaluator,
+    FaithfulnessOptions,
     HallucinationEvaluator,
     RelevanceEvaluator,
     build_evaluators,
     evaluator_class,
+    response_judged_by,
 )
+from ragaliq.evaluators.registry import evaluator_sections
 from ragaliq.models import NOT_VERIFIABLE, ClaimVerdict, RelevanceResult, Verdict
 from tests.conftest import make_case, make_verdict
 
@@ -134,6 +137,7 @@ def test_relevance_without_a_rating_is_an_error_not_a_score():
     result = RelevanceEvaluator().evaluate(CaseJudgement(case=make_case()))
     assert result.status == "error"
     assert result.score is None
+    assert result.reasoning == "The judge gave no relevance rating for this case."
 
 
 def test_each_evaluator_keeps_its_own_default_threshold():
@@ -168,7 +172,7 @@ def test_registry_knows_every_evaluator_by_name():
     assert len(set(names)) == len(names)
     assert all(evaluator_class(name).name == name for name in names)
     assert evaluator_class("relevance") is RelevanceEvaluator
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match=r"^'nope'$"):
         evaluator_class("nope")
 
 
@@ -244,3 +248,117 @@ def test_relevance_the_judge_could_not_rate_is_skipped_with_its_reason():
     result = RelevanceEvaluator().evaluate(judgement)
     assert (result.status, result.score, result.passed) == ("skipped", None, None)
     assert result.reasoning == "cannot rate"
+
+
+@pytest.mark.parametrize("evaluator", [FaithfulnessEvaluator(), HallucinationEvaluator()])
+def test_why_a_case_of_unverifiable_claims_has_no_score_is_said_in_a_sentence(evaluator):
+    one = evaluator.evaluate(CaseJudgement(case=make_case(), verdicts=(not_verifiable(),)))
+    assert one.reasoning == (
+        "The one claim is not verifiable offline (the offline judge could neither ground nor "
+        "fault it), so the case has no score."
+    )
+    two = (not_verifiable(), not_verifiable("b"))
+    both = evaluator.evaluate(CaseJudgement(case=make_case(), verdicts=two))
+    assert both.reasoning == (
+        "All 2 claims are not verifiable offline (the offline judge could neither ground nor "
+        "fault them), so the case has no score."
+    )
+
+
+def test_the_evaluators_section_of_the_config_is_built_from_the_registry():
+    model = evaluator_sections()
+    schema = model.model_json_schema()
+    # What an editor shows for `evaluators:` (and `ragaliq schema` prints under $defs).
+    assert schema["title"] == "EvaluatorsConfig"
+    assert schema["description"].startswith("``evaluators`` in ``ragaliq.yaml``: one section")
+    assert list(schema["properties"]) == [e.name for e in EVALUATORS]
+    assert schema == EvaluatorsConfig.model_json_schema()
+    left_out = model()
+    assert [name for name, options in left_out.sections() if options.enabled] == [
+        "faithfulness",
+        "hallucination",
+        "relevance",
+    ]
+    assert model.model_validate({"context_recall": None}).section("context_recall").enabled
+
+
+def test_an_editor_shows_each_evaluators_section_with_its_effective_defaults():
+    sections = EvaluatorsConfig.model_json_schema()["properties"]
+    number_or_null = [{"type": "number"}, {"type": "null"}]
+    faithfulness = sections["faithfulness"]
+    assert faithfulness["title"] == "faithfulness"
+    assert faithfulness["properties"]["threshold"] == {
+        "anyOf": number_or_null,
+        "default": 0.7,
+        "description": "Minimum mean score (0.7 when left out).",
+        "title": "Threshold",
+    }
+    assert faithfulness["properties"]["enabled"] == {
+        "default": True,
+        "description": "faithfulness is on unless enabled: false.",
+        "title": "Enabled",
+        "type": "boolean",
+    }
+    recall = sections["context_recall"]
+    assert recall["title"] == "context_recall"
+    assert recall["properties"]["enabled"]["description"] == (
+        "Writing this section turns context_recall on; it is off when the section is left out, "
+        "and enabled: false keeps a written section off."
+    )
+    assert recall["properties"]["threshold"]["default"] == 0.7
+    # An evaluator's own options are untouched by the config's schema.
+    assert FaithfulnessOptions.model_json_schema()["properties"]["threshold"]["default"] is None
+
+
+@pytest.mark.parametrize(
+    ("written", "named"),
+    [
+        ({}, "faithfulness, hallucination and relevance"),
+        ({"hallucination": {"enabled": False}}, "faithfulness and relevance"),
+        ({"faithfulness": {"enabled": False}, "hallucination": {"enabled": False}}, "relevance"),
+        (
+            {e: {"enabled": False} for e in ("faithfulness", "hallucination", "relevance")}
+            | {"context_recall": {}},
+            None,
+        ),
+    ],
+)
+def test_the_evaluators_that_need_a_response_are_named_as_a_reader_would(written, named):
+    # The words a dataset's refusal of a case without a response gives as the reason.
+    assert response_judged_by(EvaluatorsConfig.model_validate(written)) == named
+
+
+def test_hallucinations_reasoning_counts_the_claims_it_left_out_only_when_there_are_some():
+    evaluator = HallucinationEvaluator()
+    assert evaluator.evaluate(judged(S, C)).reasoning == (
+        "1 of 2 claims are not supported by the context."
+    )
+    assert evaluator.evaluate(judged(S, C)).details == {"claims": 2}
+    assert (
+        evaluator.evaluate(judged(S, S)).reasoning == "All 2 claims are supported by the context."
+    )
+    two_left_out = (make_verdict(S, text="one"), not_verifiable(), not_verifiable("b"))
+    result = evaluator.evaluate(CaseJudgement(case=make_case(), verdicts=two_left_out))
+    assert result.reasoning == (
+        "The one claim is supported by the context. 2 claims not verifiable offline are left out."
+    )
+
+
+def test_a_response_without_claims_has_no_hallucination_and_the_report_says_so():
+    result = HallucinationEvaluator().evaluate(judged())
+    assert result.reasoning == "The response makes no factual claims, so none is hallucinated."
+    assert result.details == {"note": "no_claims", "claims": 0}
+    # Recorded as "flagged none", where an evaluator that flags no claims records null.
+    assert result.flagged_claims == ()
+    assert result.model_dump(mode="json")["flagged_claims"] == []
+
+
+def test_a_response_without_claims_is_vacuously_faithful_and_says_so():
+    result = FaithfulnessEvaluator().evaluate(judged())
+    assert result.reasoning == "The response makes no factual claims, so it is vacuously faithful."
+    assert result.details == {"note": "no_claims", "claims": 0}
+    counted = FaithfulnessEvaluator().evaluate(judged(S, P, N, C))
+    assert counted.reasoning == (
+        "4 claims: 1 supported, 1 partially supported, 1 not enough info, 1 contradicted."
+    )
+    assert counted.details == {"claims": 4}

@@ -193,3 +193,40 @@ def test_a_needed_fact_not_verifiable_offline_is_left_out_of_recall():
     assert result.flagged_claims == (1,)
     alone = ContextRecallEvaluator().evaluate(CaseJudgement(case=make_case(), facts=(unsure,)))
     assert alone.status == "skipped" and alone.score is None
+
+
+def test_retrievals_reasons_for_skipping_a_case_read_as_sentences():
+    precision = ContextPrecisionEvaluator().evaluate(rated())
+    assert precision.reasoning == "The case has no retrieved chunks to rate."
+    recall = ContextRecallEvaluator().evaluate(facts())
+    assert recall.reasoning == (
+        "The case names no expected_facts or expected_answer, so there is nothing retrieval "
+        "had to bring."
+    )
+    unsure = (
+        make_verdict(N, text="fact x", flags=(NOT_VERIFIABLE,)),
+        make_verdict(N, text="fact y", flags=(NOT_VERIFIABLE,)),
+    )
+    one = ContextRecallEvaluator().evaluate(CaseJudgement(case=make_case(), facts=unsure[:1]))
+    assert one.reasoning == (
+        "The one needed fact is not verifiable offline (the offline judge could neither ground "
+        "nor fault it), so the case has no score."
+    )
+    both = ContextRecallEvaluator().evaluate(CaseJudgement(case=make_case(), facts=unsure))
+    assert both.reasoning.startswith("All 2 needed facts are not verifiable offline")
+
+
+def test_context_recall_counts_the_needed_facts_by_verdict_in_its_reasoning_and_details():
+    judgement = CaseJudgement(
+        case=make_case(),
+        facts=(
+            make_verdict(S, text="fact a"),
+            make_verdict(P, text="fact b"),
+            make_verdict(N, text="fact x", flags=(NOT_VERIFIABLE,)),
+        ),
+    )
+    result = ContextRecallEvaluator().evaluate(judgement)
+    assert result.reasoning == (
+        "3 needed facts: 1 supported, 1 partially supported, 1 not verifiable offline."
+    )
+    assert result.details == {"facts": 3}
