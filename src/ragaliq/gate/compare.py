@@ -451,10 +451,12 @@ class Comparison:
                 "Newly hallucinated claims are listed but do not fail this gate "
                 "(gate.fail_on_new_hallucinations: false); the scores decide."
             )
-        if self._unstable.total and not rules.count_unstable:
+        unstable = self._unstable.total
+        if unstable and not rules.count_unstable:
             notices.append(
-                f"{self._unstable.total} hallucinated claims are unstable (the judge's repeated "
-                "verdicts disagreed), so they are listed apart and not counted as new."
+                f"{plural(unstable, 'hallucinated claim')} {'is' if unstable == 1 else 'are'} "
+                "unstable (the judge's repeated verdicts disagreed), so "
+                f"{'it is' if unstable == 1 else 'they are'} listed apart and not counted as new."
             )
 
     def _as_decided(self, summary: RunSummary) -> RunSummary:
@@ -505,7 +507,8 @@ class Comparison:
         if not removed.total:
             return []
         missing = (
-            f"{removed.total} baseline cases are missing from this run: "
+            f"{plural(removed.total, 'baseline case')} "
+            f"{'is' if removed.total == 1 else 'are'} missing from this run: "
             f"{_few(removed.items, removed.total)}"
         )
         if rules.on_missing_cases == "notice":
