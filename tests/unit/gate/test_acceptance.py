@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ragaliq.errors import ConfigError
+from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator
 from ragaliq.gate import GateRules, compare
 from ragaliq.gate.acceptance import (
     Acceptance,
@@ -21,6 +22,8 @@ from ragaliq.gate.acceptance import (
 from ragaliq.models import Verdict
 from ragaliq.report.markdown import render_comment
 from tests.baselines import record_baseline
+from tests.conftest import make_verdict
+from tests.unit.gate.runs import judged, run_of
 from tests.unit.gate.test_compare import report_of
 
 S, C = Verdict.SUPPORTED, Verdict.CONTRADICTED
@@ -46,7 +49,11 @@ async def test_an_accepted_claim_no_longer_fails_the_gate_and_says_who():
     assert claim.accepted_by == "maintainer"
     assert claim.id == claim_id("a", MADE_UP)
     assert decision.acceptances == (accepted,)
-    assert any("accepted by a reviewer" in n for n in decision.notices)
+    assert (
+        "1 newly hallucinated claim accepted by a reviewer at this commit, counted as supported "
+        "in the faithfulness and hallucination scores the gate decides on (the run report keeps "
+        "the judge's verdicts); a new push needs a new review."
+    ) in decision.notices
 
 
 async def test_an_acceptance_of_another_claim_changes_nothing_and_says_so():
@@ -80,6 +87,19 @@ async def test_an_accepted_claim_counts_as_supported_in_the_scores_the_gate_deci
     comment = render_comment(decision)
     assert "**1.000** <sub>judge: 0.833</sub>" in comment
     assert any("counted as supported" in n for n in decision.notices)
+
+
+def test_accepting_an_unstable_claim_not_counted_as_new_changes_no_count():
+    evaluators = [FaithfulnessEvaluator(), HallucinationEvaluator()]
+    steady = [make_verdict(S, text="Refunds take 14 days."), make_verdict(S, text=MADE_UP)]
+    shaky = [steady[0], make_verdict(C, text=MADE_UP, flags=("unstable",))]
+    base = record_baseline(run_of([judged("a", evaluators, claims=steady)], evaluators))
+    head = run_of([judged("a", evaluators, claims=shaky)], evaluators)
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
+    decision = compare(head, base, rules=STRICT, acceptances=(accepted,))
+    assert (decision.passed, decision.failures, decision.new_hallucinations) == (True, (), ())
+    assert [c.accepted_by for c in decision.unstable_claims] == ["maintainer"]
+    assert not any("accepted by a reviewer" in n for n in decision.notices)
 
 
 async def test_accepting_all_accepts_the_flagged_claims_and_nothing_else():
@@ -173,6 +193,20 @@ def test_local_acceptances_come_from_a_file(tmp_path):
     path.write_text("acceptances:\n  - {by: maintainer, claims: [3f9a1c2b]}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="not a list of acceptances"):
         read_acceptances(path)  # an id of the old, short form names no claim
+
+
+def test_an_acceptances_file_that_cannot_be_read_says_why_and_what_to_write(tmp_path):
+    path = tmp_path / "acceptances.yaml"
+    with pytest.raises(ConfigError) as missing:
+        read_acceptances(path)
+    assert str(missing.value) == f"{path}: cannot be read (No such file or directory)"
+    path.write_text("acceptances: [\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as broken:
+        read_acceptances(path)
+    assert str(broken.value) == (
+        f"{path}: not a list of acceptances (while parsing a flow node); write "
+        "`acceptances: [{by: <login>, claims: [<claim id>, ...]}]` or `claims: all`"
+    )
 
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
