@@ -432,8 +432,7 @@ class Comparison:
                 f"{plural(new, 'newly hallucinated claim')} (gate.fail_on_new_hallucinations: true)"
             )
         if self._accepted:
-            names = sorted(self._lifted)
-            lifted = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 2 else names)
+            lifted = " and ".join(sorted(self._lifted))  # faithfulness, hallucination or both
             notices.append(
                 f"{plural(self._accepted, 'newly hallucinated claim')} accepted by a reviewer at "
                 "this commit"
