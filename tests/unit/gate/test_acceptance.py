@@ -9,7 +9,7 @@ import pytest
 
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator
-from ragaliq.gate import GateRules, compare
+from ragaliq.gate import Comparison, GateRules, compare
 from ragaliq.gate.acceptance import (
     Acceptance,
     Command,
@@ -121,6 +121,36 @@ def test_an_evaluator_this_version_does_not_know_leaves_the_rescoring_of_the_oth
     decision = a_pull_with_one_claim_accepted_and_one_still_hallucinated(answer_correctness=newer)
     hallucination = decision.evaluators["hallucination"]
     assert (hallucination.head, hallucination.judge_score) == (0.5, 0.0)
+
+
+def test_accepting_a_claim_supported_with_too_little_confidence_lifts_hallucination_alone():
+    evaluators = [FaithfulnessEvaluator(), HallucinationEvaluator(min_confidence=0.95)]
+    sure = make_verdict(S, text=MADE_UP, confidence=0.99)
+    base = record_baseline(run_of([judged("a", evaluators, claims=[sure])], evaluators))
+    head = run_of([judged("a", evaluators, claims=[sure, UNSURE])], evaluators)
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", UNSURE.text),))
+    decision = compare(head, base, rules=STRICT, acceptances=(accepted,))
+    assert decision.passed is True
+    assert decision.notices == (
+        "1 newly hallucinated claim accepted by a reviewer at this commit, counted as supported "
+        "in the hallucination scores the gate decides on (the run report keeps the judge's "
+        "verdicts); a new push needs a new review.",
+    )
+
+
+async def test_a_comparison_not_given_the_runs_evaluators_counts_accepted_claims_only():
+    head, base = await flagged_pull()
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
+    comparison = Comparison(base, rules=STRICT, acceptances=(accepted,))
+    for case in head.iter_cases():
+        comparison.add(case)
+    decision = comparison.decide(head.head)
+    assert decision.passed is True
+    assert decision.evaluators["hallucination"].judge_score is None  # not rescored
+    assert decision.notices == (
+        "1 newly hallucinated claim accepted by a reviewer at this commit; a new push needs a "
+        "new review.",
+    )
 
 
 def test_a_case_with_nothing_to_score_stays_out_of_the_means_an_acceptance_rescores():
