@@ -459,16 +459,16 @@ class Comparison:
             )
 
     def _as_decided(self, summary: RunSummary) -> RunSummary:
-        """The run's means as the gate decides on them: accepted claims counted as supported."""
+        """The run's means as the gate decides on them: accepted claims counted as supported.
+
+        Only the scores are read (:func:`decide_evaluators`). An evaluator whose scores accepted
+        claims changed scored at least one case of this run.
+        """
         evaluators = dict(summary.evaluators)
         for name in self._lifted:
             total, judged = self._decided[name]
-            own = evaluators.get(name)
-            if own is None or not judged:
-                continue
-            score = round(total / judged, 6)
-            evaluators[name] = own.model_copy(
-                update={"score": score, "passed": score >= own.threshold}
+            evaluators[name] = evaluators[name].model_copy(
+                update={"score": round(total / judged, 6)}
             )
         return summary.model_copy(update={"evaluators": evaluators})
 
