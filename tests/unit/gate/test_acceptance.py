@@ -62,8 +62,22 @@ async def test_an_acceptance_of_another_claim_changes_nothing_and_says_so():
     decision = compare(head, base, rules=STRICT, acceptances=(other,))
     assert decision.passed is False
     assert decision.new_hallucinations[0].accepted_by is None
-    (unknown,) = [n for n in decision.notices if claim_id("b", MADE_UP) in n]
-    assert "no newly hallucinated claim at this commit has" in unknown
+    assert decision.notices == (
+        f"maintainer accepted {claim_id('b', MADE_UP)}, which no newly hallucinated claim at this "
+        "commit has: nothing was accepted for it. The comment shows each claim's id.",
+    )
+
+
+async def test_every_review_naming_ids_no_claim_has_is_told_of_them_after_one_accepting_all():
+    head, base = await flagged_pull()
+    everything = Acceptance(by="lead", claims="all")
+    mistyped = Acceptance(by="maintainer", claims=(ID_A, ID_B))
+    decision = compare(head, base, rules=STRICT, acceptances=(everything, mistyped))
+    assert decision.passed is True
+    assert (
+        f"maintainer accepted {ID_A}, {ID_B}, which no newly hallucinated claim at this commit "
+        "has: nothing was accepted for them. The comment shows each claim's id."
+    ) in decision.notices
 
 
 async def test_an_accepted_claim_counts_as_supported_in_the_scores_the_gate_decides_on():
@@ -151,6 +165,22 @@ async def test_a_comparison_not_given_the_runs_evaluators_counts_accepted_claims
         "1 newly hallucinated claim accepted by a reviewer at this commit; a new push needs a "
         "new review.",
     )
+
+
+def test_the_means_an_acceptance_rescores_are_given_to_six_decimals():
+    # Rescored, the three cases score 1, 0 and 1 for hallucination: a mean of 2/3.
+    evaluators = [HallucinationEvaluator(threshold=0.5)]
+    wrong, right = make_verdict(C, text="Refunds take 30 days."), make_verdict(S, text="By card.")
+    cases = {"a": [right], "b": [wrong], "c": [right]}
+    base = record_baseline(
+        run_of([judged(i, evaluators, claims=c) for i, c in cases.items()], evaluators)
+    )
+    cases["a"] = [right, make_verdict(C, text=MADE_UP)]
+    head = run_of([judged(i, evaluators, claims=c) for i, c in cases.items()], evaluators)
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
+    decision = compare(head, base, rules=STRICT, acceptances=(accepted,))
+    hallucination = decision.evaluators["hallucination"]
+    assert (hallucination.head, hallucination.judge_score) == (0.666667, 0.5)
 
 
 def test_a_case_with_nothing_to_score_stays_out_of_the_means_an_acceptance_rescores():
