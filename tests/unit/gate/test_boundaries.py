@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from ragaliq.cli import cli
@@ -191,6 +192,19 @@ def test_the_shared_means_are_given_to_six_decimals():
     thirds = {"a": 1.0, "b": 1.0, "c": 0.0}
     faith = decided(thirds, thirds).evaluators["faithfulness"]
     assert (faith.baseline, faith.head_shared, faith.delta) == (0.666667, 0.666667, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("was", "now", "interval"), [(1.0, 0.0, (-0.333333, 0.0)), (0.0, 1.0, (0.0, 0.333333))]
+)
+def test_an_interval_ending_a_third_of_the_way_is_given_to_six_decimals(was, now, interval):
+    # One case of nine changed by 1: resampled, it comes up three times or more in 6.9% of the
+    # means and four times or more in 1.2%, so the 2.5% end is at 3/9; it is absent from 35%.
+    nine = dict.fromkeys((f"c{i}" for i in range(9)), was)
+    decision = decided(
+        nine, {**nine, "c0": now}, thresholds={"faithfulness": 0.0}, rules=GateRules(max_drop=1.0)
+    )
+    assert decision.evaluators["faithfulness"].interval == interval
 
 
 def test_a_baseline_judged_differently_gives_no_interval():

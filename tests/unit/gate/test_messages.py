@@ -18,6 +18,38 @@ S, C = Verdict.SUPPORTED, Verdict.CONTRADICTED
 ALL_ONE = {f"c{i}": 1.0 for i in range(10)}
 
 
+def test_a_first_run_says_how_to_record_a_baseline():
+    decision = compare(scored({"a": 1.0}), None, rules=GateRules())
+    assert (decision.first_run, decision.comparable, decision.passed) == (True, False, True)
+    assert decision.notices == (
+        "No baseline yet: only thresholds apply, and no hallucinated claim counts as new. Record "
+        "one on the main branch with the action's mode: update-baseline, or with ragaliq "
+        "baseline record.",
+    )
+    faith = decision.evaluators["faithfulness"]
+    assert (faith.baseline, faith.shared_cases, faith.interval, faith.confidence) == (
+        None,
+        None,
+        None,
+        None,
+    )
+
+
+def test_a_baseline_judged_differently_names_each_difference():
+    base = record_baseline(scored({"a": 1.0}))
+    judged_apart = base.provenance.model_copy(
+        update={"judge_model": "other-model", "prompt_version": "p0"}
+    )
+    other = base.model_copy(update={"provenance": judged_apart})
+    decision = compare(scored({"a": 0.5}), other, rules=GateRules())
+    assert (decision.comparable, decision.passed) == (False, True)
+    assert decision.notices == (
+        "The baseline was judged differently (judge model: other-model → fake-1; prompt version: "
+        "p0 → p1), so score drops are shown but do not fail the gate; thresholds still apply. "
+        "Update the baseline on main to compare like with like.",
+    )
+
+
 def test_a_run_below_its_threshold_says_by_how_much():
     decision = decided({"a": 1.0, "b": 1.0}, {"a": 0.5, "b": 0.3})
     assert decision.failures == ("faithfulness: 0.400 is below the threshold 0.50",)
@@ -53,12 +85,13 @@ def test_a_drop_on_one_shared_case_is_inconclusive_and_says_why():
     # A new case, so that the drop is on the one case both runs share.
     decision = decided({"a": 1.0}, {"a": 0.5, "new": 1.0})
     faith = decision.evaluators["faithfulness"]
-    assert (faith.status, faith.passed, faith.interval, faith.cases_to_resolve) == (
+    assert (faith.status, faith.passed, faith.interval, faith.confidence) == (
         "inconclusive",
         True,
         None,
         None,
     )
+    assert faith.cases_to_resolve is None
     assert decision.passed is True
     assert (
         "faithfulness dropped 0.500 on the 1 case both runs share, past max_drop 0.05, but one "
@@ -155,6 +188,7 @@ def test_cases_the_judge_failed_on_fail_the_gate_counted(failed, told):
     decision = compare(run, None, rules=GateRules())
     assert decision.failures == (f"{told} could not be judged (gate.on_error: fail)",)
     assert [e.error for e in decision.errors] == ["the judge timed out"] * len(failed)
+    assert decision.evaluators["faithfulness"].errors == len(failed)
 
 
 def test_a_case_that_failed_without_a_reason_is_listed_with_an_unknown_error():
@@ -197,3 +231,24 @@ def test_unstable_claims_are_counted_apart_and_said_so(shaky, told):
         "Newly hallucinated claims are listed but do not fail this gate "
         "(gate.fail_on_new_hallucinations: false); the scores decide.",
     )
+
+
+def test_evaluators_a_pull_request_turned_off_are_named_and_fail():
+    thresholds = {"faithfulness": 0.5, "hallucination": 0.5, "relevance": 0.5}
+    base = record_baseline(scored({"a": 0.75}, thresholds=thresholds))
+    rules = GateRules(drops={"hallucination": 0.02})
+    decision = compare(scored({"a": 0.75}), base, rules=rules)
+    hallucination = decision.evaluators["hallucination"]
+    assert (hallucination.turned_off, hallucination.baseline, hallucination.max_drop) == (
+        True,
+        0.75,
+        0.02,
+    )
+    assert decision.failures == (
+        "hallucination: turned off, but the baseline has it",
+        "relevance: turned off, but the baseline has it",
+    )
+    assert (
+        "This run has no hallucination, relevance score, which the baseline has: a PR cannot turn "
+        "an evaluator off until it is merged and the baseline updated."
+    ) in decision.notices
