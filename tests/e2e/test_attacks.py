@@ -435,7 +435,7 @@ def test_deleting_the_cases_that_were_not_perfect_fails(setup):
     head = action.commit("feature: drop the hard questions")
     action.github.add_pull(REPO, 70, base_sha=base, head_sha=head)
     code, log, _, _ = action.run(event=pr_event(70, base, head), event_name="pull_request")
-    assert_failed_and_said(code, log, "baseline cases are missing from this run")
+    assert_failed_and_said(code, log, "missing from this run")
 
 
 def test_diluting_a_drop_with_copies_of_perfect_cases_fails(setup):

@@ -432,8 +432,7 @@ class Comparison:
                 f"{plural(new, 'newly hallucinated claim')} (gate.fail_on_new_hallucinations: true)"
             )
         if self._accepted:
-            names = sorted(self._lifted)
-            lifted = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 2 else names)
+            lifted = " and ".join(sorted(self._lifted))  # faithfulness, hallucination or both
             notices.append(
                 f"{plural(self._accepted, 'newly hallucinated claim')} accepted by a reviewer at "
                 "this commit"
@@ -451,23 +450,25 @@ class Comparison:
                 "Newly hallucinated claims are listed but do not fail this gate "
                 "(gate.fail_on_new_hallucinations: false); the scores decide."
             )
-        if self._unstable.total and not rules.count_unstable:
+        unstable = self._unstable.total
+        if unstable and not rules.count_unstable:
             notices.append(
-                f"{self._unstable.total} hallucinated claims are unstable (the judge's repeated "
-                "verdicts disagreed), so they are listed apart and not counted as new."
+                f"{plural(unstable, 'hallucinated claim')} {'is' if unstable == 1 else 'are'} "
+                "unstable (the judge's repeated verdicts disagreed), so "
+                f"{'it is' if unstable == 1 else 'they are'} listed apart and not counted as new."
             )
 
     def _as_decided(self, summary: RunSummary) -> RunSummary:
-        """The run's means as the gate decides on them: accepted claims counted as supported."""
+        """The run's means as the gate decides on them: accepted claims counted as supported.
+
+        Only the scores are read (:func:`decide_evaluators`). An evaluator whose scores accepted
+        claims changed scored at least one case of this run.
+        """
         evaluators = dict(summary.evaluators)
         for name in self._lifted:
             total, judged = self._decided[name]
-            own = evaluators.get(name)
-            if own is None or not judged:
-                continue
-            score = round(total / judged, 6)
-            evaluators[name] = own.model_copy(
-                update={"score": score, "passed": score >= own.threshold}
+            evaluators[name] = evaluators[name].model_copy(
+                update={"score": round(total / judged, 6)}
             )
         return summary.model_copy(update={"evaluators": evaluators})
 
@@ -505,7 +506,8 @@ class Comparison:
         if not removed.total:
             return []
         missing = (
-            f"{removed.total} baseline cases are missing from this run: "
+            f"{plural(removed.total, 'baseline case')} "
+            f"{'is' if removed.total == 1 else 'are'} missing from this run: "
             f"{_few(removed.items, removed.total)}"
         )
         if rules.on_missing_cases == "notice":

@@ -66,7 +66,9 @@ def decide_evaluators(
                 status = "inconclusive"
                 sd = change.sd if change is not None else 0.0
                 to_resolve = cases_to_resolve(sd, max_drop=max_drop, confidence=rules.confidence)
-                notices.append(_inconclusive_notice(name, scores, change, to_resolve, rules))
+                notices.append(
+                    _inconclusive_notice(name, -delta, scores.cases, change, to_resolve, rules)
+                )
         else:
             status = "pass"
         passed = status == "pass" or (status == "inconclusive" and rules.on_inconclusive == "pass")
@@ -154,12 +156,12 @@ class _SharedScores(NamedTuple):
 
 def _inconclusive_notice(
     name: str,
-    shared: _SharedScores,
+    drop: float,
+    cases: int,
     change: PairedDelta | None,
     to_resolve: int | None,
     rules: GateRules,
 ) -> str:
-    drop = -(shared.delta or 0.0)
     if change is None:
         noise = "one shared case cannot say how noisy the scores are"
     else:
@@ -174,7 +176,7 @@ def _inconclusive_notice(
     )
     does = "fails" if rules.on_inconclusive == "fail" else "does not fail"
     return (
-        f"{name} dropped {drop:.3f} on the {plural(shared.cases, 'case')} both runs share, "
+        f"{name} dropped {drop:.3f} on the {plural(cases, 'case')} both runs share, "
         f"past max_drop {rules.drop_for(name):g}, but {noise}: the suite cannot tell this drop "
         "from noise"
         f"{more}. It {does} the gate (gate.on_inconclusive: {rules.on_inconclusive})."
@@ -182,18 +184,12 @@ def _inconclusive_notice(
 
 
 def failure_line(name: str, decision: EvaluatorDecision) -> str:
+    """The line a failed evaluator adds to the gate's failures."""
+    head, shared = decision.head, decision.head_shared
     if decision.turned_off:
         return f"{name}: turned off, but the baseline has it"
-    if decision.status == "no_score":
+    if head is None:
         return f"{name}: {NOT_SCORED}"
-    if decision.status == "inconclusive":
-        return (
-            f"{name}: dropped {-(decision.delta or 0.0):.3f}, past max_drop "
-            f"{decision.max_drop:g}, but within what the suite can resolve "
-            "(gate.on_inconclusive: fail)"
-        )
-    head = decision.head if decision.head is not None else 0.0
-    shared = decision.head_shared
     if decision.status == "below_threshold":
         if head >= decision.threshold and shared is not None:
             return (
@@ -202,9 +198,17 @@ def failure_line(name: str, decision: EvaluatorDecision) -> str:
                 "not lift it)"
             )
         return f"{name}: {head:.3f} is below the threshold {decision.threshold:.2f}"
-    base = decision.baseline if decision.baseline is not None else 0.0
-    now = shared if shared is not None else head
+    # Regressed or inconclusive: a drop past max_drop on the cases both runs scored.
+    base, delta = decision.baseline, decision.delta
+    assert base is not None
+    assert shared is not None
+    assert delta is not None
+    if decision.status == "inconclusive":
+        return (
+            f"{name}: dropped {-delta:.3f}, past max_drop {decision.max_drop:g}, but within what "
+            "the suite can resolve (gate.on_inconclusive: fail)"
+        )
     return (
-        f"{name}: {now:.3f} dropped {base - now:.3f} from the baseline {base:.3f} "
+        f"{name}: {shared:.3f} dropped {base - shared:.3f} from the baseline {base:.3f} "
         f"(max_drop {decision.max_drop:g})"
     )

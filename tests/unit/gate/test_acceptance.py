@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ragaliq.errors import ConfigError
-from ragaliq.gate import GateRules, compare
+from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator
+from ragaliq.gate import Comparison, GateRules, compare
 from ragaliq.gate.acceptance import (
     Acceptance,
     Command,
@@ -18,12 +19,14 @@ from ragaliq.gate.acceptance import (
     parse_command,
     read_acceptances,
 )
-from ragaliq.models import Verdict
+from ragaliq.models import NOT_VERIFIABLE, EvaluationResult, EvaluatorInfo, Verdict
 from ragaliq.report.markdown import render_comment
 from tests.baselines import record_baseline
+from tests.conftest import make_verdict
+from tests.unit.gate.runs import judged, report, run_of
 from tests.unit.gate.test_compare import report_of
 
-S, C = Verdict.SUPPORTED, Verdict.CONTRADICTED
+S, N, C = Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO, Verdict.CONTRADICTED
 STRICT = GateRules(max_drop=1.0, fail_on_new_hallucinations=True)
 MADE_UP = "Support is 24/7."
 ID_A = "3f9a1c2b77e0d4aa"
@@ -46,7 +49,11 @@ async def test_an_accepted_claim_no_longer_fails_the_gate_and_says_who():
     assert claim.accepted_by == "maintainer"
     assert claim.id == claim_id("a", MADE_UP)
     assert decision.acceptances == (accepted,)
-    assert any("accepted by a reviewer" in n for n in decision.notices)
+    assert decision.notices == (
+        "1 newly hallucinated claim accepted by a reviewer at this commit, counted as supported "
+        "in the faithfulness and hallucination scores the gate decides on (the run report keeps "
+        "the judge's verdicts); a new push needs a new review.",
+    )
 
 
 async def test_an_acceptance_of_another_claim_changes_nothing_and_says_so():
@@ -55,8 +62,22 @@ async def test_an_acceptance_of_another_claim_changes_nothing_and_says_so():
     decision = compare(head, base, rules=STRICT, acceptances=(other,))
     assert decision.passed is False
     assert decision.new_hallucinations[0].accepted_by is None
-    (unknown,) = [n for n in decision.notices if claim_id("b", MADE_UP) in n]
-    assert "no newly hallucinated claim at this commit has" in unknown
+    assert decision.notices == (
+        f"maintainer accepted {claim_id('b', MADE_UP)}, which no newly hallucinated claim at this "
+        "commit has: nothing was accepted for it. The comment shows each claim's id.",
+    )
+
+
+async def test_every_review_naming_ids_no_claim_has_is_told_of_them_after_one_accepting_all():
+    head, base = await flagged_pull()
+    everything = Acceptance(by="lead", claims="all")
+    mistyped = Acceptance(by="maintainer", claims=(ID_A, ID_B))
+    decision = compare(head, base, rules=STRICT, acceptances=(everything, mistyped))
+    assert decision.passed is True
+    assert (
+        f"maintainer accepted {ID_A}, {ID_B}, which no newly hallucinated claim at this commit "
+        "has: nothing was accepted for them. The comment shows each claim's id."
+    ) in decision.notices
 
 
 async def test_an_accepted_claim_counts_as_supported_in_the_scores_the_gate_decides_on():
@@ -80,6 +101,115 @@ async def test_an_accepted_claim_counts_as_supported_in_the_scores_the_gate_deci
     comment = render_comment(decision)
     assert "**1.000** <sub>judge: 0.833</sub>" in comment
     assert any("counted as supported" in n for n in decision.notices)
+
+
+UNSURE = make_verdict(S, text="Refunds take 14 days.", confidence=0.9)
+"""A claim supported with less confidence than ``min_confidence: 0.95`` asks: hallucinated."""
+
+
+def a_pull_with_one_claim_accepted_and_one_still_hallucinated(**unknown):
+    """Claims scored under ``min_confidence: 0.95``: one accepted, one not; ``unknown``: an
+    evaluator this version does not know, named first in the run."""
+    evaluators = [FaithfulnessEvaluator(), HallucinationEvaluator(min_confidence=0.95)]
+    base = record_baseline(run_of([judged("a", evaluators, claims=[UNSURE])], evaluators))
+    case = judged("a", evaluators, claims=[UNSURE, make_verdict(C, text=MADE_UP)])
+    infos = {e.name: e.info() for e in evaluators}
+    if unknown:
+        case = case.model_copy(update={"results": {**unknown, **case.results}})
+        infos = {name: EvaluatorInfo(threshold=0.5, version="1") for name in unknown} | infos
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
+    return compare(report([case], infos), base, rules=STRICT, acceptances=(accepted,))
+
+
+def test_an_accepted_claim_is_scored_as_supported_under_the_runs_own_options():
+    decision = a_pull_with_one_claim_accepted_and_one_still_hallucinated()
+    assert decision.failures == ("hallucination: 0.500 is below the threshold 0.80",)
+    faith, hallucination = decision.evaluators["faithfulness"], decision.evaluators["hallucination"]
+    assert (faith.head, faith.judge_score) == (1.0, 0.5)
+    # The claim supported with 0.9 confidence is still hallucinated under min_confidence 0.95.
+    assert (hallucination.head, hallucination.judge_score) == (0.5, 0.0)
+
+
+def test_an_evaluator_this_version_does_not_know_leaves_the_rescoring_of_the_others_alone():
+    newer = EvaluationResult(evaluator="answer_correctness", score=1.0, passed=True)
+    decision = a_pull_with_one_claim_accepted_and_one_still_hallucinated(answer_correctness=newer)
+    hallucination = decision.evaluators["hallucination"]
+    assert (hallucination.head, hallucination.judge_score) == (0.5, 0.0)
+
+
+def test_accepting_a_claim_supported_with_too_little_confidence_lifts_hallucination_alone():
+    evaluators = [FaithfulnessEvaluator(), HallucinationEvaluator(min_confidence=0.95)]
+    sure = make_verdict(S, text=MADE_UP, confidence=0.99)
+    base = record_baseline(run_of([judged("a", evaluators, claims=[sure])], evaluators))
+    head = run_of([judged("a", evaluators, claims=[sure, UNSURE])], evaluators)
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", UNSURE.text),))
+    decision = compare(head, base, rules=STRICT, acceptances=(accepted,))
+    assert decision.passed is True
+    assert decision.notices == (
+        "1 newly hallucinated claim accepted by a reviewer at this commit, counted as supported "
+        "in the hallucination scores the gate decides on (the run report keeps the judge's "
+        "verdicts); a new push needs a new review.",
+    )
+
+
+async def test_a_comparison_not_given_the_runs_evaluators_counts_accepted_claims_only():
+    head, base = await flagged_pull()
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
+    comparison = Comparison(base, rules=STRICT, acceptances=(accepted,))
+    for case in head.iter_cases():
+        comparison.add(case)
+    decision = comparison.decide(head.head)
+    assert decision.passed is True
+    assert decision.evaluators["hallucination"].judge_score is None  # not rescored
+    assert decision.notices == (
+        "1 newly hallucinated claim accepted by a reviewer at this commit; a new push needs a "
+        "new review.",
+    )
+
+
+def test_the_means_an_acceptance_rescores_are_given_to_six_decimals():
+    # Rescored, the three cases score 1, 0 and 1 for hallucination: a mean of 2/3.
+    evaluators = [HallucinationEvaluator(threshold=0.5)]
+    wrong, right = make_verdict(C, text="Refunds take 30 days."), make_verdict(S, text="By card.")
+    cases = {"a": [right], "b": [wrong], "c": [right]}
+    base = record_baseline(
+        run_of([judged(i, evaluators, claims=c) for i, c in cases.items()], evaluators)
+    )
+    cases["a"] = [right, make_verdict(C, text=MADE_UP)]
+    head = run_of([judged(i, evaluators, claims=c) for i, c in cases.items()], evaluators)
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
+    decision = compare(head, base, rules=STRICT, acceptances=(accepted,))
+    hallucination = decision.evaluators["hallucination"]
+    assert (hallucination.head, hallucination.judge_score) == (0.666667, 0.5)
+
+
+def test_a_case_with_nothing_to_score_stays_out_of_the_means_an_acceptance_rescores():
+    evaluators = [FaithfulnessEvaluator(), HallucinationEvaluator()]
+    sure = make_verdict(S, text="Refunds take 14 days.")
+    offline = [make_verdict(N, text="It makes excellent tea.", flags=(NOT_VERIFIABLE,))]
+    unscored = judged("b", evaluators, claims=offline)
+    assert unscored.results["hallucination"].status == "skipped"
+    base = record_baseline(run_of([judged("a", evaluators, claims=[sure]), unscored], evaluators))
+    flagged = judged("a", evaluators, claims=[sure, make_verdict(C, text=MADE_UP)])
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
+    head = run_of([flagged, unscored], evaluators)
+    decision = compare(head, base, rules=STRICT, acceptances=(accepted,))
+    assert decision.passed is True
+    hallucination = decision.evaluators["hallucination"]
+    assert (hallucination.head, hallucination.judge_score) == (1.0, 0.5)
+
+
+def test_accepting_an_unstable_claim_not_counted_as_new_changes_no_count():
+    evaluators = [FaithfulnessEvaluator(), HallucinationEvaluator()]
+    steady = [make_verdict(S, text="Refunds take 14 days."), make_verdict(S, text=MADE_UP)]
+    shaky = [steady[0], make_verdict(C, text=MADE_UP, flags=("unstable",))]
+    base = record_baseline(run_of([judged("a", evaluators, claims=steady)], evaluators))
+    head = run_of([judged("a", evaluators, claims=shaky)], evaluators)
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
+    decision = compare(head, base, rules=STRICT, acceptances=(accepted,))
+    assert (decision.passed, decision.failures, decision.new_hallucinations) == (True, (), ())
+    assert [c.accepted_by for c in decision.unstable_claims] == ["maintainer"]
+    assert not any("accepted by a reviewer" in n for n in decision.notices)
 
 
 async def test_accepting_all_accepts_the_flagged_claims_and_nothing_else():
@@ -133,6 +263,7 @@ async def test_the_notice_that_new_claims_do_not_fail_is_given_only_when_they_do
             f"/ragaliq accept {ID_A}\n/ragaliq accept everything please",
             Command(claims=(ID_A,), unread=("/ragaliq accept everything please",)),
         ),
+        (f"/ragaliq accept {ID_A}\n/ragaliq accept {ID_B}", Command(claims=(ID_A, ID_B))),
         (f"ragaliq accept {ID_A}", None),  # not a command: no slash
         ("LGTM", None),
     ],
@@ -175,11 +306,32 @@ def test_local_acceptances_come_from_a_file(tmp_path):
         read_acceptances(path)  # an id of the old, short form names no claim
 
 
+def test_an_acceptances_file_that_cannot_be_read_says_why_and_what_to_write(tmp_path):
+    path = tmp_path / "acceptances.yaml"
+    with pytest.raises(ConfigError) as missing:
+        read_acceptances(path)
+    assert str(missing.value) == f"{path}: cannot be read (No such file or directory)"
+    path.write_text("acceptances: [\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as broken:
+        read_acceptances(path)
+    assert str(broken.value) == (
+        f"{path}: not a list of acceptances (while parsing a flow node); write "
+        "`acceptances: [{by: <login>, claims: [<claim id>, ...]}]` or `claims: all`"
+    )
+
+
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def at(minutes: int) -> datetime:
     return T0 + timedelta(minutes=minutes)
+
+
+def refusal(why: str) -> str:
+    return (
+        "The review by lead accepts all, which covers only the claims its reviewer saw flagged, "
+        f"but {why}: it accepts nothing here. Name the claims by the ids the comment shows instead."
+    )
 
 
 def test_a_reviews_all_holds_only_for_the_one_dataset_handed_over_before_it():
@@ -200,18 +352,43 @@ def test_a_reviews_all_holds_only_for_the_one_dataset_handed_over_before_it():
     )
     assert kept == (everything, named, local) and notes == ()
     # Handed over after the review: its reviewer cannot have seen these claims.
-    kept, (note,) = bind_to_dataset(
+    kept, notes = bind_to_dataset(
         (everything, named), handed_over=at(20), all_handed_over=uploads(5, 20)
     )
     assert kept == (named,)
-    assert "handed over after the review was submitted" in note
+    assert notes == (refusal("the dataset judged was handed over after the review was submitted"),)
     # Two datasets at the head before the review: which one it saw is unknown.
-    kept, (note,) = bind_to_dataset((everything,), handed_over=at(5), all_handed_over=uploads(3, 5))
-    assert kept == () and "handed over 2 datasets" in note
-    # Handed over in the second the review was submitted: not known to be before it.
-    kept, (note,) = bind_to_dataset((everything,), handed_over=at(10), all_handed_over=uploads(10))
+    kept, notes = bind_to_dataset((everything,), handed_over=at(5), all_handed_over=uploads(3, 5))
     assert kept == ()
+    assert notes == (
+        refusal(
+            "the head commit's runs had handed over 2 datasets by then, so which claims it saw "
+            "is not known"
+        ),
+    )
+    # Handed over in the second the review was submitted: not known to be before it.
+    kept, notes = bind_to_dataset((everything,), handed_over=at(10), all_handed_over=uploads(10))
+    assert kept == ()
+    assert notes == (refusal("the dataset judged was handed over after the review was submitted"),)
     # No artifact, no time: a review's `all` holds nothing.
-    kept, (note,) = bind_to_dataset((everything,), handed_over=None, all_handed_over=uploads())
-    assert kept == () and "not handed over as an artifact" in note
+    kept, notes = bind_to_dataset((everything,), handed_over=None, all_handed_over=uploads())
+    assert kept == ()
+    assert notes == (
+        refusal("the dataset judged was not handed over as an artifact, so when is unknown"),
+    )
     assert len(asked) == 2  # the runs are listed only when an `all` needs them
+
+
+def test_a_dataset_handed_over_as_the_review_was_submitted_is_not_one_its_reviewer_saw():
+    # Two reviews, one listing of the runs; the upload in the review's own second came too late
+    # to be judged and shown to the reviewer, so the one before it is still the one they saw.
+    first = Acceptance(by="lead", claims="all", submitted_at=at(10))
+    second = Acceptance(by="owner", claims="all", submitted_at=at(10))
+    asked: list[int] = []
+
+    def uploads():
+        asked.append(1)
+        return (at(5), at(10))
+
+    kept, notes = bind_to_dataset((first, second), handed_over=at(5), all_handed_over=uploads)
+    assert (kept, notes, len(asked)) == ((first, second), (), 1)

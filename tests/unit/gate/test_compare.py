@@ -14,6 +14,7 @@ from ragaliq.baseline import (
 from ragaliq.errors import BaselineError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
 from ragaliq.gate import Comparison, GateRules, compare
+from ragaliq.gate.acceptance import claim_id
 from ragaliq.models import Verdict
 from ragaliq.runner import run_suite
 from ragaliq.trust import hold_to_baseline
@@ -82,8 +83,8 @@ async def test_new_and_fixed_hallucinations_are_found_per_case():
         ("b", "The Business plan includes 2 TB.", "CONTRADICTED")
     ]
     assert decision.new_hallucinations[0].query == "question b?"
-    assert [(c.case_id, c.claim) for c in decision.fixed_hallucinations] == [
-        ("a", "Support is 24/7.")
+    assert [(c.case_id, c.claim, c.id) for c in decision.fixed_hallucinations] == [
+        ("a", "Support is 24/7.", claim_id("a", "Support is 24/7."))
     ]
 
 
@@ -377,7 +378,9 @@ async def test_a_lost_needed_fact_and_irrelevant_chunks_are_listed_in_the_commen
     assert [(f.case_id, f.claim, f.verdict) for f in decision.lost_facts] == [
         ("c", "Refunds go to the card.", "NOT_ENOUGH_INFO")
     ]
-    assert [(c.case_id, c.rank) for c in decision.irrelevant_chunks] == [("c", 2)]
+    assert [(c.case_id, c.rank, c.reason) for c in decision.irrelevant_chunks] == [
+        ("c", 2, "scripted")
+    ]
     comment = render_comment(decision)
     assert (
         "🔎 Retrieval: 1 needed fact lost since the baseline · 1 chunk judged irrelevant" in comment

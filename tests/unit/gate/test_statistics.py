@@ -72,6 +72,15 @@ def test_a_constant_change_of_one_is_still_an_interval_of_no_width():
     assert (change.low, change.high, change.sd) == (1.0, 1.0, 0.0)
 
 
+def test_one_case_lost_everything_and_one_gained_everything_is_the_widest_interval():
+    # The changes -1, 0 and +1 have a standard deviation of exactly 1. Resampled, all three
+    # draws are -1 in 1/27 of the means (3.7%, over the 2.5% tail), and likewise +1.
+    change = paired_delta([-1.0, 0.0, 1.0], confidence=0.95)
+    assert change is not None
+    assert (change.mean, change.sd, change.low, change.high) == (0.0, 1.0, -1.0, 1.0)
+    assert not change.resolved_drop
+
+
 def test_the_sd_is_the_sample_standard_deviation_of_the_changes():
     deltas = [0.1, -0.3, 0.4, -0.2, 0.0]
     change = paired_delta(deltas, confidence=0.95)
