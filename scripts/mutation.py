@@ -103,6 +103,183 @@ EQUIVALENT: tuple[Equivalent, ...] = (
         "moves the upper end by two of 2000 resampled means (0.1 percentile point), under the "
         "bootstrap's own resampling noise; no decision can be pinned to it",
     ),
+    # The bar a change is held to (trust.py, policy.py).
+    Equivalent(
+        "ragaliq.trust.x__differences",
+        "isinstance(mine, BaseModel) or isinstance(theirs, BaseModel)",
+        "Each field compared here (judge, templates, the top-level scalars and their sub-fields) "
+        "is either a model in both configs or a model in neither, because no field is typed Model"
+        " | None. So or and and agree.",
+    ),
+    Equivalent(
+        "ragaliq.trust.x__differences",
+        "isinstance(mine, dict) and isinstance(theirs, dict)",
+        "The only dict field outside the evaluators and the gate is judge.pricing, and it is a "
+        "dict in both configs. So or and and agree.",
+    ),
+    Equivalent(
+        "ragaliq.trust.x__read_baseline",
+        "edited = read_text(proposal, path, what=None",
+        "what only names the file in a RepositoryError. For the change's copy of the baseline "
+        'that error is caught and becomes the same "This change edits …" notice, and the notice '
+        "does not include the error's text.",
+    ),
+    Equivalent(
+        "ragaliq.trust.x__read_baseline",
+        'edited = read_text(proposal, path, what="XXbaselineXX"',
+        "what only names the file in a RepositoryError. For the change's copy of the baseline "
+        'that error is caught and becomes the same "This change edits …" notice, and the notice '
+        "does not include the error's text.",
+    ),
+    Equivalent(
+        "ragaliq.trust.x__read_baseline",
+        'edited = read_text(proposal, path, what="BASELINE"',
+        "what only names the file in a RepositoryError. For the change's copy of the baseline "
+        'that error is caught and becomes the same "This change edits …" notice, and the notice '
+        "does not include the error's text.",
+    ),
+    Equivalent(
+        "ragaliq.trust.x__tighten_evaluator",
+        "b is not None and b >= a",
+        "When a == b the loop hits continue a line earlier, so >= and > agree on every value that"
+        " gets this far.",
+    ),
+    Equivalent(
+        "ragaliq.trust.x__tighten_evaluator",
+        "if (update) or True else None",
+        "An evaluator with nothing tightened gets an unchanged copy of its own section. The "
+        "merged config is equal, and nothing reads which evaluator sections were set: the only "
+        "model_fields_set that is read is the judge's and the recorded policy's.",
+    ),
+    Equivalent(
+        "ragaliq.trust.x_read_bar",
+        "None if (same_source) and False else proposal",
+        "With a single source, the proposal *is* the trusted source. The baseline is then read "
+        "twice from the same place, the two texts are equal, and no notice results.",
+    ),
+    Equivalent(
+        "ragaliq.trust.x_read_text",
+        'data.decode("UTF-8-SIG")',
+        "Python's codec names are case-insensitive.",
+    ),
+    Equivalent(
+        "ragaliq.policy.x_ratchet",
+        "set(type(mine).model_fields) | set(type(theirs).model_fields)",
+        "Every walk compares two versions of the same model class (GatePolicy with GatePolicy, "
+        "GateRules with GateRules, Budget with Budget), so the union is the same set as the "
+        "intersection.",
+    ),
+    Equivalent(
+        "ragaliq.policy.x_ratchet",
+        "names = set(only)",
+        "only is a recorded GateRules' model_fields_set minus two names, so it is always a subset"
+        " of the fields. Intersecting with it changes nothing, and the loop only visits mine's "
+        "fields anyway.",
+    ),
+    Equivalent(
+        "ragaliq.policy.x_ratchet",
+        "isinstance(a, BaseModel) or isinstance(b, BaseModel)",
+        "Both values come from the same field of the same class. The only model-typed field "
+        "(budget) is a Budget on both sides, and every other field is a model on neither side.",
+    ),
+    Equivalent(
+        "ragaliq.policy.x_ratchet",
+        "break",
+        "The continue follows the only nested section, budget. That is the last field of "
+        "GatePolicy. In GateRules the one field after it, drops, is excluded from every walk by "
+        "at_least's only, so no walk ever reaches a field after budget.",
+    ),
+    Equivalent(
+        "ragaliq.policy.x_show",
+        "if (isinstance(v, float)) or True else",
+        "The only place a dict reaches show is an evaluator option, and the only dict option is "
+        "verdict_scores. Its values are validated as floats (YAML integers become floats), so the"
+        " :g branch is the one taken anyway.",
+    ),
+    Equivalent(
+        "ragaliq.policy.xǁGateRulesǁat_least",
+        '{"max_drop", "XXdropsXX"}',
+        "If drops is not excluded, the walk compares it. It has no Ratchet marker, so it ends up "
+        "among the unmarked changes, which at_least discards. The drops are then held per "
+        "evaluator a few lines below, as before.",
+    ),
+    Equivalent(
+        "ragaliq.policy.xǁGateRulesǁat_least",
+        '{"max_drop", "DROPS"}',
+        "If drops is not excluded, the walk compares it. It has no Ratchet marker, so it ends up "
+        "among the unmarked changes, which at_least discards. The drops are then held per "
+        "evaluator a few lines below, as before.",
+    ),
+    # The evaluators' formulas.
+    Equivalent(
+        "ragaliq.evaluators.context_precision.x_rank_weighted_precision",
+        "relevant, strict=None)",
+        "the weights are built from len(relevant): zip's lengths always match",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.context_precision.x_rank_weighted_precision",
+        "zip(weights, relevant, )",
+        "the weights are built from len(relevant): zip's lengths always match",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.context_precision.x_rank_weighted_precision",
+        "relevant, strict=False)",
+        "the weights are built from len(relevant): zip's lengths always match",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.context_precision.x_rank_weighted_precision",
+        "[2 / rank for rank",
+        "doubling every weight doubles both sums exactly (a power of two): the same ratio, "
+        "bit for bit",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.base.xǁEvaluatorOptionsǁscoring",
+        "model_dump(mode=None,",
+        "the registered evaluators' scoring options (min_confidence) are floats or None, which "
+        "Python and JSON mode dump alike; faithfulness records its own",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.base.xǁEvaluatorOptionsǁscoring",
+        "model_dump(exclude=",
+        "the registered evaluators' scoring options (min_confidence) are floats or None, which "
+        "Python and JSON mode dump alike; faithfulness records its own",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.base.xǁEvaluatorOptionsǁscoring",
+        'mode="XXjsonXX"',
+        "pydantic dumps in Python mode for any mode but 'json', and the registered evaluators' "
+        "scoring options are floats or None, dumped alike in both",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.base.xǁEvaluatorOptionsǁscoring",
+        'mode="JSON"',
+        "pydantic dumps in Python mode for any mode but 'json', and the registered evaluators' "
+        "scoring options are floats or None, dumped alike in both",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.registry.xǁEvaluatorSectionsǁ__get_pydantic_json_schema__",
+        "section = copy.copy(handler",
+        "the section's definition is inlined and then dropped from the schema, so changing it in "
+        "place (through a shallow copy) changes no schema",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.hallucination.xǁHallucinationEvaluatorǁevaluate",
+        "            2.0,",
+        "the vacuous score of a response without claims goes through result(), which clamps it "
+        "to [0, 1]: 2.0 is recorded as 1.0",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.faithfulness.xǁFaithfulnessEvaluatorǁevaluate",
+        "            2.0,",
+        "the vacuous score of a response without claims goes through result(), which clamps it "
+        "to [0, 1]: 2.0 is recorded as 1.0",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.base.xǁEvaluatorǁresult",
+        "min(2.0, max(0.0, score))",
+        "no evaluator computes a score above 1 (weights at most 1, relevance validated to [0, 1]): "
+        "the upper bound never binds",
+    ),
 )
 
 
