@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -149,6 +150,23 @@ def test_accepting_a_claim_supported_with_too_little_confidence_lifts_hallucinat
         "1 newly hallucinated claim accepted by a reviewer at this commit, counted as supported "
         "in the hallucination scores the gate decides on (the run report keeps the judge's "
         "verdicts); a new push needs a new review.",
+    )
+
+
+def test_a_report_with_options_this_version_does_not_know_is_decided_on_its_scores():
+    # The options a run records are read only to score accepted claims again: with none accepted,
+    # a report from a newer version is decided as it stands.
+    evaluators = [FaithfulnessEvaluator(), HallucinationEvaluator()]
+    infos = {e.name: e.info() for e in evaluators}
+    infos["faithfulness"] = infos["faithfulness"].model_copy(update={"options": {"strict": True}})
+    sure = make_verdict(S, text="Refunds take 14 days.")
+    base = record_baseline(report([judged("a", evaluators, claims=[sure])], infos))
+    head = report([judged("a", evaluators, claims=[sure, make_verdict(C, text=MADE_UP)])], infos)
+    decision = compare(head, base, rules=STRICT)
+    assert decision.failures == (
+        "faithfulness: 0.500 is below the threshold 0.70",
+        "hallucination: 0.500 is below the threshold 0.80",
+        "1 newly hallucinated claim (gate.fail_on_new_hallucinations: true)",
     )
 
 
@@ -304,6 +322,15 @@ def test_local_acceptances_come_from_a_file(tmp_path):
     path.write_text("acceptances:\n  - {by: maintainer, claims: [3f9a1c2b]}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="not a list of acceptances"):
         read_acceptances(path)  # an id of the old, short form names no claim
+
+
+def test_an_acceptances_file_is_read_as_utf8_whatever_the_machines_locale(tmp_path, monkeypatch):
+    # A machine whose locale encoding is ASCII (a C locale without Python's UTF-8 mode).
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "ascii")
+    path = tmp_path / "acceptances.yaml"
+    path.write_text(f"acceptances:\n  - {{by: zoë, claims: [{ID_A}]}}  # vérifié\n", "utf-8")
+    (read,) = read_acceptances(path)
+    assert (read.by, read.claims) == ("zoë", (ID_A,))
 
 
 def test_an_acceptances_file_that_cannot_be_read_says_why_and_what_to_write(tmp_path):

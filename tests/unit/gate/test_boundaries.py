@@ -123,6 +123,17 @@ def test_a_drop_of_exactly_max_drop_passes_on_every_case_and_on_the_mean():
     assert [(r.case_id, r.head) for r in just_past.regressed_cases] == [("c0", 0.94)]
 
 
+def test_a_drop_past_max_drop_by_no_more_than_the_rounding_slack_passes_on_the_mean_and_the_case():
+    # 0.62 to 0.50 is, in floats, exactly 1e-9 past a max_drop of 0.119999999: the slack the gate
+    # leaves for rounding, so neither the mean nor a case has dropped past it.
+    rules = GateRules(max_drop=0.119999999)
+    decision = decided({"a": 0.62, "b": 0.62}, {"a": 0.5, "b": 0.5}, rules=rules)
+    faith = decision.evaluators["faithfulness"]
+    assert (faith.delta, faith.status) == (-0.12, "pass")
+    assert decision.regressed_cases == ()
+    assert (decision.passed, decision.notices) == (True, ())
+
+
 def test_a_case_within_its_evaluators_own_max_drop_is_no_regressed_case():
     rules = GateRules(max_drop=0.05, drops={"faithfulness": 0.2})
     decision = decided(FOUR, dict.fromkeys(FOUR, 0.85), rules=rules)

@@ -3,6 +3,8 @@ the comment's "and N more" for each list is what the decision counts."""
 
 from __future__ import annotations
 
+import tracemalloc
+
 from ragaliq.evaluators import (
     ContextPrecisionEvaluator,
     ContextRecallEvaluator,
@@ -13,7 +15,7 @@ from ragaliq.gate import Comparison, GateRules, compare
 from ragaliq.models import NOT_VERIFIABLE, Verdict
 from tests.baselines import record_baseline
 from tests.conftest import make_verdict
-from tests.unit.gate.runs import failed, judged, run_of
+from tests.unit.gate.runs import failed, judged, run_of, scored
 
 S, N, C = Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO, Verdict.CONTRADICTED
 EVALUATORS = [
@@ -89,3 +91,31 @@ def test_every_list_keeps_its_first_entries_and_counts_the_rest():
         assert getattr(short, name) == getattr(full, name)[:1], name
         assert short.count(name) == full.count(name), name
     assert (short.passed, short.evaluators) == (full.passed, full.evaluators)
+
+
+def _peak_memory_of_deciding(regressed: int) -> int:
+    """The most memory a comparison listing ten cases holds while ``regressed`` cases regress."""
+    ids = [f"c{i}" for i in range(regressed)]
+    base = record_baseline(scored(dict.fromkeys(ids, 1.0)))
+    head = scored(dict.fromkeys(ids, 0.5))
+    tracemalloc.start()
+    try:
+        comparison = Comparison(base, rules=GateRules(), listed=10)
+        for judged_case in head.iter_cases():
+            comparison.add(judged_case)
+        decision = comparison.decide(head.head)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (len(decision.regressed_cases), decision.omitted["regressed_cases"]) == (
+        10,
+        regressed - 10,
+    )
+    return peak
+
+
+def test_regressed_cases_beyond_those_listed_are_counted_not_kept():
+    # Per case the comparison keeps its id and its score changes (about 150 bytes); a regressed
+    # case kept whole would cost over 1 kB more for each.
+    per_case = (_peak_memory_of_deciding(2000) - _peak_memory_of_deciding(500)) / 1500
+    assert per_case < 400, f"{per_case:.0f} bytes per regressed case"
