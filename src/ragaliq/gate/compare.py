@@ -272,7 +272,7 @@ class Comparison:
 
         Its claim-based scores are counted towards the means the gate decides on.
         """
-        if accepted and self.evaluators:
+        if accepted:
             case = self._rescored(case, accepted)
         for name, tally in self._decided.items():
             result = case.results.get(name)
