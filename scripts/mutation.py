@@ -103,6 +103,128 @@ EQUIVALENT: tuple[Equivalent, ...] = (
         "moves the upper end by two of 2000 resampled means (0.1 percentile point), under the "
         "bootstrap's own resampling noise; no decision can be pinned to it",
     ),
+    # The gate's verdict.
+    Equivalent(
+        "ragaliq.gate.acceptance.x_claim_key",
+        '"XXLNSXX"',
+        "every Unicode general category starts with one of L, M, N, P, S, Z or C, never X: the "
+        "same characters are kept",
+    ),
+    Equivalent(
+        "ragaliq.gate.acceptance.x_parse_command",
+        "every = None",
+        "every is only read as a condition, where None and False agree",
+    ),
+    Equivalent(
+        "ragaliq.gate.acceptance.x_parse_command",
+        'body or "XXXX"',
+        "an empty body and XXXX both hold no /ragaliq accept line: None either way",
+    ),
+    Equivalent(
+        "ragaliq.gate.acceptance.x_read_acceptances",
+        'encoding="UTF-8"',
+        "Python's codec names are case-insensitive.",
+    ),
+    Equivalent(
+        "ragaliq.gate.compare.x__accepted",
+        '"confidence": 2.0',
+        "an accepted claim's confidence is read only against hallucination's min_confidence, a "
+        "fraction of at most 1 that both 1.0 and 2.0 reach; the rescored claims are never recorded",
+    ),
+    Equivalent(
+        "ragaliq.gate.compare.xǁComparisonǁ_as_accepted",
+        'result.status == "ok" or result.score is not None',
+        "or and and differ only for a missing result, an ok result without a score or a skipped or "
+        "failed one with a score, and none is built: runner/case.py gives every evaluator of the "
+        "run a result on every case, and an ok case has no error among them; Evaluator.result "
+        "always gives a score, skipped() and error() never do",
+    ),
+    Equivalent(
+        "ragaliq.gate.compare.xǁComparisonǁ_regressions",
+        ">= 2 * self.listed",
+        "trims the kept regressions one case earlier: the same worst cases are kept, within the "
+        "same bound",
+    ),
+    Equivalent(
+        "ragaliq.gate.compare.xǁComparisonǁ_regressions",
+        "> 2 / self.listed",
+        "trims the kept regressions at every regressed case instead of every listed-th: the same "
+        "worst cases are kept, in less memory, only sorted more often",
+    ),
+    Equivalent(
+        "ragaliq.gate.compare.xǁComparisonǁ_regressions",
+        "> 3 * self.listed",
+        "trims the kept regressions at three times the listed cases instead of twice: the same "
+        "worst cases are kept, and the memory still does not grow with the suite",
+    ),
+    Equivalent(
+        "ragaliq.gate.compare.xǁComparisonǁ_rescored",
+        "case=None,",
+        "the claim-based evaluators (faithfulness, hallucination) read only the verdicts of a "
+        "judgement, never its case",
+    ),
+    Equivalent(
+        "ragaliq.gate.compare.xǁComparisonǁ_rescored",
+        'response="XXXX"',
+        "the claim-based evaluators (faithfulness, hallucination) read only the verdicts of a "
+        "judgement, never its case's response",
+    ),
+    Equivalent(
+        "ragaliq.gate.compare.xǁComparisonǁ_rescored",
+        'judged.status != "ok" and judged.score is None',
+        "or and and differ only for an ok result without a score or a skipped or failed one with a "
+        "score, and none is built: runner/case.py gives every evaluator of the run a result on "
+        "every case, and an ok case has no error among them; Evaluator.result always gives a "
+        "score, skipped() and error() never do",
+    ),
+    Equivalent(
+        "ragaliq.gate.compare.xǁComparisonǁ_rescored",
+        "judged is None and judged.status",
+        "it differs only when an ok case has no result of a claim-based evaluator the run has, "
+        "which is never built: runner/case.py gives every evaluator of the run a result on every "
+        "case, and an ok case has no error among them; Evaluator.result always gives a score, "
+        "skipped() and error() never do",
+    ),
+    Equivalent(
+        "ragaliq.gate.compare.xǁComparisonǁ_rescored",
+        "break",
+        "neither continue is ever taken for an ok case with an accepted claim: faithfulness and "
+        "hallucination are both scored from the same verdicts (runner/case.py), skipped alike only "
+        "when none is verifiable, and an accepted claim is a verifiable hallucinated one, so "
+        "scored again as supported it always gives an ok result with a score",
+    ),
+    Equivalent(
+        "ragaliq.gate.compare.xǁComparisonǁ_rescored",
+        'rescored.status != "ok" and rescored.score is None',
+        "a case scored again with an accepted claim, verifiable and now supported, always gets an "
+        "ok result with a score (Evaluator.result), so neither test of it is ever true",
+    ),
+    Equivalent(
+        "ragaliq.gate.compare.xǁComparisonǁ_scores",
+        'result.status != "ok" and result.score is None or old is None',
+        "or and and differ only for an ok result without a score or a skipped or failed one with a "
+        "score, and none is built: runner/case.py gives every evaluator of the run a result on "
+        "every case, and an ok case has no error among them; Evaluator.result always gives a "
+        "score, skipped() and error() never do",
+    ),
+    Equivalent(
+        "ragaliq.gate.scores.x_failure_line",
+        "shared_cases or 1",
+        "a mean over the shared cases is set only with their count, at least one "
+        "(_SharedScores.of), and with a baseline, when shared_cases is that count: the fallback is "
+        "never read",
+    ),
+    Equivalent(
+        "ragaliq.gate.statistics.x__seed",
+        "digest()[:9]",
+        "nine bytes of the digest instead of eight are still a fixed function of the deltas",
+    ),
+    Equivalent(
+        "ragaliq.gate.statistics.x_paired_delta",
+        "* RESAMPLES) - 2)]",
+        "moves the upper end by one of 2000 resampled means (0.05 percentile point), under the "
+        "bootstrap's own resampling noise; no decision can be pinned to it",
+    ),
     # The bar a change is held to (trust.py, policy.py).
     Equivalent(
         "ragaliq.trust.x__differences",
