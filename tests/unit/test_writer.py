@@ -103,8 +103,8 @@ def test_a_lookalike_id_is_refused(tmp_path):
 @pytest.mark.parametrize(
     ("case_id", "kind"),
     [
-        (str(uuid.uuid4()), "a random or time-based UUID"),
-        (f"case-{uuid.uuid1().hex}", "a random or time-based UUID"),
+        ("b4fcbcba-3b53-4288-a1bb-f41934d5e301", "a random or time-based UUID"),  # version 4
+        ("case-ca159fd0ea8b11f18b6402fc00000001", "a random or time-based UUID"),  # version 1
         ("01ARZ3NDEKTSV4RRFFQ69G5FAV", "a ULID"),
         ("run-2024-05-01T12:30:00", "a date and time"),
         ("case-1714566600", "a Unix timestamp"),
