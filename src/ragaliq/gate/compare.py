@@ -24,10 +24,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from pydantic import ValidationError
+
+from ragaliq._validation import field_problems
 from ragaliq.baseline import Baseline, BaselineCase, BaselineClaim
+from ragaliq.errors import ReportError
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
 from ragaliq.evaluators.hallucination import hallucinated_claims
-from ragaliq.evaluators.registry import evaluator_class
+from ragaliq.evaluators.registry import EVALUATORS
 from ragaliq.gate.acceptance import ALL, Acceptance, claim_id, covering
 from ragaliq.gate.decision import (
     MAX_LISTED,
@@ -50,7 +54,7 @@ from ragaliq.models import (
 )
 from ragaliq.policy import GateRules
 from ragaliq.run_report import ReportSource
-from ragaliq.text.counts import plural
+from ragaliq.text.counts import plural, plural_is
 from ragaliq.text.matching import normalise, unmatched
 
 __all__ = ["Comparison", "compare", "rescoring_evaluators"]
@@ -86,17 +90,26 @@ def compare(
 
 
 def rescoring_evaluators(infos: Mapping[str, EvaluatorInfo]) -> tuple[Evaluator[Any], ...]:
-    """The claim-based evaluators a run was scored with, rebuilt from what its report records."""
+    """The claim-based evaluators a run was scored with, rebuilt from what its report records.
+
+    Raises:
+        ReportError: the report records options this version cannot read.
+    """
     built: list[Evaluator[Any]] = []
+    claim_based = {kind.name: kind for kind in EVALUATORS if kind.needs_claims}
     for name, info in infos.items():
+        if (kind := claim_based.get(name)) is None:
+            continue  # not scored from claims, or not an evaluator this version knows
         try:
-            kind = evaluator_class(name)
-        except KeyError:
-            continue
-        if kind.needs_claims:
-            built.append(
-                kind(kind.Options.model_validate({**info.options, "threshold": info.threshold}))
-            )
+            options = kind.Options.model_validate({**info.options, "threshold": info.threshold})
+        except ValidationError as exc:
+            first = next(field_problems(exc, kind.Options))
+            raise ReportError(
+                f"the run report's {name} options are not this version's ({first.path}: "
+                f"{first.message}), so the claims a reviewer accepted cannot be scored again; "
+                "judge the run with this version of ragaliq"
+            ) from exc
+        built.append(kind(options))
     return tuple(built)
 
 
@@ -453,7 +466,7 @@ class Comparison:
         unstable = self._unstable.total
         if unstable and not rules.count_unstable:
             notices.append(
-                f"{plural(unstable, 'hallucinated claim')} {'is' if unstable == 1 else 'are'} "
+                f"{plural_is(unstable, 'hallucinated claim')} "
                 "unstable (the judge's repeated verdicts disagreed), so "
                 f"{'it is' if unstable == 1 else 'they are'} listed apart and not counted as new."
             )
@@ -498,16 +511,14 @@ class Comparison:
             )
         if self._added.total:
             notices.append(
-                f"{plural(self._added.total, 'case')} "
-                f"{'is' if self._added.total == 1 else 'are'} new since the baseline: "
+                f"{plural_is(self._added.total, 'case')} new since the baseline: "
                 f"{_few(sorted(self._added.items), self._added.total)}. They count towards "
                 "the thresholds; drops are measured on the cases both runs share."
             )
         if not removed.total:
             return []
         missing = (
-            f"{plural(removed.total, 'baseline case')} "
-            f"{'is' if removed.total == 1 else 'are'} missing from this run: "
+            f"{plural_is(removed.total, 'baseline case')} missing from this run: "
             f"{_few(removed.items, removed.total)}"
         )
         if rules.on_missing_cases == "notice":

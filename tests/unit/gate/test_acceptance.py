@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ragaliq.errors import ConfigError
+from ragaliq.errors import ConfigError, ReportError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator
 from ragaliq.gate import Comparison, GateRules, compare
 from ragaliq.gate.acceptance import (
@@ -167,6 +167,27 @@ def test_a_report_with_options_this_version_does_not_know_is_decided_on_its_scor
         "faithfulness: 0.500 is below the threshold 0.70",
         "hallucination: 0.500 is below the threshold 0.80",
         "1 newly hallucinated claim (gate.fail_on_new_hallucinations: true)",
+    )
+
+
+def test_accepting_a_claim_in_a_report_with_options_this_version_does_not_know_is_refused():
+    # The accepted claim cannot be scored again under options this version cannot read: the gate
+    # stops and says so, rather than scoring it under other options.
+    evaluators = [FaithfulnessEvaluator(), HallucinationEvaluator()]
+    infos = {e.name: e.info() for e in evaluators}
+    infos["faithfulness"] = infos["faithfulness"].model_copy(update={"options": {"strict": True}})
+    sure = make_verdict(S, text="Refunds take 14 days.")
+    base = record_baseline(report([judged("a", evaluators, claims=[sure])], infos))
+    head = report([judged("a", evaluators, claims=[sure, make_verdict(C, text=MADE_UP)])], infos)
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
+    with pytest.raises(ReportError) as raised:
+        compare(head, base, rules=STRICT, acceptances=(accepted,))
+    assert str(raised.value).startswith(
+        "the run report's faithfulness options are not this version's (strict: "
+    )
+    assert str(raised.value).endswith(
+        "so the claims a reviewer accepted cannot be scored again; judge the run with this "
+        "version of ragaliq"
     )
 
 
