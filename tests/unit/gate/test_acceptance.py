@@ -175,19 +175,19 @@ def test_accepting_a_claim_in_a_report_with_options_this_version_does_not_know_i
     # stops and says so, rather than scoring it under other options.
     evaluators = [FaithfulnessEvaluator(), HallucinationEvaluator()]
     infos = {e.name: e.info() for e in evaluators}
-    infos["faithfulness"] = infos["faithfulness"].model_copy(update={"options": {"strict": True}})
+    infos["hallucination"] = infos["hallucination"].model_copy(
+        update={"options": {"min_confidenc": 0.9}}
+    )
     sure = make_verdict(S, text="Refunds take 14 days.")
     base = record_baseline(report([judged("a", evaluators, claims=[sure])], infos))
     head = report([judged("a", evaluators, claims=[sure, make_verdict(C, text=MADE_UP)])], infos)
     accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
     with pytest.raises(ReportError) as raised:
         compare(head, base, rules=STRICT, acceptances=(accepted,))
-    assert str(raised.value).startswith(
-        "the run report's faithfulness options are not this version's (strict: "
-    )
-    assert str(raised.value).endswith(
-        "so the claims a reviewer accepted cannot be scored again; judge the run with this "
-        "version of ragaliq"
+    assert str(raised.value) == (
+        "the run report's hallucination options are not this version's (min_confidenc: unknown "
+        "key 'min_confidenc'; did you mean 'min_confidence'?), so the claims a reviewer accepted "
+        "cannot be scored again; judge the run with this version of ragaliq"
     )
 
 
