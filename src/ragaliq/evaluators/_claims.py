@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from ragaliq.models import ClaimVerdict, Verdict
-from ragaliq.text.counts import plural
+from ragaliq.text.counts import plural, plural_is
 
 NO_CLAIMS_NOTE = "no_claims"
 NOT_VERIFIABLE_NOTE = "not_verifiable"
@@ -70,4 +70,4 @@ def all_are(count: int, word: str) -> str:
 
 def of_total_are(part: int, total: int, word: str) -> str:
     """``2 of 5 claims are``, ``1 of 1 claim is``: the start of a sentence about some items."""
-    return f"{part:,} of {plural(total, word)} {'is' if total == 1 else 'are'}"
+    return f"{part:,} of {plural_is(total, word)}"
