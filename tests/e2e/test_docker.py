@@ -13,8 +13,8 @@ to commit the baseline, check out another commit and delete everything, as the j
 and the next job's checkout do.
 
 Skipped, with the reason, where no Docker daemon answers (CI's fresh machine) or the base image is
-neither present nor pullable. docker-standin (`standin.sh up`) gives a daemon and a stand-in base
-image where the image registry cannot be reached.
+neither present nor pullable. CONTRIBUTING.md ("The Docker stand-in") says how to get a daemon and
+a stand-in base image where the image registry cannot be reached.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _docker_unavailable() -> str | None:
     except subprocess.TimeoutExpired:
         return "the Docker daemon does not answer within 30 s"
     if info.returncode != 0:
-        return "no Docker daemon answers (see docker-standin: standin.sh up)"
+        return "no Docker daemon answers (CONTRIBUTING.md: The Docker stand-in)"
     return None
 
 
@@ -106,8 +106,8 @@ def _missing_base_image() -> str | None:
             return f"the base image {image} is not present and pulling it timed out"
         if pulled.returncode != 0:
             return (
-                f"the base image {image} is neither present nor pullable (docker-standin "
-                "builds a stand-in: standin.sh up)"
+                f"the base image {image} is neither present nor pullable (CONTRIBUTING.md: "
+                "The Docker stand-in)"
             )
     return None
 

@@ -1,4 +1,4 @@
-"""The README shows what the tool really does."""
+"""The README shows what the tool really does, and leads a team that adopts it."""
 
 from __future__ import annotations
 
@@ -13,6 +13,12 @@ from tests.conftest import console_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = {
+    path: path.read_text(encoding="utf-8")
+    for path in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted(ROOT.glob("docs/*.md"))]
+}
+"""The README, CONTRIBUTING.md and the docs/ pages the README leads to."""
+MAX_README_WORDS = 5_000
 
 
 def load_script():
@@ -31,8 +37,9 @@ def test_the_example_comment_is_what_the_gate_renders_today():
     )
 
 
-def test_exactly_two_set_up_commands():
-    setup = README.split("## Set up", 1)[1].split("\n## ", 1)[0]
+def test_exactly_two_set_up_commands_near_the_top():
+    setup = README.split("## Try it, develop it", 1)[1].split("\n## ", 1)[0]
+    assert README.index("## Try it, develop it") < README.index("<!-- example-comment:start -->")
     block = setup.split("```bash", 1)[1].split("```", 1)[0]
     commands = [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
     assert len(commands) == 2
@@ -41,9 +48,43 @@ def test_exactly_two_set_up_commands():
     assert "./scripts/test" in (ROOT / ".ci/run").read_text(encoding="utf-8")
 
 
-def test_the_readme_links_resolve():
-    for target in re.findall(r"\]\(((?!https?:)[^)#]+)\)", README):
-        assert (ROOT / target).exists(), target
+def test_the_readme_stays_short():
+    words = len(README.split())
+    assert words <= MAX_README_WORDS, (
+        f"README.md has {words} words, more than {MAX_README_WORDS}: move detail to a docs/ page"
+    )
+
+
+def test_the_first_example_comment_fails_and_lists_newly_hallucinated_claims():
+    first = README.split("<!-- ragaliq:comment", 1)[1]
+    headline = next(line for line in first.splitlines() if line.startswith("### "))
+    assert "failed" in headline and "passed" not in headline, headline
+    listed = first.split("#### Newly hallucinated claims", 1)[1].split("</details>", 1)[0]
+    assert re.search(r"<sub>`[0-9a-f]{16}`</sub>", listed), "each new claim shows its id"
+
+
+def test_the_links_of_the_readme_and_the_docs_resolve():
+    for page, text in PAGES.items():
+        for target in re.findall(r"\]\(((?!https?:|mailto:)[^)#\s]+)(?:#[^)]*)?\)", text):
+            assert (page.parent / target).exists(), f"{page.relative_to(ROOT)}: {target}"
+
+
+def test_the_links_into_pages_name_their_headings():
+    anchors = {page: _anchors(text) for page, text in PAGES.items()}
+    for page, text in PAGES.items():
+        for target, anchor in re.findall(r"\]\(((?!https?:)[^)#\s]*)#([^)\s]+)\)", text):
+            linked = (page.parent / target).resolve() if target else page
+            if linked in anchors:
+                assert anchor in anchors[linked], f"{page.relative_to(ROOT)}: {target}#{anchor}"
+
+
+def _anchors(text: str) -> set[str]:
+    """GitHub's anchors of a page's headings: lower case, punctuation dropped, spaces to hyphens."""
+    out = set()
+    for heading in re.findall(r"^#+ (.+)$", re.sub(r"```.*?```", "", text, flags=re.S), re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        out.add(slug)
+    return out
 
 
 def test_the_readme_workflow_snippets_pass_actionlint(tmp_path):
@@ -51,7 +92,12 @@ def test_the_readme_workflow_snippets_pass_actionlint(tmp_path):
     actionlint = console_tool("actionlint")
     if actionlint is None:
         pytest.skip("actionlint is not installed (it comes with the project's `lint` extra)")
-    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", README, re.S) if "jobs:" in b]
+    blocks = [
+        b
+        for text in PAGES.values()
+        for b in re.findall(r"```yaml\n(.*?)```", text, re.S)
+        if "jobs:" in b
+    ]
     assert blocks
     workflows = tmp_path / ".github" / "workflows"
     workflows.mkdir(parents=True)
