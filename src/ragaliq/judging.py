@@ -6,6 +6,8 @@ the action build real objects and turn results into exit codes and messages.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -27,8 +29,10 @@ from ragaliq.run_report import DISCARD, ReportWriter, TextSink
 from ragaliq.runner import RunSettings, stream_suite
 
 __all__ = [
+    "MOST_FAILING_SHOWN",
     "CaseSink",
     "JudgedRun",
+    "WorstFailing",
     "empty_report",
     "judge_inputs",
     "judge_with",
@@ -71,6 +75,10 @@ class JudgedRun:
     head: ReportHead
     errored: tuple[CaseResult, ...] = ()
     """Up to five cases that could not be judged, for the terminal."""
+    failing: tuple[CaseResult, ...] = ()
+    """Up to ten cases below an evaluator's threshold, worst first, for the terminal."""
+    failing_count: int = 0
+    """How many cases were below an evaluator's threshold in all."""
 
 
 class _FirstErrors:
@@ -82,6 +90,42 @@ class _FirstErrors:
     def add(self, case: CaseResult) -> None:
         if case.status == "error" and len(self.cases) < 5:
             self.cases.append(case)
+
+
+MOST_FAILING_SHOWN = 10
+"""How many failing cases a run keeps for the terminal."""
+
+
+def _badness(case: CaseResult) -> tuple[int, float]:
+    """Larger is worse: more failing evaluators, then a lower failing score."""
+    scores = [case.results[name].score for name in case.failing_evaluators()]
+    return len(scores), -min((s for s in scores if s is not None), default=1.0)
+
+
+class WorstFailing:
+    """Keeps the ``most`` worst cases below a threshold, in memory bounded by ``most``."""
+
+    def __init__(self, most: int = MOST_FAILING_SHOWN) -> None:
+        self.most = most
+        self.count = 0
+        self._heap: list[tuple[tuple[int, float], int, CaseResult]] = []
+        self._order = itertools.count()
+
+    def add(self, case: CaseResult) -> None:
+        if case.status != "ok" or not case.failing_evaluators():
+            return
+        self.count += 1
+        # Ties keep the case that came first: a later one ranks lower.
+        item = (_badness(case), -next(self._order), case)
+        if len(self._heap) < self.most:
+            heapq.heappush(self._heap, item)
+        elif item[:2] > self._heap[0][:2]:
+            heapq.heapreplace(self._heap, item)
+
+    @property
+    def cases(self) -> tuple[CaseResult, ...]:
+        """The kept cases, worst first."""
+        return tuple(case for *_, case in sorted(self._heap, key=lambda i: i[:2], reverse=True))
 
 
 async def judge_inputs(
@@ -120,9 +164,10 @@ async def judge_inputs(
         )
     infos = {e.name: e.info() for e in evaluators}
     errored = _FirstErrors()
+    failing = WorstFailing()
     with _report_out(report_path) as out:
         writer = ReportWriter(out, judge=choice.judge.info, evaluators=infos, shard=shard)
-        consumers: tuple[CaseSink, ...] = (writer, errored, *sinks)
+        consumers: tuple[CaseSink, ...] = (writer, errored, failing, *sinks)
 
         def on_case(case: CaseResult) -> None:
             for consumer in consumers:
@@ -139,7 +184,12 @@ async def judge_inputs(
         head = writer.finish(
             usage=end.usage, notices=choice.all_notices(), stopped_early=end.stopped_early
         )
-    return JudgedRun(head=head, errored=tuple(errored.cases))
+    return JudgedRun(
+        head=head,
+        errored=tuple(errored.cases),
+        failing=failing.cases,
+        failing_count=failing.count,
+    )
 
 
 async def judge_with(

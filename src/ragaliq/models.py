@@ -304,6 +304,10 @@ class CaseResult(_Frozen):
     error: str | None = None
     """Why the case could not be judged, when it could not."""
 
+    def failing_evaluators(self) -> list[str]:
+        """The evaluators whose score of this case is below their threshold."""
+        return [name for name, result in self.results.items() if result.passed is False]
+
 
 class JudgeInfo(_Frozen):
     """Which judge produced a report; part of a baseline's provenance."""

@@ -35,7 +35,7 @@ from ragaliq.judging import JudgedRun, empty_report, judge_with, kept_report
 from ragaliq.models import Preflight
 from ragaliq.policy import Budget
 from ragaliq.preflight import preflight
-from ragaliq.report import format_decision, format_preflight
+from ragaliq.report import format_decision, format_failing_cases, format_preflight
 from ragaliq.report.html import write_html
 from ragaliq.repository import ConfigLocation, WorkTree, git_toplevel, inside, repo_path
 from ragaliq.run_report import ReportFile, write_report
@@ -170,6 +170,9 @@ def run(
         )
     )
     print_report(run)
+    failing = format_failing_cases(run.failing, total=run.failing_count)
+    if failing:
+        echo(f"\n{failing}")
     if output is not None:
         echo(f"report written to {output}")
     code = run_exit_code(run.head, inputs.config.gate, shard=shard is not None)

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from ragaliq.report.console import (
     format_decision,
+    format_failing_cases,
     format_preflight,
     format_run_table,
     format_usage,
 )
 
-__all__ = ["format_decision", "format_preflight", "format_run_table", "format_usage"]
+__all__ = [
+    "format_decision",
+    "format_failing_cases",
+    "format_preflight",
+    "format_run_table",
+    "format_usage",
+]

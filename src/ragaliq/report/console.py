@@ -5,12 +5,19 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from ragaliq.gate import GateDecision
+from ragaliq.gate.acceptance import claim_id
 from ragaliq.models import CaseResult, Preflight, ReportHead, RunReport, Usage
 from ragaliq.report.filters import verdict_label
 from ragaliq.text.counts import plural
 from ragaliq.text.plain import one_line
 
-__all__ = ["format_decision", "format_preflight", "format_run_table", "format_usage"]
+__all__ = [
+    "format_decision",
+    "format_failing_cases",
+    "format_preflight",
+    "format_run_table",
+    "format_usage",
+]
 
 
 def _num(value: float | None, spec: str = ".3f") -> str:
@@ -73,6 +80,32 @@ def format_run_table(
     return "\n".join(lines)
 
 
+def format_failing_cases(cases: Sequence[CaseResult], *, total: int) -> str:
+    """The cases below a threshold, worst first: each with its failing evaluators and claims.
+
+    ``cases`` are the ones kept to show (the worst), ``total`` how many failed in all.
+    """
+    if not total:
+        return ""
+    shown = f"the worst {len(cases)}" if total > len(cases) else "worst first"
+    lines = [f"{plural(total, 'case')} below a threshold ({shown}):"]
+    for case in cases:
+        failing = case.failing_evaluators()
+        scores = ", ".join(f"{name} {_num(case.results[name].score)}" for name in failing)
+        lines.append(f"  {one_line(case.id)}: {scores}")
+        flagged = sorted({i for name in failing for i in case.results[name].flagged_claims or ()})
+        for index in flagged:
+            if index < len(case.claims):
+                claim = case.claims[index]
+                lines.append(
+                    f"    {verdict_label(claim.verdict)}: {one_line(claim.text)} "
+                    f"[{claim_id(case.id, claim.text)}]"
+                )
+    if total > len(cases):
+        lines.append(f"  ... and {plural(total - len(cases), 'more case')} (see the report)")
+    return "\n".join(lines)
+
+
 def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = ()) -> str:
     """The gate's verdict for a terminal: notices, headline, evaluators against the baseline.
 
@@ -104,9 +137,11 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
         )
     else:
         listed, label = decision.new_hallucinations, "new in"
+        accepted = sum(1 for change in listed if change.accepted_by)
         lines.append(
-            f"{plural(len(listed), 'newly hallucinated claim')}, "
-            f"{len(decision.fixed_hallucinations)} fixed, "
+            f"{plural(len(listed), 'newly hallucinated claim')}"
+            + (f" ({accepted} accepted)" if accepted else "")
+            + f", {len(decision.fixed_hallucinations)} fixed, "
             f"{plural(len(decision.regressed_cases), 'regressed case score')}, {errors}"
         )
     unverifiable = decision.count("unverifiable_claims")
@@ -116,12 +151,18 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
             "neither ground nor fault them), not counted as hallucinated"
         )
     for change in listed[:10]:
+        accepted_by = f", accepted by {one_line(change.accepted_by)}" if change.accepted_by else ""
         lines.append(
             f"  {label} {one_line(change.case_id)}: {one_line(change.claim)} "
-            f"[{verdict_label(change.verdict)}]"
+            f"[{verdict_label(change.verdict)}{accepted_by}] id {change.id}"
         )
     if len(listed) > 10:
         lines.append(f"  ... and {len(listed) - 10} more")
+    if any(not change.accepted_by for change in decision.new_hallucinations):
+        lines.append(
+            "  a claim the judge got wrong is accepted by a reviewer's review saying "
+            "`/ragaliq accept <id>` (locally: --acceptances FILE)"
+        )
     if decision.lost_facts or decision.irrelevant_chunks:
         lines.append(
             f"retrieval: {plural(len(decision.lost_facts), 'needed fact')} lost since the "
