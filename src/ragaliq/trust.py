@@ -165,6 +165,9 @@ def read_bar(
             must_exist=baseline_file is not None,
             notices=notices,
         )
+        if baseline is not None and baseline.commit is None and isinstance(trusted, GitCommit):
+            # Recorded by hand, it names no commit: it is the one committed at the base.
+            baseline = baseline.model_copy(update={"commit": trusted.sha})
     return Bar(
         config=config,
         config_file=config_file,

@@ -10,26 +10,78 @@ with fakes by passing ``obj=`` to the command line.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
+from ragaliq import _lazy
 from ragaliq._version import __version__
-from ragaliq.cli._common import Collaborators, collaborators
-from ragaliq.cli.baseline import baseline
-from ragaliq.cli.judging import gate, run, validate
-from ragaliq.cli.setup import action, calibrate_command, init, schema
-from ragaliq.cli.steps import (
-    compare_command,
-    merge,
-    publish,
-    render,
-    report_command,
-)
-from ragaliq.redaction import register_env_secrets
 
-__all__ = ["Collaborators", "cli", "main"]
+if TYPE_CHECKING:
+    from ragaliq.cli._common import Collaborators
+
+__all__ = ["COMMANDS", "Collaborators", "cli", "main"]
+
+
+class CommandSpec(NamedTuple):
+    """Where a command lives, and the line ``ragaliq --help`` shows for it without loading it."""
+
+    module: str
+    attribute: str
+    short_help: str
+    hidden: bool = False
+
+
+COMMANDS: dict[str, CommandSpec] = {
+    "run": CommandSpec(
+        "ragaliq.cli.judging", "run", "Judge a dataset, print a score table and write the report."
+    ),
+    "validate": CommandSpec(
+        "ragaliq.cli.judging",
+        "validate",
+        "Check the config and the dataset without judging anything.",
+    ),
+    "gate": CommandSpec(
+        "ragaliq.cli.judging", "gate", "Judge, compare with the baseline, write the comment."
+    ),
+    "baseline": CommandSpec(
+        "ragaliq.cli.baseline",
+        "baseline",
+        "Record the baseline the gate compares pull requests with.",
+    ),
+    "compare": CommandSpec(
+        "ragaliq.cli.steps", "compare_command", "Decide the gate for a run report and a baseline."
+    ),
+    "render": CommandSpec(
+        "ragaliq.cli.steps",
+        "render",
+        "Render the PR comment (or the job summary) from a decision.",
+    ),
+    "merge": CommandSpec("ragaliq.cli.steps", "merge", "Join shard reports into one report."),
+    "publish": CommandSpec("ragaliq.cli.steps", "publish", "Create or update the PR comment."),
+    "init": CommandSpec(
+        "ragaliq.cli.setup",
+        "init",
+        "Write the config, a sample dataset, three workflows, a .gitignore.",
+    ),
+    "calibrate": CommandSpec(
+        "ragaliq.cli.setup", "calibrate_command", "Measure the judge against labelled claims."
+    ),
+    "report": CommandSpec(
+        "ragaliq.cli.steps", "report_command", "Write a self-contained HTML report."
+    ),
+    "schema": CommandSpec(
+        "ragaliq.cli.setup",
+        "schema",
+        "Print the JSON Schema of ragaliq.yaml (for editor completion).",
+    ),
+    "action": CommandSpec("ragaliq.cli.setup", "action", "Run as the GitHub Action.", hidden=True),
+}
+"""Every command, loaded only when it runs (or its own help is asked for): ``ragaliq --help``
+and ``--version`` import no judge, GitHub client or template engine. A test checks each line
+against the command's own short help."""
 
 
 GLOBAL_OPTIONS: tuple[tuple[tuple[str, ...], str], ...] = (
@@ -79,7 +131,32 @@ def _accept_global_options(command: click.Command) -> None:
             _accept_global_options(sub)
 
 
+class _LazyGroup(click.Group):
+    """A group whose commands are imported when one is used, not when the group is built."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        loaded = self.commands.get(cmd_name)
+        if loaded is not None or cmd_name not in COMMANDS:
+            return loaded
+        spec = COMMANDS[cmd_name]
+        command: click.Command = getattr(importlib.import_module(spec.module), spec.attribute)
+        _accept_global_options(command)
+        self.commands[cmd_name] = command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [
+            (name, spec.short_help) for name, spec in sorted(COMMANDS.items()) if not spec.hidden
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
 @click.group(
+    cls=_LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
     invoke_without_command=True,
     no_args_is_help=False,
@@ -98,29 +175,17 @@ def cli(ctx: click.Context, quiet: bool, verbose: bool, debug: bool) -> None:
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
         ctx.exit(0)
+    from ragaliq.cli._common import collaborators
+    from ragaliq.redaction import register_env_secrets
+
     register_env_secrets(collaborators().env)
-
-
-for command in (
-    run,
-    validate,
-    gate,
-    baseline,
-    compare_command,
-    render,
-    merge,
-    publish,
-    init,
-    calibrate_command,
-    report_command,
-    schema,
-    action,
-):
-    cli.add_command(command)
-for command in cli.commands.values():
-    _accept_global_options(command)
 
 
 def main(argv: list[str] | None = None, *, obj: Collaborators | None = None) -> Any:
     """Run the command line (the console script calls it with no arguments)."""
     return cli.main(args=argv, prog_name="ragaliq", auto_envvar_prefix="RAGALIQ", obj=obj)
+
+
+__getattr__, __dir__ = _lazy.lazy_exports(
+    __name__, {"Collaborators": "ragaliq.cli._common"}, globals()
+)

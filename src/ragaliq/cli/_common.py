@@ -229,7 +229,8 @@ dataset_option = click.option(
     "--dataset",
     type=FilePath,
     default=None,
-    help="The RAG outputs to judge (JSONL, JSON or YAML); overrides 'dataset' in the config.",
+    help="The RAG outputs to judge (JSON Lines, JSON, YAML or CSV, with RagaliQ's, RAGAS's or "
+    "DeepEval's fields); overrides 'dataset' in the config.",
 )
 output_option = click.option(
     "-o",

@@ -163,8 +163,9 @@ def publish(
 ) -> None:
     """Create or update the PR comment from a rendered body (token in $GITHUB_TOKEN).
 
-    For the two-workflow pattern on fork PRs: a `workflow_run` job that never checks out PR code
-    posts the comment the `pull_request` job rendered.
+    For a gate assembled from its steps (ragaliq compare, then ragaliq render) in a job of your
+    own, such as the sharded workflow's: the action posts its own comment. The comment is found
+    by its hidden marker (--comment-id) and edited in place.
     """
     from ragaliq.github.comment import GitHubPublisher  # PyGithub: only when publishing
 
