@@ -1,0 +1,160 @@
+"""A newcomer's first hour, played from the README's own adoption steps in a fresh repository.
+
+The steps are read from the README (between its ``adoption`` markers) and run one by one in a
+new git repository whose code answers questions about returning bikes: the install line, mapped
+from the repository's address to this checkout, installs the package into an empty virtual
+environment (its dependencies come from the one running the tests); `python produce.py` is the
+team's own pipeline, written here; the change on the branch invents a fact, as a pull request
+might. Every other line runs as the README writes it. `ragaliq gate` must then fail and list the
+invented claim with the id a reviewer would accept it by.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from ragaliq.gate.acceptance import claim_id
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+REPOSITORY_URL = "git+https://github.com/ragaliq/ragaliq-gate"
+"""The address the README installs from before the first release."""
+
+CONTEXT = "Unused bikes may be returned within 30 days of delivery for a full refund."
+ANSWERS = [
+    {
+        "id": "return-window",
+        "query": "How long do I have to return a bike?",
+        "context": [CONTEXT, "Bikes that were ridden outdoors cannot be returned."],
+        "response": "You can return an unused bike within 30 days of delivery for a full refund.",
+    },
+    {
+        "id": "service-interval",
+        "query": "How often should my bike be serviced?",
+        "context": ["We recommend a full service every 12 months or 3,000 km."],
+        "response": "We recommend a full service every 12 months or 3,000 km.",
+    },
+    {
+        "id": "frame-warranty",
+        "query": "How long is the frame warranty?",
+        "context": ["Every frame we sell carries a 5-year warranty against defects."],
+        "response": "Every frame carries a 5-year warranty against defects.",
+    },
+]
+INVENTED = "You can return an unused bike within 60 days of delivery for a full refund."
+
+PIPELINE = """\
+import json
+
+from ragaliq import DatasetWriter
+
+with DatasetWriter("rag_outputs.jsonl") as writer:
+    for answer in json.load(open("answers.json", encoding="utf-8")):
+        writer.add(**answer)
+"""
+
+
+def adoption_steps() -> list[str]:
+    """The commands of the README's adoption steps, in order, without their comments."""
+    section = README.split("<!-- adoption:start -->", 1)[1].split("<!-- adoption:end -->", 1)[0]
+    blocks = re.findall(r"```bash\n(.*?)```", section, re.S)
+    lines = [line.split("  #", 1)[0].strip() for block in blocks for line in block.splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def test_the_readme_adoption_steps_are_the_path_this_test_plays():
+    steps = adoption_steps()
+    assert steps[0] == f'pip install "{REPOSITORY_URL}"'
+    commands = [" ".join(step.split()[:3]) for step in steps]
+    assert commands.index("ragaliq init") < commands.index("ragaliq baseline record")
+    assert "python produce.py" in steps
+    assert steps[-1].startswith("ragaliq gate")
+    branch = next(i for i, step in enumerate(steps) if step.startswith("git switch -c"))
+    assert branch < len(steps) - 1 and "python produce.py" in steps[branch:]
+
+
+@pytest.fixture
+def newcomer(tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git is needed to play a repository")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    # The package itself is installed from this checkout by the README's line; what it depends
+    # on comes from the environment running the tests, through a path file.
+    purelib = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
+    (purelib / "dependencies.pth").write_text(
+        "\n".join(site.getsitepackages()) + "\n", encoding="utf-8"
+    )
+    repo = tmp_path / "bike-shop"
+    repo.mkdir()
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("ANTHROPIC_", "RAGALIQ_", "GIT_", "VIRTUAL_ENV", "PYTHON"))
+    }
+    env.update(
+        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        HOME=str(tmp_path),
+        GIT_AUTHOR_NAME="Newcomer",
+        GIT_AUTHOR_EMAIL="newcomer@example.com",
+        GIT_COMMITTER_NAME="Newcomer",
+        GIT_COMMITTER_EMAIL="newcomer@example.com",
+        GIT_CONFIG_NOSYSTEM="1",
+    )
+
+    def shell(command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            command, shell=True, cwd=repo, env=env, capture_output=True, text=True, check=False
+        )
+
+    for command in ("git init -q -b main", "git add -A", "git commit -q -m 'The bike shop bot'"):
+        if command == "git add -A":
+            (repo / "produce.py").write_text(PIPELINE, encoding="utf-8")
+            (repo / "answers.json").write_text(json.dumps(ANSWERS, indent=1), encoding="utf-8")
+        assert shell(command).returncode == 0
+    return repo, venv, shell
+
+
+def test_a_newcomer_gates_a_change_that_invents_a_fact_from_the_readme_alone(newcomer):
+    repo, venv, shell = newcomer
+    outputs: list[tuple[str, subprocess.CompletedProcess[str]]] = []
+    changed = False
+    for step in adoption_steps():
+        command = step
+        if step.startswith("pip install"):
+            command = (
+                f"{sys.executable} -m pip --python {venv / 'bin' / 'python'} install --quiet "
+                f"--no-deps --no-build-isolation --no-index {ROOT}"
+            )
+        elif step == "python produce.py" and changed:
+            answers = json.loads((repo / "answers.json").read_text(encoding="utf-8"))
+            answers[0]["response"] = INVENTED
+            (repo / "answers.json").write_text(json.dumps(answers, indent=1), encoding="utf-8")
+        done = shell(command)
+        outputs.append((step, done))
+        last = step.startswith("ragaliq gate")
+        assert done.returncode == (1 if last else 0), f"{step}\n{done.stdout}\n{done.stderr}"
+        if step.startswith("pip install"):
+            installed = shutil.which("ragaliq", path=str(venv / "bin"))
+            assert installed is not None, "the install gives the ragaliq command"
+        if step.startswith("git switch -c"):
+            changed = True
+    gate = outputs[-1][1]
+    new_id = claim_id("return-window", INVENTED)
+    assert f"  new in return-window: {INVENTED} [contradicted] id {new_id}" in gate.stdout
+    assert "failed: 1 newly hallucinated claim" in gate.stdout
+    assert "the baseline: .ragaliq/baseline.json (found)" in gate.stdout
+    comment = (repo / ".ragaliq" / "comment.md").read_text(encoding="utf-8")
+    assert "RagaliQ Gate failed" in comment and new_id in comment
+    init = next(done for step, done in outputs if step.startswith("ragaliq init"))
+    assert "wrote ragaliq.yaml" in init.stdout
