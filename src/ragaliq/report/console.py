@@ -146,9 +146,10 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
         )
     unverifiable = decision.count("unverifiable_claims")
     if unverifiable:
+        them = "it" if unverifiable == 1 else "them"
         lines.append(
             f"{plural(unverifiable, 'claim')} not verifiable offline (the offline judge could "
-            "neither ground nor fault them), not counted as hallucinated"
+            f"neither ground nor fault {them}), not counted as hallucinated"
         )
     for change in listed[:10]:
         accepted_by = f", accepted by {one_line(change.accepted_by)}" if change.accepted_by else ""

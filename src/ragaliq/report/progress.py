@@ -62,7 +62,7 @@ class ProgressPrinter:
         if due or self.verbosity == "verbose" or (finished and self._printed):
             self._printed = True
             self.stream.write(
-                f"judged {progress.done}/{plural(progress.total, 'case')}, "
+                f"judged {progress.done:,}/{plural(progress.total, 'case')}, "
                 f"{plural(progress.errors, 'error')}, ${progress.usage.cost_usd:.2f} so far\n"
             )
             self.stream.flush()

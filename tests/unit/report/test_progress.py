@@ -69,3 +69,10 @@ def test_one_case_and_one_error_are_singular():
     ProgressPrinter(live, live=True)(progress(1, total=1, errors=1))
     assert plain.getvalue() == "judged 1/1 case, 1 error, $0.42 so far\n"
     assert live.getvalue().endswith("1/1 case · 1 error · 0 calls · $0.42\n")
+
+
+def test_the_cases_judged_and_the_total_are_written_alike():
+    out = io.StringIO()
+    printer = ProgressPrinter(out, live=False, verbosity="verbose", clock=lambda: 0.0)
+    printer(progress(1808, total=6000))
+    assert out.getvalue() == "judged 1,808/6,000 cases, 0 errors, $0.42 so far\n"
