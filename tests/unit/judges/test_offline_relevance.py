@@ -69,3 +69,34 @@ def test_the_relevance_of_an_answer_to_a_query_without_key_terms_is_skipped():
     result = report.cases[0].results["relevance"]
     assert (result.status, result.score, result.passed) == ("skipped", None, None)
     assert "no key terms" in result.reasoning
+
+
+@pytest.mark.parametrize(
+    ("query", "response", "taken"),
+    [
+        # plurals: "bike" in the query, "bikes" in the answer (too short to share a prefix)
+        (
+            "How long do I have to return a bike?",
+            "Unused bikes may be sent back within 30 days.",
+            "bike",
+        ),
+        ("Do you sell cars?", "We sell two used car models.", "cars"),
+        # tenses: "ship" / "shipped", doubled consonant; "fit" / "fitted"
+        ("Where do you ship to?", "We shipped to Canada and Mexico last year.", "ship"),
+        ("Who fits the pedals?", "Our mechanics fitted them before delivery.", "fits"),
+        # -ies / -y
+        ("Which battery lasts longest?", "Our batteries last about 60 km.", "battery"),
+    ],
+)
+def test_plurals_and_tenses_take_up_a_key_term(query, response, taken):
+    rated = rate_relevance(query, response)
+    assert rated.score is not None and rated.score > 0
+    assert f"({taken}" in rated.reasoning or f", {taken}" in rated.reasoning, rated.reasoning
+
+
+def test_an_answer_about_something_else_still_scores_nothing():
+    rated = rate_relevance(
+        "How long do I have to return a bike?", "Our shop opens at 9 on Saturdays."
+    )
+    assert rated.score == 0.0
+    assert "not taken up: return, bike" in rated.reasoning

@@ -21,7 +21,7 @@ from ragaliq.errors import JudgeError
 from ragaliq.text.plain import is_blank
 from ragaliq.text.words import content_tokens, drop_answer_word, numbers
 
-__all__ = ["SATURATION", "Relevance", "rate_relevance"]
+__all__ = ["SATURATION", "Relevance", "inflection_bases", "rate_relevance"]
 
 SATURATION = 0.6
 """Share of the query's key terms a response must take up to score 1.0: an answer rarely
@@ -45,6 +45,33 @@ _QUANTITY_WORDS = frozenset("long much many often far big large old soon fast".s
 _YES_NO = re.compile(
     r"^\s*(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have)\b", re.I
 )
+
+
+_DOUBLED = re.compile(r"([bdfgklmnprtvz])\1$")
+
+
+def inflection_bases(word: str) -> frozenset[str]:
+    """The forms ``word`` may be an inflection of: its plural or its tense taken off.
+
+    "bikes" may be "bike", "returned" "return", "shipping" "ship" and "shipe", "batteries"
+    "battery": a term is taken up when the query's word and a response's word share one. Only
+    regular endings are taken off, never below three letters.
+    """
+    w = word.lower()
+    forms = {w}
+    for suffix, replacements in (
+        ("ies", ("y",)),
+        ("ied", ("y",)),
+        ("es", ("", "e")),
+        ("s", ("",)),
+        ("ed", ("", "e")),
+        ("ing", ("", "e")),
+    ):
+        if w.endswith(suffix) and not w.endswith("ss"):
+            stem = w[: -len(suffix)]
+            forms.update(stem + end for end in replacements)
+            forms.add(_DOUBLED.sub(r"\1", stem))
+    return frozenset(form for form in forms if len(form) >= 3)
 
 
 @dataclass(frozen=True)
@@ -79,12 +106,16 @@ def rate_relevance(query: str, response: str) -> Relevance:
             "The query has no key terms to look for (only words every question has), so the "
             "offline judge cannot rate how well the response answers it.",
         )
-    said = {key for key, _ in content_tokens(drop_answer_word(response))}
+    tokens = content_tokens(drop_answer_word(response))
+    said = {key for key, _ in tokens}
     prefixes = {key[:NEAR_PREFIX] for key in said if len(key) >= NEAR_PREFIX}
+    bases = {base for _, written in tokens for base in inflection_bases(written)}
     taken = [
         word
         for key, word in terms.items()
-        if key in said or (len(key) >= NEAR_PREFIX and key[:NEAR_PREFIX] in prefixes)
+        if key in said
+        or (len(key) >= NEAR_PREFIX and key[:NEAR_PREFIX] in prefixes)
+        or not bases.isdisjoint(inflection_bases(word))
     ]
     missing = [word for word in terms.values() if word not in taken]
     total = len(terms)
