@@ -14,9 +14,10 @@ import asyncio
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ragaliq.config import GateConfig, load_config
-from ragaliq.dataset import load_dataset
+from ragaliq.dataset import cases_from_records, load_dataset
 from ragaliq.evaluators import build_evaluators, response_judged_by
 from ragaliq.inputs import local_cache_path
 from ragaliq.judges.factory import JudgeOpener, open_judge
@@ -28,7 +29,7 @@ __all__ = ["evaluate", "evaluate_async"]
 
 
 def evaluate(
-    cases: Iterable[TestCase] | str | Path,
+    cases: Iterable[TestCase | Mapping[str, Any]] | str | Path,
     *,
     config: GateConfig | str | Path | None = None,
     env: Mapping[str, str] | None = None,
@@ -37,8 +38,9 @@ def evaluate(
     """Judge ``cases`` (or a dataset file) with a config's judge and evaluators.
 
     Args:
-        cases: Test cases, or the path of a dataset file (JSONL, JSON, YAML, CSV, RAGAS or
-            DeepEval shaped).
+        cases: Test cases (:class:`~ragaliq.TestCase`, or mappings of a dataset record's fields,
+            RagaliQ's, RAGAS's or DeepEval's, checked as a file's records are), or the path of
+            a dataset file (JSONL, JSON, YAML, CSV, RAGAS or DeepEval shaped).
         config: A config, or the path of a ``ragaliq.yaml``; the defaults without one.
         env: Where the API key is looked up (``ANTHROPIC_API_KEY``); the process's environment
             by default.
@@ -51,7 +53,7 @@ def evaluate(
 
 
 async def evaluate_async(
-    cases: Iterable[TestCase] | str | Path,
+    cases: Iterable[TestCase | Mapping[str, Any]] | str | Path,
     *,
     config: GateConfig | str | Path | None = None,
     env: Mapping[str, str] | None = None,
@@ -73,7 +75,11 @@ async def evaluate_async(
             response_judged_by=response_judged_by(gate_config.evaluators),
         )
     else:
-        loaded = list(cases)
+        loaded = cases_from_records(
+            cases,
+            dataset_format=gate_config.dataset_format,
+            response_judged_by=response_judged_by(gate_config.evaluators),
+        )
     environment = os.environ if env is None else env
     judge_config = gate_config.judge
     async with open_judge(judge_config, env=environment, cache_path=cache_path) as choice:

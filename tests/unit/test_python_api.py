@@ -68,3 +68,32 @@ def test_a_missing_config_file_names_the_config_argument(tmp_path):
     assert "x.yaml: not found" in message
     assert "pass the config= argument with the right path" in message
     assert "--config" not in message
+
+
+def test_evaluate_takes_plain_dicts_in_any_shape_a_dataset_may_have(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    context = ["Unused bikes may be returned within 30 days of delivery."]
+    ours = {"id": "r1", "query": "Can I return a bike?", "context": context, "response": context[0]}
+    ragas = {"user_input": "Can I return a bike?", "retrieved_contexts": context, "response": "No."}
+    report = evaluate([ours], config=GateConfig(), env={})
+    assert [c.id for c in report.cases] == ["r1"]
+    assert report.summary.evaluators["faithfulness"].score == 1.0
+    report = evaluate([ragas, make_case(id="mine")], config=GateConfig(), env={})
+    assert report.cases[0].id.startswith("can-i-return-a-bike-")
+    assert report.cases[1].id == "mine"
+
+
+def test_evaluate_names_each_bad_record_by_its_position(tmp_path, monkeypatch):
+    from ragaliq.errors import DatasetError
+
+    monkeypatch.chdir(tmp_path)
+    good = {"id": "a", "query": "q?", "context": ["c"], "response": "c"}
+    with pytest.raises(DatasetError) as raised:
+        evaluate([good, {"id": "b", "query": "q?"}, 5, dict(good)], config=GateConfig(), env={})
+    lines = str(raised.value).splitlines()
+    assert lines[0].startswith("cases:2: response, context: both missing or empty")
+    assert lines[1] == (
+        "cases:3: a case must be a ragaliq.TestCase or a mapping of a dataset record's fields "
+        "(got int)"
+    )
+    assert lines[2].startswith("cases:4: id: duplicate id 'a' (first used on line 1)")

@@ -33,7 +33,13 @@ from ragaliq.dataset.formats import (
     DatasetFormat,
     DatasetInfo,
 )
-from ragaliq.dataset.reader import Dataset, DatasetReader, load_dataset, read_dataset
+from ragaliq.dataset.reader import (
+    Dataset,
+    DatasetReader,
+    cases_from_records,
+    load_dataset,
+    read_dataset,
+)
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
@@ -46,6 +52,7 @@ __all__ = [
     "DatasetFormat",
     "DatasetInfo",
     "DatasetReader",
+    "cases_from_records",
     "load_dataset",
     "read_dataset",
 ]

@@ -8,7 +8,7 @@ limit, and special files (``/dev/zero``, a FIFO, a folder) are refused before a 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,9 +131,7 @@ class DatasetReader:
         yield from self._validated(items, keep=keep)
 
     def _shapes(self) -> tuple[Shape, ...]:
-        if self.dataset_format in {"ragaliq", "ragas", "deepeval"}:
-            return shape_named(self.dataset_format)
-        return SHAPES
+        return _shapes_for(self.dataset_format)
 
     def _validated(
         self, source: Iterator[tuple[int, Any]], *, keep: bool
@@ -175,6 +173,55 @@ class DatasetReader:
             no_response_line=checker.no_response_line,
             with_facts=checker.with_facts,
         )
+
+
+def _shapes_for(dataset_format: DatasetFormat) -> tuple[Shape, ...]:
+    """The shapes a record may have: the one ``dataset_format`` names, or any (``auto``, csv)."""
+    if dataset_format in {"ragaliq", "ragas", "deepeval"}:
+        return shape_named(dataset_format)
+    return SHAPES
+
+
+def cases_from_records(
+    records: Iterable[Any],
+    *,
+    name: str = "cases",
+    dataset_format: DatasetFormat = "auto",
+    response_judged_by: str | None = RESPONSE_JUDGED_BY,
+) -> list[TestCase]:
+    """Cases from records held in memory, checked as a file's records are.
+
+    Each record is a :class:`TestCase`, or a mapping of a dataset record's fields (RagaliQ's,
+    RAGAS's or DeepEval's). A problem names the record by its position from 1:
+    ``cases:2: query: missing``.
+
+    Raises:
+        DatasetError: every problem found, or no case at all.
+    """
+    checker = CaseChecker(name, _shapes_for(dataset_format), response_judged_by=response_judged_by)
+    cases: list[TestCase] = []
+    for position, record in enumerate(records, start=1):
+        if isinstance(record, TestCase):
+            clash = checker.registry.add(record.id, position)
+            if clash is not None:
+                checker.problems.add(f"{name}:{position}: id: {clash}")
+            cases.append(record)
+            continue
+        if isinstance(record, Mapping):
+            record = dict(record)
+        elif not isinstance(record, dict):
+            checker.problems.add(
+                f"{name}:{position}: a case must be a ragaliq.TestCase or a mapping of a "
+                f"dataset record's fields (got {type(record).__name__})"
+            )
+            continue
+        valid = checker.check(position, record)
+        if valid is not None:
+            cases.append(to_case(*valid))
+    checker.problems.raise_if_any()
+    if not cases:
+        raise DatasetError(f"{name}: no cases to judge")
+    return cases
 
 
 def read_dataset(
