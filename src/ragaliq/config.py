@@ -203,7 +203,7 @@ def load_config(path: Path, *, named_by: str = "--config") -> GateConfig:
         path,
         limit=MAX_CONFIG_BYTES,
         error=ConfigError,
-        missing="write one with `ragaliq init` (or by hand: see the README's config reference), "
+        missing="write one with `ragaliq init` (or by hand: see docs/configuration.md), "
         f"or pass {named_by} with the right path",
         too_big=f"a config is a few settings; check that {named_by} names the right file",
     )

@@ -32,6 +32,7 @@ from ragaliq.report.markdown import CaseDigest, render_comment, render_summary
 from ragaliq.repository import FileSource, WorkTree
 from ragaliq.trust import (
     Floor,
+    MissingConfig,
     hold_to_baseline,
     judge_of_baseline,
     keep_baseline_evaluators,
@@ -60,6 +61,8 @@ class GateSetup:
     """How to name the config in messages (the path the user gave)."""
     baseline_file: str | None = None
     """A baseline named explicitly (must exist), else the config's."""
+    missing_config: MissingConfig = "as-read"
+    """What a missing config means (:func:`~ragaliq.trust.read_bar`)."""
     dataset: str | Path | None = None
     """The dataset: a path on disk (an artifact's file, ``--dataset``), a repository path in the
     workspace, or None for the config's."""
@@ -145,6 +148,7 @@ def plan_gate(setup: GateSetup) -> GatePlan:
         config_file=setup.config_file,
         baseline_file=setup.baseline_file,
         config_name=setup.config_name,
+        missing_config=setup.missing_config,
     )
     inputs = load_gate_inputs(  # registers the bar's own API key as a secret
         bar, work=setup.work, config_path=setup.config_path, dataset=setup.dataset

@@ -21,7 +21,7 @@ from ragaliq.models import NOT_SCORED, TestCase
 from ragaliq.redaction import register_secret
 from ragaliq.report.markdown import UserTemplate, check_template
 from ragaliq.repository import ConfigLocation, WorkTree, git_toplevel, is_tracked, repo_path
-from ragaliq.trust import Bar, read_bar
+from ragaliq.trust import Bar, MissingConfig, read_bar
 
 __all__ = [
     "Cases",
@@ -82,14 +82,20 @@ def local_cache_path(config: GateConfig, config_path: Path) -> Path | None:
     return ConfigLocation.of(config_path).local(config.judge.cache_path, what="judge.cache_path")
 
 
-def load_inputs(config_path: Path, dataset: Path | None, *, keep_cases: bool = True) -> Inputs:
+def load_inputs(
+    config_path: Path,
+    dataset: Path | None,
+    *,
+    keep_cases: bool = True,
+    missing_config: MissingConfig = "as-read",
+) -> Inputs:
     """Load and validate the config and the dataset it names (or ``dataset``), from disk.
 
     Paths in the config are repository paths (relative to the config, inside the repository,
     never through a symbolic link); ``dataset``, given on the command line, is taken as it is.
     The dataset is validated whole, then read again case by case as it is judged. With
     ``keep_cases=False`` it is only checked: ``cases`` stays empty and ``dataset_info`` counts
-    them.
+    them. ``missing_config`` says what a missing config means (:func:`~ragaliq.trust.read_bar`).
     """
     location = ConfigLocation.of(config_path)
     return load_inputs_from(
@@ -99,6 +105,7 @@ def load_inputs(config_path: Path, dataset: Path | None, *, keep_cases: bool = T
         dataset=dataset,
         keep_cases=keep_cases,
         config_name=str(config_path),
+        missing_config=missing_config,
     )
 
 
@@ -110,6 +117,7 @@ def load_inputs_from(
     dataset: str | Path | None,
     keep_cases: bool = True,
     config_name: str | None = None,
+    missing_config: MissingConfig = "as-read",
 ) -> Inputs:
     """:func:`load_inputs` for a config at repository path ``config_file`` of ``work``.
 
@@ -122,6 +130,7 @@ def load_inputs_from(
         config_file=config_file,
         with_baseline=False,
         config_name=config_name,
+        missing_config=missing_config,
     )
     register_secret(_key_of(bar.config))
     return _inputs(

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -49,6 +49,7 @@ __all__ = [
     "MAX_BASELINE_BYTES",
     "Bar",
     "Floor",
+    "MissingConfig",
     "base_source",
     "hold_to_baseline",
     "judge_of_baseline",
@@ -108,6 +109,17 @@ def read_text(
         ) from exc
 
 
+MissingConfig = Literal["error", "defaults", "as-read"]
+"""What a missing config means (:func:`read_bar`)."""
+
+
+def _config_not_found(name: str) -> ConfigError:
+    return ConfigError(
+        f"{name}: not found; write one with `ragaliq init` (or by hand: see "
+        "docs/configuration.md), or pass --config with the right path"
+    )
+
+
 def read_bar(
     *,
     trusted: FileSource,
@@ -116,6 +128,7 @@ def read_bar(
     baseline_file: str | None = None,
     with_baseline: bool = True,
     config_name: str | None = None,
+    missing_config: MissingConfig = "as-read",
 ) -> Bar:
     """Read the bar from ``trusted`` and what the change proposes from ``proposal``.
 
@@ -129,6 +142,10 @@ def read_bar(
             otherwise the config's ``baseline``, whose absence means "no baseline yet".
         with_baseline: Whether to read the baseline at all (``run`` does not need it).
         config_name: How to name the config in messages (the path the user gave).
+        missing_config: What a missing config means. ``error`` (a config the user named): an
+            error when it is in neither ``trusted`` nor ``proposal``; ``defaults`` (the default
+            file, not written yet): the built-in defaults, with a notice; ``as-read`` (the
+            action): an error where there is no base, else the defaults, with a notice.
 
     Raises:
         ConfigError: a config does not validate, or names a path outside the repository.
@@ -139,14 +156,19 @@ def read_bar(
     same_source = trusted is proposal
     proposed, proposal = _read_proposal(proposal, config_file, config_name, same_source, notices)
     if same_source:
-        if proposed is None:
-            raise ConfigError(
-                f"{config_name or config_file}: not found; write one with `ragaliq init` (or by "
-                "hand: see the README's config reference), or pass --config with the right path"
+        if proposed is None and missing_config == "defaults":
+            notices.append(
+                f"{config_name or config_file} is not there, so this run uses the built-in "
+                "defaults; write one with `ragaliq init`, or pass --config with the right path."
             )
+            proposed = GateConfig()
+        if proposed is None:
+            raise _config_not_found(config_name or config_file)
         config = trusted_config = proposed
     else:
         trusted_config, present = _read_trusted_config(trusted, config_file, notices)
+        if missing_config == "error" and not present and proposed is None:
+            raise _config_not_found(config_name or config_file)
         config, changes = tighten(trusted_config, proposed)
         notices += changes
         if proposal is not None and proposed is None and present:

@@ -314,8 +314,8 @@ def test_a_line_over_the_limit_is_one_problem_and_the_rest_is_read(tmp_path):
         out.write('{"id": "b", "query": "' + "x" * MAX_LINE_BYTES + '"}\n')
         out.write(json.dumps({**GOOD, "id": "c", "response": 3}) + "\n")
     assert problems(path).splitlines() == [
-        f"{path}:2: the line is over 8 MiB; each field of a case has a size limit (see the "
-        "README), so shorten it or split the case",
+        f"{path}:2: the line is over 8 MiB; each field of a case has a size limit (see "
+        "docs/datasets.md), so shorten it or split the case",
         f"{path}:3: response: must be a string (got number 3)",
     ]
 

@@ -35,18 +35,21 @@ from ragaliq.report import format_run_table
 from ragaliq.report.marker import comment_marker
 from ragaliq.report.progress import ProgressPrinter, Verbosity
 from ragaliq.text.plain import one_line, safe_lines
+from ragaliq.trust import MissingConfig
 
 __all__ = [
     "Collaborators",
     "FilePath",
     "collaborators",
     "comment_id_option",
+    "config_named",
     "config_option",
     "config_or_default",
     "dataset_option",
     "echo",
     "edge",
     "explain_unjudged",
+    "missing_config",
     "output_option",
     "print_report",
     "progress_printer",
@@ -178,10 +181,29 @@ def write_result(path: Path | None, text: str, label: str) -> None:
         echo(f"{label} written to {path}")
 
 
-def config_or_default(path: Path) -> GateConfig:
-    """The config at ``path``; the defaults when --config was left out and there is no file."""
+def config_named() -> bool:
+    """Whether --config was given (on the command line or from the environment).
+
+    The one rule every command follows: a config that is named must exist; when none is
+    named and there is no ragaliq.yaml, the built-in defaults apply, with a notice.
+    """
     source = click.get_current_context().get_parameter_source("config_path")
-    if source is ParameterSource.DEFAULT and not path.exists():
+    return source is not ParameterSource.DEFAULT
+
+
+def missing_config() -> MissingConfig:
+    """What a missing config means for this command: an error when named, else the defaults."""
+    return "error" if config_named() else "defaults"
+
+
+def config_or_default(path: Path) -> GateConfig:
+    """The config at ``path``; the defaults, with a notice, when none was named and it is absent."""
+    if not config_named() and not path.exists():
+        echo(
+            f"notice: {path} is not there, so this run uses the built-in defaults; write one "
+            "with `ragaliq init`, or pass --config with the right path.",
+            err=True,
+        )
         return GateConfig()
     return load_config(path)
 

@@ -23,6 +23,7 @@ from ragaliq.cli._common import (
     echo,
     edge,
     explain_unjudged,
+    missing_config,
     print_report,
 )
 from ragaliq.cli.judging import judge
@@ -133,7 +134,7 @@ def baseline_record(
     threshold does not stop the recording (the gate's job is to compare later runs with it).
     Exit code 0 once recorded, 2 when the run could not be judged or had case errors.
     """
-    inputs = load_inputs(config_path, dataset)
+    inputs = load_inputs(config_path, dataset, missing_config=missing_config())
     for notice in inputs.notices:
         echo(f"notice: {notice}", err=True)
     config = inputs.config

@@ -19,6 +19,7 @@ from ragaliq.cli._common import (
     echo,
     edge,
     explain_unjudged,
+    missing_config,
     output_option,
     print_report,
     progress_printer,
@@ -140,7 +141,7 @@ def run(
     failed to judge), 2 when nothing could be judged. A shard (--shard) exits 0 once judged:
     thresholds and case errors are for the merged report (ragaliq merge, then ragaliq compare).
     """
-    inputs = load_inputs(config_path, dataset)
+    inputs = load_inputs(config_path, dataset, missing_config=missing_config())
     judge_config = inputs.config.judge
     if batch:
         judge_config = judge_config.model_copy(update={"batch": True})
@@ -194,15 +195,15 @@ def run(
 @edge
 def validate(config_path: Path, dataset: Path | None) -> None:
     """Check the config and the dataset without judging anything."""
-    inputs = load_inputs(config_path, dataset, keep_cases=False)
+    inputs = load_inputs(config_path, dataset, keep_cases=False, missing_config=missing_config())
     names = [e.name for e in build_evaluators(inputs.config.evaluators)]
     for notice in inputs.notices:
         echo(f"notice: {notice}", err=True)
     info = inputs.dataset_info
     read = f"{plural(info.cases, 'case')}, {info.description}" if info else "no cases read"
+    config = str(config_path) if config_path.exists() else "the built-in defaults"
     echo(
-        f"{config_path}: ok ({', '.join(names) or 'no evaluators'}); "
-        f"{inputs.dataset_path}: ok ({read})"
+        f"{config}: ok ({', '.join(names) or 'no evaluators'}); {inputs.dataset_path}: ok ({read})"
     )
 
 
@@ -286,6 +287,7 @@ def gate(
             config_path=config_path,
             config_name=str(config_path),
             baseline_file=explicit,
+            missing_config=missing_config(),
             dataset=dataset,
         )
     )

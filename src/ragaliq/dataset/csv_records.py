@@ -131,7 +131,7 @@ class CsvTable:
             if isinstance(line, TooLong):
                 raise DatasetError(
                     f"{self._name}:{number}: the line is too long to read; shorten the cells "
-                    "on it (see the README for the limits per field)"
+                    "on it (docs/datasets.md lists the limits per field)"
                 )
             yield line + "\n"
 

@@ -67,7 +67,7 @@ def jsonl_records(
                 number,
                 Unreadable(
                     f"the line is over {describe_size(MAX_LINE_BYTES)}; each field of a case has a "
-                    "size limit (see the README), so shorten it or split the case"
+                    "size limit (see docs/datasets.md), so shorten it or split the case"
                 ),
             )
             continue
