@@ -556,3 +556,97 @@ def test_deepevals_source_marker_is_taken_off_the_chunk_and_its_source_kept(tmp_
     table = write_csv(tmp_path / "d.csv", ["input", "actual_output", "retrieval_context"], [cells])
     (from_csv,) = load_dataset(table)
     assert from_csv.context == case.context
+
+
+# The dumps the current releases write of one case, every field included: DeepEval 4.3.1's
+# `LLMTestCase.model_dump(mode="json")` (and with `by_alias=True`), RAGAS 0.4.3's
+# `SingleTurnSample.model_dump(mode="json")` (`EvaluationDataset.to_jsonl` leaves the nulls out).
+DEEPEVAL_4_3_DUMP = {
+    "input": "How long do I have to return a bike?",
+    "actual_output": "Within 30 days.",
+    "expected_output": "30 days.",
+    "context": ["Returns: 30 days."],
+    "retrieval_context": ["Unused bikes may be returned within 30 days."],
+    "metadata": None,
+    "tools_called": None,
+    "comments": None,
+    "expected_tools": None,
+    "token_cost": None,
+    "input_token_count": None,
+    "output_token_count": None,
+    "completion_time": None,
+    "flaky": False,
+    "multimodal": False,
+    "name": None,
+    "tags": None,
+    "mcp_servers": None,
+    "mcp_tools_called": None,
+    "mcp_resources_called": None,
+    "mcp_prompts_called": None,
+    "custom_column_key_values": None,
+    "expectations": None,
+    "expected_labels": None,
+}
+DEEPEVAL_4_3_DUMP_BY_ALIAS = {
+    "input": "How long do I have to return a bike?",
+    "actualOutput": "Within 30 days.",
+    "expectedOutput": "30 days.",
+    "context": ["Returns: 30 days."],
+    "retrievalContext": ["Unused bikes may be returned within 30 days."],
+    "metadata": None,
+    "toolsCalled": None,
+    "comments": None,
+    "expectedTools": None,
+    "tokenCost": None,
+    "inputTokenCount": None,
+    "outputTokenCount": None,
+    "completionTime": None,
+    "flaky": False,
+    "multimodal": False,
+    "name": None,
+    "tags": None,
+    "mcp_servers": None,
+    "mcpToolsCalled": None,
+    "mcpResourcesCalled": None,
+    "mcpPromptsCalled": None,
+    "customColumnKeyValues": None,
+    "expectations": None,
+    "expectedLabels": None,
+}
+RAGAS_0_4_DUMP = {
+    "user_input": "How long do I have to return a bike?",
+    "retrieved_contexts": ["Unused bikes may be returned within 30 days."],
+    "reference_contexts": None,
+    "retrieved_context_ids": None,
+    "reference_context_ids": None,
+    "response": "Within 30 days.",
+    "multi_responses": None,
+    "reference": "30 days.",
+    "rubrics": None,
+    "persona_name": None,
+    "query_style": None,
+    "query_length": None,
+}
+
+
+@pytest.mark.parametrize(
+    ("dump", "shape"),
+    [
+        (DEEPEVAL_4_3_DUMP, "DeepEval"),
+        (DEEPEVAL_4_3_DUMP_BY_ALIAS, "DeepEval"),
+        (RAGAS_0_4_DUMP, "RAGAS"),
+        ({k: v for k, v in RAGAS_0_4_DUMP.items() if v is not None}, "RAGAS"),
+    ],
+)
+def test_every_field_the_current_releases_dump_is_read(tmp_path, dump, shape):
+    path = tmp_path / "dump.jsonl"
+    path.write_text(json.dumps(dump) + "\n", encoding="utf-8")
+    dataset = read_dataset(path)
+    assert shape in dataset.info.description
+    (case,) = dataset.cases
+    assert case.query == "How long do I have to return a bike?"
+    assert case.context == ("Unused bikes may be returned within 30 days.",)
+    assert case.response == "Within 30 days."
+    assert case.expected_answer == "30 days."
+    if shape == "DeepEval":
+        assert case.metadata["context"] == ["Returns: 30 days."]

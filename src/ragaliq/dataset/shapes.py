@@ -236,7 +236,7 @@ class DeepEvalRecord(_Foreign):
     """A DeepEval ``LLMTestCase`` or ``Golden`` with its output.
 
     As ``save_as`` writes it, or as ``model_dump()`` gives it (in camelCase with
-    ``by_alias=True``). ``retrieval_context`` given as one string is split at ``|``, as DeepEval
+    ``by_alias=True``), every field of DeepEval 4.3.1's dump read. ``retrieval_context`` given as one string is split at ``|``, as DeepEval
     joins it. DeepEval's ``context`` is the ideal context (what retrieval should have found),
     kept in ``metadata``.
     """
@@ -257,6 +257,11 @@ class DeepEvalRecord(_Foreign):
         "mcp_resources_called",
         "mcp_prompts_called",
         "images_mapping",
+        "input_token_count",
+        "output_token_count",
+        "flaky",
+        "expectations",
+        "expected_labels",
     )
 
     input: Query
@@ -287,6 +292,11 @@ class DeepEvalRecord(_Foreign):
     )
     mcp_prompts_called: Any = Field(default=None, validation_alias=_deepeval("mcp_prompts_called"))
     images_mapping: Any = Field(default=None, validation_alias=_deepeval("images_mapping"))
+    input_token_count: Any = Field(default=None, validation_alias=_deepeval("input_token_count"))
+    output_token_count: Any = Field(default=None, validation_alias=_deepeval("output_token_count"))
+    flaky: Any = None
+    expectations: Any = None
+    expected_labels: Any = Field(default=None, validation_alias=_deepeval("expected_labels"))
 
     def fields(self) -> CaseFields:
         context = self.retrieval_context
