@@ -236,9 +236,9 @@ class DeepEvalRecord(_Foreign):
     """A DeepEval ``LLMTestCase`` or ``Golden`` with its output.
 
     As ``save_as`` writes it, or as ``model_dump()`` gives it (in camelCase with
-    ``by_alias=True``), every field of DeepEval 4.3.1's dump read. ``retrieval_context`` given as one string is split at ``|``, as DeepEval
-    joins it. DeepEval's ``context`` is the ideal context (what retrieval should have found),
-    kept in ``metadata``.
+    ``by_alias=True``), every field of DeepEval 4.3.1's dump read. ``retrieval_context`` given
+    as one string is split at ``|``, as DeepEval joins it. DeepEval's ``context`` is the ideal
+    context (what retrieval should have found), kept in ``metadata``.
     """
 
     kept: ClassVar[tuple[str, ...]] = (
