@@ -188,6 +188,7 @@ def test_hidden_verdicts_are_unhighlighted(chromium: Browser, page: Page):
             ["NOT_ENOUGH_INFO", False, False],
             ["PARTIALLY_SUPPORTED", True, False],
             ["CONTRADICTED", True, False],
+            ["NOT_VERIFIABLE_OFFLINE", True, False],
         ]
     )
     displays = chromium.evaluate(
@@ -427,3 +428,54 @@ def test_data_that_cannot_be_unpacked_is_said_not_hidden(
     )
     assert note[0] is False and note[1].startswith("The cases could not be read: ")
     assert shown_ids(chromium) == []
+
+
+@pytest.mark.parametrize("kind", ["NOT_ENOUGH_INFO", "NOT_VERIFIABLE_OFFLINE"])
+def test_the_two_kinds_of_unknown_claim_are_two_filter_values(chromium: Browser, page: Page, kind):
+    chromium.open(page.url + f"?verdict={kind}")
+    settle(chromium)
+    expected = [
+        i
+        for i in order(page.data)
+        if any(c["verdict"] == kind for c in page.data.verdicts(page.data.record(i)))
+    ]
+    assert expected, f"the page's cases have a claim of each kind ({kind})"
+    assert shown_ids(chromium) == expected
+    labels = chromium.evaluate(
+        "Array.from(document.querySelectorAll('#f-verdict option')).map(function (o) {"
+        " return o.value + '=' + o.textContent; })"
+    )
+    assert "NOT_ENOUGH_INFO=with a claim: not in the context" in labels
+    assert "NOT_VERIFIABLE_OFFLINE=with a claim: not verifiable offline" in labels
+
+
+@pytest.mark.parametrize("width", [400, 1280])
+def test_the_new_claims_pill_keeps_clear_of_the_claim_and_the_chart_labels_read(
+    chromium: Browser, page: Page, width: int
+):
+    """The verdict pill never runs into the claim beside it, and the chart's names and values
+    stay at a readable size, on a phone as on a laptop."""
+    chromium.resize(width, 1000)
+    try:
+        chromium.open(page.url)
+        pills = chromium.evaluate(
+            """Array.from(document.querySelectorAll('.new-claim')).map(function (row) {
+              var pill = row.querySelector('.pill').getBoundingClientRect();
+              var text = row.querySelector('.pill + span').getClientRects()[0];
+              return {gap: text.left - pill.right, fits: row.querySelector('.pill').scrollWidth
+                      <= row.querySelector('.pill').clientWidth + 1};
+            })"""
+        )
+        labels = chromium.evaluate(
+            """Array.from(document.querySelectorAll('svg.chart text.name, svg.chart text.value'))
+              .filter(function (t) { return t.getClientRects().length > 0; })
+              .map(function (t) { return parseFloat(getComputedStyle(t).fontSize) *
+                t.ownerSVGElement.getBoundingClientRect().width /
+                t.ownerSVGElement.viewBox.baseVal.width; })"""
+        )
+    finally:
+        chromium.resize(1280, 1000)
+    assert pills, "the page lists newly hallucinated claims"
+    assert all(p["gap"] >= 6 and p["fits"] for p in pills), pills
+    assert len(labels) == 2 * len(page.head.summary.evaluators)  # one chart shown, not both
+    assert min(labels) >= 10, labels

@@ -35,10 +35,27 @@ from ragaliq.models import CaseResult, ClaimVerdict, ReportHead, Status, TestCas
 from ragaliq.report._locate import Span, locate_claims
 from ragaliq.run_report import TextSink
 
-__all__ = ["CASES_ELEMENT", "PACK_FLUSH", "VERDICT_CODES", "script_json", "write_cases"]
+__all__ = [
+    "CASES_ELEMENT",
+    "NOT_VERIFIABLE_OFFLINE",
+    "PACK_FLUSH",
+    "VERDICT_CODES",
+    "script_json",
+    "verdict_code",
+    "write_cases",
+]
 
-VERDICT_CODES: tuple[Verdict, ...] = tuple(Verdict)
-"""A claim's verdict in the data is its index here."""
+NOT_VERIFIABLE_OFFLINE = "NOT_VERIFIABLE_OFFLINE"
+"""The kind of a ``NOT_ENOUGH_INFO`` claim the offline judge could neither ground nor fault:
+shown, counted and filtered apart from a judge's "not in the context"."""
+VERDICT_CODES: tuple[str, ...] = (*(v.value for v in Verdict), NOT_VERIFIABLE_OFFLINE)
+"""A claim's kind in the data is its index here: its verdict, or not verifiable offline."""
+
+
+def verdict_code(claim: ClaimVerdict) -> int:
+    """A claim's kind, as the page's data writes it (an index of :data:`VERDICT_CODES`)."""
+    kind = claim.verdict.value if claim.verifiable else NOT_VERIFIABLE_OFFLINE
+    return VERDICT_CODES.index(kind)
 CASES_ELEMENT = '<script type="application/octet-stream" id="rq-cases">'
 """Where the packed case records start: not JSON, so not ``application/json``."""
 PACK_FLUSH = 1 << 20
@@ -136,7 +153,8 @@ class _Totals:
     chunks: int = 0
     missing: int = 0
     """Cases whose response is not shown: not in the dataset, or changed since they were judged."""
-    verdicts: Counter[Verdict] = field(default_factory=Counter)
+    verdicts: Counter[int] = field(default_factory=Counter)
+    """Claims by kind (an index of :data:`VERDICT_CODES`)."""
     unverifiable: int = 0
     """Claims the offline judge could neither ground nor fault."""
 
@@ -162,7 +180,7 @@ def _verdict_record(
     return _trim(
         [
             text,
-            VERDICT_CODES.index(claim.verdict),
+            verdict_code(claim),
             claim.confidence,
             strings.ref(claim.evidence) if claim.evidence else None,
             strings.ref(claim.reason) if claim.reason else None,
@@ -282,7 +300,7 @@ def _case_record(
         new = claim.text in new_texts
         new_count += new
         claims.append(_verdict_record(claim, strings, response=response, span=span, new=new))
-        totals.verdicts[claim.verdict] += 1
+        totals.verdicts[verdict_code(claim)] += 1
         totals.unverifiable += not claim.verifiable
     if claims:
         record["c"] = claims
@@ -335,7 +353,7 @@ def write_cases(
         "facts": totals.facts,
         "chunks": totals.chunks,
         "missing": totals.missing,
-        "verdicts": [totals.verdicts[v] for v in VERDICT_CODES],
+        "verdicts": [totals.verdicts[code] for code in range(len(VERDICT_CODES))],
         "unverifiable": totals.unverifiable,
         "strings": list(strings.table),
     }

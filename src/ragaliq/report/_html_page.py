@@ -18,7 +18,7 @@ from markupsafe import Markup
 from ragaliq.errors import TemplateError
 from ragaliq.gate import ClaimChange, EvaluatorStatus, GateDecision
 from ragaliq.models import ReportHead, Verdict
-from ragaliq.report._html_data import VERDICT_CODES, script_json
+from ragaliq.report._html_data import NOT_VERIFIABLE_OFFLINE, VERDICT_CODES, script_json
 from ragaliq.report._templates import templates_root
 from ragaliq.report.console import format_usage
 from ragaliq.report.filters import verdict_label
@@ -30,18 +30,23 @@ SCRIPT_ASSET = "report.js"
 STORY_LIMIT = 50
 """At most this many items of each list in the gate's story; the filters show the rest."""
 
-VERDICT_ORDER: tuple[Verdict, ...] = (
-    Verdict.CONTRADICTED,
-    Verdict.NOT_ENOUGH_INFO,
-    Verdict.PARTIALLY_SUPPORTED,
-    Verdict.SUPPORTED,
+VERDICT_ORDER: tuple[str, ...] = (
+    Verdict.CONTRADICTED.value,
+    Verdict.NOT_ENOUGH_INFO.value,
+    NOT_VERIFIABLE_OFFLINE,
+    Verdict.PARTIALLY_SUPPORTED.value,
+    Verdict.SUPPORTED.value,
 )
-"""The order of the legend and the filters: the worst first."""
+"""The order of the legend and the filters: the worst first; a claim the offline judge could not
+verify apart from one a judge found nothing for."""
 _VERDICT_HINTS = {
-    Verdict.SUPPORTED: "the context backs the claim",
-    Verdict.PARTIALLY_SUPPORTED: "the context backs part of the claim",
-    Verdict.NOT_ENOUGH_INFO: "the context says nothing either way",
-    Verdict.CONTRADICTED: "the context says otherwise",
+    Verdict.SUPPORTED.value: "the context backs the claim",
+    Verdict.PARTIALLY_SUPPORTED.value: "the context backs part of the claim",
+    Verdict.NOT_ENOUGH_INFO.value: "the judge found nothing in the context for it",
+    Verdict.CONTRADICTED.value: "the context says otherwise",
+    NOT_VERIFIABLE_OFFLINE: (
+        "the offline judge could neither ground nor fault it; not counted as hallucinated"
+    ),
 }
 _FLAG_LABELS = {
     "unverified_evidence": "evidence not found in the context",
@@ -91,6 +96,7 @@ class _Bar:
     row: _EvaluatorRow
     y: float
     text_y: float
+    name_y: float
     width: float
     threshold_x: float
     baseline_x: float | None
@@ -104,6 +110,8 @@ class _Chart:
     plot_width: int
     bar_height: int
     value_x: int
+    name_x: int
+    name_anchor: str
     top: int
     axis_y: int
     ticks: tuple[tuple[str, float], ...]
@@ -129,6 +137,8 @@ class Page:
     failures: tuple[str, ...]
     usage_line: str
     chart: _Chart
+    chart_narrow: _Chart
+    """The same chart drawn for a phone's width."""
     evaluators: tuple[_EvaluatorRow, ...]
     verdicts: tuple[_VerdictView, ...]
     """In :data:`VERDICT_ORDER`."""
@@ -149,12 +159,13 @@ class Page:
     """Where the cases go: an unguessable marker the writer splits the page at."""
 
 
-def _verdict_view(verdict: Verdict) -> _VerdictView:
+def _verdict_view(kind: str) -> _VerdictView:
+    """A claim's kind (a verdict, or not verifiable offline) as the page shows it."""
     return _VerdictView(
-        value=verdict.value,
-        label=verdict_label(verdict),
-        css="verdict-" + verdict.value.lower().replace("_", "-"),
-        hint=_VERDICT_HINTS[verdict],
+        value=kind,
+        label="not verifiable offline" if kind == NOT_VERIFIABLE_OFFLINE else verdict_label(kind),
+        css="verdict-" + kind.lower().replace("_", "-"),
+        hint=_VERDICT_HINTS[kind],
     )
 
 
@@ -202,43 +213,61 @@ def _evaluator_rows(head: ReportHead, decision: GateDecision | None) -> tuple[_E
     return tuple(rows)
 
 
-_CHART_WIDTH = 664
-_CHART_PLOT_X = 160
-_CHART_PLOT_WIDTH = 390
-_CHART_ROW = 44
-_CHART_BAR = 18
-_CHART_TOP = 12
+@dataclass(frozen=True, kw_only=True)
+class _ChartLayout:
+    """Where a chart's parts go, in its own units: the wide one beside the table, or a phone's."""
+
+    width: int
+    plot_x: int
+    """Where the bars start; the names end left of it (wide) or stand above the bars (narrow)."""
+    plot_width: int
+    row: int
+    bar: int
+    top: int
+    names_above: bool
 
 
-def _x(value: float) -> float:
-    return round(_CHART_PLOT_X + max(0.0, min(1.0, value)) * _CHART_PLOT_WIDTH, 2)
+_WIDE = _ChartLayout(
+    width=664, plot_x=160, plot_width=390, row=44, bar=18, top=12, names_above=False
+)
+_NARROW = _ChartLayout(
+    width=340, plot_x=4, plot_width=230, row=52, bar=16, top=26, names_above=True
+)
+"""On a phone the chart shrinks to the screen: drawn narrower, with each name above its bar,
+its labels keep a readable size (at 400 px, 11 px or more where the wide one's would be 5)."""
 
 
-def _chart(rows: Sequence[_EvaluatorRow]) -> _Chart:
+def _chart(rows: Sequence[_EvaluatorRow], layout: _ChartLayout = _WIDE) -> _Chart:
+    def x(value: float) -> float:
+        return round(layout.plot_x + max(0.0, min(1.0, value)) * layout.plot_width, 2)
+
     bars = []
     for i, row in enumerate(rows):
-        y = _CHART_TOP + i * _CHART_ROW + (_CHART_ROW - _CHART_BAR) / 2
+        y = layout.top + i * layout.row + (layout.row - layout.bar) / 2
         bars.append(
             _Bar(
                 row=row,
                 y=y,
-                text_y=y + _CHART_BAR / 2 + 5,
-                width=_x(row.head) - _CHART_PLOT_X if row.head is not None else 0.0,
-                threshold_x=_x(row.threshold),
-                baseline_x=_x(row.baseline) if row.baseline is not None else None,
+                text_y=y + layout.bar / 2 + 5,
+                name_y=y - 9 if layout.names_above else y + layout.bar / 2 + 5,
+                width=x(row.head) - layout.plot_x if row.head is not None else 0.0,
+                threshold_x=x(row.threshold),
+                baseline_x=x(row.baseline) if row.baseline is not None else None,
             )
         )
-    axis_y = _CHART_TOP + len(rows) * _CHART_ROW
+    axis_y = layout.top + len(rows) * layout.row
     return _Chart(
-        width=_CHART_WIDTH,
+        width=layout.width,
         height=axis_y + 24,
-        plot_x=_CHART_PLOT_X,
-        plot_width=_CHART_PLOT_WIDTH,
-        bar_height=_CHART_BAR,
-        value_x=_CHART_PLOT_X + _CHART_PLOT_WIDTH + 12,
-        top=_CHART_TOP,
+        plot_x=layout.plot_x,
+        plot_width=layout.plot_width,
+        bar_height=layout.bar,
+        value_x=layout.plot_x + layout.plot_width + 10,
+        name_x=layout.plot_x if layout.names_above else layout.plot_x - 12,
+        name_anchor="start" if layout.names_above else "end",
+        top=layout.top,
         axis_y=axis_y,
-        ticks=tuple((f"{t:g}", _x(t)) for t in (0.0, 0.25, 0.5, 0.75, 1.0)),
+        ticks=tuple((f"{t:g}", x(t)) for t in (0.0, 0.25, 0.5, 0.75, 1.0)),
         bars=tuple(bars),
         has_baseline=any(bar.baseline_x is not None for bar in bars),
     )
@@ -253,7 +282,7 @@ def _new_groups(changes: Sequence[ClaimChange]) -> tuple[_NewGroup, ...]:
         claims = []
         for change in items:
             try:
-                verdict = _verdict_view(Verdict(change.verdict))
+                verdict = _verdict_view(Verdict(change.verdict).value)
             except ValueError:
                 verdict = _VerdictView(value=change.verdict, label=change.verdict, css="", hint="")
             claims.append((change, verdict))
@@ -306,6 +335,7 @@ def build_page(
         failures=tuple(failures),
         usage_line=format_usage(head.usage),
         chart=_chart(rows),
+        chart_narrow=_chart(rows, _NARROW),
         evaluators=rows,
         verdicts=tuple(verdicts[VERDICT_CODES.index(v)] for v in VERDICT_ORDER),
         new_groups=_new_groups(new),

@@ -20,6 +20,7 @@ from ragaliq.evaluators import build_evaluators
 from ragaliq.gate import GateDecision, GateRules, compare
 from ragaliq.judges import OfflineJudge
 from ragaliq.models import (
+    ClaimVerdict,
     RunReport,
     TestCase,
 )
@@ -51,7 +52,15 @@ VERDICT_CLASSES = {
     "PARTIALLY_SUPPORTED": "verdict-partially-supported",
     "NOT_ENOUGH_INFO": "verdict-not-enough-info",
     "CONTRADICTED": "verdict-contradicted",
+    "NOT_VERIFIABLE_OFFLINE": "verdict-not-verifiable-offline",
 }
+"""Each kind of claim the page shows, filters and counts apart: the four verdicts, and the claims
+the offline judge could neither ground nor fault (NOT_ENOUGH_INFO, flagged)."""
+
+
+def kind_of(claim: ClaimVerdict) -> str:
+    """The kind the page gives a claim: its verdict, or NOT_VERIFIABLE_OFFLINE."""
+    return claim.verdict.value if claim.verifiable else "NOT_VERIFIABLE_OFFLINE"
 
 
 def render_html_report(

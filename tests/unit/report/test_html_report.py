@@ -28,6 +28,7 @@ from tests.unit.report.html_pages import (
     build_scenario,
     csp,
     data_texts,
+    kind_of,
     sha256,
     unpacked_so_far,
 )
@@ -122,7 +123,7 @@ def test_every_case_and_claim_is_in_the_data(scenario: Scenario):
         claims = data.verdicts(record)
         assert [c["text"] for c in claims] == [c.text for c in result.claims]
         for got, claim in zip(claims, result.claims, strict=True):
-            assert got["verdict"] == claim.verdict.value
+            assert got["verdict"] == kind_of(claim)
             assert got["confidence"] == claim.confidence
             assert got["evidence"] == claim.evidence
             assert got["reason"] == claim.reason
@@ -223,21 +224,25 @@ def test_filters_and_legend_are_there_for_the_script(scenario: Scenario):
 
 def test_totals_count_every_claim(scenario: Scenario):
     totals = scenario.data.totals
-    counts = Counter(c.verdict for case in scenario.head.cases for c in case.claims)
+    counts = Counter(kind_of(c) for case in scenario.head.cases for c in case.claims)
     assert totals["cases"] == len(scenario.head.cases)
     assert totals["claims"] == sum(counts.values())
     codes = [v["value"] for v in scenario.data.config["verdicts"]]
     assert dict(zip(codes, totals["verdicts"], strict=True)) == {
-        v.value: counts[v] for v in Verdict
+        kind: counts[kind] for kind in VERDICT_CLASSES
     }
+    unverifiable = sum(not c.verifiable for case in scenario.head.cases for c in case.claims)
+    assert counts["NOT_VERIFIABLE_OFFLINE"] == totals["unverifiable"] == unverifiable
     assert totals["missing"] == 0
 
 
 def test_every_verdict_has_one_label_and_a_class(scenario: Scenario):
     verdicts = scenario.data.config["verdicts"]
-    assert [v["value"] for v in verdicts] == [v.value for v in Verdict]
+    assert [v["value"] for v in verdicts] == [*(v.value for v in Verdict), "NOT_VERIFIABLE_OFFLINE"]
+    labels = {**VERDICT_LABELS, "NOT_VERIFIABLE_OFFLINE": "not verifiable offline"}
+    assert len(set(labels.values())) == len(labels), "two kinds of claim under one label"
     for v in verdicts:
-        assert v["label"] == VERDICT_LABELS[v["value"]]
+        assert v["label"] == labels[v["value"]]
         assert v["css"] == VERDICT_CLASSES[v["value"]]
         assert f".pill.{v['css']}" in scenario.html
     import ragaliq.report.html as html_module
