@@ -56,6 +56,8 @@ def verdict_code(claim: ClaimVerdict) -> int:
     """A claim's kind, as the page's data writes it (an index of :data:`VERDICT_CODES`)."""
     kind = claim.verdict.value if claim.verifiable else NOT_VERIFIABLE_OFFLINE
     return VERDICT_CODES.index(kind)
+
+
 CASES_ELEMENT = '<script type="application/octet-stream" id="rq-cases">'
 """Where the packed case records start: not JSON, so not ``application/json``."""
 PACK_FLUSH = 1 << 20
