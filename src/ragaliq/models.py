@@ -18,7 +18,9 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -199,6 +201,25 @@ class TestCase(_Frozen):
     labels: Labels | None = None
     """What retrieval should find (``relevant_chunks`` or ``relevant_sources``); None when the
     case names neither."""
+
+    @model_serializer(mode="wrap")
+    def _as_dataset_record(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Dumped as a dataset writes the case: chunk ids in the chunks, labels by their field.
+
+        A case without them dumps as it always did.
+        """
+        data = handler(self)
+        if not isinstance(data, dict):
+            return data
+        refs, labels = data.pop("chunk_refs", ()), data.pop("labels", None)
+        if refs:
+            data["context"] = [
+                {"text": text, **{k: v for k, v in ref.items() if v is not None}}
+                for text, ref in zip(data["context"], refs, strict=True)
+            ]
+        if labels is not None and self.labels is not None:
+            data[self.labels.field] = labels["grades"]
+        return data
 
     @model_validator(mode="after")
     def _refs_match_context(self) -> TestCase:

@@ -239,3 +239,24 @@ def test_the_writer_refuses_a_malformed_label_at_the_line_that_made_it(tmp_path)
     with pytest.raises(DatasetError, match=r"out.jsonl:1: relevant_chunks: id 0 must not be blank"):
         writer.add(query="q?", context=["c"], response="r", relevant_chunks=[" "])
     writer.abort()
+
+
+def test_a_case_dumps_as_the_dataset_record_that_reads_back_as_it(tmp_path):
+    (case,) = load_dataset(
+        write_jsonl(tmp_path / "d.jsonl", [{**ROW, "relevant_chunks": {"tide#1": 2}}])
+    )
+    dumped = case.model_dump(mode="json")
+    assert dumped["context"] == CHUNKS and dumped["relevant_chunks"] == {"tide#1": 2}
+    (again,) = load_dataset(write_jsonl(tmp_path / "again.jsonl", [dumped]))
+    assert again == case
+    plain = TestCase(id="a", query="q", context=("c",), response="r")
+    assert set(plain.model_dump()) == {
+        "id",
+        "query",
+        "context",
+        "response",
+        "expected_answer",
+        "expected_facts",
+        "tags",
+        "metadata",
+    }

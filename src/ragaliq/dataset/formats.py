@@ -150,7 +150,7 @@ class DatasetInfo:
             out.append(
                 f"{self._some_cases_have(self.no_response)} no response (the first on line "
                 f"{self.no_response_line}): an empty answer is never scored, so only what "
-                "retrieval brought is judged (context precision and recall)."
+                "retrieval brought is judged (context precision and recall, the retrieval metrics)."
             )
         if self.unmatched_labels:
             count = self.unmatched_labels

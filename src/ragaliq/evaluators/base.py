@@ -101,6 +101,11 @@ class Evaluator(ABC, Generic[OptionsT]):
         return cls.default_threshold if options.threshold is None else options.threshold
 
     @classmethod
+    def asks_judge(cls) -> bool:
+        """Whether this evaluator needs anything of the judge (the retrieval metrics do not)."""
+        return cls.needs_claims or cls.needs_facts or cls.needs_relevance or cls.needs_chunks
+
+    @classmethod
     def reads_response(cls) -> bool:
         """Whether this evaluator judges the case's response (its claims, or its relevance)."""
         return cls.needs_claims or cls.needs_relevance

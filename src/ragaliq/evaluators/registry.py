@@ -21,6 +21,12 @@ from ragaliq.evaluators.context_recall import ContextRecallEvaluator
 from ragaliq.evaluators.faithfulness import FaithfulnessEvaluator
 from ragaliq.evaluators.hallucination import HallucinationEvaluator
 from ragaliq.evaluators.relevance import RelevanceEvaluator
+from ragaliq.evaluators.retrieval import (
+    HitRateEvaluator,
+    MrrEvaluator,
+    NdcgEvaluator,
+    RecallAtKEvaluator,
+)
 
 __all__ = [
     "EVALUATORS",
@@ -37,6 +43,10 @@ EVALUATORS: tuple[type[Evaluator[Any]], ...] = (
     RelevanceEvaluator,
     ContextPrecisionEvaluator,
     ContextRecallEvaluator,
+    HitRateEvaluator,
+    RecallAtKEvaluator,
+    MrrEvaluator,
+    NdcgEvaluator,
 )
 """Every evaluator, in the order reports and comments list them."""
 
@@ -47,7 +57,8 @@ class EvaluatorSections(Section):
     """``evaluators`` in ``ragaliq.yaml``: one section per registered evaluator.
 
     An evaluator whose section is written is on unless it says ``enabled: false``; one whose
-    section is left out is at its default (``context_precision`` and ``context_recall`` off).
+    section is left out is at its default (``context_precision``, ``context_recall`` and the
+    retrieval metrics off).
     """
 
     def sections(self) -> Iterator[tuple[str, EvaluatorOptions]]:
