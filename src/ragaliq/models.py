@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from ragaliq.text.counts import plural
 from ragaliq.text.plain import is_blank
 
 __all__ = [
@@ -225,8 +226,9 @@ class TestCase(_Frozen):
     def _refs_match_context(self) -> TestCase:
         if self.chunk_refs and len(self.chunk_refs) != len(self.context):
             raise ValueError(
-                f"chunk_refs: {len(self.chunk_refs)} for {len(self.context)} chunks of context; "
-                "give one per chunk, in the same order"
+                f"chunk_refs: {plural(len(self.chunk_refs), 'id')} for "
+                f"{plural(len(self.context), 'chunk')} of context; give one per chunk, in the "
+                "same order"
             )
         return self
 

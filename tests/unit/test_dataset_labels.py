@@ -125,7 +125,7 @@ def test_ids_and_labels_enter_the_input_hash():
 
 
 def test_chunk_refs_must_match_the_context():
-    with pytest.raises(ValueError, match="chunk_refs: 1 for 2 chunks of context"):
+    with pytest.raises(ValueError, match="chunk_refs: 1 id for 2 chunks of context"):
         TestCase(id="a", query="q", context=("x", "y"), response="r", chunk_refs=(ChunkRef(),))
 
 
@@ -152,7 +152,7 @@ def test_ragas_ids_must_be_one_per_chunk(tmp_path):
     }
     path = write_jsonl(tmp_path / "r.jsonl", [row])
     assert problems(path) == (
-        f"{path}:1: retrieved_context_ids: 1 ids for 2 retrieved_contexts; give one id per "
+        f"{path}:1: retrieved_context_ids: 1 id for 2 retrieved_contexts; give one id per "
         "retrieved chunk, in the same order"
     )
 

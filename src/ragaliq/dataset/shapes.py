@@ -59,6 +59,7 @@ from ragaliq.dataset.fields import (
     split_chunks,
 )
 from ragaliq.models import ChunkRef
+from ragaliq.text.counts import plural
 
 __all__ = [
     "NATIVE",
@@ -244,8 +245,8 @@ class RagasRecord(_Foreign):
         ids = self.retrieved_context_ids
         if ids is not None and len(ids) != count:
             problems.append(
-                f"retrieved_context_ids: {len(ids)} ids for {count} retrieved_contexts; give one "
-                "id per retrieved chunk, in the same order"
+                f"retrieved_context_ids: {plural(len(ids), 'id')} for {count} "
+                "retrieved_contexts; give one id per retrieved chunk, in the same order"
             )
         if ids and not isinstance(chunks, str) and any(isinstance(c, ChunkObject) for c in chunks):
             problems.append(
