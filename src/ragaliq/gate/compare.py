@@ -181,7 +181,7 @@ class Comparison:
         self.kinds: tuple[FindingKind, ...] = tuple(kind() for kind in finding_kinds())
         """Every kind of finding the evaluators declare, one instance for this comparison."""
         self._lists: dict[str, _Listed[Finding]] = {
-            name: _Listed(listed, worst=Finding.severity if entry.worst_first else None)
+            name: _Listed(listed, worst=_severity if entry.worst_first else None)
             for name, entry in finding_lists().items()
         }
         self._accepted = 0
@@ -497,6 +497,10 @@ class Comparison:
             "(gate.on_missing_cases: fail). To drop cases on purpose, record the baseline "
             "without them on the base branch first"
         ]
+
+
+def _severity(finding: Finding) -> tuple[Any, ...]:
+    return finding.severity()
 
 
 def _before(before: BaselineCase | None, kind: type[FindingKind] | FindingKind) -> Before | None:
