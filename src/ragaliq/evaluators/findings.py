@@ -42,6 +42,9 @@ class Finding(BaseModel):
     worst_first: ClassVar[bool] = False
     """Whether a list keeps its worst entries (:meth:`severity`) when it is longer than a
     decision keeps, and shows them first; otherwise entries come in the cases' order."""
+    weight: ClassVar[int] = 1
+    """How much the list tells: when a comment is too long, lists of lower weight are cut
+    first."""
 
     case_id: str
     query: str

@@ -120,6 +120,7 @@ class LostChunk(RetrievalChange):
     title: ClassVar[str] = "Relevant chunks lost"
     noun: ClassVar[str] = "lost relevant chunk"
     worst_first: ClassVar[bool] = True
+    weight: ClassVar[int] = 2
 
     def severity(self) -> tuple[Any, ...]:
         return (-self.relevance, self.rank_before or 0, self.case_id, self.item)
@@ -144,7 +145,7 @@ class MovedChunk(RetrievalChange):
     """A relevant item both retrieve within ``k``, at another rank."""
 
     title: ClassVar[str] = "Relevant chunks at another rank"
-    noun: ClassVar[str] = "relevant chunk moved"
+    noun: ClassVar[str] = "moved relevant chunk"
     worst_first: ClassVar[bool] = True
 
     def severity(self) -> tuple[Any, ...]:
