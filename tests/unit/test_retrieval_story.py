@@ -16,15 +16,14 @@ recorded. Then, each a branch gated with ``ragaliq gate`` against main:
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from ragaliq.cli import cli
 from ragaliq.report.markdown import escape_markdown
+from tests.stories import git, invoke, new_repository
+from tests.stories import pull_request as gated
 
 CONFIG = """\
 dataset: retrieval.jsonl
@@ -94,83 +93,33 @@ TEXTS = {
 }
 SOURCE = {chunk_id: chunk_id.split("#")[0] + ".md" for chunk_id in TEXTS}
 
-# id, query, what main's retriever returns (first to fifth), the labels
-BY_CHUNK = [
-    (
-        "who-gets-a-card",
-        "Who can get a library card?",
-        ["cards#1", "wifi#2", "cards#2", "loans#1", "fees#2"],
-        {"cards#1": 3, "cards#2": 1},
-    ),
-    (
-        "lost-card",
-        "What if I lose my card?",
-        ["cards#3", "holds#2", "loans#3", "cards#1", "fees#1"],
-        {"cards#3": 3, "cards#1": 1},
-    ),
-    (
-        "loan-length",
-        "How long can I keep a book?",
-        ["loans#1", "fees#1", "loans#3", "holds#2", "cards#1"],
-        {"loans#1": 3, "loans#3": 2},
-    ),
-    (
-        "renewals",
-        "Can I renew a film?",
-        ["loans#3", "fees#2", "loans#2", "holds#1", "wifi#1"],
-        {"loans#3": 2, "loans#2": 2},
-    ),
-    (
-        "reserving",
-        "How do I reserve a title?",
-        ["holds#1", "loans#3", "cards#2", "holds#2", "fees#1"],
-        {"holds#1": 2, "holds#2": 2},
-    ),
-    (
-        "late-fees",
-        "What does a late return cost?",
-        ["fees#1", "loans#1", "fees#2", "holds#2", "wifi#1"],
-        {"fees#1": 3, "fees#2": 1},
-    ),
-    (
-        "wifi-password",
-        "What is the wifi password?",
-        ["wifi#1", "cards#2", "wifi#2", "fees#2", "loans#2"],
-        {"wifi#1": 3, "wifi#2": 2},
-    ),
-    (
-        "pickup-shelf",
-        "How long does a reserved book wait for me?",
-        ["holds#2", "loans#1", "fees#1", "holds#1", "cards#3"],
-        {"holds#2": 3, "holds#1": 1},
-    ),
-]
-BY_DOCUMENT = [
-    (
-        "book-a-room",
-        "How do I book a study room?",
-        ["rooms#1", "rooms#2", "printing#1", "rooms#3", "loans#1"],
-        {"rooms.md": 3},
-    ),
-    (
-        "room-screen",
-        "Is there a screen in the study rooms?",
-        ["rooms#4", "printing#4", "rooms#1", "wifi#2", "cards#2"],
-        {"rooms.md": 2},
-    ),
-    (
-        "print-price",
-        "How much does printing cost?",
-        ["printing#2", "printing#3", "rooms#4", "fees#1", "printing#1"],
-        {"printing.md": 3},
-    ),
-    (
-        "scan",
-        "Can I scan a document?",
-        ["printing#4", "rooms#4", "printing#1", "wifi#1", "cards#1"],
-        {"printing.md": 2},
-    ),
-]
+
+def table(text: str) -> list[tuple[str, str, list[str], dict[str, int]]]:
+    """Cases as rows: id | query | what main's retriever returns, best first | labels (id=grade)."""
+    rows = []
+    for line in text.strip().splitlines():
+        case_id, query, ranking, labels = (cell.strip() for cell in line.split("|"))
+        grades = {item: int(grade) for item, grade in (pair.split("=") for pair in labels.split())}
+        rows.append((case_id, query, ranking.split(), grades))
+    return rows
+
+
+BY_CHUNK = table("""
+who-gets-a-card | Who can get a library card?  | cards#1 wifi#2 cards#2 loans#1 fees#2 | cards#1=3 cards#2=1
+lost-card       | What if I lose my card?      | cards#3 holds#2 loans#3 cards#1 fees#1 | cards#3=3 cards#1=1
+loan-length     | How long can I keep a book?  | loans#1 fees#1 loans#3 holds#2 cards#1 | loans#1=3 loans#3=2
+renewals        | Can I renew a film?          | loans#3 fees#2 loans#2 holds#1 wifi#1  | loans#3=2 loans#2=2
+reserving       | How do I reserve a title?    | holds#1 loans#3 cards#2 holds#2 fees#1 | holds#1=2 holds#2=2
+late-fees       | What does a late return cost? | fees#1 loans#1 fees#2 holds#2 wifi#1  | fees#1=3 fees#2=1
+wifi-password   | What is the wifi password?   | wifi#1 cards#2 wifi#2 fees#2 loans#2   | wifi#1=3 wifi#2=2
+pickup-shelf    | How long does a reserved book wait for me? | holds#2 loans#1 fees#1 holds#1 cards#3 | holds#2=3 holds#1=1
+""")  # noqa: E501
+BY_DOCUMENT = table("""
+book-a-room | How do I book a study room?           | rooms#1 rooms#2 printing#1 rooms#3 loans#1     | rooms.md=3
+room-screen | Is there a screen in the study rooms? | rooms#4 printing#4 rooms#1 wifi#2 cards#2      | rooms.md=2
+print-price | How much does printing cost?          | printing#2 printing#3 rooms#4 fees#1 printing#1 | printing.md=3
+scan        | Can I scan a document?                | printing#4 rooms#4 printing#1 wifi#1 cards#1   | printing.md=2
+""")  # noqa: E501
 
 Retriever = Callable[[str, list[str]], list[tuple[str, str, str]]]
 """A pull request's retriever: for a case, its chunks as (id, document, text), in rank order."""
@@ -238,22 +187,10 @@ def write_suite(
     )
 
 
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
-
-
-def invoke(args: list[str]) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, args, env={"ANTHROPIC_API_KEY": ""})
-    return result.exit_code, result.output
-
-
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The help desk's repository: its suite and the baseline recorded on main."""
-    root = tmp_path_factory.mktemp("help-desk")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "Dev")
+    root = new_repository(tmp_path_factory.mktemp("help-desk"))
     (root / "ragaliq.yaml").write_text(CONFIG, encoding="utf-8")
     write_suite(root, main_retriever)
     code, output = invoke(["baseline", "record", "--config", str(root / "ragaliq.yaml")])
@@ -270,27 +207,7 @@ def pull_request(
     labels: dict[str, dict[str, int]] | None = None,
 ) -> tuple[int, dict, str, str]:
     """Commit the retrieval a change produces on a branch off main and gate it."""
-    git(repo, "checkout", "-q", "-B", name, "main")
-    write_suite(repo, retriever, labels)
-    git(repo, "commit", "-q", "--allow-empty", "-am", name)
-    try:
-        out = repo / ".ragaliq"
-        code, output = invoke(
-            [
-                "gate",
-                "--config",
-                str(repo / "ragaliq.yaml"),
-                "--decision-out",
-                str(out / f"{name}.decision.json"),
-                "--comment-out",
-                str(out / f"{name}.comment.md"),
-            ]
-        )
-        decision = json.loads((out / f"{name}.decision.json").read_text(encoding="utf-8"))
-        comment = (out / f"{name}.comment.md").read_text(encoding="utf-8")
-        return code, decision, output, comment
-    finally:
-        git(repo, "checkout", "-q", "main")
+    return gated(repo, name, lambda: write_suite(repo, retriever, labels))
 
 
 def test_mains_retriever_finds_every_relevant_chunk_and_no_judge_is_asked(repo):

@@ -20,7 +20,7 @@ newly finds, and the ones whose rank moved.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -107,6 +107,15 @@ class RetrievalChange(Finding):
         return f"rank {rank}" + (f" (past k={self.k})" if past else "")
 
     @property
+    def headline(self) -> str:
+        """``lost``, ``found``, or the way it moved: ``up``, ``down``."""
+        if self.rank_before is None:
+            return "found"
+        if self.rank_after is None or (self.k is not None and self.rank_after > self.k):
+            return "lost"
+        return "down" if self.rank_after > self.rank_before else "up"
+
+    @property
     def text(self) -> str:
         return (
             f"{self.noun_of_item} {self.item} (relevance {self.relevance}): "
@@ -125,20 +134,12 @@ class LostChunk(RetrievalChange):
     def severity(self) -> tuple[Any, ...]:
         return (-self.relevance, self.rank_before or 0, self.case_id, self.item)
 
-    @property
-    def headline(self) -> str:
-        return "lost"
-
 
 class FoundChunk(RetrievalChange):
     """A relevant item this run retrieves within ``k`` and the baseline did not."""
 
     title: ClassVar[str] = "Relevant chunks newly found"
     noun: ClassVar[str] = "newly found relevant chunk"
-
-    @property
-    def headline(self) -> str:
-        return "found"
 
 
 class MovedChunk(RetrievalChange):
@@ -151,10 +152,6 @@ class MovedChunk(RetrievalChange):
     def severity(self) -> tuple[Any, ...]:
         moved = (self.rank_after or 0) - (self.rank_before or 0)
         return (-moved, self.case_id, self.item)
-
-    @property
-    def headline(self) -> str:
-        return "down" if (self.rank_after or 0) > (self.rank_before or 0) else "up"
 
 
 class RetrievalKept(BaseModel):
@@ -386,32 +383,26 @@ class _RankEvaluator(Evaluator[RetrievalOptions]):
         ]
 
 
-class HitRateEvaluator(_RankEvaluator):
-    """1 when a relevant chunk (or document) is among the first k retrieved, else 0."""
-
-    name: ClassVar[str] = "hit_rate"
-    measure = staticmethod(hit_rate)
-
-
-class RecallAtKEvaluator(_RankEvaluator):
-    """The share of the relevant chunks (or documents) among the first k retrieved."""
-
-    name: ClassVar[str] = "recall_at_k"
-    measure = staticmethod(recall_at_k)
+def _rank_metric(name: str, measure: Callable[[Ranking], float], summary: str) -> Any:
+    """The evaluator class of one rank metric, named ``<Name>Evaluator`` in this module."""
+    title = "".join(part.title() for part in name.split("_")) + "Evaluator"
+    body = {"name": name, "measure": staticmethod(measure), "__doc__": summary}
+    body |= {"__module__": __name__, "__qualname__": title}
+    return type(title, (_RankEvaluator,), body)
 
 
-class MrrEvaluator(_RankEvaluator):
-    """1 / the rank of the first relevant chunk (or document) within k; 0 without one."""
-
-    name: ClassVar[str] = "mrr"
-    measure = staticmethod(mrr)
-
-
-class NdcgEvaluator(_RankEvaluator):
-    """nDCG at k with graded relevance: gain 2^rel - 1, log2 discount, the ideal over all labels."""
-
-    name: ClassVar[str] = "ndcg"
-    measure = staticmethod(ndcg)
+HitRateEvaluator: type[_RankEvaluator] = _rank_metric(
+    "hit_rate", hit_rate, "1 when a relevant chunk (or document) is among the first k retrieved."
+)
+RecallAtKEvaluator: type[_RankEvaluator] = _rank_metric(
+    "recall_at_k", recall_at_k, "The share of the relevant chunks among the first k retrieved."
+)
+MrrEvaluator: type[_RankEvaluator] = _rank_metric(
+    "mrr", mrr, "1 / the rank of the first relevant chunk within k; 0 without one."
+)
+NdcgEvaluator: type[_RankEvaluator] = _rank_metric(
+    "ndcg", ndcg, "nDCG at k: gain 2^rel - 1, log2 discount, the ideal over all the labels."
+)
 
 
 _METRICS: dict[str, type[_RankEvaluator]] = {

@@ -8,7 +8,7 @@ The findings the evaluators list (:mod:`ragaliq.evaluators.findings`) are kept b
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Self, cast
+from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, overload
 
 from pydantic import (
     BaseModel,
@@ -101,6 +101,25 @@ class CaseFailure(_Model):
     case_id: str
     query: str
     error: str
+
+
+F = TypeVar("F", bound=Finding)
+
+
+class _Entries(Generic[F]):
+    """A list of findings read as an attribute of the decision, by the list's name."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, decision: None, owner: type | None = None) -> _Entries[F]: ...
+    @overload
+    def __get__(self, decision: GateDecision, owner: type | None = None) -> tuple[F, ...]: ...
+    def __get__(self, decision: GateDecision | None, owner: type | None = None) -> Any:
+        if decision is None:
+            return self
+        return decision.listed(self.name)
 
 
 class GateDecision(_Model):
@@ -198,44 +217,19 @@ class GateDecision(_Model):
         return len(entries) + self.omitted.get(listed, 0)
 
     # The lists templates and integrations have always read by name.
-
-    @property
-    def new_hallucinations(self) -> tuple[ClaimChange, ...]:
-        """Claims hallucinated in the head and in no matching form in the baseline's case."""
-        return cast(tuple[ClaimChange, ...], self.listed("new_hallucinations"))
-
-    @property
-    def hallucinations(self) -> tuple[ClaimChange, ...]:
-        """On the first run only: every hallucinated claim, listed but not counted as new."""
-        return cast(tuple[ClaimChange, ...], self.listed("hallucinations"))
-
-    @property
-    def fixed_hallucinations(self) -> tuple[ClaimChange, ...]:
-        """Claims hallucinated in the baseline and no longer."""
-        return cast(tuple[ClaimChange, ...], self.listed("fixed_hallucinations"))
-
-    @property
-    def unstable_claims(self) -> tuple[ClaimChange, ...]:
-        """Hallucinated claims whose repeated verdicts disagreed; not new unless counted."""
-        return cast(tuple[ClaimChange, ...], self.listed("unstable_claims"))
-
-    @property
-    def unverifiable_claims(self) -> tuple[ClaimChange, ...]:
-        """Claims the offline judge could neither ground nor fault, in cases new or changed.
-
-        Shown apart, never counted as hallucinated.
-        """
-        return cast(tuple[ClaimChange, ...], self.listed("unverifiable_claims"))
-
-    @property
-    def lost_facts(self) -> tuple[ClaimChange, ...]:
-        """Needed facts the baseline's context held and this run's does not (context recall)."""
-        return cast(tuple[ClaimChange, ...], self.listed("lost_facts"))
-
-    @property
-    def irrelevant_chunks(self) -> tuple[IrrelevantChunk, ...]:
-        """Chunks of this run rated irrelevant to their query (context precision)."""
-        return cast(tuple[IrrelevantChunk, ...], self.listed("irrelevant_chunks"))
+    new_hallucinations: ClassVar[_Entries[ClaimChange]] = _Entries()
+    """Claims hallucinated in the head and in no matching form in the baseline's case."""
+    hallucinations: ClassVar[_Entries[ClaimChange]] = _Entries()
+    """On the first run only: every hallucinated claim, listed but not counted as new."""
+    fixed_hallucinations: ClassVar[_Entries[ClaimChange]] = _Entries()
+    unstable_claims: ClassVar[_Entries[ClaimChange]] = _Entries()
+    """Hallucinated claims whose repeated verdicts disagreed; not new unless counted."""
+    unverifiable_claims: ClassVar[_Entries[ClaimChange]] = _Entries()
+    """Claims the offline judge could neither ground nor fault, in cases new or changed."""
+    lost_facts: ClassVar[_Entries[ClaimChange]] = _Entries()
+    """Needed facts the baseline's context held and this run's does not (context recall)."""
+    irrelevant_chunks: ClassVar[_Entries[IrrelevantChunk]] = _Entries()
+    """Chunks of this run rated irrelevant to their query (context precision)."""
 
     @property
     def scores(self) -> dict[str, float | None]:
