@@ -244,7 +244,8 @@ class TestCase(_Frozen):
             parts.append(list(self.needed_facts))
         if self.chunk_refs or self.labels is not None:
             parts.append([[ref.id, ref.source] for ref in self.chunk_refs])
-            parts.append(self.labels.model_dump() if self.labels is not None else None)
+            labels = self.labels
+            parts.append(None if labels is None else [labels.level, sorted(labels.grades.items())])
         payload = json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

@@ -122,6 +122,12 @@ def test_ids_and_labels_enter_the_input_hash():
     graded = with_ids.model_copy(update={"labels": Labels(level="chunk", grades={"1": 2})})
     hashes = {c.input_hash for c in (base, with_ids, other_ids, labelled, graded)}
     assert len(hashes) == 5
+    two = Labels(level="chunk", grades={"1": 1, "2": 3})
+    reordered = Labels(level="chunk", grades={"2": 3, "1": 1})
+    assert (
+        with_ids.model_copy(update={"labels": two}).input_hash
+        == with_ids.model_copy(update={"labels": reordered}).input_hash
+    )
 
 
 def test_chunk_refs_must_match_the_context():
