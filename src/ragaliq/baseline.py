@@ -1,12 +1,15 @@
 """The baseline: what the gate compares a change with, recorded on the main branch.
 
-A baseline keeps, per case, only what the comparison reads: the input hash, the scores, the
-hallucinated claims and the needed facts the context held. Verdicts, evidence and reasons stay in
-the run report, so a baseline is about a tenth of its report's size and a suite of a hundred
-thousand cases is compared within a few hundred megabytes. It is one JSON document laid out one
-case per line (see :mod:`ragaliq._streamed`), written and read as a stream.
+A baseline keeps, per case, only what the comparison reads: the input hash, the scores, and
+what each kind of finding keeps (:mod:`ragaliq.evaluators.findings`): the hallucinated claims,
+the needed facts the context held, the relevance labels and the relevant chunks retrieval
+found. Verdicts, evidence and reasons stay in the run report, so a baseline is about a tenth of
+its report's size and a suite of a hundred thousand cases is compared within a few hundred
+megabytes. It is one JSON document laid out one case per line (see :mod:`ragaliq._streamed`),
+written and read as a stream.
 
-Baselines of schema version 1, which held the whole run report, are still read.
+Baselines of schema version 2 (which kept the hallucinated claims and the held facts as fields
+of their own, and no labels) and of version 1 (which held the whole run report) are still read.
 """
 
 from __future__ import annotations
@@ -19,13 +22,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ragaliq._files import open_atomic
 from ragaliq._reading import describe_size, numbered_lines
 from ragaliq._streamed import read_streamed, streamed_closing, streamed_item, streamed_opening
 from ragaliq.errors import BaselineError
-from ragaliq.evaluators.hallucination import hallucinated_claims
+from ragaliq.evaluators.registry import finding_kinds
 from ragaliq.models import (
     SCHEMA_VERSION,
     CaseResult,
@@ -33,7 +36,6 @@ from ragaliq.models import (
     ReportHead,
     RunReport,
     Status,
-    Verdict,
 )
 from ragaliq.policy import GateRules
 from ragaliq.text.counts import plural
@@ -44,15 +46,20 @@ __all__ = [
     "MAX_BASELINE_LINE_BYTES",
     "Baseline",
     "BaselineCase",
-    "BaselineClaim",
     "Provenance",
     "load_baseline",
     "parse_baseline",
     "write_baseline",
 ]
 
-BASELINE_SCHEMA_VERSION = 2
-"""Version of the baseline layout: 2 keeps a compact index per case; 1 held the whole report."""
+BASELINE_SCHEMA_VERSION = 3
+"""Version of the baseline layout: 3 keeps what each kind of finding keeps per case (``kept``,
+with the relevance labels); 2 kept claims and facts as fields of their own; 1 held the whole
+report."""
+_INDEXED = (2, BASELINE_SCHEMA_VERSION)
+"""The versions laid out as an index of cases."""
+_LEGACY_KEPT = ("hallucinated", "held_facts")
+"""The fields of a version 2 case that are now what a kind of finding keeps, by that name."""
 DEFAULT_BASELINE_PATH = ".ragaliq/baseline.json"
 MAX_BASELINE_LINE_BYTES = 16 * 1024**2
 """The longest line of a baseline: one case's index entry."""
@@ -118,14 +125,6 @@ class Provenance(_Model):
         return out
 
 
-class BaselineClaim(_Model):
-    """A claim the hallucination evaluator held against a case when the baseline was recorded."""
-
-    text: str
-    verdict: Verdict
-    flags: tuple[str, ...] = ()
-
-
 class BaselineCase(_Model):
     """What the comparison needs of one recorded case."""
 
@@ -134,13 +133,39 @@ class BaselineCase(_Model):
     status: Status
     scores: dict[str, Fraction] = Field(default_factory=dict)
     """Each evaluator's score, for the evaluators that scored the case."""
-    hallucinated: tuple[BaselineClaim, ...] = ()
-    held_facts: tuple[str, ...] = ()
-    """Needed facts the context held (verified SUPPORTED), as written."""
+    kept: dict[str, Any] = Field(default_factory=dict)
+    """What each kind of finding keeps of the case, by the kind's name; a kind that keeps
+    nothing of it is left out."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_kept(cls, data: Any) -> Any:
+        """Each kind's part validated as that kind keeps it; a version 2 case's fields moved in.
+
+        Raises:
+            ValueError: a part no kind of finding keeps, or not what its kind keeps.
+        """
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        kept = dict(data.get("kept") or {})
+        for name in _LEGACY_KEPT:
+            value = data.pop(name, None)
+            if value:
+                kept[name] = value
+        kinds = {kind.name: kind for kind in finding_kinds()}
+        for name, value in kept.items():
+            kind = kinds.get(name)
+            if kind is None or kind.kept is None:
+                raise ValueError(f"kept: no kind of finding keeps {name!r}")
+            kept[name] = kind.read_kept(value)
+        data["kept"] = kept
+        return data
 
     @classmethod
     def of(cls, case: CaseResult) -> BaselineCase:
         """The index entry of a judged case."""
+        kept = {kind.name: kind.keep(case) for kind in finding_kinds()}
         return cls(
             id=case.id,
             input_hash=case.input_hash,
@@ -150,11 +175,7 @@ class BaselineCase(_Model):
                 for name, result in case.results.items()
                 if result.status == "ok" and result.score is not None
             },
-            hallucinated=tuple(
-                BaselineClaim(text=c.text, verdict=c.verdict, flags=c.flags)
-                for c in hallucinated_claims(case)
-            ),
-            held_facts=tuple(f.text for f in case.facts if f.verdict is Verdict.SUPPORTED),
+            kept={name: value for name, value in kept.items() if value is not None},
         )
 
 
@@ -287,7 +308,7 @@ def _parse_whole(raw: bytes, *, source: str) -> Baseline:
     if not isinstance(data, dict):
         raise BaselineError(f"{source}: not a RagaliQ baseline file; {_REGENERATE}")
     version = _checked_version(data, source)["schema_version"]
-    if version == BASELINE_SCHEMA_VERSION:
+    if version in _INDEXED:
         cases = data.pop("cases", None)
         if not isinstance(cases, list):
             raise BaselineError(f"{source}: corrupt baseline (cases: not a list); {_REGENERATE}")
@@ -320,10 +341,10 @@ def _checked_version(data: dict[str, Any], source: str) -> dict[str, Any]:
     if "schema_version" not in data:
         raise BaselineError(f"{source}: not a RagaliQ baseline file; {_REGENERATE}")
     version = data["schema_version"]
-    if version not in (SCHEMA_VERSION, BASELINE_SCHEMA_VERSION) or isinstance(version, bool):
+    if version not in (SCHEMA_VERSION, *_INDEXED) or isinstance(version, bool):
         raise BaselineError(
             f"{source}: schema_version {version!r} is not one this version reads "
-            f"({SCHEMA_VERSION} or {BASELINE_SCHEMA_VERSION}); {_REGENERATE}"
+            f"({SCHEMA_VERSION} to {BASELINE_SCHEMA_VERSION}); {_REGENERATE}"
         )
     return data
 

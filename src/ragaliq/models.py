@@ -18,10 +18,13 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
+from ragaliq.text.counts import plural
 from ragaliq.text.plain import is_blank
 
 __all__ = [
@@ -33,6 +36,7 @@ __all__ = [
     "CaseResult",
     "ChunkRating",
     "ChunkRatings",
+    "ChunkRef",
     "ClaimVerdict",
     "ClaimsResult",
     "EvaluationResult",
@@ -40,6 +44,7 @@ __all__ = [
     "EvaluatorSummary",
     "JudgeInfo",
     "JudgeResult",
+    "Labels",
     "Preflight",
     "Progress",
     "RelevanceResult",
@@ -115,6 +120,60 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
+MAX_GRADE = 3
+"""The highest graded relevance a label may give (0 not relevant, 1 relevant, up to 3)."""
+
+
+class ChunkRef(_Frozen):
+    """Who a retrieved chunk is: its id, and the document it was cut from, as the dataset says."""
+
+    id: str | None = None
+    """The chunk's id, matched against a case's ``relevant_chunks``."""
+    source: str | None = None
+    """The id of the document the chunk comes from, matched against ``relevant_sources``."""
+
+
+class Labels(_Frozen):
+    """What a case's retrieval should find: chunk ids or document ids, each with its relevance.
+
+    Chunk ids match the retrieved chunks' ``id``; source ids match their ``source`` and survive
+    a change of chunking. A label of grade 0 says the item is not relevant (as leaving it out
+    does); the others are relevant, the higher the more.
+    """
+
+    level: Literal["chunk", "source"]
+    """Whether the ids are chunks' (``relevant_chunks``) or documents' (``relevant_sources``)."""
+    grades: dict[str, Annotated[int, Field(ge=0, le=MAX_GRADE)]]
+    """Each labelled id and its graded relevance, in the order the dataset gives them."""
+
+    @property
+    def field(self) -> str:
+        """The dataset field the labels come from."""
+        return "relevant_chunks" if self.level == "chunk" else "relevant_sources"
+
+    @property
+    def relevant(self) -> dict[str, int]:
+        """The labelled ids of grade 1 or more."""
+        return {item: grade for item, grade in self.grades.items() if grade > 0}
+
+    def ranked_items(self, retrieved: Iterable[ChunkRef]) -> list[str | None]:
+        """The id each retrieved chunk stands for at this level, in rank order.
+
+        A chunk without one (no id, or no source) stands for nothing, and so does a repeat of an
+        id ranked higher: a duplicate counts once, where it first comes.
+        """
+        seen: set[str] = set()
+        items: list[str | None] = []
+        for chunk in retrieved:
+            item = chunk.id if self.level == "chunk" else chunk.source
+            if item is None or item in seen:
+                items.append(None)
+                continue
+            seen.add(item)
+            items.append(item)
+        return items
+
+
 class TestCase(_Frozen):
     """One RAG output to judge: what was asked, what was retrieved and what was answered."""
 
@@ -137,13 +196,56 @@ class TestCase(_Frozen):
     """Free labels for filtering."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else the pipeline wants to keep with the case."""
+    chunk_refs: tuple[ChunkRef, ...] = ()
+    """One per chunk of ``context``, in the same order, when the dataset names the chunks' ids
+    or sources; empty when it names none."""
+    labels: Labels | None = None
+    """What retrieval should find (``relevant_chunks`` or ``relevant_sources``); None when the
+    case names neither."""
+
+    @model_serializer(mode="wrap")
+    def _as_dataset_record(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Dumped as a dataset writes the case: chunk ids in the chunks, labels by their field.
+
+        A case without them dumps as it always did.
+        """
+        data = handler(self)
+        if not isinstance(data, dict):
+            return data
+        refs, labels = data.pop("chunk_refs", ()), data.pop("labels", None)
+        if refs:
+            data["context"] = [
+                {"text": text, **{k: v for k, v in ref.items() if v is not None}}
+                for text, ref in zip(data["context"], refs, strict=True)
+            ]
+        if labels is not None and self.labels is not None:
+            data[self.labels.field] = labels["grades"]
+        return data
+
+    @model_validator(mode="after")
+    def _refs_match_context(self) -> TestCase:
+        if self.chunk_refs and len(self.chunk_refs) != len(self.context):
+            raise ValueError(
+                f"chunk_refs: {plural(len(self.chunk_refs), 'id')} for "
+                f"{plural(len(self.context), 'chunk')} of context; give one per chunk, in the "
+                "same order"
+            )
+        return self
 
     @property
     def input_hash(self) -> str:
-        """A sha256 over the parts the judges read; equal hashes mean an unchanged case."""
+        """A sha256 over the parts the judges and evaluators read: equal hashes, unchanged case.
+
+        Chunk ids and labels count only where a case has them, so that the hash of a case
+        without them is what it always was.
+        """
         parts: list[Any] = [self.query, list(self.context), self.response]
         if self.expected_facts or self.expected_answer:
             parts.append(list(self.needed_facts))
+        if self.chunk_refs or self.labels is not None:
+            parts.append([[ref.id, ref.source] for ref in self.chunk_refs])
+            labels = self.labels
+            parts.append(None if labels is None else [labels.level, sorted(labels.grades.items())])
         payload = json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -300,6 +402,10 @@ class CaseResult(_Frozen):
     """Verdicts on the facts retrieval had to bring, when the case names any."""
     chunks: tuple[ChunkRating, ...] = ()
     """Ratings of the retrieved chunks, when an evaluator asked for them."""
+    retrieved: tuple[ChunkRef, ...] = ()
+    """The retrieved chunks' ids and sources in rank order, when the dataset names them."""
+    labels: Labels | None = None
+    """What the case's retrieval should find, as the dataset labels it."""
     results: dict[str, EvaluationResult] = Field(default_factory=dict)
     error: str | None = None
     """Why the case could not be judged, when it could not."""

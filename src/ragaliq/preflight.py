@@ -37,6 +37,13 @@ def preflight(
     notices: Sequence[str] = (),
 ) -> Preflight:
     """Estimate a run's judge calls, cache hits, tokens and cost without calling the judge."""
+    if evaluators and not any(e.asks_judge() for e in evaluators):
+        names = ", ".join(e.name for e in evaluators)
+        notices = (
+            *notices,
+            f"no evaluator of this run asks the judge anything ({names} score the retrieved "
+            "chunks against the cases' labels), so it makes 0 judge calls and costs nothing",
+        )
     if not isinstance(judge, EstimatingJudge):
         free = tuple(CasePlan(case_id=c.id, operations=0, cache_hits=0, calls=0) for c in cases)
         return Preflight(judge=judge.info, cases=free, usage=Usage(), notices=tuple(notices))

@@ -178,3 +178,37 @@ def test_a_shard_of_a_gate_is_held_to_its_share_of_the_gates_budget(tmp_path, en
     plain = invoke(config, env, "--shard", "1/2", "-o", str(tmp_path / "s1.json"))
     assert plain.exit_code == 0, plain.output  # a run that is no gate's shard has no gate budget
     assert fake_anthropic.count() > 0
+
+
+def test_only_the_retrieval_metrics_make_no_call_to_claude_and_the_dry_run_says_so(
+    tmp_path, env, fake_anthropic
+):
+    chunks = [{"id": "refunds#1", "source": "refunds.md", "text": CONTEXT[0]}]
+    write_jsonl(
+        tmp_path / "data.jsonl",
+        [{"id": "c0", "query": "Refunds?", "context": chunks, "relevant_sources": ["refunds.md"]}],
+    )
+    config = tmp_path / "ragaliq.yaml"
+    config.write_text(
+        "dataset: data.jsonl\njudge: {provider: claude}\nevaluators:\n"
+        "  faithfulness: {enabled: false}\n  hallucination: {enabled: false}\n"
+        "  relevance: {enabled: false}\n  hit_rate: {}\n  recall_at_k: {k: 5}\n  mrr: {}\n"
+        "  ndcg: {k: 5}\n",
+        encoding="utf-8",
+    )
+    dry = invoke(config, env, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert "judge calls: 0" in dry.output
+    assert "so it makes 0 judge calls and costs nothing" in dry.output
+    out = tmp_path / "report.json"
+    run = invoke(config, env, "-o", str(out))
+    assert run.exit_code == 0, run.output
+    assert fake_anthropic.requests == []
+    report = json.loads(out.read_text())
+    assert report["usage"]["calls"] == 0
+    assert {name: e["score"] for name, e in report["summary"]["evaluators"].items()} == {
+        "hit_rate": 1.0,
+        "recall_at_k": 1.0,
+        "mrr": 1.0,
+        "ndcg": 1.0,
+    }

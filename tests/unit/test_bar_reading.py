@@ -111,7 +111,7 @@ def test_a_baseline_the_change_has_unreadable_counts_as_edited(tmp_path, recorde
 
 
 def test_a_baseline_over_a_config_s_size_limit_is_read(tmp_path):
-    large = baseline_text(cases=5000)
+    large = baseline_text(cases=6000)
     assert len(large.encode()) > 1024 * 1024  # a config or a template may not be this large
     bar = bar_of(
         tmp_path,
@@ -119,7 +119,7 @@ def test_a_baseline_over_a_config_s_size_limit_is_read(tmp_path):
         {"ragaliq.yaml": CONFIG, BASELINE: large},
     )
     assert bar.baseline is not None
-    assert len(bar.baseline.case_index) == 5000
+    assert len(bar.baseline.case_index) == 6000
     assert bar.notices == ()
 
 

@@ -59,12 +59,15 @@ def test_wrong_type(tmp_path):
 
 def test_wrong_context_type(tmp_path):
     path = write_jsonl(tmp_path / "d.jsonl", [{**GOOD, "context": {"a": 1}}])
-    assert "context: must be a string or a list of strings (got mapping)" in problems(path)
+    assert "context: must be a string or a list of chunks (got mapping)" in problems(path)
 
 
 def test_wrong_chunk_type(tmp_path):
     path = write_jsonl(tmp_path / "d.jsonl", [{**GOOD, "context": ["ok", 3]}])
-    assert "context: chunk 1 must be a string (got number 3)" in problems(path)
+    assert (
+        "context: chunk 1 must be a string, or an object with text (and an id or a source) "
+        "(got number 3)"
+    ) in problems(path)
 
 
 def test_duplicate_ids(tmp_path):

@@ -183,7 +183,8 @@ def test_an_unknown_field_suggests_metadata(tmp_path):
     path = write_jsonl(tmp_path / "d.jsonl", [{**rows()[0], "retriever": "bm25"}])
     assert problems(path) == (
         f"{path}:1: retriever: unknown key 'retriever'; valid keys are context, expected_answer, "
-        "expected_facts, id, metadata, query, response, tags; keep data of your own under "
+        "expected_facts, id, metadata, query, relevant_chunks, relevant_sources, response, tags; "
+        "keep data of your own under "
         "'metadata'"
     )
 
@@ -538,7 +539,7 @@ def test_deepeval_context_without_retrieval_context_says_what_deepevals_context_
     )
     null = write_jsonl(tmp_path / "n.jsonl", [{**row, "context": None, "retrieval_context": None}])
     assert problems(null).endswith(
-        "retrieval_context: must be a string or a list of strings (got null); give the chunks "
+        "retrieval_context: must be a string or a list of chunks (got null); give the chunks "
         "your retrieval returned ([] when it found none)"
     )
 

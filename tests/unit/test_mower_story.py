@@ -14,17 +14,16 @@ against the merge base:
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from ragaliq.cli import cli
 from ragaliq.models import CaseResult, Verdict
 from ragaliq.report.markdown import escape_markdown
 from ragaliq.run_report import ReportFile
 from ragaliq.text.quantities import quantities
+from tests.stories import git, invoke, new_repository
+from tests.stories import pull_request as gated
 
 FAQ = {
     "returns": (
@@ -171,15 +170,6 @@ INVENTED = {
 """Invented names, and a made-up partner with a made-up price."""
 
 
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
-
-
-def invoke(args: list[str]) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, args, env={"ANTHROPIC_API_KEY": ""})
-    return result.exit_code, result.output
-
-
 def write_faq(root: Path, changes: dict[str, str] | None = None) -> None:
     rows = [
         {"id": case, "query": query, "context": [context], "response": response}
@@ -195,10 +185,7 @@ def write_faq(root: Path, changes: dict[str, str] | None = None) -> None:
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A repository as `ragaliq init` leaves it, with the FAQ and its baseline on main."""
-    root = tmp_path_factory.mktemp("mower")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "Dev")
+    root = new_repository(tmp_path_factory.mktemp("mower"))
     code, output = invoke(["init", "--dir", str(root)])
     assert code == 0, output
     config = (root / "ragaliq.yaml").read_text(encoding="utf-8")
@@ -213,28 +200,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def pull_request(repo: Path, name: str, changes: dict[str, str]) -> tuple[int, dict, str, str]:
     """Commit the changed answers on a branch off main and gate it as a pull request."""
-    git(repo, "checkout", "-q", "-B", name, "main")
-    write_faq(repo, changes)
-    git(repo, "commit", "-q", "--allow-empty", "-am", name)
-    try:
-        decision = repo / ".ragaliq" / f"{name}.decision.json"
-        code, output = invoke(
-            [
-                "gate",
-                "--config",
-                str(repo / "ragaliq.yaml"),
-                "--decision-out",
-                str(decision),
-                "--comment-out",
-                str(repo / ".ragaliq" / f"{name}.comment.md"),
-                "-o",
-                str(repo / ".ragaliq" / f"{name}.report.json"),
-            ]
-        )
-        comment = (repo / ".ragaliq" / f"{name}.comment.md").read_text(encoding="utf-8")
-        return code, json.loads(decision.read_text(encoding="utf-8")), output, comment
-    finally:
-        git(repo, "checkout", "-q", "main")
+    return gated(repo, name, lambda: write_faq(repo, changes))
 
 
 def cases_of(repo: Path, name: str) -> dict[str, CaseResult]:

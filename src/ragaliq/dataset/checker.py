@@ -23,7 +23,7 @@ from ragaliq.errors import DatasetError
 from ragaliq.models import TestCase
 from ragaliq.text.plain import is_blank
 
-__all__ = ["MAX_PROBLEMS", "RESPONSE_JUDGED_BY", "CaseChecker", "Problems", "to_case"]
+__all__ = ["MAX_PROBLEMS", "RESPONSE_JUDGED_BY", "CaseChecker", "LabelFit", "Problems", "to_case"]
 
 MAX_PROBLEMS = 20
 """Problems listed before the rest are summarised as a count."""
@@ -83,6 +83,7 @@ class CaseChecker:
         self.no_response = 0
         self.no_response_line = 0
         self.with_facts = 0
+        self.labels = LabelFit()
 
     def use_table(self, table: CsvTable) -> None:
         """Take the shape from a CSV header, and report the header's problems."""
@@ -119,6 +120,7 @@ class CaseChecker:
             return None
         self.cases += 1
         self.with_facts += fields.names_facts
+        self.labels.add(fields)
         return fields, case_id
 
     def _answered(self, fields: CaseFields, where: str, line: int) -> bool:
@@ -157,6 +159,38 @@ class CaseChecker:
         return valid
 
 
+class LabelFit:
+    """Whether the labelled ids fit the retrieved ones: each should match one in some case.
+
+    A relevant id that no case retrieved at all is most likely a label that no longer fits the
+    chunking (the chunks were cut anew, and their ids changed). Memory: one number per distinct
+    retrieved id, and the labelled ids.
+    """
+
+    def __init__(self) -> None:
+        self.cases = 0
+        """Cases with labels."""
+        self._retrieved: set[int] = set()
+        self._labelled: dict[int, str] = {}
+
+    def add(self, fields: CaseFields) -> None:
+        """Take one valid case's retrieved ids and labels."""
+        for ref in fields.chunk_refs:
+            for level, item in (("chunk", ref.id), ("source", ref.source)):
+                if item is not None:
+                    self._retrieved.add(hash((level, item)))
+        if fields.labels is None:
+            return
+        self.cases += 1
+        for item in fields.labels.relevant:
+            self._labelled.setdefault(hash((fields.labels.level, item)), item)
+
+    def unmatched(self) -> tuple[int, str | None]:
+        """How many relevant labelled ids match no retrieved id of any case, and one of them."""
+        missing = [item for key, item in self._labelled.items() if key not in self._retrieved]
+        return len(missing), (missing[0] if missing else None)
+
+
 def _validate_case(
     item: dict[str, Any],
     model: type[ShapeRecord],
@@ -183,6 +217,11 @@ def _validate_case(
         return None
     if _unanswered(item, shape):
         problems.add(f"{where}: {_unanswered(item, shape)}")
+        return None
+    beyond = record.problems()
+    for problem in beyond:
+        problems.add(f"{where}: {problem}")
+    if beyond:
         return None
     fields = record.fields()
     oversized = _size_problems(fields, shape)
@@ -250,6 +289,8 @@ def to_case(fields: CaseFields, case_id: str) -> TestCase:
         expected_facts=fields.expected_facts,
         tags=fields.tags,
         metadata=fields.metadata,
+        chunk_refs=fields.chunk_refs,
+        labels=fields.labels,
     )
 
 

@@ -10,6 +10,10 @@ or RAGAS's or DeepEval's; see :mod:`ragaliq.dataset.shapes`). A cell is text, ex
   spread over numbered columns ``context_1``, ``context_2`` ..., one chunk each;
 - a **mapping** field (``metadata``, DeepEval's ``additional_metadata``) holds a JSON object, and a
   column ``metadata.<key>`` puts its text in ``metadata`` under ``<key>``;
+- a **label** field (``relevant_chunks``, ``relevant_sources``, RAGAS's ``reference_context_ids``)
+  holds a JSON list of ids, a JSON object from id to relevance (``{"doc-1": 3}``), or one id;
+  a context's chunks may be JSON objects with their ``id`` and ``source``
+  (``[{"id": "a#1", "text": "..."}]``);
 - an empty cell is an empty context, an empty answer, or (for an optional field) no value.
 
 The delimiter is a comma, a tab or a semicolon, whichever splits the header into field names.
@@ -52,7 +56,6 @@ _LIST_FIELDS = frozenset(
         "retrieved_contexts",
         "reference_contexts",
         "retrieved_context_ids",
-        "reference_context_ids",
         "multi_responses",
         "contexts",
         "ground_truths",
@@ -60,6 +63,9 @@ _LIST_FIELDS = frozenset(
     }
 )
 _MAPPING_FIELDS = frozenset({"metadata", "additional_metadata", "custom_column_key_values"})
+_LABEL_FIELDS = frozenset({"relevant_chunks", "relevant_sources", "reference_context_ids"})
+_CHUNK_FIELDS = frozenset({"context", "retrieved_contexts", "contexts", "retrieval_context"})
+"""Fields whose items may be chunk objects (with an id and a source) as well as text."""
 _REQUIRED = {"query", "context", "response"}
 _NUMBERED_CONTEXT = re.compile(r"context_(\d+)")
 _METADATA_COLUMN = "metadata."
@@ -244,10 +250,23 @@ class CsvTable:
 def _cell(column: str, cell: str, *, shape: Shape) -> Any:
     """A cell's value for ``column``: text, a list, a mapping, or None for an empty cell."""
     required = {shape.field_name(name) for name in _REQUIRED}
+    if column in _LABEL_FIELDS:
+        if is_blank(cell):
+            return None
+        text = cell.strip()
+        value = _structured(text) if text[0] in "[{" else text
+        if value is None:
+            return Unreadable(
+                f"{column}: starts with {text[0]!r} but is not valid JSON; write a JSON list of "
+                'ids such as ["doc-1", "doc-2"], an object such as {"doc-1": 3}, or one id'
+            )
+        return value
     if column in _LIST_FIELDS or (column == "context" and shape.name == "deepeval"):
         if is_blank(cell):
             return [] if column in required else None
-        return _list_cell(column, cell, split_bar=shape.name == "deepeval")
+        return _list_cell(
+            column, cell, split_bar=shape.name == "deepeval", objects=column in _CHUNK_FIELDS
+        )
     if column in _MAPPING_FIELDS:
         if is_blank(cell):
             return None
@@ -262,16 +281,20 @@ def _cell(column: str, cell: str, *, shape: Shape) -> Any:
     return cell
 
 
-def _list_cell(column: str, cell: str, *, split_bar: bool) -> list[str] | Unreadable:
+def _list_cell(
+    column: str, cell: str, *, split_bar: bool, objects: bool = False
+) -> list[Any] | Unreadable:
     text = cell.strip()
     if text.startswith("["):
         value = _structured(text)
-        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        allowed = (str, dict) if objects else str
+        if isinstance(value, list) and all(isinstance(item, allowed) for item in value):
             return value
         return Unreadable(
             f"{column}: starts with '[' but is not a JSON list of strings such as "
-            '["first", "second"]; write it as one, or as a single item that does not start '
-            "with '['"
+            '["first", "second"]'
+            + (' (or of chunk objects such as {"id": "a#1", "text": "..."})' if objects else "")
+            + "; write it as one, or as a single item that does not start with '['"
         )
     if split_bar:
         return cell.split("|")

@@ -13,37 +13,46 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
-from ragaliq._validation import describe_value
+from ragaliq._validation import describe_value, field_problems
+from ragaliq.models import MAX_GRADE, ChunkRef, Labels
 from ragaliq.text.plain import is_blank
 
 __all__ = [
     "MAX_FIELD_CHARS",
     "CaseFields",
     "CaseId",
+    "ChunkObject",
     "Chunks",
     "Facts",
+    "ItemId",
+    "LabelMap",
     "Metadata",
     "OptionalCaseId",
     "OptionalText",
     "Query",
+    "RetrievedChunks",
     "Tags",
     "Text",
     "Unquoted",
     "as_chunks",
     "context_chars",
+    "labels_of",
+    "split_chunks",
 ]
 
 MAX_FIELD_CHARS = {
     "id": 200,
+    "chunk_id": 200,
     "query": 20_000,
     "response": 100_000,
     "context": 500_000,
     "expected_answer": 100_000,
     "expected_facts": 100_000,
 }
-"""Size limits per field, in characters; ``context`` and ``expected_facts`` count all items."""
+"""Size limits per field, in characters; ``context`` and ``expected_facts`` count all items,
+``chunk_id`` is each id of a chunk, a source or a label."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,91 @@ def _strict_id(value: Any) -> Any:
             f"must be a string (got {describe_value(value)}); put the id in quotes so that it "
             "is read as written"
         )
+    return value
+
+
+def _item_id(value: Any) -> Any:
+    """A chunk's or a document's id: text on one line, not blank, of a bounded length."""
+    if isinstance(value, Unquoted):
+        raise ValueError(
+            f"must be a string, but YAML reads {value.text} as {describe_value(value.value)}; "
+            f'quote it to keep it as written: "{value.text}"'
+        )
+    if not isinstance(value, str):
+        raise ValueError(
+            f"must be a string (got {describe_value(value)}); put the id in quotes so that it "
+            "is read as written"
+        )
+    problem = _id_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+def _id_problem(value: str) -> str | None:
+    if is_blank(value):
+        return "must not be blank"
+    if any(_is_line_break_or_control(ch) for ch in value):
+        return "must be one line without control characters such as tabs or newlines"
+    if len(value) > MAX_FIELD_CHARS["chunk_id"]:
+        return f"is over {MAX_FIELD_CHARS['chunk_id']} characters; use a shorter id"
+    return None
+
+
+def _chunk_list(value: Any) -> Any:
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        raise ValueError(f"must be a string or a list of chunks (got {describe_value(value)})")
+    chunks: list[Any] = []
+    for i, item in enumerate(value):
+        if isinstance(item, dict):
+            try:
+                item = ChunkObject.model_validate(item)
+            except ValidationError as exc:
+                first = next(field_problems(exc, ChunkObject))
+                raise ValueError(f"chunk {i}: {first.path}: {first.message}") from None
+        elif not isinstance(item, str):
+            raise ValueError(
+                f"chunk {i} must be a string, or an object with text (and an id or a source) "
+                f"(got {describe_value(item)})"
+            )
+        chunks.append(item)
+    return chunks
+
+
+def _labels(value: Any) -> Any:
+    """Labels as a list of ids (each relevant, grade 1) or a map from id to grade, as a map."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list):
+        grades: dict[str, int] = {}
+        for i, item in enumerate(value):
+            try:
+                _item_id(item)
+            except ValueError as exc:
+                raise ValueError(f"id {i} {exc}") from None
+            if item in grades:
+                raise ValueError(f"id {i} {item!r} comes twice; list each id once")
+            grades[item] = 1
+        return grades
+    if not isinstance(value, dict):
+        raise ValueError(
+            "must be a list of ids, or a mapping from id to its relevance 0 to "
+            f"{MAX_GRADE} (got {describe_value(value)})"
+        )
+    for item, grade in value.items():
+        try:
+            _item_id(item)
+        except ValueError as exc:
+            raise ValueError(f"id {item!r} {exc}") from None
+        if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= MAX_GRADE:
+            raise ValueError(
+                f"{item!r}: the relevance must be a whole number from 0 (not relevant) to "
+                f"{MAX_GRADE} (got {describe_value(grade)})"
+            )
     return value
 
 
@@ -128,8 +222,29 @@ def _facts(value: list[str] | str | None) -> list[str] | str | None:
 
 Text = Annotated[str, BeforeValidator(_strict_text)]
 """A string field that refuses numbers and other types with a readable message."""
+ItemId = Annotated[str, BeforeValidator(_item_id)]
+"""A chunk's or a document's id, as a dataset names it."""
+
+
+class ChunkObject(BaseModel):
+    """A retrieved chunk written as an object: its text, with its id and its document's id."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: Annotated[str, BeforeValidator(_strict_text)]
+    id: ItemId | None = None
+    """The chunk's id, which ``relevant_chunks`` names."""
+    source: ItemId | None = None
+    """The id of the document it was cut from, which ``relevant_sources`` names."""
+
+
 Chunks = Annotated[list[str] | str, BeforeValidator(_string_list("chunk"))]
-"""A context: a list of strings, or one string for a single chunk."""
+"""A context of text alone: a list of strings, or one string for a single chunk."""
+RetrievedChunks = Annotated[list[str | ChunkObject] | str, BeforeValidator(_chunk_list)]
+"""What retrieval found: a list of chunks (strings, or objects with text, id and source), or
+one string for a single chunk."""
+LabelMap = Annotated[dict[str, int] | None, BeforeValidator(_labels)]
+"""Relevance labels: a list of ids (each relevant), or a map from id to a grade 0 to 3."""
 Facts = Annotated[
     list[str] | str | None, BeforeValidator(_string_list("fact")), AfterValidator(_facts)
 ]
@@ -158,6 +273,27 @@ def context_chars(context: Sequence[str] | str) -> int:
     return sum(len(chunk) for chunk in as_chunks(context))
 
 
+def split_chunks(
+    context: Sequence[str | ChunkObject] | Sequence[str] | str,
+) -> tuple[tuple[str, ...], tuple[ChunkRef, ...]]:
+    """A context's texts, and its chunks' ids and sources (none when no chunk names any)."""
+    chunks = (context,) if isinstance(context, str) else tuple(context)
+    texts = tuple(c if isinstance(c, str) else c.text for c in chunks)
+    refs = tuple(
+        ChunkRef() if isinstance(c, str) else ChunkRef(id=c.id, source=c.source) for c in chunks
+    )
+    return texts, refs if any(r.id is not None or r.source is not None for r in refs) else ()
+
+
+def labels_of(chunks: dict[str, int] | None, sources: dict[str, int] | None) -> Labels | None:
+    """The labels a record names (at most one of the two fields; the checker refuses both)."""
+    if chunks is not None:
+        return Labels(level="chunk", grades=chunks)
+    if sources is not None:
+        return Labels(level="source", grades=sources)
+    return None
+
+
 @dataclass(frozen=True, kw_only=True)
 class CaseFields:
     """A valid record in RagaliQ's terms; ``id`` is None when the file gave none."""
@@ -170,6 +306,8 @@ class CaseFields:
     expected_facts: tuple[str, ...]
     tags: tuple[str, ...]
     metadata: dict[str, Any]
+    chunk_refs: tuple[ChunkRef, ...] = ()
+    labels: Labels | None = None
 
     @property
     def names_facts(self) -> bool:

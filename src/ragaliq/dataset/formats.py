@@ -15,6 +15,7 @@ from typing import Literal
 from ragaliq._ids import visible
 from ragaliq._reading import describe_size
 from ragaliq.dataset.shapes import NATIVE
+from ragaliq.text.counts import plural
 
 __all__ = [
     "LIMITS",
@@ -110,6 +111,12 @@ class DatasetInfo:
     with_facts: int = 0
     """Cases that name what retrieval had to bring (``expected_facts`` or an
     ``expected_answer``): the cases context recall can score."""
+    with_labels: int = 0
+    """Cases that name what retrieval should find (``relevant_chunks`` or
+    ``relevant_sources``): the cases the retrieval metrics score."""
+    unmatched_labels: int = 0
+    """Relevant labelled ids that match no retrieved chunk's id (or source) in any case."""
+    unmatched_example: str | None = None
 
     @property
     def description(self) -> str:
@@ -143,7 +150,16 @@ class DatasetInfo:
             out.append(
                 f"{self._some_cases_have(self.no_response)} no response (the first on line "
                 f"{self.no_response_line}): an empty answer is never scored, so only what "
-                "retrieval brought is judged (context precision and recall)."
+                "retrieval brought is judged (context precision and recall, the retrieval metrics)."
+            )
+        if self.unmatched_labels:
+            count = self.unmatched_labels
+            out.append(
+                f"{plural(count, 'labelled id')} (such as "
+                f"{visible(self.unmatched_example or '')}) {'matches' if count == 1 else 'match'} "
+                "no retrieved chunk in any case: the labels may no longer fit the chunking. "
+                "Label by document with relevant_sources (it survives a re-chunking), or give "
+                "the chunks the ids the labels name."
             )
         return tuple(out)
 

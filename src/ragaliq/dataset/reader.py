@@ -160,6 +160,7 @@ class DatasetReader:
             raise DatasetError(f"{name}: the dataset has no cases; {how_to_add(self.container)}")
         checker.problems.raise_if_any()
         shape = checker.shape or NATIVE
+        unmatched, example = checker.labels.unmatched()
         self._info = DatasetInfo(
             path=name,
             container=self.container,
@@ -172,6 +173,9 @@ class DatasetReader:
             no_response=checker.no_response,
             no_response_line=checker.no_response_line,
             with_facts=checker.with_facts,
+            with_labels=checker.labels.cases,
+            unmatched_labels=unmatched,
+            unmatched_example=example,
         )
 
 

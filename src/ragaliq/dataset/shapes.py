@@ -17,7 +17,10 @@ expected_answer    ``reference``           ``ground_truth``              ``expec
 
 The other fields those tools define (RAGAS's ``reference_contexts``, DeepEval's ``context``,
 ``comments`` ...) are kept in ``metadata``; DeepEval's ``additional_metadata`` is ``metadata``.
-Any shape may also carry ``id``, ``expected_facts``, ``tags`` and ``metadata``.
+Any shape may also carry ``id``, ``expected_facts``, ``tags``, ``metadata`` and the relevance
+labels ``relevant_chunks`` or ``relevant_sources``; a chunk of any shape's context may be an
+object ``{"id": ..., "source": ..., "text": ...}``. RAGAS's ``retrieved_context_ids`` are the
+retrieved chunks' ids, and its ``reference_context_ids`` are ``relevant_chunks``.
 
 The response may be left out, null or empty in every shape (retrieval data has none: RAGAS's and
 DeepEval's context precision and recall samples); whether that is allowed depends on the
@@ -30,8 +33,9 @@ is taken off the chunk's text, its source kept in ``metadata``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -40,15 +44,22 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from ragaliq.dataset.fields import (
     CaseFields,
     CaseId,
-    Chunks,
+    ChunkObject,
     Facts,
+    ItemId,
+    LabelMap,
     Metadata,
     OptionalCaseId,
     OptionalText,
     Query,
+    RetrievedChunks,
     Tags,
     as_chunks,
+    labels_of,
+    split_chunks,
 )
+from ragaliq.models import ChunkRef
+from ragaliq.text.counts import plural
 
 __all__ = [
     "NATIVE",
@@ -78,18 +89,40 @@ class ShapeRecord(BaseModel):
         """The record in RagaliQ's terms."""
         raise NotImplementedError
 
+    def problems(self) -> list[str]:
+        """What is wrong with the record beyond each field alone, as ``field: problem``."""
+        return []
+
     @classmethod
     def explain(cls, field: str, item: dict[str, Any]) -> str:
         """What to add to a problem with ``field`` of ``item`` that this shape's users need."""
         return ""
 
 
-class CaseRecord(ShapeRecord):
+class _Labelled(ShapeRecord):
+    """What every shape may carry: the relevance labels of a case's retrieval."""
+
+    relevant_chunks: LabelMap = None
+    """The ids of the chunks retrieval should find (a list), or each with its relevance."""
+    relevant_sources: LabelMap = None
+    """The ids of the documents retrieval should find: labels that survive a re-chunking."""
+
+    def problems(self) -> list[str]:
+        if self.relevant_chunks is not None and self.relevant_sources is not None:
+            return [
+                "relevant_chunks, relevant_sources: a case is scored on one kind of label; keep "
+                "relevant_sources to judge by document (it survives a change of chunking), or "
+                "relevant_chunks to judge by chunk"
+            ]
+        return []
+
+
+class CaseRecord(_Labelled):
     """RagaliQ's own shape; stricter about types than the in-memory model."""
 
     id: CaseId = Field(min_length=1)
     query: Query
-    context: Chunks
+    context: RetrievedChunks
     response: OptionalText = None
     """Left out, null or empty for retrieval data (see the module)."""
     expected_answer: OptionalText = None
@@ -98,15 +131,18 @@ class CaseRecord(ShapeRecord):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     def fields(self) -> CaseFields:
+        context, refs = split_chunks(self.context)
         return CaseFields(
             id=self.id,
             query=self.query,
-            context=as_chunks(self.context),
+            context=context,
             response=self.response or "",
             expected_answer=self.expected_answer,
             expected_facts=as_chunks(self.expected_facts) if self.expected_facts else (),
             tags=tuple(self.tags),
             metadata=self.metadata,
+            chunk_refs=refs,
+            labels=labels_of(self.relevant_chunks, self.relevant_sources),
         )
 
 
@@ -116,7 +152,7 @@ class IdOptionalRecord(CaseRecord):
     id: OptionalCaseId = None  # type: ignore[assignment]
 
 
-class _Foreign(ShapeRecord):
+class _Foreign(_Labelled):
     """A shape of another tool: no id of its own, and fields of its own kept in metadata."""
 
     kept: ClassVar[tuple[str, ...]] = ()
@@ -131,25 +167,29 @@ class _Foreign(ShapeRecord):
         self,
         *,
         query: str,
-        context: list[str] | str,
+        context: Sequence[str | ChunkObject] | Sequence[str] | str,
         response: str | None,
         expected_answer: str | None,
         metadata: dict[str, Any] | None = None,
+        chunk_refs: tuple[ChunkRef, ...] | None = None,
     ) -> CaseFields:
         kept = {
             name: value
             for name in self.kept
             if (value := getattr(self, name)) is not None and value is not False
         }
+        texts, refs = split_chunks(context)
         return CaseFields(
             id=self.id,
             query=query,
-            context=as_chunks(context),
+            context=texts,
             response=response or "",
             expected_answer=expected_answer,
             expected_facts=as_chunks(self.expected_facts) if self.expected_facts else (),
             tags=tuple(self.tags),
             metadata={**(metadata or {}), **kept, **self.metadata},
+            chunk_refs=refs if chunk_refs is None else chunk_refs,
+            labels=labels_of(self.relevant_chunks, self.relevant_sources),
         )
 
 
@@ -158,8 +198,6 @@ class RagasRecord(_Foreign):
 
     kept: ClassVar[tuple[str, ...]] = (
         "reference_contexts",
-        "retrieved_context_ids",
-        "reference_context_ids",
         "multi_responses",
         "rubrics",
         "persona_name",
@@ -169,12 +207,14 @@ class RagasRecord(_Foreign):
     )
 
     user_input: Query
-    retrieved_contexts: Chunks
+    retrieved_contexts: RetrievedChunks
     response: OptionalText = None
     reference: OptionalText = None
     reference_contexts: Any = None
-    retrieved_context_ids: Any = None
-    reference_context_ids: Any = None
+    retrieved_context_ids: list[ItemId] | None = None
+    """The retrieved chunks' ids, one per chunk of ``retrieved_contexts``."""
+    reference_context_ids: LabelMap = None
+    """The ids of the chunks retrieval should find: ``relevant_chunks``."""
     multi_responses: Any = None
     rubrics: Any = None
     persona_name: Any = None
@@ -183,12 +223,43 @@ class RagasRecord(_Foreign):
     synthesizer_name: Any = None
 
     def fields(self) -> CaseFields:
-        return self._fields(
+        fields = self._fields(
             query=self.user_input,
             context=self.retrieved_contexts,
             response=self.response,
             expected_answer=self.reference,
+            chunk_refs=(
+                tuple(ChunkRef(id=i) for i in self.retrieved_context_ids)
+                if self.retrieved_context_ids
+                else None
+            ),
         )
+        if self.reference_context_ids is not None:
+            return dataclasses.replace(fields, labels=labels_of(self.reference_context_ids, None))
+        return fields
+
+    def problems(self) -> list[str]:
+        problems = super().problems()
+        chunks = self.retrieved_contexts
+        count = 1 if isinstance(chunks, str) else len(chunks)
+        ids = self.retrieved_context_ids
+        if ids is not None and len(ids) != count:
+            problems.append(
+                f"retrieved_context_ids: {plural(len(ids), 'id')} for {count} "
+                "retrieved_contexts; give one id per retrieved chunk, in the same order"
+            )
+        if ids and not isinstance(chunks, str) and any(isinstance(c, ChunkObject) for c in chunks):
+            problems.append(
+                "retrieved_context_ids: the chunks are objects as well; give their ids in one "
+                "place, as each object's id or as retrieved_context_ids"
+            )
+        if self.reference_context_ids is not None and (
+            self.relevant_chunks is not None or self.relevant_sources is not None
+        ):
+            problems.append(
+                "reference_context_ids: names the relevant chunks as relevant_chunks does; keep one"
+            )
+        return problems
 
 
 class RagasLegacyRecord(_Foreign):
@@ -197,7 +268,7 @@ class RagasLegacyRecord(_Foreign):
     kept: ClassVar[tuple[str, ...]] = ("ground_truths",)
 
     question: Query
-    contexts: Chunks
+    contexts: RetrievedChunks
     answer: OptionalText = None
     ground_truth: OptionalText = None
     ground_truths: Any = None
@@ -266,7 +337,7 @@ class DeepEvalRecord(_Foreign):
 
     input: Query
     actual_output: OptionalText = Field(default=None, validation_alias=_deepeval("actual_output"))
-    retrieval_context: Chunks = Field(validation_alias=_deepeval("retrieval_context"))
+    retrieval_context: RetrievedChunks = Field(validation_alias=_deepeval("retrieval_context"))
     expected_output: OptionalText = Field(
         default=None, validation_alias=_deepeval("expected_output")
     )
@@ -301,9 +372,8 @@ class DeepEvalRecord(_Foreign):
     def fields(self) -> CaseFields:
         context = self.retrieval_context
         # DeepEval writes a list as one string joined with "|" in its JSONL and CSV files.
-        chunks, sources = _without_source_markers(
-            context.split("|") if isinstance(context, str) else context
-        )
+        texts, refs = split_chunks(context.split("|") if isinstance(context, str) else context)
+        chunks, sources = _without_source_markers(list(texts))
         metadata = dict(self.additional_metadata or {})
         if any(sources):
             metadata["retrieval_context_sources"] = sources
@@ -313,6 +383,7 @@ class DeepEvalRecord(_Foreign):
             response=self.actual_output,
             expected_answer=self.expected_output,
             metadata=metadata,
+            chunk_refs=refs,
         )
 
     @classmethod

@@ -16,8 +16,17 @@ stops the pipeline at the line that made it, not the gate minutes later. The fil
 atomically when the ``with`` block ends without an error; an error leaves the previous file as
 it was.
 
-Retrieval data, whose cases have no answer (judged only by context precision and recall), is
-written by a writer built with ``responses=False``; otherwise every case needs its response.
+Retrieval data, whose cases have no answer (judged only by context precision and recall, or by
+the retrieval metrics), is written by a writer built with ``responses=False``; otherwise every
+case needs its response. A chunk may be given with its id and its document's id, and a case with
+what its retrieval should find, for the retrieval metrics::
+
+    writer.add(
+        id="reset-password",
+        query="How do I reset my password?",
+        context=[{"id": hit.id, "source": hit.doc_id, "text": hit.text} for hit in hits],
+        relevant_sources=["help/account.md"],
+    )
 
 The baseline matches cases by id, so ids must be the same on every run. The writer refuses an id
 that looks generated per run (a random or time-based UUID, a ULID, a timestamp), and one that
@@ -113,20 +122,23 @@ class DatasetWriter:
         self,
         *,
         query: str,
-        context: Sequence[str] | str,
+        context: Sequence[str | Mapping[str, Any]] | str,
         response: str = "",
         id: str | None = None,
         expected_answer: str | None = None,
         expected_facts: Sequence[str] | None = None,
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
+        relevant_chunks: Sequence[str] | Mapping[str, int] | None = None,
+        relevant_sources: Sequence[str] | Mapping[str, int] | None = None,
     ) -> str:
         """Check one case and write it; return its id.
 
         Args:
             query: The question asked.
             context: The retrieved chunks, in rank order (a string is one chunk; an empty list
-                means retrieval found nothing).
+                means retrieval found nothing). A chunk may be a mapping with its ``text``, its
+                ``id`` and its ``source`` (the document it was cut from).
             response: The pipeline's answer; left out only by a writer of retrieval data
                 (``responses=False``).
             id: A short name for the case, the same on every run; derived from the query when
@@ -135,6 +147,10 @@ class DatasetWriter:
             expected_facts: Statements retrieval should have brought for a good answer.
             tags: Labels for filtering.
             metadata: Anything else to keep with the case (JSON values).
+            relevant_chunks: The ids of the chunks retrieval should find, or a mapping from each
+                id to its relevance (0 to 3), for the retrieval metrics.
+            relevant_sources: The same by document id, matched against the chunks' ``source``
+                (labels that survive a change of chunking); give one of the two.
 
         Raises:
             DatasetError: the case is invalid, its id is taken or looks unstable; the message is
@@ -152,7 +168,11 @@ class DatasetWriter:
             )
         record: dict[str, Any] = {
             "query": query,
-            "context": context if isinstance(context, str) else list(context),
+            "context": (
+                context
+                if isinstance(context, str)
+                else [c if isinstance(c, str) else dict(c) for c in context]
+            ),
             "response": response,
             "tags": list(tags) if not isinstance(tags, str) else [tags],
             "metadata": dict(metadata or {}),
@@ -165,6 +185,18 @@ class DatasetWriter:
             record["expected_facts"] = (
                 expected_facts if isinstance(expected_facts, str) else list(expected_facts)
             )
+        for name, labels in (
+            ("relevant_chunks", relevant_chunks),
+            ("relevant_sources", relevant_sources),
+        ):
+            if labels is not None:
+                record[name] = (
+                    labels
+                    if isinstance(labels, str)
+                    else dict(labels)
+                    if isinstance(labels, Mapping)
+                    else list(labels)
+                )
         if id is not None and self.check_ids:
             self._check_stable(id, query, where)
         fields, case_id = self._checked(line, record)
@@ -259,12 +291,20 @@ class DatasetWriter:
 
 
 def _line_of(fields: CaseFields, case_id: str) -> str:
+    context: list[Any] = list(fields.context)
+    if fields.chunk_refs:
+        context = [
+            {"text": text, **ref.model_dump(exclude_none=True)}
+            for text, ref in zip(fields.context, fields.chunk_refs, strict=True)
+        ]
     record: dict[str, Any] = {
         "id": case_id,
         "query": fields.query,
-        "context": list(fields.context),
+        "context": context,
         "response": fields.response,
     }
+    if fields.labels is not None:
+        record[fields.labels.field] = fields.labels.grades
     if fields.expected_answer is not None:
         record["expected_answer"] = fields.expected_answer
     if fields.expected_facts:

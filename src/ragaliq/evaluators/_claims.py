@@ -1,11 +1,17 @@
-"""Helpers shared by the claim-based evaluators."""
+"""Helpers shared by the claim-based evaluators, and the findings they list about claims."""
 
 from __future__ import annotations
 
+import hashlib
+import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import ClassVar
 
-from ragaliq.models import ClaimVerdict, Verdict
+from pydantic import BaseModel, ConfigDict
+
+from ragaliq.evaluators.findings import Before, Emit, Finding, FindingKind
+from ragaliq.models import CaseResult, ClaimVerdict, Verdict
 from ragaliq.text.counts import plural, plural_is
 
 NO_CLAIMS_NOTE = "no_claims"
@@ -71,3 +77,103 @@ def all_are(count: int, word: str) -> str:
 def of_total_are(part: int, total: int, word: str) -> str:
     """``2 of 5 claims are``, ``1 of 1 claim is``: the start of a sentence about some items."""
     return f"{part:,} of {plural_is(total, word)}"
+
+
+ID_LENGTH = 16
+"""Hex characters of a claim id: 64 bits, so that no two claims of a suite share one."""
+
+
+def claim_key(text: str) -> str:
+    """A claim's text as its id reads it: what a reader would tell apart, in any script.
+
+    NFKC (full-width and compatibility forms fold), case folded; letters, digits, currency and
+    other symbols kept ("5 €" is not "5 $"); punctuation, controls and invisible characters
+    become spaces, and runs of spaces one.
+    """
+    kept = [
+        ch if unicodedata.category(ch)[0] in "LNS" else " "
+        for ch in unicodedata.normalize("NFKC", text).casefold()
+    ]
+    return " ".join("".join(kept).split())
+
+
+def claim_id(case_id: str, claim: str) -> str:
+    """The id the comment shows for a claim of a case, stable across runs and re-spacings."""
+    digest = hashlib.sha256(f"{case_id}\0{claim_key(claim)}".encode()).hexdigest()
+    return digest[:ID_LENGTH]
+
+
+class BaselineClaim(BaseModel):
+    """A claim the hallucination evaluator held against a case when the baseline was recorded."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    text: str
+    verdict: Verdict
+    flags: tuple[str, ...] = ()
+
+
+class ClaimChange(Finding):
+    """A claim that became, or stopped being, hallucinated; or a needed fact lost."""
+
+    noun: ClassVar[str] = "claim"
+
+    claim: str
+    verdict: str
+    evidence: str | None = None
+    reason: str = ""
+    confidence: float = 1.0
+    agreement: float | None = None
+    """With ``judge.repeat``: the share of repetitions that gave the verdict."""
+    id: str = ""
+    """The claim's short id, which a reviewer names to accept it (``/ragaliq accept <id>``)."""
+    accepted_by: str | None = None
+    """The reviewer who accepted this newly hallucinated claim at this commit, if one did."""
+
+    @classmethod
+    def of(cls, case: CaseResult, claim: ClaimVerdict | BaselineClaim) -> ClaimChange:
+        """The entry of one claim of ``case``, as judged now or as the baseline kept it."""
+        if isinstance(claim, BaselineClaim):
+            return cls(
+                case_id=case.id,
+                query=case.query,
+                claim=claim.text,
+                verdict=claim.verdict.value,
+                id=claim_id(case.id, claim.text),
+            )
+        return cls(
+            case_id=case.id,
+            query=case.query,
+            id=claim_id(case.id, claim.text),
+            claim=claim.text,
+            verdict=claim.verdict.value,
+            evidence=claim.evidence,
+            reason=claim.reason,
+            confidence=claim.confidence,
+            agreement=claim.agreement,
+        )
+
+    @property
+    def headline(self) -> str:
+        return self.verdict
+
+    @property
+    def text(self) -> str:
+        return self.claim
+
+
+class UnverifiableClaims(FindingKind):
+    """Claims the offline judge could neither ground nor fault, in cases judged anew.
+
+    Listed apart, never as hallucinated; an unchanged case does not list its own again.
+    """
+
+    name: ClassVar[str] = "unverifiable"
+    lists: ClassVar[Mapping[str, type[Finding]]] = {"unverifiable_claims": ClaimChange}
+
+    def find(self, case: CaseResult, before: Before | None, *, first_run: bool, emit: Emit) -> None:
+        if case.status != "ok" or (before is not None and before.input_hash == case.input_hash):
+            return
+        for claim in case.claims:
+            if not claim.verifiable:
+                emit("unverifiable_claims", ClaimChange.of(case, claim))

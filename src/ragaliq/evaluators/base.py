@@ -1,9 +1,10 @@
 """The ``Evaluator`` base class: one score per case from the judge's shared answers.
 
 An evaluator owns everything about itself: its name and version, what it needs from the judge,
-its default threshold, and its options, declared once as a pydantic model (``Options``) that is
+its default threshold, its options, declared once as a pydantic model (``Options``) that is
 at the same time its section of ``ragaliq.yaml`` (``evaluators.<name>``), what the report records,
-and what the gate compares. Adding an evaluator is one module and one line in the registry.
+and what the gate compares, and the findings it lists per case (``findings``). Adding an
+evaluator is one module and one line in the registry.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from ragaliq._fields import Flag, Fraction, Section
+from ragaliq.evaluators.findings import FindingKind
 from ragaliq.models import (
     CaseResult,
     ChunkRating,
@@ -83,6 +85,8 @@ class Evaluator(ABC, Generic[OptionsT]):
     needs_relevance: ClassVar[bool] = False
     needs_chunks: ClassVar[bool] = False
     Options: ClassVar[type[EvaluatorOptions]] = EvaluatorOptions
+    findings: ClassVar[tuple[type[FindingKind], ...]] = ()
+    """The kinds of finding it lists per case (:mod:`ragaliq.evaluators.findings`)."""
 
     def __init__(self, options: OptionsT | None = None, /, **values: Any) -> None:
         """Build from an ``Options`` model, or from its fields as keywords (``threshold=0.8``).
@@ -99,6 +103,11 @@ class Evaluator(ABC, Generic[OptionsT]):
     def threshold_of(cls, options: EvaluatorOptions) -> float:
         """The threshold a config section sets: its own, else this evaluator's default."""
         return cls.default_threshold if options.threshold is None else options.threshold
+
+    @classmethod
+    def asks_judge(cls) -> bool:
+        """Whether this evaluator needs anything of the judge (the retrieval metrics do not)."""
+        return cls.needs_claims or cls.needs_facts or cls.needs_relevance or cls.needs_chunks
 
     @classmethod
     def reads_response(cls) -> bool:

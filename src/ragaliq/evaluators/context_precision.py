@@ -13,14 +13,22 @@ skipped (there is nothing to rate), never 0 or 1.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from ragaliq._fields import Flag
 from ragaliq.evaluators._claims import all_are, of_total_are
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
+from ragaliq.evaluators.findings import Before, Emit, Finding, FindingKind
 from ragaliq.models import CaseResult, EvaluationResult
 
-__all__ = ["ContextPrecisionEvaluator", "ContextPrecisionOptions", "rank_weighted_precision"]
+__all__ = [
+    "ContextPrecisionEvaluator",
+    "ContextPrecisionOptions",
+    "IrrelevantChunk",
+    "IrrelevantChunks",
+    "rank_weighted_precision",
+]
 
 
 class ContextPrecisionOptions(EvaluatorOptions):
@@ -35,6 +43,37 @@ def rank_weighted_precision(relevant: list[bool]) -> float:
     return sum(w for w, r in zip(weights, relevant, strict=True) if r) / sum(weights)
 
 
+class IrrelevantChunk(Finding):
+    """A retrieved chunk the judge rated irrelevant to the query."""
+
+    noun: ClassVar[str] = "irrelevant chunk"
+
+    rank: int
+    """Its place in the retrieval's order, from 1."""
+    reason: str = ""
+
+    @property
+    def text(self) -> str:
+        return f"chunk {self.rank}" + (f": {self.reason}" if self.reason else "")
+
+
+class IrrelevantChunks(FindingKind):
+    """The chunks of this run rated irrelevant to their query."""
+
+    name: ClassVar[str] = "irrelevant_chunks"
+    lists: ClassVar[Mapping[str, type[Finding]]] = {"irrelevant_chunks": IrrelevantChunk}
+
+    def find(self, case: CaseResult, before: Before | None, *, first_run: bool, emit: Emit) -> None:
+        for rank, rating in enumerate(case.chunks, start=1):
+            if not rating.relevant:
+                emit(
+                    "irrelevant_chunks",
+                    IrrelevantChunk(
+                        case_id=case.id, query=case.query, rank=rank, reason=rating.reason
+                    ),
+                )
+
+
 class ContextPrecisionEvaluator(Evaluator[ContextPrecisionOptions]):
     """The rank-weighted share of relevant chunks."""
 
@@ -43,6 +82,7 @@ class ContextPrecisionEvaluator(Evaluator[ContextPrecisionOptions]):
     default_threshold: ClassVar[float] = 0.6
     needs_chunks: ClassVar[bool] = True
     Options = ContextPrecisionOptions
+    findings = (IrrelevantChunks,)
 
     def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:
         """The chunks judged not relevant to the query, by rank."""

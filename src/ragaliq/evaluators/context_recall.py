@@ -11,15 +11,18 @@ is skipped too.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ragaliq._fields import Flag
-from ragaliq.evaluators._claims import checkable, none_verifiable, verdict_counts
+from ragaliq.evaluators._claims import ClaimChange, checkable, none_verifiable, verdict_counts
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
+from ragaliq.evaluators.findings import Before, Emit, Finding, FindingKind
 from ragaliq.models import CaseResult, EvaluationResult, Verdict
 from ragaliq.text.counts import plural
+from ragaliq.text.matching import normalise
 
-__all__ = ["RECALL_WEIGHTS", "ContextRecallEvaluator", "ContextRecallOptions"]
+__all__ = ["RECALL_WEIGHTS", "ContextRecallEvaluator", "ContextRecallOptions", "LostFacts"]
 
 RECALL_WEIGHTS = {Verdict.SUPPORTED: 1.0, Verdict.PARTIALLY_SUPPORTED: 0.5}
 """A needed fact's weight by verdict; other verdicts weigh 0."""
@@ -31,6 +34,29 @@ class ContextRecallOptions(EvaluatorOptions):
     enabled: Flag = False
 
 
+class LostFacts(FindingKind):
+    """Needed facts the baseline's context held (verified supported) and this run's does not."""
+
+    name: ClassVar[str] = "held_facts"
+    lists: ClassVar[Mapping[str, type[Finding]]] = {"lost_facts": ClaimChange}
+    kept: ClassVar[Any] = tuple[str, ...]
+
+    @classmethod
+    def keep(cls, case: CaseResult) -> tuple[str, ...] | None:
+        held = tuple(f.text for f in case.facts if f.verdict is Verdict.SUPPORTED)
+        return held or None
+
+    def find(self, case: CaseResult, before: Before | None, *, first_run: bool, emit: Emit) -> None:
+        if before is None or case.status != "ok":
+            return
+        held = {normalise(text) for text in before.kept or ()}
+        for fact in case.facts:
+            if not fact.verifiable:
+                continue  # the offline judge cannot tell: not a lost fact
+            if fact.verdict is not Verdict.SUPPORTED and normalise(fact.text) in held:
+                emit("lost_facts", ClaimChange.of(case, fact))
+
+
 class ContextRecallEvaluator(Evaluator[ContextRecallOptions]):
     """The share of the needed facts the context holds."""
 
@@ -39,6 +65,7 @@ class ContextRecallEvaluator(Evaluator[ContextRecallOptions]):
     default_threshold: ClassVar[float] = 0.7
     needs_facts: ClassVar[bool] = True
     Options = ContextRecallOptions
+    findings = (LostFacts,)
 
     def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:
         """The needed facts the context does not fully hold."""

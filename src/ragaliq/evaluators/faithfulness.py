@@ -14,6 +14,7 @@ from pydantic import Field, field_validator
 from ragaliq._fields import Weight
 from ragaliq.evaluators._claims import (
     NO_CLAIMS_NOTE,
+    UnverifiableClaims,
     checkable,
     describe_claims,
     none_verifiable,
@@ -87,6 +88,7 @@ class FaithfulnessEvaluator(Evaluator[FaithfulnessOptions]):
     version: ClassVar[str] = "1"
     default_threshold: ClassVar[float] = 0.7
     needs_claims: ClassVar[bool] = True
+    findings = (UnverifiableClaims,)
     Options = FaithfulnessOptions
 
     def __init__(self, options: FaithfulnessOptions | None = None, /, **values: Any) -> None:

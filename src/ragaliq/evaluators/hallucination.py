@@ -8,11 +8,15 @@ hallucinated.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ragaliq._fields import Fraction
 from ragaliq.evaluators._claims import (
     NO_CLAIMS_NOTE,
+    BaselineClaim,
+    ClaimChange,
+    UnverifiableClaims,
     all_are,
     checkable,
     describe_claims,
@@ -21,9 +25,25 @@ from ragaliq.evaluators._claims import (
     of_total_are,
 )
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
+from ragaliq.evaluators.findings import Before, Emit, Finding, FindingKind
 from ragaliq.models import CaseResult, ClaimVerdict, EvaluationResult, Verdict
+from ragaliq.text.matching import unmatched
 
-__all__ = ["HallucinationEvaluator", "HallucinationOptions", "hallucinated_claims"]
+__all__ = [
+    "NEW_HALLUCINATIONS",
+    "UNSTABLE_CLAIMS",
+    "HallucinatedClaims",
+    "HallucinationEvaluator",
+    "HallucinationOptions",
+    "hallucinated_claims",
+]
+
+NEW_HALLUCINATIONS = "new_hallucinations"
+"""The list of claims hallucinated now and not in the baseline's same case: what acceptance
+and ``gate.fail_on_new_hallucinations`` act on."""
+UNSTABLE_CLAIMS = "unstable_claims"
+"""The list of newly hallucinated claims whose repeated verdicts disagreed: new only when the
+gate counts unstable claims."""
 
 
 class HallucinationOptions(EvaluatorOptions):
@@ -33,6 +53,56 @@ class HallucinationOptions(EvaluatorOptions):
     """Count a SUPPORTED claim as hallucinated when the judge's confidence is below this."""
 
     stricter_when_higher: ClassVar[frozenset[str]] = frozenset({"min_confidence"})
+
+
+def _text_of(claim: ClaimVerdict | BaselineClaim) -> str:
+    return claim.text
+
+
+class HallucinatedClaims(FindingKind):
+    """Claims hallucinated now and in no matching form in the baseline's same case, and back.
+
+    A re-worded claim is not new (:mod:`ragaliq.text.matching`). Without a baseline every
+    hallucinated claim is listed, none as new. A new claim whose repeated verdicts disagreed is
+    listed as unstable; whether it counts as new, and what a reviewer accepted, is the gate's
+    policy on :data:`NEW_HALLUCINATIONS`.
+    """
+
+    name: ClassVar[str] = "hallucinated"
+    lists: ClassVar[Mapping[str, type[Finding]]] = {
+        NEW_HALLUCINATIONS: ClaimChange,
+        "hallucinations": ClaimChange,
+        "fixed_hallucinations": ClaimChange,
+        UNSTABLE_CLAIMS: ClaimChange,
+    }
+    kept: ClassVar[Any] = tuple[BaselineClaim, ...]
+
+    @classmethod
+    def keep(cls, case: CaseResult) -> tuple[BaselineClaim, ...] | None:
+        claims = tuple(
+            BaselineClaim(text=c.text, verdict=c.verdict, flags=c.flags)
+            for c in hallucinated_claims(case)
+        )
+        return claims or None
+
+    def find(self, case: CaseResult, before: Before | None, *, first_run: bool, emit: Emit) -> None:
+        if case.status != "ok":
+            return
+        now: list[ClaimVerdict | BaselineClaim] = list(hallucinated_claims(case))
+        if first_run:
+            for claim in now:
+                emit("hallucinations", ClaimChange.of(case, claim))
+            return
+        judged = before is not None and before.status == "ok"
+        was: list[ClaimVerdict | BaselineClaim] = []
+        if before is not None and judged:
+            was = list(before.kept or ())
+        for claim in unmatched(now, was, text=_text_of):
+            unstable = "unstable" in claim.flags
+            emit(UNSTABLE_CLAIMS if unstable else NEW_HALLUCINATIONS, ClaimChange.of(case, claim))
+        if judged:
+            for claim in unmatched(was, now, text=_text_of):
+                emit("fixed_hallucinations", ClaimChange.of(case, claim))
 
 
 class HallucinationEvaluator(Evaluator[HallucinationOptions]):
@@ -48,6 +118,7 @@ class HallucinationEvaluator(Evaluator[HallucinationOptions]):
     default_threshold: ClassVar[float] = 0.8
     needs_claims: ClassVar[bool] = True
     Options = HallucinationOptions
+    findings = (HallucinatedClaims, UnverifiableClaims)
 
     def is_hallucinated(self, verdict: ClaimVerdict) -> bool:
         """Whether one claim counts as hallucinated under this evaluator's options."""

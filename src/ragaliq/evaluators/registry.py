@@ -7,6 +7,7 @@ options declared as its ``Options`` model) and one line in :data:`EVALUATORS`.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
@@ -19,8 +20,15 @@ from ragaliq.evaluators.base import Evaluator, EvaluatorOptions
 from ragaliq.evaluators.context_precision import ContextPrecisionEvaluator
 from ragaliq.evaluators.context_recall import ContextRecallEvaluator
 from ragaliq.evaluators.faithfulness import FaithfulnessEvaluator
+from ragaliq.evaluators.findings import Finding, FindingKind
 from ragaliq.evaluators.hallucination import HallucinationEvaluator
 from ragaliq.evaluators.relevance import RelevanceEvaluator
+from ragaliq.evaluators.retrieval import (
+    HitRateEvaluator,
+    MrrEvaluator,
+    NdcgEvaluator,
+    RecallAtKEvaluator,
+)
 
 __all__ = [
     "EVALUATORS",
@@ -28,6 +36,8 @@ __all__ = [
     "build_evaluators",
     "evaluator_class",
     "evaluator_sections",
+    "finding_kinds",
+    "finding_lists",
     "response_judged_by",
 ]
 
@@ -37,17 +47,35 @@ EVALUATORS: tuple[type[Evaluator[Any]], ...] = (
     RelevanceEvaluator,
     ContextPrecisionEvaluator,
     ContextRecallEvaluator,
+    HitRateEvaluator,
+    RecallAtKEvaluator,
+    MrrEvaluator,
+    NdcgEvaluator,
 )
 """Every evaluator, in the order reports and comments list them."""
 
 OptionsT = TypeVar("OptionsT", bound=EvaluatorOptions)
 
 
+@functools.cache
+def finding_kinds() -> tuple[type[FindingKind], ...]:
+    """Every kind of finding the evaluators declare, once each, in the registry's order."""
+    kinds = {kind.name: kind for evaluator in EVALUATORS for kind in evaluator.findings}
+    return tuple(kinds.values())
+
+
+@functools.cache
+def finding_lists() -> dict[str, type[Finding]]:
+    """Every list of findings a decision may hold, by name, with its entry model."""
+    return {name: entry for kind in finding_kinds() for name, entry in kind.lists.items()}
+
+
 class EvaluatorSections(Section):
     """``evaluators`` in ``ragaliq.yaml``: one section per registered evaluator.
 
     An evaluator whose section is written is on unless it says ``enabled: false``; one whose
-    section is left out is at its default (``context_precision`` and ``context_recall`` off).
+    section is left out is at its default (``context_precision``, ``context_recall`` and the
+    retrieval metrics off).
     """
 
     def sections(self) -> Iterator[tuple[str, EvaluatorOptions]]:

@@ -25,9 +25,7 @@ Locally, ``ragaliq gate --acceptances FILE`` reads the same records from a file,
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +35,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from ragaliq.errors import ConfigError
+from ragaliq.evaluators._claims import ID_LENGTH, claim_id, claim_key
 
 __all__ = [
     "ALL",
@@ -51,8 +50,6 @@ __all__ = [
 ]
 
 ALL: Literal["all"] = "all"
-ID_LENGTH = 16
-"""Hex characters of a claim id: 64 bits, so that no two claims of a suite share one."""
 COMMAND = re.compile(r"^\s*/ragaliq\s+accept\b(?P<what>[^\n]*)$", re.IGNORECASE | re.MULTILINE)
 _ID = re.compile(rf"^[0-9a-f]{{{ID_LENGTH}}}$")
 ClaimId = Annotated[
@@ -80,26 +77,6 @@ class Acceptance(BaseModel):
     def covers(self, claim: str) -> bool:
         """Whether this acceptance covers the claim with id ``claim``."""
         return self.claims == ALL or claim in self.claims
-
-
-def claim_key(text: str) -> str:
-    """A claim's text as its id reads it: what a reader would tell apart, in any script.
-
-    NFKC (full-width and compatibility forms fold), case folded; letters, digits, currency and
-    other symbols kept ("5 €" is not "5 $"); punctuation, controls and invisible characters
-    become spaces, and runs of spaces one.
-    """
-    kept = [
-        ch if unicodedata.category(ch)[0] in "LNS" else " "
-        for ch in unicodedata.normalize("NFKC", text).casefold()
-    ]
-    return " ".join("".join(kept).split())
-
-
-def claim_id(case_id: str, claim: str) -> str:
-    """The id the comment shows for a claim of a case, stable across runs and re-spacings."""
-    digest = hashlib.sha256(f"{case_id}\0{claim_key(claim)}".encode()).hexdigest()
-    return digest[:ID_LENGTH]
 
 
 class Command(NamedTuple):

@@ -13,6 +13,12 @@ scores of its case (faithfulness, hallucination) are scored again with it as sup
 the gate decides on what was accepted. The run report keeps the judge's verdict, and the decision
 shows both scores.
 
+What the comparison lists about each case beside the scores is what the evaluators declare
+(:mod:`ragaliq.evaluators.findings`): each kind of finding reads the case against what the
+baseline kept of it, and may hold the case's scores to that (the baseline's relevance labels).
+The gate's own policy acts on one kind: acceptances and ``fail_on_new_hallucinations`` on the
+newly hallucinated claims.
+
 The comparison takes the head's cases one at a time (:class:`Comparison`), against the baseline's
 compact index, so a suite of any size is decided without holding its report: it can follow a run
 as the run writes its report, or read a report file as a stream.
@@ -20,27 +26,26 @@ as the run writes its report, or read a report file as a stream.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
 
 from ragaliq._validation import field_problems
-from ragaliq.baseline import Baseline, BaselineCase, BaselineClaim
+from ragaliq.baseline import Baseline, BaselineCase
 from ragaliq.errors import ReportError
+from ragaliq.evaluators._claims import ClaimChange, claim_id
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
-from ragaliq.evaluators.hallucination import hallucinated_claims
-from ragaliq.evaluators.registry import EVALUATORS
-from ragaliq.gate.acceptance import ALL, Acceptance, claim_id, covering
-from ragaliq.gate.decision import (
-    MAX_LISTED,
-    CaseFailure,
-    ClaimChange,
-    GateDecision,
-    IrrelevantChunk,
-    RegressedCase,
+from ragaliq.evaluators.findings import Before, Finding, FindingKind
+from ragaliq.evaluators.hallucination import (
+    NEW_HALLUCINATIONS,
+    UNSTABLE_CLAIMS,
+    hallucinated_claims,
 )
+from ragaliq.evaluators.registry import EVALUATORS, finding_kinds, finding_lists
+from ragaliq.gate.acceptance import ALL, Acceptance, covering
+from ragaliq.gate.decision import MAX_LISTED, CaseFailure, GateDecision, RegressedCase
 from ragaliq.gate.scores import Shared, decide_evaluators, failure_line
 from ragaliq.gate.scores import comparable as judged_alike
 from ragaliq.models import (
@@ -55,7 +60,6 @@ from ragaliq.models import (
 from ragaliq.policy import GateRules
 from ragaliq.run_report import ReportSource
 from ragaliq.text.counts import plural, plural_is
-from ragaliq.text.matching import normalise, unmatched
 
 __all__ = ["Comparison", "compare", "rescoring_evaluators"]
 
@@ -113,44 +117,33 @@ def rescoring_evaluators(infos: Mapping[str, EvaluatorInfo]) -> tuple[Evaluator[
     return tuple(built)
 
 
-def _change(case_id: str, query: str, claim: ClaimVerdict | BaselineClaim) -> ClaimChange:
-    if isinstance(claim, BaselineClaim):
-        return ClaimChange(
-            case_id=case_id,
-            query=query,
-            claim=claim.text,
-            verdict=claim.verdict,
-            id=claim_id(case_id, claim.text),
-        )
-    return ClaimChange(
-        case_id=case_id,
-        query=query,
-        id=claim_id(case_id, claim.text),
-        claim=claim.text,
-        verdict=claim.verdict.value,
-        evidence=claim.evidence,
-        reason=claim.reason,
-        confidence=claim.confidence,
-        agreement=claim.agreement,
-    )
-
-
-def _text_of(claim: ClaimVerdict | BaselineClaim) -> str:
-    return claim.text
-
-
 @dataclass
 class _Listed(Generic[T]):
-    """A list kept to ``limit`` entries, counting those left out."""
+    """A list kept to ``limit`` entries, counting those left out.
+
+    With a ``worst`` key it keeps the ``limit`` lowest keys, lowest first; otherwise the first
+    entries added.
+    """
 
     limit: int
-    items: list[T] = field(default_factory=list)
+    worst: Callable[[T], Any] | None = None
+    entries: list[T] = field(default_factory=list)
     total: int = 0
 
     def add(self, item: T) -> None:
         self.total += 1
-        if len(self.items) < self.limit:
-            self.items.append(item)
+        if self.worst is not None:
+            self.entries.append(item)
+            if len(self.entries) > 2 * self.limit:
+                self.entries = sorted(self.entries, key=self.worst)[: self.limit]
+        elif len(self.entries) < self.limit:
+            self.entries.append(item)
+
+    @property
+    def items(self) -> list[T]:
+        if self.worst is None:
+            return self.entries
+        return sorted(self.entries, key=self.worst)[: self.limit]
 
     @property
     def omitted(self) -> int:
@@ -185,23 +178,26 @@ class Comparison:
         self.evaluators = tuple(e for e in evaluators if e.needs_claims)
         """The claim-based evaluators the run was scored with: they score a case again with
         its accepted claims as supported."""
+        self.kinds: tuple[FindingKind, ...] = tuple(kind() for kind in finding_kinds())
+        """Every kind of finding the evaluators declare, one instance for this comparison."""
+        self._lists: dict[str, _Listed[Finding]] = {
+            name: _Listed(listed, worst=_severity if entry.worst_first else None)
+            for name, entry in finding_lists().items()
+        }
         self._accepted = 0
+        self._accepting: set[str] = set()
+        """The ids of the claims accepted in the case being added."""
         self._flagged_ids: set[str] = set()
-        self._decided = {e.name: [0.0, 0] for e in self.evaluators}
-        """Per claim-based evaluator, the sum and count of the case scores the gate decides on."""
+        self._decided: dict[str, list[float]] = {}
+        """Per evaluator, the sum and count of the case scores the gate decides on."""
+        self._changed: set[str] = set()
+        """The evaluators whose scores the gate decides on differ from the run's own."""
         self._lifted: set[str] = set()
         """The evaluators whose scores accepted claims changed."""
         self._base = baseline.by_id if baseline is not None else {}
         self._seen: set[str] = set()
         self._added = _Listed[str](listed)
         self._errors = _Listed[CaseFailure](listed)
-        self._new = _Listed[ClaimChange](listed)
-        self._first_run = _Listed[ClaimChange](listed)
-        self._fixed = _Listed[ClaimChange](listed)
-        self._unstable = _Listed[ClaimChange](listed)
-        self._unverifiable = _Listed[ClaimChange](listed)
-        self._lost_facts = _Listed[ClaimChange](listed)
-        self._irrelevant = _Listed[IrrelevantChunk](listed)
         self._regressed: list[tuple[float, RegressedCase]] = []
         self._regressed_total = 0
         self._shared: dict[str, Shared] = {}
@@ -218,80 +214,64 @@ class Comparison:
             self._errors.add(
                 CaseFailure(case_id=case.id, query=case.query, error=case.error or "unknown error")
             )
-        for rank, rating in enumerate(case.chunks, start=1):
-            if not rating.relevant:
-                self._irrelevant.add(
-                    IrrelevantChunk(
-                        case_id=case.id, query=case.query, rank=rank, reason=rating.reason
-                    )
-                )
-        self._list_unverifiable(case, before)
+        self._accepting = set()
+        for kind in self.kinds:
+            kind.find(case, _before(before, kind), first_run=self.baseline is None, emit=self._emit)
         if self.baseline is None:
-            if case.status == "ok":
-                for claim in hallucinated_claims(case):
-                    self._first_run.add(_change(case.id, case.query, claim))
             return
         if case.status == "ok":
-            case = self._as_accepted(case, self._claims(case, before))
+            case = self._as_decided(case, before)
         if before is None:
             return
         self._scores(case, before)
         self._regressions(case, before)
-        if case.status == "ok":
-            held = {normalise(text) for text in before.held_facts}
-            for fact in case.facts:
-                if not fact.verifiable:
-                    continue  # the offline judge cannot tell: not a lost fact
-                if fact.verdict is not Verdict.SUPPORTED and normalise(fact.text) in held:
-                    self._lost_facts.add(_change(case.id, case.query, fact))
 
-    def _list_unverifiable(self, case: CaseResult, before: BaselineCase | None) -> None:
-        """The claims not verifiable offline of a case judged anew (new, or changed)."""
-        if case.status != "ok" or (before is not None and before.input_hash == case.input_hash):
-            return
-        for claim in case.claims:
-            if not claim.verifiable:
-                self._unverifiable.add(_change(case.id, case.query, claim))
+    def _emit(self, name: str, finding: Finding) -> None:
+        """Add one finding to its list, under the gate's policy on newly hallucinated claims."""
+        if name in (NEW_HALLUCINATIONS, UNSTABLE_CLAIMS):
+            finding = self._accept(name, finding)
+            if name == UNSTABLE_CLAIMS and self.rules.count_unstable:
+                self._lists[NEW_HALLUCINATIONS].add(finding)
+        self._lists[name].add(finding)
 
-    def _claims(self, case: CaseResult, before: BaselineCase | None) -> list[ClaimVerdict]:
-        """Claims hallucinated now and not before (new), and before but not now (fixed).
+    def _accept(self, name: str, change: Finding) -> Finding:
+        """A newly hallucinated claim, marked with the reviewer who accepted it, if one did."""
+        assert isinstance(change, ClaimChange)
+        self._flagged_ids.add(change.id)
+        accepted = covering(self.acceptances, change.id)
+        if accepted is None:
+            return change
+        self._accepted += name == NEW_HALLUCINATIONS or self.rules.count_unstable
+        self._accepting.add(change.id)
+        return change.model_copy(update={"accepted_by": accepted.by})
 
-        Returned: the new claims a reviewer accepted.
+    def _as_decided(self, case: CaseResult, before: BaselineCase | None) -> CaseResult:
+        """The case as the gate decides on it: held to what the baseline kept, claims accepted.
+
+        Accepted claims are scored as supported. Its scores are counted towards the means the
+        gate decides on.
         """
-        now: list[ClaimVerdict | BaselineClaim] = list(hallucinated_claims(case))
-        was: list[ClaimVerdict | BaselineClaim] = (
-            list(before.hallucinated) if before is not None and before.status == "ok" else []
-        )
-        accepted_claims: list[ClaimVerdict] = []
-        for claim in unmatched(now, was, text=_text_of):
-            change = _change(case.id, case.query, claim)
-            self._flagged_ids.add(change.id)
-            accepted = covering(self.acceptances, change.id)
-            if accepted is not None and isinstance(claim, ClaimVerdict):
-                change = change.model_copy(update={"accepted_by": accepted.by})
-                self._accepted += "unstable" not in claim.flags or self.rules.count_unstable
-                accepted_claims.append(claim)
-            if "unstable" in claim.flags:
-                self._unstable.add(change)
-            if "unstable" not in claim.flags or self.rules.count_unstable:
-                self._new.add(change)
-        if before is not None and before.status == "ok":
-            for claim in unmatched(was, now, text=_text_of):
-                self._fixed.add(_change(case.id, case.query, claim))
-        return accepted_claims
-
-    def _as_accepted(self, case: CaseResult, accepted: list[ClaimVerdict]) -> CaseResult:
-        """The case as the gate decides on it: its accepted claims scored as supported.
-
-        Its claim-based scores are counted towards the means the gate decides on.
-        """
+        judged = case
+        if before is not None:
+            for kind in self.kinds:
+                held = _before(before, kind)
+                assert held is not None
+                case = kind.as_decided(case, held, self.thresholds)
+        accepted = [
+            claim
+            for claim in hallucinated_claims(case)
+            if claim_id(case.id, claim.text) in self._accepting
+        ]
         if accepted:
             case = self._rescored(case, accepted)
-        for name, tally in self._decided.items():
-            result = case.results.get(name)
-            if result is not None and result.status == "ok" and result.score is not None:
+        for name, result in case.results.items():
+            if result.status == "ok" and result.score is not None:
+                tally = self._decided.setdefault(name, [0.0, 0])
                 tally[0] += result.score
                 tally[1] += 1
+            own = judged.results.get(name)
+            if own is None or own.score != result.score:
+                self._changed.add(name)
         return case
 
     def _rescored(self, case: CaseResult, accepted: list[ClaimVerdict]) -> CaseResult:
@@ -364,7 +344,7 @@ class Comparison:
         notices: list[str] = [*head.notices, *self.bar_notices]
         comparable = judged_alike(head, baseline, notices)
         judged = head
-        head = head.model_copy(update={"summary": self._as_decided(head.summary)})
+        head = head.model_copy(update={"summary": self._decided_summary(head.summary)})
         evaluators = decide_evaluators(
             head,
             baseline=baseline,
@@ -374,24 +354,20 @@ class Comparison:
             comparable=comparable,
             notices=notices,
         )
-        for name, decided in evaluators.items():
+        for name in self._lifted & set(evaluators):
             own = judged.summary.evaluators.get(name)
-            if own is not None and own.score != decided.head:
-                evaluators[name] = decided.model_copy(update={"judge_score": own.score})
+            if own is not None and own.score != evaluators[name].head:
+                evaluators[name] = evaluators[name].model_copy(update={"judge_score": own.score})
         removed = _Listed[str](self.listed)
         for case_id in sorted(set(self._base) - self._seen):
             removed.add(case_id)
         failures = [failure_line(name, e) for name, e in evaluators.items() if not e.passed]
         failures += self._case_sets(removed, rules, notices)
         self._claim_failures(head, failures, notices)
+        for kind in self.kinds:
+            notices += kind.notices()
         listed: dict[str, _Listed[Any]] = {
-            "new_hallucinations": self._new,
-            "hallucinations": self._first_run,
-            "fixed_hallucinations": self._fixed,
-            "unstable_claims": self._unstable,
-            "unverifiable_claims": self._unverifiable,
-            "lost_facts": self._lost_facts,
-            "irrelevant_chunks": self._irrelevant,
+            **self._lists,
             "errors": self._errors,
             "added_cases": self._added,
             "removed_cases": removed,
@@ -406,14 +382,8 @@ class Comparison:
             first_run=baseline is None,
             comparable=comparable,
             evaluators=evaluators,
-            new_hallucinations=tuple(self._new.items),
-            hallucinations=tuple(self._first_run.items),
-            fixed_hallucinations=tuple(self._fixed.items),
-            unstable_claims=tuple(self._unstable.items),
-            unverifiable_claims=tuple(self._unverifiable.items),
+            findings={name: tuple(lst.items) for name, lst in self._lists.items() if lst.items},
             regressed_cases=tuple(regressed),
-            lost_facts=tuple(self._lost_facts.items),
-            irrelevant_chunks=tuple(self._irrelevant.items),
             errors=tuple(self._errors.items),
             added_cases=tuple(sorted(self._added.items)),
             removed_cases=tuple(removed.items),
@@ -439,7 +409,7 @@ class Comparison:
             )
         if head.stopped_early:
             failures.append(f"the run stopped early: {head.stopped_early}")
-        new = self._new.total - self._accepted
+        new = self._lists[NEW_HALLUCINATIONS].total - self._accepted
         if new and rules.fail_on_new_hallucinations:
             failures.append(
                 f"{plural(new, 'newly hallucinated claim')} (gate.fail_on_new_hallucinations: true)"
@@ -463,7 +433,7 @@ class Comparison:
                 "Newly hallucinated claims are listed but do not fail this gate "
                 "(gate.fail_on_new_hallucinations: false); the scores decide."
             )
-        unstable = self._unstable.total
+        unstable = self._lists[UNSTABLE_CLAIMS].total
         if unstable and not rules.count_unstable:
             notices.append(
                 f"{plural_is(unstable, 'hallucinated claim')} "
@@ -471,18 +441,16 @@ class Comparison:
                 f"{'it is' if unstable == 1 else 'they are'} listed apart and not counted as new."
             )
 
-    def _as_decided(self, summary: RunSummary) -> RunSummary:
-        """The run's means as the gate decides on them: accepted claims counted as supported.
+    def _decided_summary(self, summary: RunSummary) -> RunSummary:
+        """The run's means as the gate decides on them: held to the baseline, claims accepted.
 
-        Only the scores are read (:func:`decide_evaluators`). An evaluator whose scores accepted
-        claims changed scored at least one case of this run.
+        Only the scores are read (:func:`decide_evaluators`).
         """
         evaluators = dict(summary.evaluators)
-        for name in self._lifted:
-            total, judged = self._decided[name]
-            evaluators[name] = evaluators[name].model_copy(
-                update={"score": round(total / judged, 6)}
-            )
+        for name in self._changed & set(evaluators):
+            total, judged = self._decided.get(name, [0.0, 0])
+            score = round(total / judged, 6) if judged else None
+            evaluators[name] = evaluators[name].model_copy(update={"score": score})
         return summary.model_copy(update={"evaluators": evaluators})
 
     def _unknown_ids(self) -> list[str]:
@@ -529,6 +497,19 @@ class Comparison:
             "(gate.on_missing_cases: fail). To drop cases on purpose, record the baseline "
             "without them on the base branch first"
         ]
+
+
+def _severity(finding: Finding) -> tuple[Any, ...]:
+    return finding.severity()
+
+
+def _before(before: BaselineCase | None, kind: type[FindingKind] | FindingKind) -> Before | None:
+    """A baseline case as one kind of finding reads it."""
+    if before is None:
+        return None
+    return Before(
+        input_hash=before.input_hash, status=before.status, kept=before.kept.get(kind.name)
+    )
 
 
 def _accepted(claim: ClaimVerdict) -> ClaimVerdict:

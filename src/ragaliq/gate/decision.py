@@ -1,12 +1,31 @@
-"""The gate decision, as data: what the comment, the summary, the outputs and the exit code show."""
+"""The gate decision, as data: what the comment, the summary, the outputs and the exit code show.
+
+The findings the evaluators list (:mod:`ragaliq.evaluators.findings`) are kept by list name in
+``findings``; a decision's JSON gives each list as a key of its own (``new_hallucinations``,
+``lost_chunks`` ...), as it always has.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from ragaliq.baseline import Provenance
+from ragaliq.evaluators._claims import ClaimChange
+from ragaliq.evaluators.context_precision import IrrelevantChunk
+from ragaliq.evaluators.findings import Finding
+from ragaliq.evaluators.registry import finding_lists
 from ragaliq.gate.acceptance import Acceptance
 from ragaliq.models import SCHEMA_VERSION, JudgeInfo, Usage
 
@@ -16,6 +35,7 @@ __all__ = [
     "ClaimChange",
     "EvaluatorDecision",
     "EvaluatorStatus",
+    "Finding",
     "GateDecision",
     "IrrelevantChunk",
     "RegressedCase",
@@ -64,34 +84,6 @@ class EvaluatorDecision(_Model):
     """The judge's own mean, when accepted claims make ``head`` differ from it."""
 
 
-class ClaimChange(_Model):
-    """A claim that became, or stopped being, hallucinated."""
-
-    case_id: str
-    query: str
-    claim: str
-    verdict: str
-    evidence: str | None = None
-    reason: str = ""
-    confidence: float = 1.0
-    agreement: float | None = None
-    """With ``judge.repeat``: the share of repetitions that gave the verdict."""
-    id: str = ""
-    """The claim's short id, which a reviewer names to accept it (``/ragaliq accept <id>``)."""
-    accepted_by: str | None = None
-    """The reviewer who accepted this newly hallucinated claim at this commit, if one did."""
-
-
-class IrrelevantChunk(_Model):
-    """A retrieved chunk the judge rated irrelevant to the query."""
-
-    case_id: str
-    query: str
-    rank: int
-    """Its place in the retrieval's order, from 1."""
-    reason: str = ""
-
-
 class RegressedCase(_Model):
     """A case whose score for one evaluator dropped by more than the tolerance."""
 
@@ -111,6 +103,25 @@ class CaseFailure(_Model):
     error: str
 
 
+F = TypeVar("F", bound=Finding)
+
+
+class _Entries(Generic[F]):
+    """A list of findings read as an attribute of the decision, by the list's name."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, decision: None, owner: type | None = None) -> _Entries[F]: ...
+    @overload
+    def __get__(self, decision: GateDecision, owner: type | None = None) -> tuple[F, ...]: ...
+    def __get__(self, decision: GateDecision | None, owner: type | None = None) -> Any:
+        if decision is None:
+            return self
+        return decision.listed(self.name)
+
+
 class GateDecision(_Model):
     """Everything the comment, the summary, the outputs and the exit code are made from."""
 
@@ -123,21 +134,10 @@ class GateDecision(_Model):
     comparable: bool
     """Whether the baseline's provenance equals the head's, so regressions count."""
     evaluators: dict[str, EvaluatorDecision]
-    new_hallucinations: tuple[ClaimChange, ...] = ()
-    hallucinations: tuple[ClaimChange, ...] = ()
-    """On the first run only: every hallucinated claim, listed but not counted as new."""
-    fixed_hallucinations: tuple[ClaimChange, ...] = ()
-    unstable_claims: tuple[ClaimChange, ...] = ()
-    """Hallucinated claims whose repeated verdicts disagreed; not new unless counted."""
-    unverifiable_claims: tuple[ClaimChange, ...] = ()
-    """Claims the offline judge could neither ground nor fault (``not_verifiable_offline``), in
-    the cases new or changed since the baseline (every case without one): shown apart, never
-    counted as hallucinated."""
+    findings: dict[str, tuple[SerializeAsAny[Finding], ...]] = Field(default_factory=dict)
+    """The evaluators' findings by list name (``ragaliq.evaluators.findings``): newly
+    hallucinated claims, needed facts and relevant chunks lost, ... ."""
     regressed_cases: tuple[RegressedCase, ...] = ()
-    lost_facts: tuple[ClaimChange, ...] = ()
-    """Needed facts the baseline's context held and this run's does not (context recall)."""
-    irrelevant_chunks: tuple[IrrelevantChunk, ...] = ()
-    """Chunks of this run rated irrelevant to their query (context precision)."""
     errors: tuple[CaseFailure, ...] = ()
     added_cases: tuple[str, ...] = ()
     removed_cases: tuple[str, ...] = ()
@@ -163,11 +163,73 @@ class GateDecision(_Model):
             )
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_findings(cls, data: Any) -> Any:
+        """Each list of findings given by its name (as the JSON has it) into ``findings``."""
+        if not isinstance(data, Mapping):
+            return data
+        lists = finding_lists()
+        findings = dict(data.get("findings") or {})
+        rest = {key: value for key, value in data.items() if key not in lists}
+        findings |= {key: value for key, value in data.items() if key in lists}
+        unknown = sorted(set(findings) - set(lists))
+        if unknown:
+            raise ValueError(f"findings: no evaluator lists {', '.join(unknown)}")
+        rest["findings"] = {
+            name: tuple(
+                entry if isinstance(entry, lists[name]) else lists[name].model_validate(entry)
+                for entry in entries
+            )
+            for name, entries in findings.items()
+            if entries
+        }
+        return rest
+
+    @model_serializer(mode="wrap")
+    def _lists_by_name(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Each list of findings under its own name, every list there is (empty or not)."""
+        data = handler(self)
+        if not isinstance(data, dict):
+            return data
+        findings = data.pop("findings", {})
+        return data | {name: findings.get(name, []) for name in finding_lists()}
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with ``update`` applied; a list of findings may be given by its name."""
+        lists = finding_lists()
+        if update and any(key in lists for key in update):
+            findings = {**self.findings}
+            for key, entries in update.items():
+                if key in lists:
+                    findings[key] = tuple(entries)
+            update = {k: v for k, v in update.items() if k not in lists} | {"findings": findings}
+        return super().model_copy(update=update, deep=deep)
+
+    def listed(self, name: str) -> tuple[Finding, ...]:
+        """One list of findings by name (empty when nothing was found)."""
+        return self.findings.get(name, ())
+
     def count(self, listed: str) -> int:
         """How many entries a list of this decision has in all, those left out included."""
-        entries = getattr(self, listed)
+        entries = self.listed(listed) if listed in finding_lists() else getattr(self, listed)
         assert isinstance(entries, tuple)
         return len(entries) + self.omitted.get(listed, 0)
+
+    # The lists templates and integrations have always read by name.
+    new_hallucinations: ClassVar[_Entries[ClaimChange]] = _Entries()
+    """Claims hallucinated in the head and in no matching form in the baseline's case."""
+    hallucinations: ClassVar[_Entries[ClaimChange]] = _Entries()
+    """On the first run only: every hallucinated claim, listed but not counted as new."""
+    fixed_hallucinations: ClassVar[_Entries[ClaimChange]] = _Entries()
+    unstable_claims: ClassVar[_Entries[ClaimChange]] = _Entries()
+    """Hallucinated claims whose repeated verdicts disagreed; not new unless counted."""
+    unverifiable_claims: ClassVar[_Entries[ClaimChange]] = _Entries()
+    """Claims the offline judge could neither ground nor fault, in cases new or changed."""
+    lost_facts: ClassVar[_Entries[ClaimChange]] = _Entries()
+    """Needed facts the baseline's context held and this run's does not (context recall)."""
+    irrelevant_chunks: ClassVar[_Entries[IrrelevantChunk]] = _Entries()
+    """Chunks of this run rated irrelevant to their query (context precision)."""
 
     @property
     def scores(self) -> dict[str, float | None]:

@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ragaliq.errors import TemplateError
+from ragaliq.evaluators.registry import finding_lists
 from ragaliq.gate import GateDecision
 from ragaliq.report._rendering import TooLong
+from ragaliq.report.filters import listed_apart
 
 __all__ = ["COMMENT_STEPS", "SUMMARY_STEPS", "Limits", "Step", "fit", "full_limits"]
 
@@ -23,10 +25,18 @@ Step = tuple[str, int | bool]
 """One cut: a key of :data:`Limits` and the value to bring it down to."""
 _OVER = "\x00over the cap\x00"
 """What a rendering stopped at its cap gives :func:`fit` (compared by identity)."""
+_APART = tuple(sorted(listed_apart(), key=lambda name: finding_lists()[name].weight))
+"""The lists of findings the ``findings`` block shows, the least telling first."""
+
+
+def _apart(to: int) -> tuple[Step, ...]:
+    return tuple((name, to) for name in _APART)
+
 
 COMMENT_STEPS: tuple[Step, ...] = (
     ("unverifiable", 5),
     ("chunks", 10),
+    *_apart(10),
     ("lost_facts", 10),
     ("fixed", 5),
     ("unstable", 5),
@@ -39,6 +49,7 @@ COMMENT_STEPS: tuple[Step, ...] = (
     ("unverifiable", 0),
     ("regressed", 0),
     ("chunks", 0),
+    *_apart(0),
     ("lost_facts", 0),
     ("errors", 0),
     ("new", 0),
@@ -48,6 +59,7 @@ COMMENT_STEPS: tuple[Step, ...] = (
 SUMMARY_STEPS: tuple[Step, ...] = (
     ("cases", 50),
     ("chunks", 50),
+    *_apart(50),
     ("lost_facts", 50),
     ("added", 20),
     ("removed", 20),
@@ -66,6 +78,7 @@ SUMMARY_STEPS: tuple[Step, ...] = (
     ("unverifiable", 0),
     ("regressed", 0),
     ("chunks", 0),
+    *_apart(0),
     ("lost_facts", 0),
     ("errors", 0),
     ("new", 0),
@@ -90,7 +103,7 @@ def full_limits(decision: GateDecision, cases: int = 0) -> Limits:
         "removed": len(decision.removed_cases),
         "notices": len(decision.notices),
         "cases": cases,
-    }
+    } | {name: len(decision.listed(name)) for name in _APART}
 
 
 def fit(

@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 from ragaliq.gate import GateDecision
 from ragaliq.gate.acceptance import claim_id
 from ragaliq.models import CaseResult, Preflight, ReportHead, RunReport, Usage
-from ragaliq.report.filters import verdict_label
+from ragaliq.report.filters import findings, verdict_label
 from ragaliq.text.counts import plural
 from ragaliq.text.plain import one_line
 
@@ -169,8 +169,22 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
             f"retrieval: {plural(len(decision.lost_facts), 'needed fact')} lost since the "
             f"baseline, {plural(len(decision.irrelevant_chunks), 'chunk')} judged irrelevant"
         )
+    lines += _findings_lines(decision)
     lines += [f"failed: {one_line(failure)}" for failure in decision.failures]
     return "\n".join(lines)
+
+
+def _findings_lines(decision: GateDecision, shown: int = 10) -> list[str]:
+    """Each list of findings no line above shows (lost relevant chunks ...), its worst first."""
+    lines = []
+    for found in findings(decision):
+        lines.append(f"{found.title.lower()}: {plural(found.total, found.noun)}")
+        for entry in found.entries[:shown]:
+            headline = f"{one_line(entry.headline)} " if entry.headline else ""
+            lines.append(f"  {one_line(entry.case_id)}: {headline}{one_line(entry.text)}")
+        if found.total > shown:
+            lines.append(f"  ... and {found.total - shown} more")
+    return lines
 
 
 def format_preflight(plan: Preflight, *, shown: int = 20) -> str:

@@ -11,6 +11,8 @@ summary, and a user template that extends them) and the HTML report's:
 ``usd``         ``$0.0123``
 ``plural``      ``1 claim``, ``3 claims``
 ``verdict``     a verdict as people read it: ``not in the context``
+``findings``    the decision's lists of findings that no block of their own shows (lost
+                relevant chunks ...), each with its title, noun and total
 ==============  ===============================================================================
 
 :data:`MARKDOWN_FILTERS` add ``md`` (escape untrusted text), ``shorten`` and ``by_case``;
@@ -27,22 +29,27 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from ragaliq.gate import ClaimChange
+from ragaliq.evaluators.registry import finding_lists
+from ragaliq.gate import Finding, GateDecision
 from ragaliq.report._escape import md, shorten_redacted
 from ragaliq.text.counts import plural
 
 __all__ = [
     "HTML_FILTERS",
+    "IN_BLOCKS",
     "MARKDOWN_FILTERS",
     "MISSING",
     "SHARED_FILTERS",
     "VERDICT_LABELS",
     "CaseGroup",
+    "FindingList",
     "by_case",
     "case_href",
     "csp_hash",
     "delta",
+    "findings",
     "interval",
+    "listed_apart",
     "options",
     "pct",
     "score",
@@ -101,21 +108,73 @@ def verdict_label(value: object) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class CaseGroup:
-    """Claims of one case, for templates: ``{% for group in claims | by_case %}``."""
+    """Findings of one case, for templates: ``{% for group in claims | by_case %}``."""
 
     case_id: str
     query: str
-    claims: tuple[ClaimChange, ...]
+    claims: tuple[Finding, ...]
+    """The case's entries, in the list's order."""
 
 
-def by_case(changes: Iterable[ClaimChange]) -> list[CaseGroup]:
-    """The claims grouped by case, in the order each case first comes."""
-    grouped: dict[str, list[ClaimChange]] = {}
+def by_case(changes: Iterable[Finding]) -> list[CaseGroup]:
+    """The claims (or other findings) grouped by case, in the order each case first comes."""
+    grouped: dict[str, list[Finding]] = {}
     for change in changes:
         grouped.setdefault(change.case_id, []).append(change)
     return [
         CaseGroup(case_id=case_id, query=claims[0].query, claims=tuple(claims))
         for case_id, claims in grouped.items()
+    ]
+
+
+IN_BLOCKS = frozenset(
+    {
+        "new_hallucinations",
+        "hallucinations",
+        "fixed_hallucinations",
+        "unstable_claims",
+        "unverifiable_claims",
+        "lost_facts",
+        "irrelevant_chunks",
+    }
+)
+"""The lists of findings our templates show in blocks of their own; :func:`findings` gives
+every other one, so that an evaluator's new list is shown without a block of its own."""
+
+
+def listed_apart() -> tuple[str, ...]:
+    """The names of the lists of findings no block of their own shows, in the registry's order."""
+    return tuple(name for name in finding_lists() if name not in IN_BLOCKS)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FindingList:
+    """One list of findings as a template shows it: ``{% for found in decision | findings %}``."""
+
+    name: str
+    """Its name in the decision, and in the template's ``limits``."""
+    title: str
+    noun: str
+    weight: int
+    entries: tuple[Finding, ...]
+    """The entries the decision kept (``total`` counts the ones it left out too)."""
+    total: int
+
+
+def findings(decision: GateDecision) -> list[FindingList]:
+    """The decision's non-empty lists of findings that no block of their own shows."""
+    lists = finding_lists()
+    return [
+        FindingList(
+            name=name,
+            title=lists[name].title,
+            noun=lists[name].noun,
+            weight=lists[name].weight,
+            entries=decision.listed(name),
+            total=decision.count(name),
+        )
+        for name in listed_apart()
+        if decision.count(name)
     ]
 
 
@@ -141,7 +200,7 @@ def case_href(case_id: str) -> str:
     return "#case=" + quote(case_id, safe="")
 
 
-SHARED_FILTERS: dict[str, Callable[..., str]] = {
+SHARED_FILTERS: dict[str, Callable[..., Any]] = {
     "score": score,
     "pct": pct,
     "delta": delta,
@@ -149,15 +208,16 @@ SHARED_FILTERS: dict[str, Callable[..., str]] = {
     "usd": usd,
     "plural": plural,
     "verdict": verdict_label,
+    "findings": findings,
 }
 """What the Markdown and the HTML templates both show, under the same names."""
-MARKDOWN_FILTERS: dict[str, Callable[..., str | list[CaseGroup]]] = {
+MARKDOWN_FILTERS: dict[str, Callable[..., Any]] = {
     **SHARED_FILTERS,
     "md": md,
     "shorten": shorten_redacted,
     "by_case": by_case,
 }
-HTML_FILTERS: dict[str, Callable[..., str]] = {
+HTML_FILTERS: dict[str, Callable[..., Any]] = {
     **SHARED_FILTERS,
     "csp_hash": csp_hash,
     "options": options,

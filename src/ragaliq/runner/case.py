@@ -185,6 +185,8 @@ class CaseRun:
                 claims=answers.verdicts or (),
                 facts=answers.facts or (),
                 chunks=answers.chunks or (),
+                retrieved=case.chunk_refs,
+                labels=case.labels,
                 results=results,
                 error="; ".join(errors) or None,
             ),

@@ -294,7 +294,7 @@ async def test_a_run_with_errors_is_refused_as_baseline_unless_allowed():
     [
         ("{not json", "not valid JSON"),
         ('{"hello": 1}', "not a RagaliQ baseline"),
-        ('{"schema_version": 99}', "schema_version 99 is not one this version reads (1 or 2)"),
+        ('{"schema_version": 99}', "schema_version 99 is not one this version reads (1 to 3)"),
         ('{"schema_version": 1, "report": {}}', "corrupt baseline"),
     ],
 )
@@ -400,7 +400,29 @@ async def test_a_baseline_of_the_earlier_layout_reads_as_the_same_index(tmp_path
     path.write_text(json.dumps(old, indent=2), encoding="utf-8")
     assert load_baseline(path) == recorded
     assert [c.id for c in recorded.case_index] == ["a", "b"]
-    assert [h.text for h in recorded.by_id["a"].hallucinated] == [CLAIMS[1]]
+    assert [h.text for h in recorded.by_id["a"].kept["hallucinated"]] == [CLAIMS[1]]
+
+
+async def test_a_baseline_of_schema_version_2_reads_as_the_same_index(tmp_path):
+    report = await report_of({"a": [S, N, S], "b": [S, S, S]})
+    recorded = record_baseline(report, commit="abc123")
+    path = tmp_path / "baseline.json"
+    write_baseline(path, head=report.head, cases=iter(report.cases), commit="abc123")
+    written = json.loads(path.read_text(encoding="utf-8"))
+    assert written["schema_version"] == 3
+    first, second = written.pop("cases")
+    hallucinated = [{"text": CLAIMS[1], "verdict": "NOT_ENOUGH_INFO", "flags": []}]
+    assert (first["kept"], second["kept"]) == ({"hallucinated": hallucinated}, {})
+    version_2 = [
+        {**{k: v for k, v in case.items() if k != "kept"}, "hallucinated": held, "held_facts": []}
+        for case, held in ((first, hallucinated), (second, []))
+    ]
+    path.write_text(
+        json.dumps({**written, "schema_version": 2, "cases": version_2}), encoding="utf-8"
+    )
+    assert load_baseline(path) == recorded.model_copy(update={"schema_version": 2})
+    decision = compare(report, load_baseline(path), rules=GateRules())
+    assert decision.new_hallucinations == () and decision.fixed_hallucinations == ()
 
 
 async def test_a_baseline_cut_short_is_refused(tmp_path):
@@ -423,7 +445,7 @@ async def test_long_lists_keep_their_first_entries_and_count_the_rest():
     assert decision.omitted == {"hallucinations": 3}
     assert decision.count("hallucinations") == 5
     assert decision == compare(head, None, rules=GateRules()).model_copy(
-        update={"hallucinations": decision.hallucinations, "omitted": decision.omitted}
+        update={"findings": decision.findings, "omitted": decision.omitted}
     )
 
 

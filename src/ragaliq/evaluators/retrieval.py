@@ -1,0 +1,411 @@
+"""Retrieval without a judge: hit rate, recall at k, MRR and nDCG against each case's labels.
+
+A case names what its retrieval should find (``relevant_chunks``, by chunk id, or
+``relevant_sources``, by document id); each evaluator scores the retrieved chunks' ids (or
+sources) in rank order against those labels, with the formulas of
+:mod:`ragaliq.evaluators.ranking`, cut at the option ``k`` (every retrieved chunk by default).
+No judge is asked anything, so they cost nothing and carry no judge's noise.
+
+A case without labels, with an empty list of them, or whose labels grade every id 0, is skipped
+with its reason, never scored. They have no absolute threshold by default (0): they are held to
+the baseline by ``max_drop`` and the paired statistics, like every evaluator.
+
+The labels are part of the bar (:class:`RetrievedRelevant`): the baseline keeps each case's
+labels and the relevant items its retrieval found within ``k``, with their ranks; a later run is
+scored against the baseline's labels (a change to them is a proposal, applied once merged), and
+the comparison lists the relevant items it no longer retrieves within ``k`` (lost), the ones it
+newly finds, and the ones whose rank moved.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragaliq._fields import Count, Flag
+from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
+from ragaliq.evaluators.findings import Before, Emit, Finding, FindingKind
+from ragaliq.evaluators.ranking import Ranking, hit_rate, mrr, ndcg, recall_at_k
+from ragaliq.models import CaseResult, ChunkRef, EvaluationResult, Labels
+from ragaliq.text.counts import plural
+
+__all__ = [
+    "FoundChunk",
+    "HitRateEvaluator",
+    "LostChunk",
+    "MovedChunk",
+    "MrrEvaluator",
+    "NdcgEvaluator",
+    "RecallAtKEvaluator",
+    "RetrievalChange",
+    "RetrievalKept",
+    "RetrievalOptions",
+    "RetrievedRelevant",
+    "rank_items",
+]
+
+
+class RetrievalOptions(EvaluatorOptions):
+    """A retrieval metric: off unless written; scored on the first ``k`` chunks."""
+
+    enabled: Flag = False
+    k: Annotated[Count, Field(ge=1)] | None = None
+    """The ranks scored: the first k retrieved chunks; every retrieved chunk when left out."""
+
+
+def rank_items(
+    retrieved: tuple[ChunkRef, ...], labels: Labels, k: int | None
+) -> tuple[Ranking, str]:
+    """The retrieval ranked against the labels, and what the items are called (``chunk``)."""
+    ranking = Ranking.of(labels.ranked_items(retrieved), labels.relevant, k)
+    return ranking, "chunk" if labels.level == "chunk" else "document"
+
+
+def _unlabelled(labels: Labels | None) -> str | None:
+    """Why a case's labels give nothing to score, if they do not."""
+    if labels is None:
+        return (
+            "The case names no relevant_chunks or relevant_sources, so there is nothing its "
+            "retrieval had to find."
+        )
+    if not labels.grades:
+        return f"The case's {labels.field} is empty, so there is nothing its retrieval had to find."
+    if not labels.relevant:
+        return (
+            f"The case's {labels.field} grades every id 0 (not relevant), so there is nothing its "
+            "retrieval had to find."
+        )
+    return None
+
+
+class RetrievalChange(Finding):
+    """A relevant chunk (or document) the change retrieves differently within ``k``."""
+
+    item: str
+    """The chunk's id, or the document's."""
+    level: Literal["chunk", "source"]
+    relevance: int
+    """Its grade under the labels of the bar (the baseline's)."""
+    rank_before: int | None
+    """Its rank in the baseline's retrieval, when within ``k``."""
+    rank_after: int | None
+    """Its rank in this run's retrieval; None when it is not retrieved at all."""
+    k: int | None
+    """The ranks that count; None for every retrieved chunk."""
+
+    @property
+    def noun_of_item(self) -> str:
+        return "chunk" if self.level == "chunk" else "document"
+
+    def _rank(self, rank: int | None) -> str:
+        if rank is None:
+            return "not retrieved"
+        past = self.k is not None and rank > self.k
+        return f"rank {rank}" + (f" (past k={self.k})" if past else "")
+
+    @property
+    def headline(self) -> str:
+        """``lost``, ``found``, or the way it moved: ``up``, ``down``."""
+        if self.rank_before is None:
+            return "found"
+        if self.rank_after is None or (self.k is not None and self.rank_after > self.k):
+            return "lost"
+        return "down" if self.rank_after > self.rank_before else "up"
+
+    @property
+    def text(self) -> str:
+        return (
+            f"{self.noun_of_item} {self.item} (relevance {self.relevance}): "
+            f"{self._rank(self.rank_before)} → {self._rank(self.rank_after)}"
+        )
+
+
+class LostChunk(RetrievalChange):
+    """A relevant item the baseline retrieved within ``k`` and this run does not."""
+
+    title: ClassVar[str] = "Relevant chunks lost"
+    noun: ClassVar[str] = "lost relevant chunk"
+    worst_first: ClassVar[bool] = True
+    weight: ClassVar[int] = 2
+
+    def severity(self) -> tuple[Any, ...]:
+        return (-self.relevance, self.rank_before or 0, self.case_id, self.item)
+
+
+class FoundChunk(RetrievalChange):
+    """A relevant item this run retrieves within ``k`` and the baseline did not."""
+
+    title: ClassVar[str] = "Relevant chunks newly found"
+    noun: ClassVar[str] = "newly found relevant chunk"
+
+
+class MovedChunk(RetrievalChange):
+    """A relevant item both retrieve within ``k``, at another rank."""
+
+    title: ClassVar[str] = "Relevant chunks at another rank"
+    noun: ClassVar[str] = "moved relevant chunk"
+    worst_first: ClassVar[bool] = True
+
+    def severity(self) -> tuple[Any, ...]:
+        moved = (self.rank_after or 0) - (self.rank_before or 0)
+        return (-moved, self.case_id, self.item)
+
+
+class RetrievalKept(BaseModel):
+    """What the baseline keeps of a case's retrieval: its labels and what it found."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    labels: Labels | None = None
+    """The case's labels when the baseline was recorded; None when it had none."""
+    found: dict[str, int] = Field(default_factory=dict)
+    """Each relevant item retrieved within ``k``, and its rank."""
+
+
+def _cut(case: CaseResult) -> tuple[bool, int | None]:
+    """Whether a retrieval metric scored the case, and the ranks that count for listing.
+
+    The largest ``k`` of the metrics the run has (None, every chunk, when one counts them all).
+    """
+    ks = [
+        r.details.get("k")
+        for name, r in case.results.items()
+        if name in _METRICS and r.status != "error"
+    ]
+    if not ks:
+        return False, None
+    return True, None if None in ks else max(k for k in ks if k is not None)
+
+
+def _ranks(retrieved: tuple[ChunkRef, ...], labels: Labels) -> dict[str, int]:
+    """The rank each relevant item is first retrieved at, however deep."""
+    relevant = labels.relevant
+    ranks: dict[str, int] = {}
+    for rank, item in enumerate(labels.ranked_items(retrieved), start=1):
+        if item is not None and item in relevant:
+            ranks.setdefault(item, rank)
+    return ranks
+
+
+def _within(ranks: Mapping[str, int], k: int | None) -> dict[str, int]:
+    return {item: rank for item, rank in ranks.items() if k is None or rank <= k}
+
+
+class RetrievedRelevant(FindingKind):
+    """The relevant items a change stopped retrieving within ``k``, found anew, or moved.
+
+    The baseline keeps each case's labels and what its retrieval found; a later run is held to
+    those labels (its own, when they differ, are a proposal shown in a notice and applied once
+    merged).
+    """
+
+    name: ClassVar[str] = "retrieval"
+    lists: ClassVar[Mapping[str, type[Finding]]] = {
+        "lost_chunks": LostChunk,
+        "found_chunks": FoundChunk,
+        "moved_chunks": MovedChunk,
+    }
+    kept: ClassVar[Any] = RetrievalKept
+
+    def __init__(self) -> None:
+        self._proposals: list[tuple[str, Labels | None, Labels | None]] = []
+        self._proposed = 0
+        self._unkept = 0
+
+    @classmethod
+    def keep(cls, case: CaseResult) -> RetrievalKept | None:
+        scored, k = _cut(case)
+        if not scored:
+            return None
+        labels = case.labels
+        found = _within(_ranks(case.retrieved, labels), k) if labels is not None else {}
+        return RetrievalKept(labels=labels, found=found)
+
+    def as_decided(
+        self, case: CaseResult, before: Before, thresholds: Mapping[str, float]
+    ) -> CaseResult:
+        """The case's retrieval scored against the baseline's labels, where its own differ."""
+        kept = before.kept
+        if not isinstance(kept, RetrievalKept) or kept.labels == case.labels:
+            return case
+        results = dict(case.results)
+        for name, result in case.results.items():
+            metric = _METRICS.get(name)
+            if metric is None or result.status == "error":
+                continue
+            threshold = thresholds.get(name)
+            evaluator = metric(k=result.details.get("k"), threshold=threshold)
+            results[name] = evaluator.score(case.retrieved, kept.labels)
+        return case.model_copy(update={"results": results, "labels": kept.labels})
+
+    def find(self, case: CaseResult, before: Before | None, *, first_run: bool, emit: Emit) -> None:
+        scored, k = _cut(case)
+        if not scored or before is None:
+            return
+        kept = before.kept
+        if not isinstance(kept, RetrievalKept):
+            self._unkept += 1
+            return
+        if kept.labels != case.labels:
+            self._proposed += 1
+            if len(self._proposals) < _SHOWN:
+                self._proposals.append((case.id, kept.labels, case.labels))
+        if kept.labels is None or not kept.labels.relevant:
+            return
+        ranks = _ranks(case.retrieved, kept.labels)
+        now = _within(ranks, k)
+        relevant = kept.labels.relevant
+
+        def change(entry: type[RetrievalChange], item: str) -> RetrievalChange:
+            assert kept is not None and kept.labels is not None
+            return entry(
+                case_id=case.id,
+                query=case.query,
+                item=item,
+                level=kept.labels.level,
+                relevance=relevant.get(item, 0),
+                rank_before=kept.found.get(item),
+                rank_after=ranks.get(item),
+                k=k,
+            )
+
+        for item in kept.found:
+            if item not in now:
+                emit("lost_chunks", change(LostChunk, item))
+            elif now[item] != kept.found[item]:
+                emit("moved_chunks", change(MovedChunk, item))
+        for item in now:
+            if item not in kept.found:
+                emit("found_chunks", change(FoundChunk, item))
+
+    def notices(self) -> list[str]:
+        notices = []
+        if self._proposed:
+            shown = "; ".join(_proposal(*p) for p in self._proposals)
+            more = self._proposed - len(self._proposals)
+            notices.append(
+                f"This change proposes new relevance labels for "
+                f"{plural(self._proposed, 'case')} ({shown}"
+                + (f"; and {more} more" if more else "")
+                + "). Labels are part of the bar: until the change is merged and the baseline "
+                "updated, its retrieval is scored against the baseline's labels."
+            )
+        if self._unkept:
+            notices.append(
+                f"The baseline keeps no relevance labels for {plural(self._unkept, 'case')} "
+                "the retrieval metrics scored (it was recorded before they were on, or by an "
+                "earlier version), so those cases are scored against their own labels and no "
+                "lost chunk is listed for them; record the baseline on main again to hold "
+                "later changes to the labels."
+            )
+        return notices
+
+
+_SHOWN = 3
+"""Cases whose proposed labels a notice spells out; the rest are counted."""
+
+
+def _proposal(case_id: str, before: Labels | None, after: Labels | None) -> str:
+    """``refunds: relevant_chunks +doc-9, -doc-2, doc-3 1 → 3``."""
+    if before is None or after is None or before.level != after.level:
+        was = "none" if before is None else before.field
+        now = "none" if after is None else after.field
+        return f"{case_id}: {was} → {now}"
+    added = [f"+{i}" for i in after.grades if i not in before.grades]
+    removed = [f"-{i}" for i in before.grades if i not in after.grades]
+    regraded = [
+        f"{i} {before.grades[i]} → {after.grades[i]}"
+        for i in after.grades
+        if i in before.grades and before.grades[i] != after.grades[i]
+    ]
+    return f"{case_id}: {after.field} " + ", ".join([*added, *removed, *regraded])
+
+
+class _RankEvaluator(Evaluator[RetrievalOptions]):
+    """One rank metric of the retrieved chunks against the case's labels; no judge call."""
+
+    version: ClassVar[str] = "1"
+    default_threshold: ClassVar[float] = 0.0
+    Options = RetrievalOptions
+    findings = (RetrievedRelevant,)
+
+    @staticmethod
+    @abstractmethod
+    def measure(ranking: Ranking) -> float:
+        """The metric of one ranking."""
+
+    def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
+        return self.score(judgement.case.chunk_refs, judgement.case.labels)
+
+    def score(self, retrieved: tuple[ChunkRef, ...], labels: Labels | None) -> EvaluationResult:
+        """The metric of ``retrieved`` (ids and sources, in rank order) under ``labels``.
+
+        Skipped, with the reason, when the labels name nothing relevant.
+        """
+        why = _unlabelled(labels)
+        if why is not None:
+            return self.skipped(why).model_copy(update={"details": {"k": self.settings.k}})
+        assert labels is not None
+        ranking, noun = rank_items(retrieved, labels, self.settings.k)
+        within = f"the first {ranking.cut}" if self.settings.k is not None else "the"
+        ranks = sorted(ranking.found.values())
+        if ranks:
+            shown = ", ".join(str(rank) for rank in ranks)
+            reasoning = (
+                f"{len(ranks):,} of {plural(ranking.relevant, f'relevant {noun}')} "
+                f"{'is' if len(ranks) == 1 else 'are'} among {within} retrieved chunks "
+                f"({'rank' if len(ranks) == 1 else 'ranks'} {shown})."
+            )
+        else:
+            reasoning = (
+                f"None of the {plural(ranking.relevant, f'relevant {noun}')} is among {within} "
+                "retrieved chunks."
+            )
+        details: dict[str, Any] = {"k": self.settings.k, "relevant": ranking.relevant}
+        return self.result(self.measure(ranking), reasoning, details)
+
+    def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:
+        """The relevant items not retrieved within ``k``, most relevant first."""
+        labels = case.labels
+        if labels is None or _unlabelled(labels) is not None:
+            return []
+        ranking, noun = rank_items(case.retrieved, labels, self.settings.k)
+        within = f"the first {ranking.cut}" if self.settings.k is not None else "the"
+        relevant = labels.relevant
+        missed = sorted((i for i in relevant if i not in ranking.found), key=lambda i: -relevant[i])
+        return [
+            f"relevant {noun} {item} (relevance {relevant[item]}) is not among {within} "
+            "retrieved chunks"
+            for item in missed
+        ]
+
+
+def _rank_metric(name: str, measure: Callable[[Ranking], float], summary: str) -> Any:
+    """The evaluator class of one rank metric, named ``<Name>Evaluator`` in this module."""
+    title = "".join(part.title() for part in name.split("_")) + "Evaluator"
+    body = {"name": name, "measure": staticmethod(measure), "__doc__": summary}
+    body |= {"__module__": __name__, "__qualname__": title}
+    return type(title, (_RankEvaluator,), body)
+
+
+HitRateEvaluator: type[_RankEvaluator] = _rank_metric(
+    "hit_rate", hit_rate, "1 when a relevant chunk (or document) is among the first k retrieved."
+)
+RecallAtKEvaluator: type[_RankEvaluator] = _rank_metric(
+    "recall_at_k", recall_at_k, "The share of the relevant chunks among the first k retrieved."
+)
+MrrEvaluator: type[_RankEvaluator] = _rank_metric(
+    "mrr", mrr, "1 / the rank of the first relevant chunk within k; 0 without one."
+)
+NdcgEvaluator: type[_RankEvaluator] = _rank_metric(
+    "ndcg", ndcg, "nDCG at k: gain 2^rel - 1, log2 discount, the ideal over all the labels."
+)
+
+
+_METRICS: dict[str, type[_RankEvaluator]] = {
+    e.name: e for e in (HitRateEvaluator, RecallAtKEvaluator, MrrEvaluator, NdcgEvaluator)
+}
+"""The retrieval metrics by name: the results a case's retrieval is scored in."""

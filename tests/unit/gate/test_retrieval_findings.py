@@ -1,0 +1,216 @@
+"""The relevant chunks a change lost, found or moved, held to the baseline's labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ragaliq.evaluators.retrieval import (
+    HitRateEvaluator,
+    MrrEvaluator,
+    NdcgEvaluator,
+    RecallAtKEvaluator,
+)
+from ragaliq.gate import GateRules, compare
+from ragaliq.models import ChunkRef, Labels, RunReport, TestCase
+from ragaliq.runner import run_suite
+from tests.baselines import record_baseline
+from tests.fakes.judge import FakeJudge
+
+
+def case(
+    case_id: str,
+    ids: list[str],
+    labels: dict[str, int] | None,
+    *,
+    sources: list[str] | None = None,
+    level: str = "chunk",
+) -> TestCase:
+    refs = tuple(
+        ChunkRef(id=i, source=(sources[n] if sources else None)) for n, i in enumerate(ids)
+    )
+    return TestCase(
+        id=case_id,
+        query=f"What does {case_id} need?",
+        context=tuple(f"text of {i}" for i in ids),
+        response="",
+        chunk_refs=refs,
+        labels=None if labels is None else Labels(level=level, grades=labels),  # type: ignore[arg-type]
+    )
+
+
+async def run(cases: list[TestCase], k: int | None = None, **options: Any) -> RunReport:
+    evaluators = [
+        m(k=k, **options)
+        for m in (HitRateEvaluator, RecallAtKEvaluator, MrrEvaluator, NdcgEvaluator)
+    ]
+    judge = FakeJudge()
+    report = await run_suite(cases, judge=judge, evaluators=evaluators)
+    assert judge.calls == []
+    return report
+
+
+MAIN = [
+    case("refunds", ["r1", "r2", "x"], {"r1": 1, "r2": 3}),
+    case("shipping", ["s1", "y", "s2"], {"s1": 2, "s2": 2}),
+]
+
+
+async def test_a_relevant_chunk_pushed_past_k_is_lost_with_its_ranks():
+    baseline = record_baseline(await run(MAIN, k=2))
+    head = await run([case("refunds", ["r1", "x", "y", "r2"], {"r1": 1, "r2": 3}), MAIN[1]], k=2)
+    decision = compare(head, baseline, rules=GateRules())
+    (lost,) = decision.listed("lost_chunks")
+    assert (lost.case_id, lost.item, lost.relevance, lost.rank_before, lost.rank_after) == (
+        "refunds",
+        "r2",
+        3,
+        2,
+        4,
+    )
+    assert lost.text == "chunk r2 (relevance 3): rank 2 → rank 4 (past k=2)"
+    assert decision.listed("found_chunks") == () and decision.listed("moved_chunks") == ()
+    assert decision.evaluators["recall_at_k"].delta == pytest.approx(-0.25)
+
+
+async def test_a_chunk_no_longer_retrieved_is_lost_and_the_worst_comes_first():
+    baseline = record_baseline(await run(MAIN))
+    head = await run(
+        [case("refunds", ["x"], {"r1": 1, "r2": 3}), case("shipping", ["y"], {"s1": 2, "s2": 2})]
+    )
+    lost = compare(head, baseline, rules=GateRules()).listed("lost_chunks")
+    assert [(c.case_id, c.item, c.relevance, c.rank_before, c.rank_after) for c in lost] == [
+        ("refunds", "r2", 3, 2, None),
+        ("shipping", "s1", 2, 1, None),
+        ("shipping", "s2", 2, 3, None),
+        ("refunds", "r1", 1, 1, None),
+    ]
+    assert lost[0].text == "chunk r2 (relevance 3): rank 2 → not retrieved"
+
+
+async def test_a_reordering_within_k_loses_nothing_and_shows_the_moves():
+    baseline = record_baseline(await run(MAIN, k=3))
+    head = await run([case("refunds", ["r2", "r1", "x"], {"r1": 1, "r2": 3}), MAIN[1]], k=3)
+    decision = compare(head, baseline, rules=GateRules())
+    assert decision.passed, decision.failures
+    assert decision.listed("lost_chunks") == ()
+    moved = [
+        (c.item, c.rank_before, c.rank_after, c.headline) for c in decision.listed("moved_chunks")
+    ]
+    assert moved == [("r1", 1, 2, "down"), ("r2", 2, 1, "up")]
+    assert decision.evaluators["ndcg"].delta > 0
+
+
+async def test_a_relevant_chunk_brought_within_k_is_newly_found():
+    baseline = record_baseline(await run(MAIN, k=1))
+    head = await run([MAIN[0], case("shipping", ["s2", "s1"], {"s1": 2, "s2": 2})], k=1)
+    decision = compare(head, baseline, rules=GateRules())
+    (found,) = decision.listed("found_chunks")
+    (lost,) = decision.listed("lost_chunks")
+    assert (found.item, found.rank_before, found.rank_after) == ("s2", None, 1)
+    assert (lost.item, lost.rank_before, lost.rank_after) == ("s1", 1, 2)
+
+
+async def test_source_labels_survive_a_re_chunking():
+    sources = ["guide", "faq", "blog"]
+    main = case("a", ["g1", "f1", "b1"], {"guide": 1, "faq": 2}, sources=sources, level="source")
+    rechunked = case(
+        "a",
+        ["guide#1", "guide#2", "faq#1", "faq#2"],
+        {"guide": 1, "faq": 2},
+        sources=["guide", "guide", "faq", "faq"],
+        level="source",
+    )
+    baseline = record_baseline(await run([main]))
+    decision = compare(await run([rechunked]), baseline, rules=GateRules())
+    assert decision.listed("lost_chunks") == ()
+    (moved,) = decision.listed("moved_chunks")
+    assert (moved.item, moved.level, moved.rank_before, moved.rank_after) == ("faq", "source", 2, 3)
+    assert moved.text == "document faq (relevance 2): rank 2 → rank 3"
+    assert decision.evaluators["recall_at_k"].delta == 0
+
+
+async def test_the_change_is_scored_on_the_baselines_labels_and_its_own_are_a_proposal():
+    baseline = record_baseline(await run(MAIN))
+    edited = case("refunds", ["r1", "r2", "x"], {"r1": 1, "x": 2, "r9": 1})
+    head = await run([edited, MAIN[1]])
+    assert head.cases[0].results["recall_at_k"].score == pytest.approx(2 / 3)  # its own labels
+    decision = compare(head, baseline, rules=GateRules())
+    recall = decision.evaluators["recall_at_k"]
+    assert (recall.head, recall.baseline, recall.delta) == (1.0, 1.0, 0.0)
+    assert recall.judge_score is None
+    assert decision.listed("lost_chunks") == ()
+    assert (
+        "This change proposes new relevance labels for 1 case (refunds: relevant_chunks +x, "
+        "+r9, -r2). Labels are part of the bar: until the change is merged and the baseline "
+        "updated, its retrieval is scored against the baseline's labels."
+    ) in decision.notices
+
+
+async def test_labels_added_where_the_baseline_had_none_are_a_proposal_too():
+    baseline = record_baseline(await run([case("a", ["x", "y"], None)]))
+    head = await run([case("a", ["x", "y"], {"y": 1})])
+    decision = compare(head, baseline, rules=GateRules())
+    assert head.cases[0].results["mrr"].score == 0.5
+    assert decision.evaluators["mrr"].head is None  # the baseline's (no labels): not scored
+    assert any("(a: none → relevant_chunks)" in n for n in decision.notices)
+
+
+async def test_a_baseline_without_labels_kept_scores_a_case_on_its_own_and_says_so():
+    unlabelled = record_baseline(await run(MAIN)).model_copy()
+    for recorded in unlabelled.case_index:
+        del recorded.kept["retrieval"]
+    decision = compare(
+        await run([case("refunds", ["x"], {"r1": 1}), MAIN[1]]), unlabelled, rules=GateRules()
+    )
+    assert decision.listed("lost_chunks") == ()
+    assert any(
+        n.startswith("The baseline keeps no relevance labels for 2 cases the retrieval metrics")
+        for n in decision.notices
+    )
+
+
+async def test_the_baseline_keeps_labels_and_what_was_found_within_k():
+    baseline = record_baseline(await run(MAIN, k=2))
+    kept = baseline.by_id["shipping"].kept["retrieval"]
+    assert kept.labels == Labels(level="chunk", grades={"s1": 2, "s2": 2})
+    assert kept.found == {"s1": 1}
+    assert (
+        record_baseline(await run([case("a", ["x"], None)])).by_id["a"].kept["retrieval"].labels
+        is None
+    )
+
+
+async def test_a_long_list_keeps_its_worst_and_counts_the_rest():
+    from ragaliq.gate import Comparison
+
+    many = [case(f"c{i}", ["a", "b"], {"a": 1 + i % 3, "b": 1}) for i in range(6)]
+    baseline = record_baseline(await run(many))
+    head = await run([case(f"c{i}", ["x"], {"a": 1 + i % 3, "b": 1}) for i in range(6)])
+    comparison = Comparison(baseline, rules=GateRules(), listed=3)
+    for judged in head.cases:
+        comparison.add(judged)
+    decision = comparison.decide(head.head)
+    assert [(c.case_id, c.item) for c in decision.listed("lost_chunks")] == [
+        ("c2", "a"),
+        ("c5", "a"),
+        ("c1", "a"),
+    ]
+    assert decision.count("lost_chunks") == 12
+
+
+async def test_the_decision_json_lists_lost_chunks_by_name_and_reads_back():
+    from ragaliq.gate import GateDecision
+
+    baseline = record_baseline(await run(MAIN))
+    decision = compare(
+        await run([case("refunds", ["x"], {"r1": 1, "r2": 3}), MAIN[1]]),
+        baseline,
+        rules=GateRules(),
+    )
+    data = decision.model_dump(mode="json")
+    assert [c["item"] for c in data["lost_chunks"]] == ["r2", "r1"]
+    assert data["found_chunks"] == [] and data["new_hallucinations"] == []
+    assert "findings" not in data
+    assert GateDecision.model_validate_json(decision.model_dump_json()) == decision

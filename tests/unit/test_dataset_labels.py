@@ -1,0 +1,268 @@
+"""Chunks with ids and sources, and what each case's retrieval should find, in every format."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from ragaliq import DatasetWriter
+from ragaliq.dataset import load_dataset, read_dataset
+from ragaliq.errors import DatasetError
+from ragaliq.models import ChunkRef, Labels, TestCase
+from tests.conftest import write_jsonl
+
+CHUNKS = [
+    {"id": "tide#1", "source": "tide-tables.md", "text": "High tide at the pier is at 06:40."},
+    {"id": "tide#2", "source": "tide-tables.md", "text": "Low tide follows six hours later."},
+    {"id": "ferry#1", "source": "ferry.md", "text": "The ferry leaves on the hour."},
+]
+ROW = {"id": "tide", "query": "When is high tide?", "context": CHUNKS, "response": "At 06:40."}
+
+
+def problems(path: Path) -> str:
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    return str(info.value)
+
+
+def test_chunk_objects_give_texts_to_the_judges_and_ids_and_sources_beside_them(tmp_path):
+    (case,) = load_dataset(write_jsonl(tmp_path / "d.jsonl", [ROW]))
+    assert case.context == tuple(c["text"] for c in CHUNKS)
+    assert case.chunk_refs == (
+        ChunkRef(id="tide#1", source="tide-tables.md"),
+        ChunkRef(id="tide#2", source="tide-tables.md"),
+        ChunkRef(id="ferry#1", source="ferry.md"),
+    )
+
+
+def test_plain_chunks_and_objects_mix_and_a_case_without_ids_is_as_before(tmp_path):
+    mixed = {**ROW, "context": ["A plain chunk.", {"id": "x", "text": "An object."}]}
+    plain = {**ROW, "id": "plain", "context": ["A plain chunk."]}
+    first, second = load_dataset(write_jsonl(tmp_path / "d.jsonl", [mixed, plain]))
+    assert first.chunk_refs == (ChunkRef(), ChunkRef(id="x"))
+    assert second.chunk_refs == () and second.labels is None
+    as_before = TestCase(
+        id="plain", query=ROW["query"], context=("A plain chunk.",), response="At 06:40."
+    )
+    assert second.input_hash == as_before.input_hash
+
+
+def test_labels_as_a_list_are_relevant_and_as_a_map_are_graded(tmp_path):
+    rows = [
+        {**ROW, "relevant_chunks": ["tide#1", "tide#9"]},
+        {**ROW, "id": "b", "relevant_sources": {"tide-tables.md": 3, "ferry.md": 0}},
+        {**ROW, "id": "c", "relevant_chunks": "tide#2"},
+    ]
+    first, second, third = load_dataset(write_jsonl(tmp_path / "d.jsonl", rows))
+    assert first.labels == Labels(level="chunk", grades={"tide#1": 1, "tide#9": 1})
+    assert second.labels == Labels(level="source", grades={"tide-tables.md": 3, "ferry.md": 0})
+    assert second.labels.relevant == {"tide-tables.md": 3}
+    assert third.labels == Labels(level="chunk", grades={"tide#2": 1})
+
+
+def test_an_empty_label_list_is_read_as_labels_that_name_nothing(tmp_path):
+    (case,) = load_dataset(write_jsonl(tmp_path / "d.jsonl", [{**ROW, "relevant_chunks": []}]))
+    assert case.labels == Labels(level="chunk", grades={})
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("relevant_chunks", {"tide#1": 4}, "'tide#1': the relevance must be a whole number from 0"),
+        ("relevant_chunks", {"tide#1": "2"}, "(got string '2')"),
+        ("relevant_chunks", {"tide#1": True}, "(got boolean True)"),
+        ("relevant_chunks", {"tide#1": 1.5}, "(got number 1.5)"),
+        ("relevant_chunks", ["tide#1", 7], "id 1 must be a string (got number 7)"),
+        ("relevant_chunks", ["tide#1", "tide#1"], "id 1 'tide#1' comes twice"),
+        ("relevant_sources", ["  "], "id 0 must not be blank"),
+        ("relevant_sources", ["a\nb"], "id 0 must be one line"),
+        ("relevant_sources", ["x" * 201], "id 0 is over 200 characters"),
+        ("relevant_sources", 3, "must be a list of ids, or a mapping from id to its relevance"),
+    ],
+)
+def test_a_malformed_label_is_an_error_naming_the_field(tmp_path, field, value, problem):
+    path = write_jsonl(tmp_path / "d.jsonl", [{**ROW, field: value}])
+    message = problems(path)
+    assert message.startswith(f"{path}:1: {field}: ")
+    assert problem in message
+
+
+@pytest.mark.parametrize(
+    ("chunk", "problem"),
+    [
+        ({"id": "a"}, "context: chunk 0: text: missing required field"),
+        ({"id": 12, "text": "t"}, "context: chunk 0: id: must be a string (got number 12)"),
+        ({"id": "", "text": "t"}, "context: chunk 0: id: must not be blank"),
+        ({"text": "t", "rank": 1}, "context: chunk 0: rank: unknown key 'rank'"),
+    ],
+)
+def test_a_malformed_chunk_object_is_an_error(tmp_path, chunk, problem):
+    path = write_jsonl(tmp_path / "d.jsonl", [{**ROW, "context": [chunk]}])
+    assert f"{path}:1: {problem}" in problems(path)
+
+
+def test_a_case_names_one_kind_of_label(tmp_path):
+    row = {**ROW, "relevant_chunks": ["tide#1"], "relevant_sources": ["tide-tables.md"]}
+    path = write_jsonl(tmp_path / "d.jsonl", [row])
+    assert problems(path) == (
+        f"{path}:1: relevant_chunks, relevant_sources: a case is scored on one kind of label; "
+        "keep relevant_sources to judge by document (it survives a change of chunking), or "
+        "relevant_chunks to judge by chunk"
+    )
+
+
+def test_ids_and_labels_enter_the_input_hash():
+    base = TestCase(id="a", query="q?", context=("one", "two"), response="r")
+    with_ids = base.model_copy(update={"chunk_refs": (ChunkRef(id="1"), ChunkRef(id="2"))})
+    other_ids = base.model_copy(update={"chunk_refs": (ChunkRef(id="2"), ChunkRef(id="1"))})
+    labelled = with_ids.model_copy(update={"labels": Labels(level="chunk", grades={"1": 1})})
+    graded = with_ids.model_copy(update={"labels": Labels(level="chunk", grades={"1": 2})})
+    hashes = {c.input_hash for c in (base, with_ids, other_ids, labelled, graded)}
+    assert len(hashes) == 5
+    two = Labels(level="chunk", grades={"1": 1, "2": 3})
+    reordered = Labels(level="chunk", grades={"2": 3, "1": 1})
+    assert (
+        with_ids.model_copy(update={"labels": two}).input_hash
+        == with_ids.model_copy(update={"labels": reordered}).input_hash
+    )
+
+
+def test_chunk_refs_must_match_the_context():
+    with pytest.raises(ValueError, match="chunk_refs: 1 id for 2 chunks of context"):
+        TestCase(id="a", query="q", context=("x", "y"), response="r", chunk_refs=(ChunkRef(),))
+
+
+def test_ragas_ids_are_the_chunks_ids_and_its_reference_ids_the_labels(tmp_path):
+    row = {
+        "user_input": ROW["query"],
+        "retrieved_contexts": [c["text"] for c in CHUNKS],
+        "retrieved_context_ids": [c["id"] for c in CHUNKS],
+        "reference_context_ids": ["tide#1"],
+        "response": "At 06:40.",
+    }
+    (case,) = load_dataset(write_jsonl(tmp_path / "r.jsonl", [row]))
+    assert [r.id for r in case.chunk_refs] == ["tide#1", "tide#2", "ferry#1"]
+    assert case.labels == Labels(level="chunk", grades={"tide#1": 1})
+    assert case.metadata == {}
+
+
+def test_ragas_ids_must_be_one_per_chunk(tmp_path):
+    row = {
+        "user_input": ROW["query"],
+        "retrieved_contexts": ["a", "b"],
+        "retrieved_context_ids": ["1"],
+        "response": "r",
+    }
+    path = write_jsonl(tmp_path / "r.jsonl", [row])
+    assert problems(path) == (
+        f"{path}:1: retrieved_context_ids: 1 id for 2 retrieved_contexts; give one id per "
+        "retrieved chunk, in the same order"
+    )
+
+
+def test_csv_reads_chunk_objects_and_labels(tmp_path):
+    path = tmp_path / "d.csv"
+    context = json.dumps(CHUNKS[:2])
+    with path.open("w", encoding="utf-8", newline="") as out:
+        table = csv.writer(out)
+        table.writerow(["id", "query", "context", "response", "relevant_sources"])
+        table.writerow(["tide", ROW["query"], context, "At 06:40.", '{"tide-tables.md": 2}'])
+        table.writerow(["b", "Ferry?", context, "Hourly.", "ferry.md"])
+    first, second = load_dataset(path)
+    assert first.chunk_refs[1] == ChunkRef(id="tide#2", source="tide-tables.md")
+    assert first.labels == Labels(level="source", grades={"tide-tables.md": 2})
+    assert second.labels == Labels(level="source", grades={"ferry.md": 1})
+
+
+def test_yaml_reads_graded_labels(tmp_path):
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "cases:\n"
+        "  - id: tide\n"
+        "    query: When is high tide?\n"
+        "    response: At 06:40.\n"
+        "    context:\n"
+        "      - {id: tide#1, source: tides, text: High tide is at 06:40.}\n"
+        "    relevant_chunks: {tide#1: 3}\n",
+        encoding="utf-8",
+    )
+    (case,) = load_dataset(path)
+    assert case.labels == Labels(level="chunk", grades={"tide#1": 3})
+    assert case.chunk_refs == (ChunkRef(id="tide#1", source="tides"),)
+
+
+def test_a_notice_names_labels_that_match_no_retrieved_chunk_in_any_case(tmp_path):
+    rows = [
+        {**ROW, "relevant_chunks": ["tide#1", "tide#old"]},
+        {**ROW, "id": "b", "relevant_chunks": {"ferry#1": 2, "gone#4": 0}},
+        {**ROW, "id": "c", "relevant_chunks": ["tide#2"], "context": ["no ids here"]},
+    ]
+    dataset = read_dataset(write_jsonl(tmp_path / "d.jsonl", rows))
+    assert dataset.info.with_labels == 3
+    assert dataset.info.unmatched_labels == 1
+    assert dataset.info.notices[-1] == (
+        "1 labelled id (such as 'tide#old') matches no retrieved chunk in any case: the labels "
+        "may no longer fit the chunking. Label by document with relevant_sources (it survives "
+        "a re-chunking), or give the chunks the ids the labels name."
+    )
+    fitting = read_dataset(write_jsonl(tmp_path / "f.jsonl", rows[1:]))
+    assert fitting.info.unmatched_labels == 0
+    assert not any("labelled id" in n for n in fitting.info.notices)
+
+
+def test_the_writer_writes_chunk_objects_and_labels_that_read_back(tmp_path):
+    path = tmp_path / "out.jsonl"
+    with DatasetWriter(path) as writer:
+        writer.add(
+            id="tide",
+            query=ROW["query"],
+            context=CHUNKS,
+            response="At 06:40.",
+            relevant_chunks={"tide#1": 3, "tide#2": 1},
+        )
+        writer.add(
+            id="ferry",
+            query="Ferry?",
+            context=["Hourly."],
+            response="Hourly.",
+            relevant_sources=["ferry.md"],
+        )
+    tide, ferry = load_dataset(path)
+    assert tide.chunk_refs[0] == ChunkRef(id="tide#1", source="tide-tables.md")
+    assert tide.labels == Labels(level="chunk", grades={"tide#1": 3, "tide#2": 1})
+    assert ferry.chunk_refs == ()
+    assert ferry.labels == Labels(level="source", grades={"ferry.md": 1})
+    written = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    assert written["context"][0] == CHUNKS[0] | {}
+    assert written["relevant_chunks"] == {"tide#1": 3, "tide#2": 1}
+
+
+def test_the_writer_refuses_a_malformed_label_at_the_line_that_made_it(tmp_path):
+    writer = DatasetWriter(tmp_path / "out.jsonl")
+    with pytest.raises(DatasetError, match=r"out.jsonl:1: relevant_chunks: id 0 must not be blank"):
+        writer.add(query="q?", context=["c"], response="r", relevant_chunks=[" "])
+    writer.abort()
+
+
+def test_a_case_dumps_as_the_dataset_record_that_reads_back_as_it(tmp_path):
+    (case,) = load_dataset(
+        write_jsonl(tmp_path / "d.jsonl", [{**ROW, "relevant_chunks": {"tide#1": 2}}])
+    )
+    dumped = case.model_dump(mode="json")
+    assert dumped["context"] == CHUNKS and dumped["relevant_chunks"] == {"tide#1": 2}
+    (again,) = load_dataset(write_jsonl(tmp_path / "again.jsonl", [dumped]))
+    assert again == case
+    plain = TestCase(id="a", query="q", context=("c",), response="r")
+    assert set(plain.model_dump()) == {
+        "id",
+        "query",
+        "context",
+        "response",
+        "expected_answer",
+        "expected_facts",
+        "tags",
+        "metadata",
+    }
