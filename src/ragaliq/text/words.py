@@ -16,9 +16,11 @@ from ragaliq.text.sentences import split_context, split_sentences
 __all__ = [
     "CALENDAR",
     "CONDITIONAL_NEGATIONS",
+    "IRREGULAR",
     "NEGATIONS",
     "NEGATION_CUES",
     "STOPWORDS",
+    "UNIT_WORDS",
     "calendar_words",
     "content_tokens",
     "content_words",
@@ -28,6 +30,7 @@ __all__ = [
     "names",
     "negated_words",
     "negation_count",
+    "negation_scopes",
     "numbers",
     "split_context",
     "split_sentences",
@@ -76,6 +79,7 @@ _PHRASES = (
         r"|\b(?:at\s+)?no (?:extra |additional )?charge\b|\bcosts? nothing\b",
         "free",
     ),
+    (r"\b(?:take|takes|took|taken|taking)\s+place\b", "happen"),
 )
 """Phrases read as the words a context would more likely use ("half an hour" is 30 minutes)."""
 _PHRASE = re.compile(
@@ -104,6 +108,17 @@ SYNONYMS = (
     "shut close",
     "ambience ambiance atmosphere vibe decor",
     "kid child children",
+    "buy purchase acquire",
+    "ask request",
+    "book reserve",
+    "repair fix mend",
+    "remove detach",
+    "ship deliver dispatch",
+    "leave depart",
+    "work operate function",
+    "stop cease halt",
+    "speak talk",
+    "hire employ recruit",
 )
 """Words that stand for one another (light synonymy): each group reads as its first word."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*")
@@ -142,10 +157,44 @@ def drop_answer_word(text: str) -> str:
     return rest[:1].upper() + rest[1:]
 
 
+IRREGULAR = """
+arise arose arisen | awake awoke awoken | beat beaten | become became | begin began begun |
+bend bent | bleed bled | blow blew blown | break broke broken | breed bred | bring brought |
+build built | burn burnt | buy bought | catch caught | choose chose chosen | cling clung |
+come came | creep crept | deal dealt | dig dug | draw drew drawn | drink drank drunk |
+drive drove driven | eat ate eaten | fall fell fallen | feed fed | fight fought | flee fled |
+fly flew flown | forbid forbade forbidden | forget forgot forgotten | forgive forgave forgiven |
+freeze froze frozen | get got gotten | give gave given | go went gone | grow grew grown |
+hang hung | hear heard | hide hid hidden | hold held | keep kept | kneel knelt | know knew known |
+lay laid | lean leant | learn learnt | lend lent | light lit | lose lost | make made |
+mean meant | meet met | pay paid | prove proven | ride rode ridden | ring rang rung | rise risen |
+run ran | see seen | seek sought | sell sold | send sent | shake shook shaken | shine shone |
+show shown | shrink shrank shrunk | sing sang sung | sink sank sunk | sit sat | sleep slept |
+slide slid | speak spoke spoken | speed sped | spend spent | spin spun | spring sprang sprung |
+stand stood | steal stole stolen | stick stuck | sting stung | strike struck stricken |
+swear swore sworn | sweep swept | swim swam swum | swing swung | take took taken |
+teach taught | tear torn | tell told | think thought | throw threw thrown |
+understand understood | undertake undertook undertaken | wake woke woken | wear wore worn |
+weave wove woven | weep wept | win won | withdraw withdrew withdrawn | write wrote written |
+child children | man men | woman women | foot feet | tooth teeth | mouse mice | goose geese
+"""
+"""Irregular forms, each group read as its first word ("sold" is "sell", "worn" is "wear").
+Forms that are also common words of their own are left out ("left", "found", "saw", "felt",
+"rose", "led", "ground", "bound", "shot")."""
+_IRREGULAR = {
+    form: group.split()[0]
+    for group in IRREGULAR.replace("\n", " ").split("|")
+    for form in group.split()[1:]
+}
+
+
 @lru_cache(maxsize=65536)
 def word_key(word: str) -> str:
-    """How a word is compared: its stem, or the stem of its synonym group's first word."""
-    key = stem(word)
+    """How a word is compared: its stem, or the stem of its synonym group's first word.
+
+    An irregular form is read as its base form first ("sold" as "sell").
+    """
+    key = stem(_IRREGULAR.get(word, word))
     return _SYNONYM_KEYS.get(key, key)
 
 
@@ -292,6 +341,35 @@ def negated_words(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+NEGATION_SCOPE = 3
+"""How many content words after a negation it may govern ("does not need an account")."""
+_CLAUSE_END = re.compile(r"[,;:.!?]")
+
+
+@lru_cache(maxsize=16384)
+def negation_scopes(text: str) -> tuple[tuple[str, ...], ...]:
+    """For each negation of a text, the word keys of the content words it may govern, in order.
+
+    The next :data:`NEGATION_SCOPE` content words in its clause: "does not need an account"
+    gives ``("need", "account")``. Phrases such as ``not only`` negate nothing.
+    """
+    cleaned = _NOT_A_NEGATION.sub(" ", _read_phrases(text))
+    scopes = []
+    for part in _CLAUSE_END.split(cleaned):
+        words = [w.lower().replace("\u2019", "'") for w in _WORD.findall(part)]
+        for i, word in enumerate(words):
+            if word not in NEGATION_CUES and not word.endswith("n't"):
+                continue
+            following = [
+                word_key(w)
+                for w in words[i + 1 :]
+                if w not in STOPWORDS and w not in NEGATION_CUES and not w.endswith("n't")
+            ][:NEGATION_SCOPE]
+            if following:
+                scopes.append(tuple(following))
+    return tuple(scopes)
+
+
 def tokens(text: str) -> list[str]:
     """Every word and number of a text, lower-cased, stopwords kept: for verbatim matching."""
     return [token.lower().replace("\u2019", "'") for token in _WORD.findall(text)]
@@ -421,3 +499,5 @@ _UNIT_KEYS = {
     if spelling[0].isalpha()
 }
 """Unit words, each read as its unit (``V``, ``volt`` and ``volts`` as ``volt``)."""
+UNIT_WORDS = frozenset(_UNIT_KEYS.values())
+"""The word keys of units (``volt``, ``°f``)."""

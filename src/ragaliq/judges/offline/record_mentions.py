@@ -15,7 +15,14 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ragaliq.judges.offline.contrasts import alternative
-from ragaliq.judges.offline.record_fields import NEAR_PREFIX, TOKEN, Field, Key, name_value
+from ragaliq.judges.offline.record_fields import (
+    NEAR_PREFIX,
+    TOKEN,
+    Field,
+    Key,
+    KeyLookup,
+    name_value,
+)
 from ragaliq.judges.offline.schedule import Span
 from ragaliq.text.words import word_key
 
@@ -84,14 +91,22 @@ def clause_tokens(clause: str) -> list[Token]:
     return out
 
 
-def mentions(fields: tuple[Field, ...], tokens: list[Token]) -> list[tuple[Field, Span]]:
-    """The fields the clause names, each with where it names it.
+def mentions(
+    fields: tuple[Field, ...], tokens: list[Token], lookup: KeyLookup | None = None
+) -> tuple[list[tuple[Field, Span]], int]:
+    """The fields the clause names, each with where it names it; and the work it took.
 
     A one-word field inside an object of flags is named with its parent's words ("street
     parking") or beside a sibling ("on the street or in the lot", "casual and romantic"); a longer
-    key is specific enough on its own ("battery backup").
+    key is specific enough on its own ("battery backup"). With ``lookup`` (the fields' keys by
+    their words), only the fields whose keys the clause uses are read.
     """
     spots = _Spots(tokens)
+    visited = len(tokens)
+    if lookup is not None:
+        ids, visited = lookup.find(spots.words, spots.joined)
+        fields = tuple(fields[i] for i in ids)
+    visited += len(fields)
     own = [(f, spot) for f in fields if (spot := spots.find(f.key)) is not None]
     siblings = Counter(id(f.parent) for f, _ in own if f.parent is not None)
     parents: dict[int, bool] = {}
@@ -104,7 +119,7 @@ def mentions(fields: tuple[Field, ...], tokens: list[Token]) -> list[tuple[Field
             if not parents[id(parent)] and siblings[id(parent)] < 2:
                 continue
         out.append((found, spot))
-    return out
+    return out, visited
 
 
 class _Spots:
