@@ -159,6 +159,8 @@ _A_UNIT = re.compile(
 _LONG = re.compile(r"\b(hour|day|week|month|year)[\s-]?long\b", re.I)
 """A length of time said as one word ("a weeklong trip" lasts a week)."""
 _CLOCK = re.compile(r"\s?([ap])\.?\s?m\b\.?", re.I)
+_TEMPERATURE = re.compile(r" ([FC])(?![\w'\u2019-])")
+"""A capital F or C one space after a number: degrees Fahrenheit or Celsius ("350 F")."""
 _AGE = re.compile(r"[\s-]+old\b", re.I)
 _NEXT_WORD = re.compile(r"(?P<gap>\s*-\s*|\s+)(?P<word>[A-Za-z\u00b0%][A-Za-z/]*|%)")
 
@@ -357,8 +359,13 @@ def _from_digits(text: str, match: re.Match[str]) -> tuple[Quantity | None, int]
         elif suffix in UNITS and unit is None:
             unit = UNITS[suffix]
             suffix = ""
+        elif match["suf"] in ("F", "C") and unit is None:
+            unit = UNITS[f"\u00b0{suffix}"]  # "160F": a temperature written short
         else:
             return None, end  # a code or a model name ("4K", "T3", "1990s"), not a figure
+    elif unit is None and (short := _TEMPERATURE.match(text, end)) is not None:
+        unit = UNITS[f"\u00b0{short[1].lower()}"]  # "350 F"
+        end = short.end(1)
     value, unit, end = _after(text, end, value, unit)
     whole, dot, minutes = match["num"].partition(".")
     if unit is not None and unit.dimension == "clock" and dot and len(minutes) == 2:

@@ -484,7 +484,8 @@ _ADDED = re.compile(
     re.IGNORECASE,
 )
 _APPOSITION = re.compile(
-    r"(?<=[A-Za-z0-9)])\s*,\s+(?P<part>(?:a|an)\s+[^,;:()]+?)\s*(?P<end>,|(?=[.!?]?[\"'\u201d)]*$))"
+    r"(?<=[A-Za-z0-9)])\s*,\s+(?P<part>(?:a|an)\s+(?:[^,;:()]|(?<=\d),(?=\d))+?)\s*"
+    r"(?P<end>,(?=\s)|(?=[.!?]?[\"'\u201d)]*$))"
 )
 MAX_APPOSITION_WORDS = 12
 MIN_HEAD_WORDS = 3

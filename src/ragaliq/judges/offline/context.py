@@ -92,6 +92,8 @@ _ACRONYM = re.compile(r"\b(?:[A-Za-z]\.){2,}")
 _PRONOUN_START = re.compile(r"\W*(?:it|they|this|these|he|she)\b", re.IGNORECASE)
 _CAPITALS = re.compile(r"\b[A-Z](?:[A-Z]{1,4}|[a-z]{1,3})\b")
 _DOTTED = re.compile(r"\b[A-Za-z]+(?:\.[A-Za-z]+)+\b")
+_RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+){1,3}\b")
+"""A name of two to four capitalised words, whose initials a claim may write (``LA``)."""
 """A word written with inner full stops (``Ph.D``), to be known without them (``phd``)."""
 NEAR_PREFIX = 5
 """A novel word sharing this many first letters with a context word is a near match."""
@@ -184,6 +186,8 @@ class ContextIndex:
     """Words the context writes in capitals (``CA``, ``NYC``) or short and capitalised (``Ave``,
     ``Rd``), as written: a name the claim writes out (``California``, ``New York City``,
     ``Avenue``, ``Road``)."""
+    acronyms: frozenset[str] = frozenset()
+    """The initials of the names of several words the context writes (``LA`` for Los Angeles)."""
     record_facts: tuple[tuple[int, ...], ...] = ()
     """For each record, the positions of the sentences that read its short fields."""
     work: Work = dataclasses.field(default_factory=lambda: Work(0), compare=False)
@@ -214,6 +218,7 @@ class ContextIndex:
         measures: dict[str, list[Quantity]] = {}
         calendar: set[str] = set()
         initials: set[str] = set()
+        acronyms: set[str] = set()
         record_facts: list[list[int]] = [[] for _ in records]
         fact_texts = [frozenset(record.facts) for record in records]
         opening = 0
@@ -224,6 +229,7 @@ class ContextIndex:
             work.spend(len(read.raw) + 1)
             surface |= read.surface
             initials.update(read.initials)
+            acronyms.update(read.acronyms)
             for quantity in read.quantities:
                 figures.setdefault(quantity.key, []).append(quantity)
                 if quantity.dimension is not None:
@@ -285,6 +291,7 @@ class ContextIndex:
             asked=frozenset(tokens(query)),
             initials=frozenset(initials),
             record_facts=tuple(tuple(found) for found in record_facts),
+            acronyms=frozenset(acronyms),
             work=work,
             _by_letter={letter: tuple(found) for letter, found in by_letter.items()},
         )
@@ -321,8 +328,9 @@ class ContextIndex:
         part of (``new york``). A word is known when the context writes the name's initials
         (``NY``), or a short capitalised word that the name starts with (``Ave``), or that holds
         letters of the name in order from its first (``CA``, ``Rd``, ``Blvd``) with no vowel
-        after the first letter. A record knows the words of its keys too (``wifi`` for
-        ``WiFi``, ``tv`` for ``HasTV``).
+        after the first letter; a short word is known when the context writes a name it is the
+        initials of (``LA`` for "Los Angeles"). A record knows the words of its keys too
+        (``wifi`` for ``WiFi``, ``tv`` for ``HasTV``).
         """
         if (
             self.knows(name)
@@ -337,6 +345,8 @@ class ContextIndex:
             return True
         words = spelt.split()
         if len(words) > 1 and "".join(w[0] for w in words).upper() in self.initials:
+            return True
+        if 2 <= len(name) <= 4 and name.upper() in self.acronyms:
             return True
         shorts = self._by_letter.get(name[:1], ())[:MAX_INITIALS]
         self.work.spend(len(shorts))
@@ -433,6 +443,7 @@ class _Reading:
     raw: tuple[str, ...]
     surface: frozenset[str]
     initials: tuple[str, ...]
+    acronyms: tuple[str, ...]
     quantities: tuple[Quantity, ...]
     negated: frozenset[str]
     calendar: frozenset[str]
@@ -453,6 +464,9 @@ def _read_sentence(text: str) -> _Reading:
         raw=raw,
         surface=frozenset(_surface_words(text, raw)),
         initials=tuple(m for m in _CAPITALS.findall(text) if m.lower() not in STOPWORDS),
+        acronyms=tuple(
+            "".join(word[0] for word in run.split()).upper() for run in _RUN.findall(text)
+        ),
         quantities=found,
         negated=negated_words(text),
         calendar=calendar,

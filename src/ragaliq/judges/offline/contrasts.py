@@ -19,7 +19,7 @@ import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from ragaliq.text.words import STOPWORDS, content_tokens, is_negated, tokens, word_key
+from ragaliq.text.words import CALENDAR, STOPWORDS, content_tokens, is_negated, tokens, word_key
 
 __all__ = [
     "NARROW_WORDS",
@@ -505,12 +505,13 @@ class _Words:
     def runs(self) -> list[tuple[str, ...]]:
         """The runs of capitalised words that are not stopwords (``Orion Labs``), and party words.
 
-        A word for a party (``tenant``) is a run of its own.
+        A word for a party (``tenant``) is a run of its own; a weekday or a month is a date, never
+        a party ("April 1, 1976 by Steve Jobs" says when, not who did what to whom).
         """
         out: list[tuple[str, ...]] = []
         current: list[str] = []
         for word, upper in zip(self.lower, self.capitalised, strict=True):
-            if upper and word not in STOPWORDS and word not in ROLE_WORDS:
+            if upper and word not in STOPWORDS and word not in ROLE_WORDS and word not in CALENDAR:
                 current.append(word)
                 continue
             if current:

@@ -36,6 +36,7 @@ from ragaliq.text.words import (
     negated_words,
     negation_count,
     tokens,
+    word_key,
 )
 
 __all__ = ["FEATURES", "MAX_CLAIM_WORDS", "Analysis", "analyse_claims"]
@@ -225,7 +226,11 @@ def _analyse(claim: str, index: ContextIndex, head: frozenset[str]) -> Analysis:
     evidence = evidence_of(found.best_id, index, word_set)
     claim_names = list(dict.fromkeys(names(text)))
     spelt = _spelt_names(text)
-    novel_names = [name for name in claim_names if not index.knows_name(name, spelt.get(name, ""))]
+    novel_names = [
+        name
+        for name in claim_names
+        if not index.knows_name(name, spelt.get(name, "")) and not _named_place(name, spelt, index)
+    ]
     claim_quantities = quantities(text)
     claim_figures = [q for q in claim_quantities if _is_figure(q, record=bool(index.records))]
     record = _record_findings(text, found, index)
@@ -296,6 +301,27 @@ def _spelt_names(text: str) -> dict[str, str]:
         for word in whole.split():
             spelt.setdefault(word, whole)
     return spelt
+
+
+PLACE_HEADS = frozenset(
+    """
+    county city state province region district river lake mountain mount island bay valley
+    street road avenue square
+    """.split()
+)
+"""Words that say what kind of place a name is: "Tulsa County" names the Tulsa the context
+writes, and the word the context leaves out is no new name (it is a word its evidence must
+state, or the claim is not verifiable)."""
+
+
+def _named_place(name: str, spelt: dict[str, str], index: ContextIndex) -> bool:
+    """Whether a name word is a kind of place after a name the context knows."""
+    whole = spelt.get(name, "").split()
+    return (
+        name in PLACE_HEADS
+        and len(whole) > 1
+        and all(index.knows_name(word, "") for word in whole if word != name)
+    )
 
 
 _SCALE_WORDS = frozenset(
@@ -488,7 +514,8 @@ def _negation_flip(
     one negation more than the other ("does not work without a connection" against "works
     without a connection"). A sentence that starts with a pronoun also holds the words of the
     sentence before it that the claim names in its place ("The R5 works on gravel" against "The
-    R5 handles slopes. It does not work on gravel").
+    R5 handles slopes. It does not work on gravel"). A negation that governs a name ("without
+    Wayne") says who took no part, which a claim about that name in another part does not deny.
     """
     if best is None or len(words) < 0.5 * len(best.words):
         return False
@@ -500,7 +527,8 @@ def _negation_flip(
     claim_negated = negated_words(claim)
     if not is_negated(claim):
         used = content_words(best.text)
-        return any(used.count(word) == 1 for word in best.negated & words)
+        named_keys = {word_key(name) for name in names(best.text)}
+        return any(used.count(word) == 1 for word in (best.negated & words) - named_keys)
     if not best.negated:
         return bool(claim_negated & best.words)
     if len(best.words) > len(words) + 2:

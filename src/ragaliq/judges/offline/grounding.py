@@ -8,8 +8,8 @@ words, with the neighbour that goes on about the same subject (the sentence befo
 starts with a pronoun, the next one when that one does); a name may also come from the first
 sentence of the chunk, which says what the chunk is about ("The Brio K2 kettle ..."). A claim
 about a JSON record rests on all of the record's short fields and keys at once (a record
-describes one thing), and on the free text (a review) whose sentence it is closest to. A word is stated
-there:
+describes one thing), and on the free text (a review) whose sentence it is closest to. A word
+is stated there:
 
 - as the same word key: the same stem, an irregular form of it ("sold" is "sell"), or a word of
   the same group in the paraphrase table (:data:`ragaliq.text.words.SYNONYMS`: "buy" and

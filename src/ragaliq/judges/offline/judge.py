@@ -480,7 +480,8 @@ _LACKS = re.compile(
     r"(?:provide|mention|contain|include|specify|say|state|give|address|discuss|offer|indicate|"
     r"cover|describe|list|tell)|(?:no|not any)\s+(?:specific\s+|further\s+|additional\s+)?"
     r"(?:information|mention|details?|data)|(?:not|isn't|is not|are not|aren't)\s+(?:mentioned|"
-    r"specified|provided|stated|given|included|addressed|discussed|available))\b",
+    r"specified|provided|stated|given|included|addressed|discussed|available))\b"
+    r"|\bnot\b[^.;]{0,40}\b(?:mentioned|specified|listed|stated|given)\s+in\b",
     re.IGNORECASE,
 )
 
