@@ -62,6 +62,17 @@ class EvaluatorDecision(_Model):
     """When inconclusive: roughly how many cases would resolve a drop of ``max_drop``."""
     judge_score: float | None = None
     """The judge's own mean, when accepted claims make ``head`` differ from it."""
+    claims: int | None = None
+    """For a score over claims: the claims the head's cases made (None for another score)."""
+    checked: int | None = None
+    """How many of those the judge could check; the rest are not verifiable offline."""
+
+    @property
+    def coverage(self) -> float | None:
+        """The share of claims checked, shown beside a score over claims."""
+        if self.claims is None or self.checked is None:
+            return None
+        return self.checked / self.claims if self.claims else 1.0
 
 
 class ClaimChange(_Model):

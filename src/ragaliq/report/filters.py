@@ -11,6 +11,9 @@ summary, and a user template that extends them) and the HTML report's:
 ``usd``         ``$0.0123``
 ``plural``      ``1 claim``, ``3 claims``
 ``verdict``     a verdict as people read it: ``not in the context``
+``coverage``    beside a score over claims: ``12 of 40 claims checked`` (empty for another)
+``unchecked``   ``3 new claims could not be checked offline`` (``unchecked(new=False)``: no
+                "new")
 ==============  ===============================================================================
 
 :data:`MARKDOWN_FILTERS` add ``md`` (escape untrusted text), ``shorten`` and ``by_case``;
@@ -28,6 +31,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ragaliq.gate import ClaimChange
+from ragaliq.gate.unchecked import coverage_note, unchecked_headline
 from ragaliq.report._escape import md, shorten_redacted
 from ragaliq.text.counts import plural
 
@@ -40,12 +44,14 @@ __all__ = [
     "CaseGroup",
     "by_case",
     "case_href",
+    "coverage",
     "csp_hash",
     "delta",
     "interval",
     "options",
     "pct",
     "score",
+    "unchecked",
     "usd",
     "verdict_label",
 ]
@@ -141,6 +147,19 @@ def case_href(case_id: str) -> str:
     return "#case=" + quote(case_id, safe="")
 
 
+def coverage(scored: Any) -> str:
+    """``12 of 40 claims checked`` for an evaluator's decision or summary over claims, else ``""``.
+
+    The claims not checked are those the offline judge could not verify, left out of the score.
+    """
+    return coverage_note(getattr(scored, "checked", None), getattr(scored, "claims", None))
+
+
+def unchecked(count: int, new: bool = True) -> str:
+    """``3 new claims could not be checked offline``."""
+    return unchecked_headline(count, new=new)
+
+
 SHARED_FILTERS: dict[str, Callable[..., str]] = {
     "score": score,
     "pct": pct,
@@ -149,6 +168,8 @@ SHARED_FILTERS: dict[str, Callable[..., str]] = {
     "usd": usd,
     "plural": plural,
     "verdict": verdict_label,
+    "coverage": coverage,
+    "unchecked": unchecked,
 }
 """What the Markdown and the HTML templates both show, under the same names."""
 MARKDOWN_FILTERS: dict[str, Callable[..., str | list[CaseGroup]]] = {

@@ -328,9 +328,10 @@ def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdic
             0.5,
             f"it has {len(a.words)} content words, more than the {MAX_CLAIM_WORDS} the offline "
             "judge compares with a context",
+            compared=False,
         )
     if not a.words:
-        return _not_verifiable(a, 0.5, "the claim has no content words to compare")
+        return _not_verifiable(a, 0.5, "the claim has no content words to compare", compared=False)
     p = model.probability(a.features)
     evidence = _evidence(a)
     found = find(a)
@@ -416,16 +417,22 @@ def record_lacks(a: Analysis) -> bool:
     return a.record is not None and bool(a.ungrounded or a.novel_names or a.novel_figures)
 
 
-def _not_verifiable(a: Analysis, p: float, what: str) -> ClaimVerdict:
-    """A claim the judge can neither ground nor fault: NOT_ENOUGH_INFO, flagged as such."""
+def _not_verifiable(a: Analysis, p: float, what: str, *, compared: bool = True) -> ClaimVerdict:
+    """A claim the judge can neither ground nor fault: NOT_ENOUGH_INFO, flagged as such.
+
+    The reason says first what the judge could not ground (the words its evidence does not
+    state), then, when the claim was compared with the context, that nothing faults it either.
+    """
+    fault = (
+        ", and nothing in the context contradicts it (no figure, name, negation or other finding)"
+        if compared
+        else ""
+    )
     return ClaimVerdict(
         text=a.claim,
         verdict=Verdict.NOT_ENOUGH_INFO,
         evidence=_evidence(a),
-        reason=(
-            "Not verifiable offline: nothing in the context contradicts it (no figure, name, "
-            f"negation or other finding), but {what}."
-        ),
+        reason=f"Not verifiable offline: {what}{fault}.",
         confidence=round(p, 3),
         flags=(NOT_VERIFIABLE,),
     )
