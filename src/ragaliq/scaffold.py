@@ -100,11 +100,11 @@ judge:
   # The judge that decides the verdicts. init writes offline, the built-in heuristic judge: no
   # API key, no cost, and the same verdicts on pull requests, on main (the baseline) and on your
   # laptop. It says SUPPORTED only where the context states every word of a claim, and leaves the
-  # claims it cannot check out of the scores (the comment lists them). To judge with Claude (or
-  # cascade: the offline judge settles what it grounds, Claude the rest), add your Anthropic API
-  # key as the repository secret ANTHROPIC_API_KEY and as the Dependabot secret of the same name
-  # (Dependabot's pull requests see only those), switch provider, and let main record the
-  # baseline again. auto uses Claude when ANTHROPIC_API_KEY is set and the offline judge
+  # claims it cannot check out of the scores (the comment lists them). To judge with Claude, or
+  # with the cascade (the offline judge settles what it grounds, Claude the rest), add your
+  # Anthropic API key as the repository secret ANTHROPIC_API_KEY and as the Dependabot secret of
+  # the same name (Dependabot's pull requests see only those), switch provider, and let main
+  # record the baseline again. auto uses Claude when ANTHROPIC_API_KEY is set and the offline judge
   # otherwise, so a run without the key (a laptop, a fork's pull request) would judge differently.
   provider: offline
   model: $model  # the Claude model; the offline judge ignores it

@@ -246,7 +246,17 @@ def test_main_is_judged_faithful(repo):
     assert code == 0, output
     assert decision["new_hallucinations"] == []
     for case in cases_of(repo, "unchanged").values():
-        assert {c.verdict for c in case.claims} == {Verdict.SUPPORTED}, case
+        checked = [c for c in case.claims if c.verifiable]
+        assert {c.verdict for c in checked} == {Verdict.SUPPORTED}, case
+        unchecked = [c for c in case.claims if not c.verifiable]
+        if case.id == "offer":
+            # "during the spring offer" takes "spring" from the sentence before: not checked.
+            assert [c.text for c in unchecked] == [
+                "The Tallis R5 costs $899, or $799 during the spring offer."
+            ]
+            assert 'does not state "spring"' in unchecked[0].reason
+        else:
+            assert not unchecked, case
 
 
 def test_a_faithful_rewording_passes_and_no_reason_is_untrue(repo):

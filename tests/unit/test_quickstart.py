@@ -59,11 +59,12 @@ def test_gating_the_example_change_is_what_the_quick_start_says(tmp_path):
     code, output = gate(tmp_path, QUICKSTART / "ragaliq.yaml")
     assert code == 0, output
     assert "2 newly hallucinated claims, 1 fixed" in output
-    assert "1 claim not verifiable offline" in output
+    assert "2 new claims could not be checked offline" in output
     comment = (tmp_path / "comment.md").read_text("utf-8")
     assert "Newly hallucinated claims (2)" in comment
-    assert "1 claim not verifiable offline, not counted as hallucinated" in comment
+    assert "2 new claims could not be checked offline: left out of the scores" in comment
     assert "the owner gets an email reminder" in comment
+    assert 'does not state "owner", "email", "reminder"' in comment
     strict = tmp_path / "ragaliq.yaml"
     text = (QUICKSTART / "ragaliq.yaml").read_text(encoding="utf-8")
     strict.write_text(

@@ -113,7 +113,6 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
             f"{len(decision.fixed_hallucinations)} fixed, "
             f"{plural(len(decision.regressed_cases), 'regressed case score')}, {errors}"
         )
-    lines += _unchecked_lines(decision)
     for change in listed[:10]:
         lines.append(
             f"  {label} {one_line(change.case_id)}: {one_line(change.claim)} "
@@ -121,6 +120,7 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
         )
     if len(listed) > 10:
         lines.append(f"  ... and {len(listed) - 10} more")
+    lines += _unchecked_lines(decision)
     if decision.lost_facts or decision.irrelevant_chunks:
         lines.append(
             f"retrieval: {plural(len(decision.lost_facts), 'needed fact')} lost since the "

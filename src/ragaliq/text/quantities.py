@@ -156,6 +156,11 @@ _A_UNIT = re.compile(
     r"most|to)\s+(?P<a>an?)\s+(?P<unit>[a-z]+)\b",
     re.I,
 )
+_FIGURE_HINT = re.compile(
+    rf"\d|{_NUMBER_WORD}|hour|min|second|day|week|month|year|decade|centur|half|quarter",
+    re.I,
+)
+"""A quick test for a text with no figure at all (no digit, number word or unit of time)."""
 _LONG = re.compile(r"\b(hour|day|week|month|year)[\s-]?long\b", re.I)
 """A length of time said as one word ("a weeklong trip" lasts a week)."""
 _CLOCK = re.compile(r"\s?([ap])\.?\s?m\b\.?", re.I)
@@ -243,6 +248,8 @@ def quantities(text: str) -> tuple[Quantity, ...]:
 
     Cached: a context's sentences are read again for every claim and every response.
     """
+    if not _FIGURE_HINT.search(text):
+        return ()
     found: list[Quantity] = []
     starts: list[int] = []
     ends: list[int] = []  # the spans taken, in order, none overlapping

@@ -15,8 +15,9 @@ A response is read as Markdown-ish text, block by block:
   clause (``, which ...``, ``, who ...``, ``, where ...``), an inclusion or an addition (``,
   including ...``, ``, such as ...``, ``, plus ...``, ``, and also ...``, ``... as well as ...``,
   ``... along with ...``), a participle that adds a consequence (``, making ...``, ``, giving
-  ...``) and an apposition after a name (``Acme, a maker of bikes, ...``). Such a claim starts
-  with :data:`CONTINUATION` ("… including a bag."): it goes on from the claim before it.
+  ...``) and an apposition after a name that ends a sentence (``..., a maker of bikes.``). Such a
+  claim starts with :data:`CONTINUATION` ("… including a bag."): it goes on from the claim
+  before it.
 
 The context of a case is read the same way, except that code and headings are kept as text and
 sentences are not split into clauses (:func:`split_context`).
@@ -529,20 +530,20 @@ def split_added(clause: str) -> list[str]:
 
 
 def _split_apposition(clause: str) -> tuple[str, str | None]:
-    """The clause without an apposition after a name, and the apposition.
+    """The clause without the apposition after a name that ends it, and the apposition.
 
-    "Acme, a maker of bikes, hired her" is "Acme hired her" and "a maker of bikes"; a clause
-    with no such apposition is returned with None.
+    "She joined Acme, a maker of bikes." is "She joined Acme." and "a maker of bikes"; a clause
+    with no such apposition is returned with None. An apposition inside a clause ("Acme, a maker
+    of bikes, hired her") stays where it is: the claim must read as the response writes it.
     """
     for match in _APPOSITION.finditer(clause):
         before = clause[: match.start()].split()
-        if len(before) < 2 or not before[-1][:1].isupper():
+        if match["end"] == "," or len(before) < 2 or not before[-1][:1].isupper():
             continue  # after a name, not after the first word of the sentence
         part = match["part"]
         if len(part.split()) > MAX_APPOSITION_WORDS:
             continue
-        rest = clause[match.end() :]
-        head = clause[: match.start()] + (" " + rest.lstrip() if match["end"] == "," else rest)
+        head = clause[: match.start()] + clause[match.end() :]
         if len(_TOKEN.findall(head)) < MIN_HEAD_WORDS:
             continue
         return head, part

@@ -15,6 +15,7 @@ from ragaliq.text.sentences import split_context, split_sentences
 
 __all__ = [
     "CALENDAR",
+    "CALENDAR_HINT",
     "CONDITIONAL_NEGATIONS",
     "IRREGULAR",
     "NEGATIONS",
@@ -326,6 +327,8 @@ def negated_words(text: str) -> frozenset[str]:
     ``Monthly plans are not refundable`` negates ``refundabl``; ``need not worry`` negates
     ``worry``. Phrases such as ``not only`` or ``no doubt`` negate nothing.
     """
+    if not _NEGATION_HINT.search(text):
+        return frozenset()
     cleaned = _NOT_A_NEGATION.sub(" ", _read_phrases(text))
     words = [w.lower().replace("\u2019", "'") for w in _WORD.findall(cleaned)]
     found: set[str] = set()
@@ -341,6 +344,12 @@ def negated_words(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+_NEGATION_HINT = re.compile(
+    r"\b(?:not?|never|none|nobody|nothing|neither|nor|cannot|without|unless)\b|n['\u2019]t\b",
+    re.IGNORECASE,
+)
+"""A quick test for a text with no negation at all (most sentences), before reading it word
+by word."""
 NEGATION_SCOPE = 3
 """How many content words after a negation it may govern ("does not need an account")."""
 _CLAUSE_END = re.compile(r"[,;:.!?]")
@@ -353,6 +362,8 @@ def negation_scopes(text: str) -> tuple[tuple[str, ...], ...]:
     The next :data:`NEGATION_SCOPE` content words in its clause: "does not need an account"
     gives ``("need", "account")``. Phrases such as ``not only`` negate nothing.
     """
+    if not _NEGATION_HINT.search(text):
+        return ()
     cleaned = _NOT_A_NEGATION.sub(" ", _read_phrases(text))
     scopes = []
     for part in _CLAUSE_END.split(cleaned):
@@ -419,6 +430,10 @@ CALENDAR = {
 _CALENDAR_WORD = re.compile(
     r"(?<![\w'])(" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")\b\.?", re.I
 )
+CALENDAR_HINT = re.compile(
+    r"(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I
+)
+"""A quick test for a text that names no weekday or month at all, before the full pattern."""
 _CALENDAR_BEFORE_DASH = re.compile(
     r"(?<![\w'])(?:" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")\.?-$", re.I
 )
@@ -432,6 +447,8 @@ def calendar_words(text: str) -> list[tuple[str, str]]:
     An abbreviation counts when capitalised (``Sat``, not "sat"); "May" not at the start of a
     sentence ("May I ..." asks).
     """
+    if not CALENDAR_HINT.search(text):
+        return []
     found = []
     for match in _CALENDAR_WORD.finditer(text):
         if not _after_calendar_dash(text, match.start()):

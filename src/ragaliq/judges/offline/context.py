@@ -26,6 +26,7 @@ from ragaliq.judges.offline.work import Work
 from ragaliq.text.quantities import Quantity, quantities
 from ragaliq.text.words import (
     CALENDAR,
+    CALENDAR_HINT,
     NEGATIONS,
     STOPWORDS,
     calendar_words,
@@ -178,7 +179,8 @@ class ContextIndex:
     counts: dict[str, frozenset[str]]
     """What the context counts, and by which numbers (``child``: ``2``, ``3``)."""
     postings: dict[str, tuple[int, ...]]
-    """Content word to the sentences holding it, in order."""
+    """Content word to the sentences holding it, in order; a sentence the context repeats
+    word for word is listed where it first occurs."""
     records: tuple[Record, ...]
     asked: frozenset[str]
     """Words of the query: a name the question uses is not an invention of the answer."""
@@ -221,6 +223,7 @@ class ContextIndex:
         acronyms: set[str] = set()
         record_facts: list[list[int]] = [[] for _ in records]
         fact_texts = [frozenset(record.facts) for record in records]
+        first_seen: dict[str, int] = {}
         opening = 0
         for position, (text, read) in enumerate(zip(texts, readings, strict=True)):
             owner = owners[position]
@@ -235,8 +238,10 @@ class ContextIndex:
                 if quantity.dimension is not None:
                     measures.setdefault(quantity.dimension, []).append(quantity)
             calendar |= read.days
-            for word in read.words:
-                postings.setdefault(word, []).append(position)
+            if text not in first_seen:  # a sentence said again is no new evidence to look up
+                first_seen[text] = position
+                for word in read.words:
+                    postings.setdefault(word, []).append(position)
             if position in openings:
                 opening = position
             following = readings[position + 1] if position + 1 < len(readings) else None
@@ -402,6 +407,8 @@ _IMPLIED_DAYS = (
 )
 
 
+_DAYS_HINT = re.compile(rf"{CALENDAR_HINT.pattern}|week|dai|day|24/7|clock", re.I)
+"""A quick test for a text that names or implies no day or month at all."""
 _DAY_ORDER = (
     "monday tuesday wednesday thursday friday saturday sunday".split(),
     "january february march april may june july august september october november december".split(),
@@ -419,6 +426,8 @@ def _implied_days(text: str) -> frozenset[str]:
 
     "Monday to Friday" names Tuesday too, "weekdays" names Monday, "daily" every day.
     """
+    if not _DAYS_HINT.search(text):
+        return frozenset()
     days: set[str] = set()
     for pattern, named in _IMPLIED_DAYS:
         if pattern.search(text):

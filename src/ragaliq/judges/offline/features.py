@@ -361,10 +361,13 @@ def _cooccurrence(
     links = list(itertools.pairwise(known))
     if not links:
         return best_cov
-    sentences = [index.sentences[i].words for i in found.candidates]
-    index.work.spend(len(links) * len(sentences))
+    holders: dict[str, set[int]] = {}
+    for i, shared in found.overlaps.items():
+        for word in shared:
+            holders.setdefault(word, set()).add(i)
+    index.work.spend(len(links) + sum(len(shared) for shared in found.overlaps.values()))
     return sum(
-        a == b or any(a in words and b in words for words in sentences) for a, b in links
+        a == b or not holders.get(a, set()).isdisjoint(holders.get(b, ())) for a, b in links
     ) / len(links)
 
 
@@ -379,31 +382,26 @@ def _longest_run(state: list[int], kind: int) -> int:
 def _ngram_shares(
     words: list[str], text: str, found: _Found, index: ContextIndex, best_cov: float
 ) -> tuple[float, float]:
-    """The shares of the claim's word pairs in the context, and of its word triples.
+    """The shares of the claim's word pairs, and of its word triples as written, near it.
 
-    The word triples are as written, in the sentences that hold half of the claim's words.
-    A pair is two words at most :data:`~.context.PAIR_WINDOW` apart in one sentence, in either
-    order; the candidate sentences are every sentence holding one of the claim's words (up to
-    the cap).
+    Near it: in the context sentences that hold half of its words, or else the closest one. A
+    pair is two words at most :data:`~.context.PAIR_WINDOW` apart in one sentence, in either
+    order.
     """
+    close = found.close or ((found.best,) if found.best is not None else ())
+    for sentence in close:
+        index.work.spend(len(sentence.raw))
     bigrams = list(itertools.pairwise(words))
     if bigrams:
-        pairs: set[tuple[str, str]] = set()
-        for i in found.candidates:
-            sequence = index.sentences[i].sequence
-            index.work.spend(len(sequence))
-            pairs |= _pairs(sequence)
-        bigram_share = sum(pair in pairs for pair in bigrams) / len(bigrams)
+        pairs = [_pairs(sentence.sequence) for sentence in close]
+        bigram_share = sum(any(p in held for held in pairs) for p in bigrams) / len(bigrams)
     else:
         bigram_share = best_cov
     raw = tokens(text)
     trigrams = list(zip(raw, raw[1:], raw[2:], strict=False))
     if trigrams:
-        grams: set[tuple[str, str, str]] = set()
-        for sentence in found.close or ((found.best,) if found.best is not None else ()):
-            index.work.spend(len(sentence.raw))
-            grams |= _trigrams(sentence.raw)
-        trigram_share = sum(gram in grams for gram in trigrams) / len(trigrams)
+        grams = [_trigrams(sentence.raw) for sentence in close]
+        trigram_share = sum(any(g in held for held in grams) for g in trigrams) / len(trigrams)
     else:
         trigram_share = best_cov
     return bigram_share, trigram_share
@@ -447,7 +445,7 @@ def _record_findings(text: str, found_in: _Found, index: ContextIndex) -> Record
         return None
     records = index.records
     if len(records) > MAX_RECORDS:
-        owners = {index.sentences[i].record for i in found_in.candidates}
+        owners = {index.sentences[i].record for i in found_in.overlaps}
         records = tuple(r for k, r in enumerate(records) if k in owners)
     findings = RecordFindings()
     for record in records:
@@ -550,10 +548,11 @@ class _Found:
     cover2: float
     cover3: float
     close: tuple[Sentence, ...]
-    candidates: tuple[int, ...]
+    overlaps: dict[int, frozenset[str]]
+    """For each candidate sentence, the claim's words it holds."""
 
 
-_NOTHING = _Found(None, None, 0.0, 0.0, 0.0, (), ())
+_NOTHING = _Found(None, None, 0.0, 0.0, 0.0, (), {})
 
 
 def _best_sentences(words: frozenset[str], index: ContextIndex) -> _Found:
@@ -572,7 +571,8 @@ def _best_sentences(words: frozenset[str], index: ContextIndex) -> _Found:
         return _NOTHING
     sentences = index.sentences
     index.work.spend(3 * len(candidates) * len(words))
-    overlap = {i: len(words & sentences[i].words) for i in candidates}
+    overlaps = {i: words & sentences[i].words for i in candidates}
+    overlap = {i: len(shared) for i, shared in overlaps.items()}
     ranked = sorted(
         (i for i in overlap if 2 * overlap[i] >= len(words)), key=lambda i: (-overlap[i], i)
     )
@@ -597,5 +597,5 @@ def _best_sentences(words: frozenset[str], index: ContextIndex) -> _Found:
         cover2=shares[0],
         cover3=shares[1],
         close=close,
-        candidates=tuple(candidates),
+        overlaps=overlaps,
     )

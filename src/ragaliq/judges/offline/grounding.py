@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 from ragaliq.judges.offline.context import GENERIC, ContextIndex, Sentence
 from ragaliq.text.quantities import Quantity
@@ -158,6 +159,7 @@ three letters: "vote" and "vot")."""
 _DOUBLED = re.compile(r"([bdfglmnprtz])\1$")
 
 
+@lru_cache(maxsize=65536)
 def root(key: str) -> str:
     """A word key without the suffix that derives it, and without a doubled last consonant.
 
@@ -181,7 +183,7 @@ MAX_TEXT_SENTENCES = 32
 """The most sentences of one free-text field of a record (a review) a claim is grounded in."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class Evidence:
     """The context a claim rests on: its closest sentence and the neighbours on its subject."""
 
@@ -191,9 +193,22 @@ class Evidence:
     """The first sentence of the chunk, for names."""
     record: bool
     words: frozenset[str]
-    roots: frozenset[str]
-    surface: frozenset[str]
-    days: frozenset[str]
+    """The word keys of its sentences (and of its record's keys)."""
+
+    @cached_property
+    def roots(self) -> frozenset[str]:
+        """The roots of its words (:func:`root`), read only when a word is not found as is."""
+        return frozenset(root(w) for w in self.words)
+
+    @cached_property
+    def surface(self) -> frozenset[str]:
+        """Its tokens as written, lower case, hyphens dropped and hyphenated pieces kept."""
+        return frozenset().union(*(_surface(s.raw) for s in self.sentences))
+
+    @cached_property
+    def days(self) -> frozenset[str]:
+        """The weekdays and months its sentences name or imply."""
+        return frozenset().union(*(s.days for s in self.sentences))
 
     @property
     def quantities(self) -> Iterable[Quantity]:
@@ -201,7 +216,14 @@ class Evidence:
             yield from sentence.quantities
 
 
-NEIGHBOUR_SHARE = 0.5
+@lru_cache(maxsize=16384)
+def _surface(raw: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(
+        piece.removesuffix("'s") for w in raw for piece in (w.replace("-", ""), *w.split("-"))
+    )
+
+
+NEIGHBOUR_SHARE = 0.4
 """Share of a claim's words a neighbouring sentence must hold to be about the same subject."""
 
 
@@ -238,22 +260,12 @@ def evidence_of(
             facts = (*facts, *(i for i in text if sentences[i].opening == sentence.opening))
         index.work.spend(len(facts))
         found += [sentences[i] for i in facts if sentences[i] not in found]
-    words = frozenset().union(*(s.words for s in found)) | keys
-    surface = frozenset(
-        piece.removesuffix("'s")
-        for s in found
-        for w in s.raw
-        for piece in (w.replace("-", ""), *w.split("-"))
-    )
     topic = sentences[sentence.opening] if sentence.opening != best else None
     return Evidence(
         sentences=tuple(found),
         topic=topic,
         record=sentence.record is not None,
-        words=words,
-        roots=frozenset(root(w) for w in words),
-        surface=surface,
-        days=frozenset().union(*(s.days for s in found)),
+        words=frozenset().union(*(s.words for s in found)) | keys,
     )
 
 
