@@ -428,8 +428,10 @@ CALENDAR = {
 }  # fmt: skip
 """Weekdays and months, and their abbreviations, each read as the full name: dates, not names."""
 _CALENDAR_WORD = re.compile(
-    r"(?<![\w'])(" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")\b\.?", re.I
+    r"(?<![\w'])(" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")(?:(?<=day)s)?\b\.?",
+    re.I,
 )
+"""A weekday or month, or a weekday in the plural ("closed on Mondays")."""
 CALENDAR_HINT = re.compile(
     r"(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I
 )
@@ -516,5 +518,14 @@ _UNIT_KEYS = {
     if spelling[0].isalpha()
 }
 """Unit words, each read as its unit (``V``, ``volt`` and ``volts`` as ``volt``)."""
-UNIT_WORDS = frozenset(_UNIT_KEYS.values())
-"""The word keys of units (``volt``, ``°f``)."""
+
+
+def _unit_words() -> dict[str, frozenset[str]]:
+    found: dict[str, set[str]] = {}
+    for spelling, key in _UNIT_KEYS.items():
+        found.setdefault(UNITS[spelling].dimension, set()).add(key)
+    return {dimension: frozenset(keys) for dimension, keys in found.items()}
+
+
+UNIT_WORDS = _unit_words()
+"""The word keys of units (``volt``, ``°f``), by what they measure (``power``, ``temperature``)."""

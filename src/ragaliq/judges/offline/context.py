@@ -47,6 +47,7 @@ __all__ = [
     "Count",
     "Sentence",
     "counts_of",
+    "implied_days",
 ]
 
 PAIR_WINDOW = 3
@@ -426,21 +427,30 @@ def _implied_days(text: str) -> frozenset[str]:
 
     "Monday to Friday" names Tuesday too, "weekdays" names Monday, "daily" every day.
     """
+    return frozenset(day for day, _ in implied_days(text))
+
+
+def implied_days(text: str) -> list[tuple[str, str]]:
+    """The weekdays and months a text names by a span or a word for several, in order.
+
+    Each comes with the words that name it ("daily", "Monday to Friday").
+    """
     if not _DAYS_HINT.search(text):
-        return frozenset()
-    days: set[str] = set()
+        return []
+    days: dict[str, str] = {}
     for pattern, named in _IMPLIED_DAYS:
-        if pattern.search(text):
-            days |= named
+        for match in pattern.finditer(text):
+            for day in sorted(named):
+                days.setdefault(day, match.group(0))
     for match in _SPAN.finditer(text):
         first, last = CALENDAR[match[1].lower()], CALENDAR[match[2].lower()]
         for order in _DAY_ORDER:
             if first in order and last in order:
                 k = order.index(first)
                 while order[k] != last:
-                    days.add(order[k])
+                    days.setdefault(order[k], match.group(0))
                     k = (k + 1) % len(order)
-    return frozenset(days)
+    return list(days.items())
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ragaliq.judges.offline.context import PAIR_WINDOW, ContextIndex, Count, Sentence, counts_of
+from ragaliq.judges.offline.context import (
+    PAIR_WINDOW,
+    ContextIndex,
+    Count,
+    Sentence,
+    counts_of,
+    implied_days,
+)
 from ragaliq.judges.offline.grounding import Evidence, evidence_of, ungrounded
 from ragaliq.judges.offline.records import RecordFindings
 from ragaliq.text.quantities import Quantity, quantities
@@ -123,6 +130,9 @@ class Analysis:
     miscounts: list[tuple[Count, Count]] = field(default_factory=list)
     """Things the claim counts otherwise than the closest sentence, which the context never
     counts so: the claim's count and the sentence's ("three children", "two children")."""
+    days: list[tuple[str, str]] = field(default_factory=list)
+    """The weekdays and months the claim names or implies, each with the words that say it
+    ("Monday", "daily", "Monday to Sunday")."""
     evidence: Evidence | None = None
     """The closest sentence with its neighbours on the same subject (:mod:`.grounding`)."""
     ungrounded: list[str] = field(default_factory=list)
@@ -179,6 +189,13 @@ class _Overlap:
     trigram_share: float
     longest_novel_run: int
     names_found: int
+
+
+def _days(text: str) -> list[tuple[str, str]]:
+    """The weekdays and months a claim names, then those it implies, each with its words."""
+    named = calendar_words(text)
+    said = {full for full, _ in named}
+    return named + [(day, words) for day, words in implied_days(text) if day not in said]
 
 
 def _too_long(claim: str, text: str, words: frozenset[str]) -> Analysis:
@@ -255,6 +272,7 @@ def _analyse(claim: str, index: ContextIndex, head: frozenset[str]) -> Analysis:
         novel_dates=[
             (full, written) for full, written in calendar_words(text) if full not in index.calendar
         ],
+        days=_days(text),
         negation_flip=_negation_flip(text, word_set, best, best_cov),
         record=record,
         hours=any(record.weeks for record in index.records),

@@ -292,8 +292,8 @@ def ungrounded(
             continue
         if any(figure.stated_by(other) for other in evidence.quantities):
             stated.update(content_words(figure.written))
-            if figure.dimension is not None:
-                stated |= UNIT_WORDS  # "350 degrees Fahrenheit" where it says "350°F"
+            if figure.dimension is not None:  # "350 degrees Fahrenheit" where it says "350°F"
+                stated |= UNIT_WORDS.get(figure.dimension, frozenset())
     named = set(names)
     topic = evidence.topic.words if evidence.topic is not None else frozenset()
     free = MAY_GO_UNGROUNDED_IN_RECORDS if evidence.record else MAY_GO_UNGROUNDED
