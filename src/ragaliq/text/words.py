@@ -18,6 +18,7 @@ __all__ = [
     "CALENDAR_HINT",
     "CONDITIONAL_NEGATIONS",
     "IRREGULAR",
+    "IRREGULAR_FORMS",
     "NEGATIONS",
     "NEGATION_CUES",
     "STOPWORDS",
@@ -182,11 +183,12 @@ child children | man men | woman women | foot feet | tooth teeth | mouse mice | 
 """Irregular forms, each group read as its first word ("sold" is "sell", "worn" is "wear").
 Forms that are also common words of their own are left out ("left", "found", "saw", "felt",
 "rose", "led", "ground", "bound", "shot")."""
-_IRREGULAR = {
+IRREGULAR_FORMS = {
     form: group.split()[0]
     for group in IRREGULAR.replace("\n", " ").split("|")
     for form in group.split()[1:]
 }
+"""Each irregular form, to its base form ("sold" to "sell")."""
 
 
 @lru_cache(maxsize=65536)
@@ -195,7 +197,7 @@ def word_key(word: str) -> str:
 
     An irregular form is read as its base form first ("sold" as "sell").
     """
-    key = stem(_IRREGULAR.get(word, word))
+    key = stem(IRREGULAR_FORMS.get(word, word))
     return _SYNONYM_KEYS.get(key, key)
 
 

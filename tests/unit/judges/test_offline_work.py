@@ -56,7 +56,7 @@ async def work_of(case: TestCase, claims: list[str]) -> tuple[int, tuple[Verdict
     return judge.work_spent, tuple(v.verdict for v in result.verdicts)
 
 
-async def test_doubling_a_case_whose_sentences_all_share_the_claims_words_at_most_doubles_the_work():
+async def test_doubling_a_case_whose_sentences_all_share_a_claims_words_at_most_doubles_work():
     single, verdicts = await work_of(*shared_words_case(DISTRICTS))
     doubled, doubled_verdicts = await work_of(*shared_words_case(2 * DISTRICTS))
     assert set(verdicts) == set(doubled_verdicts) == {Verdict.SUPPORTED}  # judged, not skipped

@@ -37,7 +37,13 @@ from functools import cached_property, lru_cache
 
 from ragaliq.judges.offline.context import GENERIC, ContextIndex, Sentence
 from ragaliq.text.quantities import Quantity
-from ragaliq.text.words import UNIT_WORDS, content_words, negation_scopes, word_key
+from ragaliq.text.words import (
+    IRREGULAR_FORMS,
+    UNIT_WORDS,
+    content_words,
+    negation_scopes,
+    word_key,
+)
 
 __all__ = [
     "MAY_GO_UNGROUNDED",
@@ -85,29 +91,31 @@ suggests suggested announce announces announced
 """Words about the sources or the exchange ("the passage says", "the article reports")."""
 
 
-def _inflections(word: str) -> set[str]:
-    """The word keys of a word's regular inflections (``apply``, ``applies``, ``applied``)."""
-    forms = {word, f"{word}s", f"{word}es", f"{word}ed", f"{word}d", f"{word}ing"}
-    if word.endswith("e"):
-        forms.add(f"{word[:-1]}ing")
-    if word.endswith("y"):
-        forms |= {f"{word[:-1]}ies", f"{word[:-1]}ied"}
-    return {word_key(form) for form in forms}
+def _inflections(words: str) -> frozenset[str]:
+    """The words and their inflections as written (``apply``, ``applies``, ``applied``).
+
+    Compared as written, not by stem: "mainly" may go ungrounded, "main" may not.
+    """
+    forms: set[str] = set()
+    for word in words.split():
+        forms |= {word, f"{word}s", f"{word}es", f"{word}ed", f"{word}d", f"{word}ing"}
+        if word.endswith("e"):
+            forms |= {f"{word[:-1]}ing", f"{word[:-1]}ed"}
+        if word.endswith("y"):
+            forms |= {f"{word[:-1]}ies", f"{word[:-1]}ied"}
+        forms |= {form for form, base in IRREGULAR_FORMS.items() if base == word}
+    return frozenset(forms)
 
 
-MAY_GO_UNGROUNDED = frozenset(
-    key
-    for word in (
-        f"{_GENERIC_VERBS} {_GENERIC_AGENTS} {_HEDGES} {_SEQUENCE} {_FILLERS} {_ADVICE} "
-        f"{_REPORTING} {_META} {' '.join(GENERIC)}"
-    ).split()
-    for key in _inflections(word)
+MAY_GO_UNGROUNDED = (
+    _inflections(f"{_GENERIC_VERBS} {_GENERIC_AGENTS} {_REPORTING} {_META} {_ADVICE} {_SEQUENCE}")
+    | frozenset(f"{_HEDGES} {_FILLERS}".split())
+    | GENERIC
 )
-"""Content words a claim may use that its evidence does not state (as word keys)."""
-MAY_GO_UNGROUNDED_IN_RECORDS = MAY_GO_UNGROUNDED | frozenset(
-    key for word in _RECORD_WORDS.split() for key in _inflections(word)
-)
+"""Words a claim may use that its evidence does not state, as written (lower case)."""
+MAY_GO_UNGROUNDED_IN_RECORDS = MAY_GO_UNGROUNDED | _inflections(_RECORD_WORDS)
 """The same for a claim about a JSON record, with the words for the record's structure."""
+_FREE_KEYS = frozenset(word_key(word) for word in MAY_GO_UNGROUNDED)
 
 _DERIVATIONS = (
     "ibility",
@@ -304,7 +312,7 @@ def ungrounded(
             continue  # a pronoun ("one of the ...") more often than a count
         if (
             key in evidence.words
-            or key in free
+            or lower in free
             or key in stated
             or key in evidence.days
             or lower.replace("-", "") in evidence.surface
@@ -332,7 +340,7 @@ def polarity_gap(text: str, words: frozenset[str], evidence: Evidence | None) ->
     claimed = negation_scopes(text)
     if any(not governed.intersection(scope) for scope in claimed):
         return "the context sentence it rests on does not deny what the claim denies"
-    firsts = {next((w for w in scope if w not in MAY_GO_UNGROUNDED), None) for scope in denied}
+    firsts = {next((w for w in scope if w not in _FREE_KEYS), None) for scope in denied}
     asserted = (words & firsts) - {w for scope in claimed for w in scope}
     if asserted:
         return "the context sentence it rests on denies what the claim asserts"
