@@ -417,7 +417,8 @@ def test_claims_not_verifiable_offline_are_counted_and_listed_apart_from_halluci
     ) in text
     block = text.split("not counted as hallucinated</summary>", 1)[1].split("</details>", 1)[0]
     assert "The owner gets an email reminder." in block
-    assert "  - why: Not verifiable offline: the context sentence it rests on does not state" in block
+    why = "  - why: Not verifiable offline: the context sentence it rests on does not state"
+    assert why in block
     assert "`judge.provider: cascade`" in block and "`gate.fail_on_unchecked_claims: true`" in block
     assert "The owner gets an email reminder." not in text.split("<summary>🔍", 1)[0]
     summary = render_summary(decision, report=realistic_report())
