@@ -15,7 +15,7 @@ from ragaliq.text.sentences import split_context, split_sentences
 
 __all__ = [
     "CALENDAR",
-    "CALENDAR_HINT",
+    "CALENDAR_HINTS",
     "CONDITIONAL_NEGATIONS",
     "IRREGULAR",
     "IRREGULAR_FORMS",
@@ -434,10 +434,11 @@ _CALENDAR_WORD = re.compile(
     re.I,
 )
 """A weekday or month, or a weekday in the plural ("closed on Mondays")."""
-CALENDAR_HINT = re.compile(
-    r"(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I
+CALENDAR_HINTS = tuple(
+    "mon tue wed thu fri sat sun jan feb mar apr may jun jul aug sep oct nov dec".split()
 )
-"""A quick test for a text that names no weekday or month at all, before the full pattern."""
+"""The first letters of every weekday and month, lower case: a text without any of them names
+none (a quick test before the full pattern)."""
 _CALENDAR_BEFORE_DASH = re.compile(
     r"(?<![\w'])(?:" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")\.?-$", re.I
 )
@@ -451,7 +452,8 @@ def calendar_words(text: str) -> list[tuple[str, str]]:
     An abbreviation counts when capitalised (``Sat``, not "sat"); "May" not at the start of a
     sentence ("May I ..." asks).
     """
-    if not CALENDAR_HINT.search(text):
+    lower = text.lower()
+    if not any(hint in lower for hint in CALENDAR_HINTS):
         return []
     found = []
     for match in _CALENDAR_WORD.finditer(text):

@@ -26,7 +26,7 @@ from ragaliq.judges.offline.work import Work
 from ragaliq.text.quantities import Quantity, quantities
 from ragaliq.text.words import (
     CALENDAR,
-    CALENDAR_HINT,
+    CALENDAR_HINTS,
     NEGATIONS,
     STOPWORDS,
     calendar_words,
@@ -408,8 +408,8 @@ _IMPLIED_DAYS = (
 )
 
 
-_DAYS_HINT = re.compile(rf"{CALENDAR_HINT.pattern}|week|dai|day|24/7|clock", re.I)
-"""A quick test for a text that names or implies no day or month at all."""
+_DAYS_HINTS = (*CALENDAR_HINTS, "day", "week", "dai", "24/7", "clock")
+"""Words a text names or implies a day or a month with, lower case (a quick test)."""
 _DAY_ORDER = (
     "monday tuesday wednesday thursday friday saturday sunday".split(),
     "january february march april may june july august september october november december".split(),
@@ -435,7 +435,8 @@ def implied_days(text: str) -> list[tuple[str, str]]:
 
     Each comes with the words that name it ("daily", "Monday to Friday").
     """
-    if not _DAYS_HINT.search(text):
+    lower = text.lower()
+    if not any(hint in lower for hint in _DAYS_HINTS):
         return []
     days: dict[str, str] = {}
     for pattern, named in _IMPLIED_DAYS:
