@@ -159,9 +159,11 @@ def table(probes: Sequence[Probe], outcomes: Sequence[Outcome], half: str) -> tu
     alarm_rate = alarms / faithful if faithful else 0.0
     catch_rate = caught / unfaithful if unfaithful else 0.0
     met = alarm_rate <= MAX_FALSE_ALARMS and catch_rate >= MIN_CATCHES
+    unchecked = totals[(True, "not verifiable")] / faithful if faithful else 0.0
     lines.append(
         f"{half}: false_alarms={alarm_rate:.3f} (bar <= {MAX_FALSE_ALARMS}) "
-        f"catches={catch_rate:.3f} (bar >= {MIN_CATCHES}) -> {'met' if met else 'NOT met'}"
+        f"catches={catch_rate:.3f} (bar >= {MIN_CATCHES}) -> {'met' if met else 'NOT met'}; "
+        f"faithful claims not verifiable offline={unchecked:.3f}"
     )
     return "\n".join(lines), met
 

@@ -48,6 +48,7 @@ __all__ = [
     "Sentence",
     "counts_of",
     "implied_days",
+    "shortens",
 ]
 
 PAIR_WINDOW = 3
@@ -356,7 +357,19 @@ class ContextIndex:
             return True
         shorts = self._by_letter.get(name[:1], ())[:MAX_INITIALS]
         self.work.spend(len(shorts))
-        return any(_shortens(short, name) for short in shorts)
+        return any(shortens(short, name) for short in shorts)
+
+    def shorts_of(self, names: Iterable[str]) -> tuple[str, ...]:
+        """The context's short capitalised words that may write one of these names short.
+
+        At most :data:`MAX_INITIALS` for each first letter (counted as work).
+        """
+        found: list[str] = []
+        for letter in {name[:1] for name in names}:
+            shorts = self._by_letter.get(letter, ())[:MAX_INITIALS]
+            self.work.spend(len(shorts))
+            found += shorts
+        return tuple(found)
 
     def nearly_knows(self, word: str) -> bool:
         """Whether a context word starts like this one (``criticism`` and ``criticised``)."""
@@ -377,7 +390,7 @@ MIN_PREFIX = 3
 """A short word the name starts with must be this long (``Ave`` for ``Avenue``)."""
 
 
-def _shortens(short: str, name: str) -> bool:
+def shortens(short: str, name: str) -> bool:
     """Whether a short word writes a longer name (lower case) short: ``Ave``, ``Rd``, ``CA``.
 
     The name starts with it, or holds its letters in order from the first, when it is written

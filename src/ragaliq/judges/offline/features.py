@@ -139,6 +139,14 @@ class Analysis:
     """The claim's content words, as written, that its evidence does not state."""
     too_long: bool = False
     """The claim has more than :data:`MAX_CLAIM_WORDS` content words, and was not compared."""
+    figures_near: bool = True
+    """Whether each figure of a claim about a record is stated where the claim rests (its
+    closest field or sentence and their neighbours), or is one the record's fields were read
+    for: a figure found only in another field may measure something else."""
+    whole: str | None = None
+    """The sentence the claim is the first part of, with the parts split off it ("… including
+    a bag.") joined back: the contrast checks read a statement with all it says of its things.
+    None for a part that goes on from another claim, whose statement is checked there."""
     features: list[float] = field(default_factory=list)
 
 
@@ -148,13 +156,16 @@ def analyse_claims(claims: Sequence[str], index: ContextIndex) -> list[Analysis]
     A claim that goes on from the one before it ("… including a bag.") is looked for in the
     context with that claim's words too, so that its evidence is where its statement's is.
     """
-    analyses = []
-    head: frozenset[str] = frozenset()
+    analyses: list[Analysis] = []
+    first: Analysis | None = None
     for claim in claims:
         going_on = claim.startswith(CONTINUATION)
-        analysis = _analyse(claim, index, head if going_on else frozenset())
+        analysis = _analyse(claim, index, first.words if going_on and first else frozenset())
         if not going_on:
-            head = analysis.words
+            first = analysis
+            analysis.whole = analysis.text
+        elif first is not None:
+            first.whole = f"{(first.whole or first.text).rstrip('.')} {analysis.text}"
         analyses.append(analysis)
     total_words = sum(len(a.words) for a in analyses)
     novel = sum(len(a.novel) for a in analyses)
@@ -283,8 +294,16 @@ def _analyse(claim: str, index: ContextIndex, head: frozenset[str]) -> Analysis:
             names=claim_names,
             figures=claim_quantities,
             hours=record is not None and record.hours_agree,
+            initials=index.shorts_of(claim_names),
         ),
     )
+    if evidence is not None and evidence.record:
+        local = evidence_of(found.best_id, index, word_set, whole_record=False)
+        read = record.figures if record is not None else []
+        analysis.figures_near = local is not None and all(
+            q.key in read or any(q.stated_by(other) for other in local.quantities)
+            for q in claim_figures
+        )
     bigram_share, trigram_share = _ngram_shares(words, text, found, index, best_cov)
     overlap = _Overlap(
         near=len(near),

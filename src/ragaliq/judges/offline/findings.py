@@ -113,7 +113,7 @@ def _negation(a: Analysis) -> Finding | None:
                 f'"{change.context}".',
             )
     for sentence in _prose_sentences(a):
-        flip = requirement_flip(a.text, sentence.text)
+        flip = requirement_flip(a.whole, sentence.text) if a.whole is not None else None
         if flip is not None:
             return Finding(
                 "negation",
@@ -126,7 +126,7 @@ def _negation(a: Analysis) -> Finding | None:
 
 def _opposite(a: Analysis) -> Finding | None:
     for sentence in _prose_sentences(a):
-        change = opposite(a.text, sentence.text)
+        change = opposite(a.whole, sentence.text) if a.whole is not None else None
         if change is not None:
             return Finding(
                 "opposite",
@@ -139,7 +139,7 @@ def _opposite(a: Analysis) -> Finding | None:
 
 def _roles(a: Analysis) -> Finding | None:
     for sentence in _prose_sentences(a):
-        change = swapped(a.text, sentence.text)
+        change = swapped(a.whole, sentence.text) if a.whole is not None else None
         if change is not None:
             return Finding(
                 "roles",
@@ -289,7 +289,7 @@ def _same_kind(a: str, b: str) -> bool:
 
 def _scope(a: Analysis) -> Finding | None:
     for sentence in _prose_sentences(a):
-        change = widened(a.text, sentence.text)
+        change = widened(a.whole, sentence.text) if a.whole is not None else None
         if change is not None:
             return Finding(
                 "scope",

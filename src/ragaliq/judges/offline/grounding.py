@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from ragaliq.judges.offline.context import GENERIC, ContextIndex, Sentence
+from ragaliq.judges.offline.context import GENERIC, ContextIndex, Sentence, shortens
 from ragaliq.text.quantities import Quantity
 from ragaliq.text.words import (
     IRREGULAR_FORMS,
@@ -58,7 +58,7 @@ __all__ = [
 _GENERIC_VERBS = """
 offer provide include make get give take come go use need allow let help keep find become remain
 contain feature available able possible require want ensure mean put set see know show happen
-apply stay exist receive hold carry bring enable support accept
+apply stay exist receive hold carry bring enable support accept operate
 """
 """Verbs and adjectives that carry no fact of their own: the fact is in their objects."""
 _GENERIC_AGENTS = "people person someone anyone everyone"
@@ -66,18 +66,20 @@ _GENERIC_AGENTS = "people person someone anyone everyone"
 _HEDGES = """
 usual usually often typical typically general generally normal normally likely possibly probably
 perhaps mainly mostly largely simply really actually especially essentially basically rather
+highly
 """
-_SEQUENCE = "first firstly finally lastly next afterwards later begin start"
+_SEQUENCE = "first firstly finally lastly next afterwards later begin start continue"
 """Words that order the steps of an answer ("First, ...", "Start by ...")."""
-_FILLERS = "due others toward towards away now whole"
-"""Words that join or point ("due to", "among others", "right now")."""
+_FILLERS = "due others toward towards away now whole like along that's there's here's"
+"""Words that join or point ("due to", "among others", "right now", "dishes like pizza",
+"along with")."""
 _ADVICE = "important essential necessary crucial recommend advise sure careful involve"
 """Words that frame advice ("It is important to ...", "make sure to ...")."""
 _REPORTING = "argue believe highlight emphasise emphasize stress claim"
 """Verbs a summary reports a statement with, where the source says "said"."""
 _RECORD_WORDS = """
-locate location address situate base rating rate star score review reviewer customer patron
-diner guest visitor user business establishment place spot venue
+locate location address situate base rating rate star score average review reviewer customer
+patron diner guest visitor user business establishment place spot venue
 """
 """Words for a record's own structure, which a claim about a record may use: where the thing is
 (its address), how it is rated (its stars), who wrote its reviews, and what it is (the thing the
@@ -236,14 +238,19 @@ NEIGHBOUR_SHARE = 0.4
 
 
 def evidence_of(
-    best: int | None, index: ContextIndex, words: frozenset[str] = frozenset()
+    best: int | None,
+    index: ContextIndex,
+    words: frozenset[str] = frozenset(),
+    *,
+    whole_record: bool = True,
 ) -> Evidence | None:
     """The evidence around the sentence at position ``best`` for a claim with these words.
 
-    None without a sentence.
-    A neighbour of the sentence (in the same chunk) is about the same subject when a pronoun
-    links them ("It reaches 25 km/h") or when it holds at least :data:`NEIGHBOUR_SHARE` of the
-    claim's words, as a sentence a summary fuses with the next one does.
+    None without a sentence. A neighbour of the sentence (in the same chunk) is about the same
+    subject when a pronoun links them ("It reaches 25 km/h") or when it holds at least
+    :data:`NEIGHBOUR_SHARE` of the claim's words, as a sentence a summary fuses with the next one
+    does. A sentence of a record brings the record's short fields, keys and the free text it is
+    in, unless ``whole_record`` is false (the sentence and its neighbours alone).
     """
     if best is None:
         return None
@@ -260,7 +267,7 @@ def evidence_of(
         if sentence.follow or (words and len(words & after.words) >= least):
             found.append(after)
     keys: frozenset[str] = frozenset()
-    if sentence.record is not None:
+    if sentence.record is not None and whole_record:
         keys = index.records[sentence.record].key_words
         facts = index.record_facts[sentence.record][:MAX_RECORD_FACTS]
         text = range(sentence.opening, min(sentence.opening + MAX_TEXT_SENTENCES, len(sentences)))
@@ -284,12 +291,14 @@ def ungrounded(
     names: Iterable[str],
     figures: Sequence[Quantity],
     hours: bool = False,
+    initials: Iterable[str] = (),
 ) -> list[str]:
     """The claim's content words (as written) that its evidence does not state, in order.
 
     ``tokens`` are the claim's content words with how it writes them; ``names`` the words of its
     names (lower case); ``figures`` its figures; ``hours`` whether a record's opening hours
-    agree with the claim (its times, days and "open" are then stated).
+    agree with the claim (its times, days and "open" are then stated); ``initials`` the short
+    capitalised words of the context (``CA``), which may write a name of the claim short.
     """
     if evidence is None:
         return list(dict.fromkeys(written for _, written in tokens))
@@ -316,12 +325,23 @@ def ungrounded(
             or key in stated
             or key in evidence.days
             or lower.replace("-", "") in evidence.surface
+            or lower.replace("-", "") in evidence.words
             or root(key) in evidence.roots
+            or (lower in named and _written_short(lower, evidence, initials))
             or (lower in named and key in topic)
         ):
             continue
         out.append(written)
     return list(dict.fromkeys(out))
+
+
+def _written_short(name: str, evidence: Evidence, initials: Iterable[str]) -> bool:
+    """Whether the evidence writes a name of the claim short ("CA" for "California")."""
+    return any(
+        short.lower() in evidence.surface and shortens(short, name)
+        for short in initials
+        if short[:1].lower() == name[:1]
+    )
 
 
 def polarity_gap(text: str, words: frozenset[str], evidence: Evidence | None) -> str:

@@ -89,6 +89,7 @@ __all__ = [
     "model_of_kind",
     "polarity_of",
     "record_lacks",
+    "settled",
 ]
 
 OFFLINE_JUDGE_NAME = "offline-heuristic"
@@ -367,7 +368,7 @@ def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdic
             evidence=evidence,
             reason=_support_reason(a),
             confidence=round(1 - p, 3),
-            flags=(CONFIDENT,),
+            flags=(CONFIDENT,) if settled(a) else (),
         )
     return _not_verifiable(
         a,
@@ -405,6 +406,22 @@ def polarity_of(a: Analysis) -> str:
     if a.record is not None and a.record.confirmed and not a.record.contradicted:
         return ""
     return polarity_gap(a.text, a.words, a.evidence)
+
+
+_PRONOUN_SUBJECT = re.compile(
+    r"\W*(?:it|its|they|their|this|these|that|those|he|she|his|her)\b", re.IGNORECASE
+)
+
+
+def settled(a: Analysis) -> bool:
+    """Whether a SUPPORTED verdict is one the offline judge is sure of (``offline_confident``).
+
+    The cascade keeps such a verdict and asks Claude about every other claim. Not sure of: a
+    claim whose subject is a pronoun ("This is the router's address": its words are grounded,
+    not what it stands for), and a claim about a record with a figure stated only in another
+    field than the one the claim rests on ("$20" where the record's "20" is a closing hour).
+    """
+    return not _PRONOUN_SUBJECT.match(a.text) and a.figures_near
 
 
 def record_lacks(a: Analysis) -> bool:
