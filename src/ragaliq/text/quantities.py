@@ -214,13 +214,22 @@ class Quantity:
         if self.unit == other.unit:
             return _close(self.value, other.value, 1e-9)
         if self.dimension == "temperature":
-            return any(abs(a - b) <= 1.0 for a in _celsius(self) for b in _celsius(other))
+            return any(
+                abs(a - b) <= max(1.0, TEMPERATURE_ROUNDING * abs(b))
+                for a in _celsius(self)
+                for b in _celsius(other)
+            )
         assert self.base is not None and other.base is not None  # set with every dimension
         return _close(self.base, other.base, max(self.tolerance, other.tolerance))
 
     def shown(self) -> str:
         """How a reason names it: as written, which the reader finds in the text."""
         return self.written
+
+
+TEMPERATURE_ROUNDING = 0.02
+"""How far a temperature converted to another scale may be rounded: 350 °F is 176.7 °C, which
+recipes write 175 °C or 180 °C (one degree Celsius, at least)."""
 
 
 def _celsius(quantity: Quantity) -> tuple[float, ...]:

@@ -494,6 +494,7 @@ def _record_findings(text: str, found_in: _Found, index: ContextIndex) -> Record
         findings.evidence += found.evidence
         findings.figures += found.figures
         findings.hours_agree = findings.hours_agree or found.hours_agree
+        findings.uncertain += found.uncertain
     return findings
 
 

@@ -349,6 +349,8 @@ def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdic
         )
     if a.ungrounded:
         return _not_verifiable(a, p, _ungrounded(a, index))
+    if a.record is not None and a.record.uncertain:
+        return _not_verifiable(a, p, a.record.uncertain[0])
     polarity = polarity_of(a)
     if polarity:
         return _not_verifiable(a, p, polarity)

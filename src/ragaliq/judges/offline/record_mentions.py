@@ -180,7 +180,8 @@ def negated_at(clause: str, start: int, end: int) -> bool:
     positive verb comes between (``no Wi-Fi but has a patio``), and so does one right after it
     through its verb (``Wi-Fi is not available``, not ``casual and not trendy``); a list
     continues a negation from earlier segments (``no garage, street, or valet parking``) until a
-    segment brings its own verb.
+    segment brings its own verb, unless that segment starts with "or" after a negated one ("does
+    not provide valet parking, or offer reservations").
     """
     segments = [(m.start(), m.end()) for m in re.finditer(r"[^,]+", clause)]
     here = next((i for i, (s, e) in enumerate(segments) if s <= start < e), 0)
@@ -193,6 +194,8 @@ def negated_at(clause: str, start: int, end: int) -> bool:
         return not _POSITIVE.search(tail.split(maxsplit=2)[-1] if len(tail.split()) > 2 else "")
     if _NEGATED_AFTER.match(after):
         return True
+    if _OR_NEXT.match(clause, seg_start) and _negated_before(clause, segments, here):
+        return True  # "does not provide valet parking, or offer reservations"
     if _POSITIVE.search(before) or _POSITIVE.search(after):
         return False
     if _RESET.search(clause[seg_start:seg_end]):
@@ -205,6 +208,17 @@ def negated_at(clause: str, start: int, end: int) -> bool:
         if _POSITIVE.search(text) or _RESET.search(text):
             return False
     return False
+
+
+_OR_NEXT = re.compile(r"\s*(?:or|nor)\b", re.IGNORECASE)
+
+
+def _negated_before(clause: str, segments: list[tuple[int, int]], here: int) -> bool:
+    """Whether the comma segment before ``here`` holds a negation."""
+    if here == 0:
+        return False
+    text = clause[segments[here - 1][0] : segments[here - 1][1]]
+    return any(not _NOT_NEGATION.match(text, m.start()) for m in _NEGATION.finditer(text))
 
 
 OPPOSITE_WINDOW = 5

@@ -99,6 +99,9 @@ class RecordFindings:
     holds (``3`` in "three reviews")."""
     hours_agree: bool = False
     """Whether the record's opening hours agree with the times and days the claim gives."""
+    uncertain: list[str] = field(default_factory=list)
+    """What the record leaves open about the claim, which the offline judge neither grounds nor
+    faults: hours a claim gives "weekends" that hold on one of the two days."""
 
     @property
     def empty(self) -> bool:
@@ -306,9 +309,16 @@ class Record(RecordFields):
 
 
 def _noter(findings: RecordFindings):  # type: ignore[no-untyped-def]
-    def note(wrong: list[str], bad: str, good: str, quote: str) -> None:
+    def note(wrong: list[str], bad: str, good: str, quote: str, partial: bool = False) -> None:
         if quote:
             findings.evidence.append(quote)
+        if partial:
+            days = ", ".join(d.capitalize() for d in wrong)
+            findings.uncertain.append(
+                f"the claim gives both weekend days {good}, and the record's hours say {bad} "
+                f"on {days}"
+            )
+            return
         if wrong:
             days = ", ".join(d.capitalize() for d in wrong if d)
             findings.contradicted.append(
