@@ -23,7 +23,6 @@ reasons (never the test half's).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import hashlib
 import json
@@ -38,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from offline_probes import Outcome, outcome_of  # noqa: E402
+from offline_probes import Outcome, halves_parser, outcome_of  # noqa: E402
 
 from ragaliq.judges.offline import OfflineJudge  # noqa: E402
 from ragaliq.models import ClaimVerdict, TestCase  # noqa: E402
@@ -159,13 +158,7 @@ def table(judged: Sequence[Judged], half: str) -> tuple[str, bool]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="sentences (JSONL)")
-    parser.add_argument("--list", action="store_true", help="print each tune-half outcome")
-    parser.add_argument(
-        "--half", choices=("tune", "test", "both"), default="both", help="the halves to print"
-    )
-    args = parser.parse_args(argv)
+    args = halves_parser(__doc__, DEFAULT_DATA, "sentences").parse_args(argv)
     sentences = load(args.data)
     judged = asyncio.run(judge_all(sentences))
     judge = OfflineJudge().info

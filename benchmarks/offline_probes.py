@@ -168,14 +168,19 @@ def table(probes: Sequence[Probe], outcomes: Sequence[Outcome], half: str) -> tu
     return "\n".join(lines), met
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="probes (JSONL)")
+def halves_parser(doc: str, data: Path, what: str) -> argparse.ArgumentParser:
+    """The options of a benchmark split in a tune half and a test half."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=data, help=f"{what} (JSONL)")
     parser.add_argument("--list", action="store_true", help="print each tune-half outcome")
     parser.add_argument(
         "--half", choices=("tune", "test", "both"), default="both", help="the halves to print"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = halves_parser(__doc__, DEFAULT_DATA, "probes").parse_args(argv)
     probes = load_probes(args.data)
     verdicts = asyncio.run(judge_probes(probes))
     outcomes = [outcome_of(v) for v in verdicts]

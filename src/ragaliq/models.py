@@ -55,6 +55,7 @@ __all__ = [
     "Verdict",
     "VerdictName",
     "VerificationResult",
+    "coverage_of",
     "read_verdict",
 ]
 
@@ -356,9 +357,17 @@ class EvaluatorSummary(_Frozen):
     @property
     def coverage(self) -> float | None:
         """The share of claims checked, beside a score over claims; None for another score."""
-        if self.claims is None or self.checked is None:
-            return None
-        return self.checked / self.claims if self.claims else 1.0
+        return coverage_of(self.checked, self.claims)
+
+
+def coverage_of(checked: int | None, claims: int | None) -> float | None:
+    """The share of ``claims`` the judge checked; None for a score that is not over claims.
+
+    A run that made no claims checked all of them.
+    """
+    if claims is None or checked is None:
+        return None
+    return checked / claims if claims else 1.0
 
 
 class RunSummary(_Frozen):

@@ -17,18 +17,17 @@ policy written commented out), records its baseline on main, then opens pull req
 
 from __future__ import annotations
 
-import json
-import subprocess
+import functools
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from ragaliq.cli import cli
 from ragaliq.models import Verdict
 from ragaliq.report.markdown import escape_markdown
 from ragaliq.run_report import ReportFile
 from ragaliq.text.sentences import CONTINUATION
+from tests.unit.test_mower_story import git, invoke, write_faq
+from tests.unit.test_mower_story import pull_request as gate_branch
 
 DESK = {
     "tent": (
@@ -94,27 +93,6 @@ POLICY_OFF = "# fail_on_unchecked_claims: true"
 POLICY_ON = "fail_on_unchecked_claims: true"
 
 
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
-
-
-def invoke(args: list[str]) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, args, env={"ANTHROPIC_API_KEY": ""})
-    return result.exit_code, result.output
-
-
-def write_answers(root: Path, changes: dict[str, str] | None = None) -> None:
-    rows = [
-        {"id": case, "query": query, "context": [context], "response": response}
-        for case, (query, context, response) in DESK.items()
-    ]
-    for row in rows:
-        row["response"] = (changes or {}).get(row["id"], row["response"])
-    (root / "rag_outputs.jsonl").write_text(
-        "".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8"
-    )
-
-
 def set_policy(root: Path, *, on: bool) -> None:
     config = root / "ragaliq.yaml"
     text = config.read_text(encoding="utf-8")
@@ -133,7 +111,7 @@ def new_repository(root: Path, *, policy_on_main: bool) -> Path:
     assert "provider: offline" in config and f"  {POLICY_OFF}\n" in config
     if policy_on_main:
         set_policy(root, on=True)
-    write_answers(root)
+    write_faq(root, faq=DESK)
     code, output = invoke(["baseline", "record", "--config", str(root / "ragaliq.yaml")])
     assert code == 0, output
     git(root, "add", "-A")
@@ -151,35 +129,8 @@ def pull_request(
     repo: Path, name: str, changes: dict[str, str], *, policy: bool | None = None
 ) -> tuple[int, dict, str, str]:
     """Commit the changed answers (and the policy, when given) on a branch and gate it."""
-    git(repo, "checkout", "-q", "-B", name, "main")
-    write_answers(repo, changes)
-    if policy is not None:
-        set_policy(repo, on=policy)
-    git(repo, "commit", "-q", "--allow-empty", "-am", name)
-    try:
-        decision = repo / ".ragaliq" / f"{name}.decision.json"
-        comment = repo / ".ragaliq" / f"{name}.comment.md"
-        code, output = invoke(
-            [
-                "gate",
-                "--config",
-                str(repo / "ragaliq.yaml"),
-                "--decision-out",
-                str(decision),
-                "--comment-out",
-                str(comment),
-                "-o",
-                str(repo / ".ragaliq" / f"{name}.report.json"),
-            ]
-        )
-        return (
-            code,
-            json.loads(decision.read_text(encoding="utf-8")),
-            output,
-            comment.read_text(encoding="utf-8"),
-        )
-    finally:
-        git(repo, "checkout", "-q", "main")
+    edit = None if policy is None else functools.partial(set_policy, on=policy)
+    return gate_branch(repo, name, changes, faq=DESK, edit=edit)
 
 
 def test_main_is_checked_and_supported(repo):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -180,10 +181,14 @@ def invoke(args: list[str]) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def write_faq(root: Path, changes: dict[str, str] | None = None) -> None:
+def write_faq(
+    root: Path,
+    changes: dict[str, str] | None = None,
+    faq: dict[str, tuple[str, str, str]] = FAQ,
+) -> None:
     rows = [
         {"id": case, "query": query, "context": [context], "response": response}
-        for case, (query, context, response) in FAQ.items()
+        for case, (query, context, response) in faq.items()
     ]
     for row in rows:
         row["response"] = (changes or {}).get(row["id"], row["response"])
@@ -211,10 +216,19 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def pull_request(repo: Path, name: str, changes: dict[str, str]) -> tuple[int, dict, str, str]:
-    """Commit the changed answers on a branch off main and gate it as a pull request."""
+def pull_request(
+    repo: Path,
+    name: str,
+    changes: dict[str, str],
+    *,
+    faq: dict[str, tuple[str, str, str]] = FAQ,
+    edit: Callable[[Path], None] | None = None,
+) -> tuple[int, dict, str, str]:
+    """Commit the changed answers (and ``edit``'s changes) on a branch off main and gate it."""
     git(repo, "checkout", "-q", "-B", name, "main")
-    write_faq(repo, changes)
+    write_faq(repo, changes, faq)
+    if edit is not None:
+        edit(repo)
     git(repo, "commit", "-q", "--allow-empty", "-am", name)
     try:
         decision = repo / ".ragaliq" / f"{name}.decision.json"

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragaliq.baseline import Provenance
 from ragaliq.gate.acceptance import Acceptance
-from ragaliq.models import SCHEMA_VERSION, JudgeInfo, Usage
+from ragaliq.models import SCHEMA_VERSION, JudgeInfo, Usage, coverage_of
 
 __all__ = [
     "MAX_LISTED",
@@ -70,9 +70,7 @@ class EvaluatorDecision(_Model):
     @property
     def coverage(self) -> float | None:
         """The share of claims checked, shown beside a score over claims."""
-        if self.claims is None or self.checked is None:
-            return None
-        return self.checked / self.claims if self.claims else 1.0
+        return coverage_of(self.checked, self.claims)
 
 
 class ClaimChange(_Model):
