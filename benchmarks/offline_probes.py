@@ -159,21 +159,28 @@ def table(probes: Sequence[Probe], outcomes: Sequence[Outcome], half: str) -> tu
     alarm_rate = alarms / faithful if faithful else 0.0
     catch_rate = caught / unfaithful if unfaithful else 0.0
     met = alarm_rate <= MAX_FALSE_ALARMS and catch_rate >= MIN_CATCHES
+    unchecked = totals[(True, "not verifiable")] / faithful if faithful else 0.0
     lines.append(
         f"{half}: false_alarms={alarm_rate:.3f} (bar <= {MAX_FALSE_ALARMS}) "
-        f"catches={catch_rate:.3f} (bar >= {MIN_CATCHES}) -> {'met' if met else 'NOT met'}"
+        f"catches={catch_rate:.3f} (bar >= {MIN_CATCHES}) -> {'met' if met else 'NOT met'}; "
+        f"faithful claims not verifiable offline={unchecked:.3f}"
     )
     return "\n".join(lines), met
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="probes (JSONL)")
+def halves_parser(doc: str, data: Path, what: str) -> argparse.ArgumentParser:
+    """The options of a benchmark split in a tune half and a test half."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=data, help=f"{what} (JSONL)")
     parser.add_argument("--list", action="store_true", help="print each tune-half outcome")
     parser.add_argument(
         "--half", choices=("tune", "test", "both"), default="both", help="the halves to print"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = halves_parser(__doc__, DEFAULT_DATA, "probes").parse_args(argv)
     probes = load_probes(args.data)
     verdicts = asyncio.run(judge_probes(probes))
     outcomes = [outcome_of(v) for v in verdicts]

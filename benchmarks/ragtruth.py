@@ -13,21 +13,29 @@ finds at least one hallucinated claim: what the gate lists and fails on. A claim
 not verifiable offline is not hallucinated there. A response is labelled hallucinated when
 RAGTruth marks any span of it.
 
-Held-out part: a source is held out when ``sha256(str(source_id)) mod 5 == 0`` (about a fifth of
-the sources of each task, with all their responses). The offline judge was tuned and its model
-trained on the other part only (``--split tune``); the figures quoted for it are the held-out ones.
+Held-out half: a source is held out when ``sha256(str(source_id)) mod 2 == 0`` (about half of the
+sources of each task, with all their responses). The offline judge was tuned and its model
+trained on the other half only (``--split tune``); the figures quoted for it are the held-out
+ones. WiCE claims and HaluEval items are split the same way, by a hash of the claim and of the
+question (``sha256(text) mod 2 == 0`` is held out), and never used for tuning.
+
+Units: *responses* for the detection figures (a response is flagged when the judge accuses one
+of its claims); *claims* for the cascade figures, where a claim is one of the offline judge's
+claims (its sentences, clauses and added parts, as ``ragaliq.text.sentences`` splits them),
+labelled hallucinated when it overlaps a span the annotators marked.
 
 Printed per task (qa, summary, data2txt) and overall: response-level precision, recall and F1 of
 the hallucinated class, balanced accuracy and responses per second; then the same with the
 responses that have a claim not verifiable offline counted as flagged too (what a reviewer would
-read, not what fails the gate); then the cascade figures (the
-share of claims the offline judge would send on to Claude and the judge calls saved, from its
-confidence, without a network); then WiCE claim-level accuracy and HaluEval QA (right against
-hallucinated answers, none of it used in training). The last line is:
+read, not what fails the gate); then the accused precision per task (of the responses the judge
+accuses, the share that are hallucinated); then the cascade figures (the share of claims the
+offline judge settles as SUPPORTED without asking Claude, the share of the hallucinated claims
+among them, and the judge calls saved, without a network); then WiCE claim-level accuracy and
+HaluEval QA (right against hallucinated answers, none of it used in training). The last line is:
 
 overall_f1=<x> overall_bacc=<x> qa_bacc=<x> summary_bacc=<x> data2txt_bacc=<x>
 overall_precision=<x> qa_precision=<x> summary_precision=<x> data2txt_precision=<x>
-responses_per_s=<x>
+settled_share=<x> hallucinated_settled=<x> responses_per_s=<x>
 """
 
 from __future__ import annotations
@@ -53,12 +61,13 @@ from ragaliq.evaluators.hallucination import HallucinationEvaluator  # noqa: E40
 from ragaliq.judges.cascade import settles_offline  # noqa: E402
 from ragaliq.judges.offline import OfflineJudge  # noqa: E402
 from ragaliq.models import ClaimVerdict, TestCase, Verdict  # noqa: E402
+from ragaliq.text.sentences import CONTINUATION  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared/data/ragtruth-dev"
 DEFAULT_WICE = ROOT.parent / "shared/data/wice-dev"
 DEFAULT_HALUEVAL = ROOT.parent / "shared/data/halueval"
 TASKS = ("qa", "summary", "data2txt")
-HELD_OUT_MODULUS = 5
+HELD_OUT_MODULUS = 2
 Split = Literal["tune", "heldout", "all"]
 
 
@@ -79,9 +88,15 @@ class Item:
 
 
 def split_of(source_id: object) -> Literal["tune", "heldout"]:
-    """The fixed part a source belongs to: held out when sha256(source_id) mod 5 == 0."""
+    """The fixed half a source (or a claim, or a question) belongs to: held out when
+    sha256(source_id) mod 2 == 0."""
     digest = hashlib.sha256(str(source_id).encode("utf-8")).hexdigest()
     return "heldout" if int(digest, 16) % HELD_OUT_MODULUS == 0 else "tune"
+
+
+def chosen(key: object, split: Split) -> bool:
+    """Whether an item keyed so is in the chosen split."""
+    return split == "all" or split_of(key) == split
 
 
 def load_ragtruth(data: Path, split: Split, tasks: Sequence[str] = TASKS) -> list[Item]:
@@ -93,7 +108,7 @@ def load_ragtruth(data: Path, split: Split, tasks: Sequence[str] = TASKS) -> lis
             if not line.strip():
                 continue
             row = json.loads(line)
-            if split != "all" and split_of(row["source_id"]) != split:
+            if not chosen(row["source_id"], split):
                 continue
             source = row["source"]
             if task == "qa":
@@ -119,7 +134,9 @@ def claim_spans(response: str, claims: Sequence[str]) -> list[tuple[int, int] | 
     out: list[tuple[int, int] | None] = []
     cursor = 0
     for claim in claims:
-        # A clause split off a longer sentence may have gained a capital and a full stop.
+        # A clause split off a longer sentence may have gained a capital, a full stop or the
+        # mark of a part that goes on from the claim before it.
+        claim = claim.removeprefix(CONTINUATION)
         body = claim[:-1] if claim.endswith(".") else claim
         pattern = r"\s+".join(re.escape(part) for part in body.split())
         if body and body[0].isalpha():
@@ -200,7 +217,18 @@ class Scores:
         )
 
 
-def cascade_figures(judged: Sequence[Judged]) -> list[str]:
+@dataclass(frozen=True)
+class Cascade:
+    """What the cascade would settle offline and send to Claude, from the offline verdicts."""
+
+    lines: list[str]
+    settled_share: float
+    """The share of claims settled offline."""
+    hallucinated_settled: float
+    """The share of the hallucinated claims settled offline as SUPPORTED."""
+
+
+def cascade_figures(judged: Sequence[Judged]) -> Cascade:
     """What the cascade would send to Claude, from the offline verdicts alone (no network).
 
     The offline judge's claims are the response's sentences here; a cascade run verifies Claude's
@@ -228,9 +256,9 @@ def cascade_figures(judged: Sequence[Judged]) -> list[str]:
     settled = claims - sent
     n = len(judged)
     best = Scores.of(oracle)
-    return [
-        f"claims={claims} settled_offline={settled} sent_to_claude={sent} "
-        f"sent_share={sent / max(claims, 1):.3f}",
+    lines = [
+        f"claims={claims} settled_offline={settled} ({settled / max(claims, 1):.3f}) "
+        f"sent_to_claude={sent} ({sent / max(claims, 1):.3f})",
         f"hallucinated claims settled offline as SUPPORTED: {settled_hallucinated} of "
         f"{hallucinated} ({settled_hallucinated / max(hallucinated, 1):.3f}); "
         f"{settled_hallucinated / max(settled, 1):.3f} of the settled claims",
@@ -240,6 +268,11 @@ def cascade_figures(judged: Sequence[Judged]) -> list[str]:
         f"ceiling if Claude were right on every claim sent on: f1={best.f1:.3f} "
         f"bacc={best.bacc:.3f}",
     ]
+    return Cascade(
+        lines,
+        settled_share=settled / max(claims, 1),
+        hallucinated_settled=settled_hallucinated / max(hallucinated, 1),
+    )
 
 
 def load_wice(path: Path) -> list[dict[str, Any]]:
@@ -254,7 +287,7 @@ WICE_LABEL = {
 }
 
 
-async def wice_lines(wice: Path, judge: OfflineJudge) -> list[str]:
+async def wice_lines(wice: Path, judge: OfflineJudge, split: Split) -> list[str]:
     lines = []
     for subset in ("oracle_chunks", "entailment_retrieval"):
         path = wice / subset / "claim" / "dev.jsonl"
@@ -263,6 +296,8 @@ async def wice_lines(wice: Path, judge: OfflineJudge) -> list[str]:
             continue
         confusion: Counter[tuple[str, str]] = Counter()
         for row in load_wice(path):
+            if not chosen(row["claim"], split):
+                continue
             case = TestCase(id="w", query="", context=tuple(row["evidence"]), response="")
             verdict = (await judge.verify_claims(case, [row["claim"]])).verdicts[0]
             confusion[(row["label"], WICE_LABEL[verdict.verdict])] += 1
@@ -290,7 +325,7 @@ def confusion_share(confusion: Counter[tuple[str, str]], label: str) -> float:
     return sum(c for (g, _), c in confusion.items() if g == label) / max(total, 1)
 
 
-async def halueval_lines(folder: Path, judge: OfflineJudge) -> list[str]:
+async def halueval_lines(folder: Path, judge: OfflineJudge, split: Split) -> list[str]:
     """HaluEval QA: each item's right answer and hallucinated answer, judged against its knowledge.
 
     A response is predicted hallucinated when one of its claims is not SUPPORTED (as for
@@ -306,6 +341,8 @@ async def halueval_lines(folder: Path, judge: OfflineJudge) -> list[str]:
         if not line.strip():
             continue
         row = json.loads(line)
+        if not chosen(row["question"], split):
+            continue
         for label, answer in ((False, row["right_answer"]), (True, row["hallucinated_answer"])):
             case = TestCase(
                 id="h", query=row["question"], context=(row["knowledge"],), response=answer
@@ -340,13 +377,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     seconds = time.process_time() - start
     per_second = len(items) / seconds if seconds > 0 else float("inf")
 
-    print(f"RAGTruth {args.data} split={args.split} (held out: sha256(source_id) mod 5 == 0)")
+    print(f"RAGTruth {args.data} split={args.split} (held out: sha256(source_id) mod 2 == 0)")
     print(f"judge: {judge.info.provider}/{judge.info.model} version {judge.info.prompt_version}")
     print(f"{'task':<9} {'resp':>5} {'hall':>5} {'prec':>6} {'rec':>6} {'f1':>6} {'bacc':>6}")
     scores: dict[str, Scores] = {}
+    accused: dict[str, int] = {}
     for task in (*TASKS, "overall"):
         subset = [j for j in judged if task == "overall" or j.item.task == task]
         scores[task] = Scores.of([(j.item.hallucinated, j.predicted) for j in subset])
+        accused[task] = sum(j.predicted for j in subset)
         print(scores[task].row(task))
     print("flagged for review (a claim hallucinated or not verifiable offline):")
     for task in (*TASKS, "overall"):
@@ -364,21 +403,32 @@ def main(argv: Sequence[str] | None = None) -> None:
         + ", ".join(f"{k}={verdicts[k.value]}" for k in Verdict)
         + f", not verifiable offline={unverifiable}"
     )
+    print(
+        "accused precision (responses the judge accuses that are hallucinated): "
+        + " ".join(
+            f"{t}={scores[t].precision:.3f} ({round(scores[t].precision * accused[t])} of "
+            f"{accused[t]})"
+            for t in (*TASKS, "overall")
+        )
+    )
     print("cascade (offline settles confident claims, the rest go to Claude in one call):")
-    for line in cascade_figures(judged):
+    cascade = cascade_figures(judged)
+    for line in cascade.lines:
         print(f"  {line}")
     if not args.no_wice:
-        for line in asyncio.run(wice_lines(args.wice, judge)):
+        for line in asyncio.run(wice_lines(args.wice, judge, args.split)):
             print(line)
     if not args.no_halueval:
-        for line in asyncio.run(halueval_lines(args.halueval, judge)):
+        for line in asyncio.run(halueval_lines(args.halueval, judge, args.split)):
             print(line)
     print(
         f"overall_f1={scores['overall'].f1:.3f} overall_bacc={scores['overall'].bacc:.3f} "
         f"qa_bacc={scores['qa'].bacc:.3f} summary_bacc={scores['summary'].bacc:.3f} "
         f"data2txt_bacc={scores['data2txt'].bacc:.3f} "
         + " ".join(f"{t}_precision={scores[t].precision:.3f}" for t in ("overall", *TASKS))
-        + f" responses_per_s={per_second:.1f}"
+        + f" settled_share={cascade.settled_share:.3f}"
+        f" hallucinated_settled={cascade.hallucinated_settled:.3f}"
+        f" responses_per_s={per_second:.1f}"
     )
 
 

@@ -4,12 +4,17 @@ Usage::
 
     python scripts/train_offline.py [--data DIR] [--out PATH] [--check]
 
-Reads the tune part of RAGTruth (ragtruth-dev without the held-out sources, whose
-``sha256(source_id) mod 5 == 0``; see benchmarks/ragtruth.py) and nothing else. Each response is
+Reads the tune half of RAGTruth (ragtruth-dev without the held-out sources, whose
+``sha256(source_id) mod 2 == 0``; see benchmarks/ragtruth.py) and nothing else. Each response is
 split into claims exactly as the offline judge splits it; a claim is labelled hallucinated when
 it overlaps a span the annotators marked. The model is an L2-regularised logistic regression over
 the judge's hand-made features (src/ragaliq/judges/_features.py), fitted by Newton's method in
 pure Python, so the same data gives the same file, byte for byte, with no seed to fix.
+
+The model decides only on the claims the judge's rules leave to it: claims with no finding whose
+every content word their evidence states (``ragaliq.judges.offline.grounding``). It is fitted on
+those claims alone. A claim with a finding, or with a word its evidence does not state, is never
+SUPPORTED whatever the model says.
 
 There are two models, one for prose contexts and one for JSON records, and three decision
 thresholds, one per kind of case the judge can tell apart: an answer to a question over prose
@@ -19,10 +24,10 @@ article, an answer a few passages, and the same evidence weighs differently.
 
 The thresholds are chosen on out-of-fold probabilities (5 folds by source, inside the tune part):
 the thresholds on the claim probability that maximise the mean balanced accuracy over the three
-tasks plus the overall F1, at the response level ("hallucinated" when any claim is over its
-threshold), found by coordinate ascent over a grid. The cascade's threshold (``settle_below``) is,
-per kind, the highest claim probability below which lie at most ``SETTLE_MAX_MISSED`` of the
-hallucinated out-of-fold claims (claims the rules settle are left out).
+tasks plus the overall F1, at the response level (flagged for review when any claim is over its
+threshold or left to no model at all), found by coordinate ascent over a grid. A grounded claim
+under its threshold is SUPPORTED, and the cascade keeps every SUPPORTED verdict without asking
+Claude.
 
 ``--check`` recomputes the model and fails if the shipped file differs.
 """
@@ -49,10 +54,10 @@ from ragaliq.judges.offline.features import FEATURES, analyse_claims  # noqa: E4
 from ragaliq.judges.offline.findings import find  # noqa: E402
 from ragaliq.judges.offline.judge import (  # noqa: E402
     MODEL_PATH,
-    adds_new_content,
     case_kind,
     extract_sentence_claims,
     model_of_kind,
+    polarity_of,
 )
 
 L2 = 100.0
@@ -61,9 +66,6 @@ cross-validation inside the tune part (thresholds picked on inner folds): 100 ag
 steadier thresholds and a better outer-fold score on every task but summary (within 0.01)."""
 NEWTON_STEPS = 30
 FOLDS = 5
-SETTLE_MAX_MISSED = 0.10
-"""The share of the hallucinated claims that the cascade may settle offline as SUPPORTED: at most
-a tenth of what Claude would catch is lost, in exchange for the calls saved."""
 DIGITS = 6
 
 
@@ -86,8 +88,8 @@ class Row:
     x: list[float]
     y: int
     ruled: bool
-    """Whether the claim is not SUPPORTED whatever the model says: a finding settles it, or it
-    adds new content to an answer that keeps to the context (then it is not verifiable)."""
+    """Whether the claim is not SUPPORTED whatever the model says: a finding settles it, or its
+    evidence does not state one of its words (then it is not verifiable)."""
 
     @property
     def regime(self) -> str:
@@ -118,8 +120,24 @@ def build_rows(data: Path) -> tuple[list[Row], list[tuple[str, bool]], list[int]
         for analysis, label in zip(
             analyse_claims(claims, index), claim_labels(item, claims), strict=True
         ):
-            ruled = bool(find(analysis)) or adds_new_content(analysis)
-            rows.append(Row(item.task, kind, response, fold, analysis.features, int(label), ruled))
+            ruled = (
+                bool(find(analysis))
+                or bool(analysis.ungrounded)
+                or bool(polarity_of(analysis))
+                or analysis.too_long
+                or not analysis.words
+            )
+            rows.append(
+                Row(
+                    item.task,
+                    kind,
+                    response,
+                    fold,
+                    analysis.features,
+                    int(label),
+                    ruled,
+                )
+            )
     return rows, responses, folds
 
 
@@ -295,7 +313,7 @@ def train(data: Path, verbose: bool = True) -> dict[str, object]:
     oof = [0.0] * len(rows)
     for fold in range(FOLDS):
         for regime in REGIMES:
-            train_rows = [r for r in rows if r.fold != fold and r.regime == regime]
+            train_rows = [r for r in rows if r.fold != fold and r.regime == regime and not r.ruled]
             model = fit_regime(train_rows)
             for i, r in enumerate(rows):
                 if r.fold == fold and r.regime == regime:
@@ -321,18 +339,18 @@ def train(data: Path, verbose: bool = True) -> dict[str, object]:
         "about": (
             "Logistic regressions over the offline judge's claim features (standardised), one "
             "for prose contexts and one for JSON records, trained by scripts/train_offline.py on "
-            "the tune part of RAGTruth ragtruth-dev (sources with sha256(source_id) mod 5 != 0). "
+            "the tune half of RAGTruth ragtruth-dev (sources with sha256(source_id) mod 2 != 0), "
+            "on the claims with no finding whose every content word their evidence states. "
             "Output: the probability that a claim is hallucinated. Each kind of case (an answer "
             "to a question, prose with no question, a record) names its model and thresholds: at "
-            "or above `threshold` the claim is not SUPPORTED; below `settle_below` the cascade "
-            "keeps the SUPPORTED verdict without asking Claude."
+            "or above `threshold` a grounded claim is not SUPPORTED."
         ),
         "features": list(FEATURES),
         "models": {},
         "kinds": {},
     }
     for regime in REGIMES:
-        model = fit_regime([r for r in rows if r.regime == regime])
+        model = fit_regime([r for r in rows if r.regime == regime and not r.ruled])
         if verbose:
             print(f"{regime} weights:")
             pairs = zip(FEATURES, model["weights"], strict=True)  # type: ignore[call-overload]
@@ -344,47 +362,29 @@ def train(data: Path, verbose: bool = True) -> dict[str, object]:
             "bias": round(model["bias"], DIGITS),  # type: ignore[call-overload]
             "weights": [round(v, DIGITS) for v in model["weights"]],  # type: ignore[attr-defined]
             "training": {
-                "claims": sum(r.regime == regime for r in rows),
-                "hallucinated_claims": sum(r.y for r in rows if r.regime == regime),
+                "claims": sum(r.regime == regime and not r.ruled for r in rows),
+                "hallucinated_claims": sum(r.y for r in rows if r.regime == regime and not r.ruled),
             },
         }
     for kind in KINDS:
-        part = [(p, r.y) for p, r in zip(oof, rows, strict=True) if r.kind == kind and not r.ruled]
-        settle = settle_threshold(part, thresholds[kind])
         if verbose:
-            below = [y for p, y in part if p < settle]
+            own = [r for r in rows if r.kind == kind]
+            grounded = [r for r in own if not r.ruled]
             print(
-                f"{kind}: threshold {thresholds[kind]}, settle below p={settle}: {len(below)} of "
-                f"{len(part)} unruled claims ({len(below) / max(len(part), 1):.3f}), "
-                f"{sum(below)} of them hallucinated (of {sum(y for _, y in part)})"
+                f"{kind}: threshold {thresholds[kind]}; {len(grounded)} of {len(own)} claims "
+                f"grounded ({len(grounded) / max(len(own), 1):.3f}), "
+                f"{sum(r.y for r in grounded)} of them hallucinated (of {sum(r.y for r in own)})"
             )
         out["kinds"][kind] = {  # type: ignore[index]
             "model": model_of_kind(kind),
             "threshold": thresholds[kind],
-            "settle_below": settle,
         }
     out["training"] = {
         "responses": len(responses),
         "l2": L2,
         "folds": FOLDS,
-        "settle_max_missed": SETTLE_MAX_MISSED,
     }
     return out
-
-
-def settle_threshold(part: Sequence[tuple[float, int]], threshold: float) -> float:
-    """The highest probability below which lie at most SETTLE_MAX_MISSED of the hallucinated
-    claims (and which is below the decision threshold)."""
-    ranked = sorted(part)
-    budget = SETTLE_MAX_MISSED * sum(y for _, y in ranked)
-    missed = 0
-    settle = 0.0
-    for p, y in ranked:
-        if missed + y > budget or p >= threshold:
-            settle = p
-            break
-        missed += y
-    return round(settle, 4)
 
 
 def render(model: dict[str, object]) -> str:

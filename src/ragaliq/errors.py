@@ -8,6 +8,7 @@ single message and an exit code, and nothing else is shown without ``--debug``::
     ├── DatasetError             the dataset file is missing, unreadable or invalid
     ├── JudgeError               one judge operation failed (the case becomes an ``error`` result)
     │   ├── JudgeResponseError   the judge answered, but not with a valid verdict for every claim
+    │   ├── JudgeWorkError       the offline judge passed a case's work bound: an error, no stall
     │   └── JudgeUnavailableError  the judge cannot be used at all (bad key, API down): stop the run
     ├── BaselineError            the baseline file is missing, corrupt or incompatible
     ├── ReportError              a run report or decision file is missing, unreadable or invalid
@@ -39,6 +40,7 @@ __all__ = [
     "JudgeError",
     "JudgeResponseError",
     "JudgeUnavailableError",
+    "JudgeWorkError",
     "OutputError",
     "PublishError",
     "RagaliqError",
@@ -74,6 +76,14 @@ class JudgeError(RagaliqError):
 
 class JudgeResponseError(JudgeError):
     """The judge replied, but the reply could not be turned into a valid result."""
+
+
+class JudgeWorkError(JudgeError):
+    """The offline judge would have spent more than a case's work bound on it.
+
+    The bound is linear in the size of the case, so that no case, however it is built, stalls a
+    run: the case becomes an error instead (and the cascade sends its claims to Claude).
+    """
 
 
 class JudgeUnavailableError(JudgeError):

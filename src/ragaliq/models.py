@@ -28,9 +28,11 @@ from ragaliq.text.counts import plural
 from ragaliq.text.plain import is_blank
 
 __all__ = [
+    "CLAIMS_DETAIL",
     "NOT_SCORED",
     "NOT_VERIFIABLE",
     "SCHEMA_VERSION",
+    "UNCHECKED_DETAIL",
     "VERDICT_SYNONYMS",
     "CasePlan",
     "CaseResult",
@@ -58,6 +60,7 @@ __all__ = [
     "Verdict",
     "VerdictName",
     "VerificationResult",
+    "coverage_of",
     "read_verdict",
 ]
 
@@ -70,6 +73,10 @@ NOT_SCORED = "no case could be scored"
 """Why an evaluator without a mean fails, in the run's words and the gate's: every case was
 skipped (nothing to score) or failed to judge."""
 
+CLAIMS_DETAIL = "claims"
+"""The detail of a result over claims (or needed facts) that says how many the case made."""
+UNCHECKED_DETAIL = "not_verifiable"
+"""The detail that says how many of them the judge could not check (not verifiable offline)."""
 NOT_VERIFIABLE = "not_verifiable_offline"
 """Flag of a claim the offline judge could neither ground in the context nor fault (its verdict is
 NOT_ENOUGH_INFO). Such a claim is left out of the faithfulness and hallucination scores (and
@@ -451,6 +458,26 @@ class EvaluatorSummary(_Frozen):
     threshold: float
     judged: int = 0
     errors: int = 0
+    claims: int | None = None
+    """For a score over claims (or needed facts): how many the cases judged made; None for
+    another score."""
+    checked: int | None = None
+    """How many of those claims the judge could check: all but those not verifiable offline."""
+
+    @property
+    def coverage(self) -> float | None:
+        """The share of claims checked, beside a score over claims; None for another score."""
+        return coverage_of(self.checked, self.claims)
+
+
+def coverage_of(checked: int | None, claims: int | None) -> float | None:
+    """The share of ``claims`` the judge checked; None for a score that is not over claims.
+
+    A run that made no claims checked all of them.
+    """
+    if claims is None or checked is None:
+        return None
+    return checked / claims if claims else 1.0
 
 
 class RunSummary(_Frozen):
@@ -495,6 +522,8 @@ class SummaryBuilder:
         self._judged = dict.fromkeys(evaluators, 0)
         self._passing = dict.fromkeys(evaluators, 0)
         self._failed = dict.fromkeys(evaluators, 0)
+        self._claims: dict[str, list[int]] = {}
+        """Per evaluator over claims: the claims made and the claims not checked."""
 
     def add(self, case: CaseResult) -> None:
         """Count one case."""
@@ -509,6 +538,11 @@ class SummaryBuilder:
                 self._sums[name] += result.score
                 self._judged[name] += 1
                 self._passing[name] += bool(result.passed)
+            made = result.details.get(CLAIMS_DETAIL)
+            if case.status == "ok" and result.status != "error" and isinstance(made, int):
+                tally = self._claims.setdefault(name, [0, 0])
+                tally[0] += made
+                tally[1] += int(result.details.get(UNCHECKED_DETAIL, 0))
 
     def summary(self) -> RunSummary:
         """The summary of the cases counted so far."""
@@ -516,6 +550,7 @@ class SummaryBuilder:
         for name, info in self.evaluators.items():
             judged = self._judged[name]
             score = round(self._sums[name] / judged, 6) if judged else None
+            made, unchecked = self._claims.get(name, (None, 0))
             summaries[name] = EvaluatorSummary(
                 score=score,
                 pass_rate=round(self._passing[name] / judged, 6) if judged else None,
@@ -523,6 +558,8 @@ class SummaryBuilder:
                 threshold=info.threshold,
                 judged=judged,
                 errors=self._failed[name],
+                claims=made,
+                checked=None if made is None else made - unchecked,
             )
         return RunSummary(cases=self.cases, errors=self.errors, evaluators=summaries)
 

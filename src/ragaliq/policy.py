@@ -80,6 +80,10 @@ class GatePolicy(Section):
     """What a drop past ``max_drop`` that the suite cannot tell from noise does."""
     fail_on_new_hallucinations: Annotated[Flag, Ratchet((False, True))] = False
     """Fail the gate when any claim is newly hallucinated, whatever the scores."""
+    fail_on_unchecked_claims: Annotated[Flag, Ratchet((False, True))] = False
+    """Fail the gate when a case new or changed since the baseline makes a claim the offline
+    judge could not check (not verifiable offline): such claims are left out of the scores, so
+    an invented detail would otherwise pass on the scores alone."""
     on_error: Annotated[Literal["fail", "ignore"], Ratchet(("ignore", "fail"))] = "fail"
     """Whether cases the judge could not judge fail the gate."""
     count_unstable: Annotated[Flag, Ratchet((False, True))] = False

@@ -1,8 +1,9 @@
 """``ragaliq init``: the files a repository needs to start gating on RAG quality.
 
 * ``ragaliq.yaml``: the config, every section with its main keys at their defaults and the optional
-  ones commented out; the judge is the offline one, so that a pull request, a laptop and the
-  baseline on main judge alike until the team adds an API key and switches to Claude;
+  ones commented out; the judge is the offline one, whatever the environment holds, so that a
+  pull request, a laptop and the baseline on main judge alike until the team adds an API key
+  and switches to Claude (:func:`judge_note` says so, and names the secrets to add);
 * ``rag_outputs.jsonl``: a one-case example dataset in the format the gate reads;
 * ``.github/workflows/ragaliq.yml``: the pull request workflow in two trust zones: a ``produce``
   job that runs the pull request's pipeline with no secrets and hands over the dataset as an
@@ -19,6 +20,7 @@ Nothing is overwritten unless asked: :func:`write_scaffold` refuses when any of 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -33,6 +35,7 @@ from ragaliq.evaluators.base import EvaluatorOptions
 
 __all__ = [
     "ACTION_REF",
+    "API_KEY_SECRET",
     "BASELINE_WORKFLOW_FILE",
     "DATASET_FILE",
     "FORKS_WORKFLOW_FILE",
@@ -40,6 +43,7 @@ __all__ = [
     "WORKFLOW_FILE",
     "WORKFLOW_FILES",
     "ScaffoldFile",
+    "judge_note",
     "scaffold_files",
     "write_scaffold",
 ]
@@ -60,6 +64,8 @@ _GITIGNORE = """\
 !.gitignore
 !baseline.json
 """
+API_KEY_SECRET = "ANTHROPIC_API_KEY"
+"""The secret (and environment variable) the workflows give the gate Claude's key under."""
 ACTION_REF = "ragaliq/ragaliq-gate@<full-commit-sha> # v1"
 """The action as the workflow uses it: a placeholder until a release's commit SHA is known."""
 
@@ -91,11 +97,15 @@ dataset: $dataset
 baseline: $baseline
 
 judge:
-  # The judge that decides the verdicts. offline is the built-in heuristic judge: no API key, no
-  # cost, and the same verdicts on pull requests, on main (the baseline) and on your laptop. To
-  # judge with Claude, set the ANTHROPIC_API_KEY secret, switch to claude, and let main record the
-  # baseline again. auto uses Claude when ANTHROPIC_API_KEY is set and the offline judge otherwise,
-  # so a run without the key (a laptop, a fork's pull request) would judge differently.
+  # The judge that decides the verdicts. init writes offline, the built-in heuristic judge: no
+  # API key, no cost, and the same verdicts on pull requests, on main (the baseline) and on your
+  # laptop. It says SUPPORTED only where the context states every word of a claim, and leaves the
+  # claims it cannot check out of the scores (the comment lists them). To judge with Claude, or
+  # with the cascade (the offline judge settles what it grounds, Claude the rest), add your
+  # Anthropic API key as the repository secret ANTHROPIC_API_KEY and as the Dependabot secret of
+  # the same name (Dependabot's pull requests see only those), switch provider, and let main
+  # record the baseline again. auto uses Claude when ANTHROPIC_API_KEY is set and the offline judge
+  # otherwise, so a run without the key (a laptop, a fork's pull request) would judge differently.
   provider: offline
   model: $model  # the Claude model; the offline judge ignores it
   # Keep the API key in the ANTHROPIC_API_KEY environment variable (a repository secret in CI),
@@ -121,6 +131,11 @@ gate:
   # claim moves a mean less than the suite can tell from noise, but a made-up figure or name is
   # still caught. Set false to let the scores alone decide.
   fail_on_new_hallucinations: true
+  # Fail on any claim of a new or changed case that the offline judge could not check (a word
+  # its evidence does not state, such as an invented detail): those claims are left out of the
+  # scores, so a pull request that only adds such details passes on the scores alone. A pull
+  # request may switch this on, never off. With Claude or the cascade every claim is checked.
+  # fail_on_unchecked_claims: true
   on_error: fail  # or ignore; whether cases the judge could not judge fail the gate
   # What a pull request's gate does when the judge needs an API key and has none: report it not
   # judged (fail; never a green check), or judge with the offline judge (offline). The workflows
@@ -180,6 +195,30 @@ def _evaluator_sections() -> str:
             block.append(f"  # {name}: {value}" + (f"  # {said[0]}" if said else ""))
         lines += [("  " if on else "  # ") + line for line in block]
     return "\n".join(lines)
+
+
+def judge_note(env: Mapping[str, str]) -> str:
+    """Which judge ``init`` wrote into the config, why, and how to judge with Claude instead.
+
+    The judge is the offline one whatever the environment holds: a key on this machine is not a
+    key the gate in CI has, and a baseline judged by one judge does not compare with runs by
+    another.
+    """
+    key = (
+        f" {API_KEY_SECRET} is set here, but init does not switch to Claude for that: the gate "
+        "in CI has only the keys you give it."
+        if env.get(API_KEY_SECRET, "").strip()
+        else ""
+    )
+    return (
+        "judge: offline (judge.provider: offline), the built-in heuristic judge: it needs no API "
+        "key and no network, costs nothing, and judges pull requests, the baseline on main and "
+        f"your laptop alike.{key} To judge with Claude, add your Anthropic API key as the "
+        f"repository secret {API_KEY_SECRET} (Settings > Secrets and variables > Actions) and "
+        f"as the Dependabot secret {API_KEY_SECRET} (Settings > Secrets and variables > "
+        "Dependabot; Dependabot's pull requests see only those), set judge.provider to claude "
+        "(or cascade), and let main record the baseline again"
+    )
 
 
 def scaffold_files(root: Path) -> list[ScaffoldFile]:

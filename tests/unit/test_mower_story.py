@@ -14,6 +14,7 @@ against the merge base:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -170,10 +171,14 @@ INVENTED = {
 """Invented names, and a made-up partner with a made-up price."""
 
 
-def write_faq(root: Path, changes: dict[str, str] | None = None) -> None:
+def write_faq(
+    root: Path,
+    changes: dict[str, str] | None = None,
+    faq: dict[str, tuple[str, str, str]] = FAQ,
+) -> None:
     rows = [
         {"id": case, "query": query, "context": [context], "response": response}
-        for case, (query, context, response) in FAQ.items()
+        for case, (query, context, response) in faq.items()
     ]
     for row in rows:
         row["response"] = (changes or {}).get(row["id"], row["response"])
@@ -198,9 +203,22 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def pull_request(repo: Path, name: str, changes: dict[str, str]) -> tuple[int, dict, str, str]:
-    """Commit the changed answers on a branch off main and gate it as a pull request."""
-    return gated(repo, name, lambda: write_faq(repo, changes))
+def pull_request(
+    repo: Path,
+    name: str,
+    changes: dict[str, str],
+    *,
+    faq: dict[str, tuple[str, str, str]] = FAQ,
+    edit: Callable[[Path], None] | None = None,
+) -> tuple[int, dict, str, str]:
+    """Commit the changed answers (and ``edit``'s changes) on a branch off main and gate it."""
+
+    def change() -> None:
+        write_faq(repo, changes, faq)
+        if edit is not None:
+            edit(repo)
+
+    return gated(repo, name, change)
 
 
 def cases_of(repo: Path, name: str) -> dict[str, CaseResult]:
@@ -212,7 +230,17 @@ def test_main_is_judged_faithful(repo):
     assert code == 0, output
     assert decision["new_hallucinations"] == []
     for case in cases_of(repo, "unchanged").values():
-        assert {c.verdict for c in case.claims} == {Verdict.SUPPORTED}, case
+        checked = [c for c in case.claims if c.verifiable]
+        assert {c.verdict for c in checked} == {Verdict.SUPPORTED}, case
+        unchecked = [c for c in case.claims if not c.verifiable]
+        if case.id == "offer":
+            # "during the spring offer" takes "spring" from the sentence before: not checked.
+            assert [c.text for c in unchecked] == [
+                "The Tallis R5 costs $899, or $799 during the spring offer."
+            ]
+            assert 'does not state "spring"' in unchecked[0].reason
+        else:
+            assert not unchecked, case
 
 
 def test_a_faithful_rewording_passes_and_no_reason_is_untrue(repo):

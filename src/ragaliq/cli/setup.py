@@ -32,6 +32,7 @@ from ragaliq.scaffold import (
     FORKS_WORKFLOW_FILE,
     GITIGNORE_FILE,
     WORKFLOW_FILE,
+    judge_note,
     write_scaffold,
 )
 from ragaliq.text.plain import one_line
@@ -67,6 +68,7 @@ _INIT_HELP = (
 def init(root: Path, force: bool) -> None:
     for path in write_scaffold(root, force=force):
         echo(f"wrote {path}")
+    echo(judge_note(collaborators().env))
     echo(
         "next: check them with `ragaliq validate` and try `ragaliq gate` (results you keep, "
         "such as `ragaliq run -o .ragaliq/report.json`, stay out of git in .ragaliq/); in the "

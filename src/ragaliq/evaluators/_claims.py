@@ -11,11 +11,11 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from ragaliq.evaluators.findings import Before, Emit, Finding, FindingKind
-from ragaliq.models import CaseResult, ClaimVerdict, Verdict
+from ragaliq.models import CLAIMS_DETAIL, UNCHECKED_DETAIL, CaseResult, ClaimVerdict, Verdict
 from ragaliq.text.counts import plural, plural_is
 
 NO_CLAIMS_NOTE = "no_claims"
-NOT_VERIFIABLE_NOTE = "not_verifiable"
+NOT_VERIFIABLE_NOTE = UNCHECKED_DETAIL
 
 
 def checkable(verdicts: tuple[ClaimVerdict, ...]) -> tuple[ClaimVerdict, ...]:
@@ -29,6 +29,18 @@ def checkable(verdicts: tuple[ClaimVerdict, ...]) -> tuple[ClaimVerdict, ...]:
     compared silently.
     """
     return tuple(v for v in verdicts if v.verifiable)
+
+
+def unchecked_details(verdicts: tuple[ClaimVerdict, ...]) -> dict[str, int]:
+    """The claims a case made and, when some are, how many the judge could not check.
+
+    The run's summary adds them up into the coverage beside each score over claims.
+    """
+    unchecked = sum(not v.verifiable for v in verdicts)
+    details = {CLAIMS_DETAIL: len(verdicts)}
+    if unchecked:
+        details[UNCHECKED_DETAIL] = unchecked
+    return details
 
 
 def not_verifiable_note(count: int) -> str:

@@ -172,10 +172,15 @@ class Evaluator(ABC, Generic[OptionsT]):
             flagged_claims=flagged,
         )
 
-    def skipped(self, reason: str) -> EvaluationResult:
+    def skipped(self, reason: str, details: dict[str, Any] | None = None) -> EvaluationResult:
         """A ``skipped`` result: the case gives this evaluator nothing to score (not 0, not 1)."""
         return EvaluationResult(
-            evaluator=self.name, score=None, passed=None, status="skipped", reasoning=reason
+            evaluator=self.name,
+            score=None,
+            passed=None,
+            status="skipped",
+            reasoning=reason,
+            details=details or {},
         )
 
     def error(self, reason: str) -> EvaluationResult:

@@ -18,6 +18,7 @@ from ragaliq.evaluators._claims import (
     checkable,
     describe_claims,
     none_verifiable,
+    unchecked_details,
     verdict_counts,
 )
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
@@ -111,13 +112,10 @@ class FaithfulnessEvaluator(Evaluator[FaithfulnessOptions]):
             )
         counted = checkable(verdicts)
         if not counted:
-            return self.skipped(none_verifiable(len(verdicts)))
+            return self.skipped(none_verifiable(len(verdicts)), unchecked_details(verdicts))
         total = sum(self.weights[v.verdict] for v in counted)
-        details: dict[str, Any] = {"claims": len(verdicts)}
-        if len(counted) < len(verdicts):
-            details["not_verifiable"] = len(verdicts) - len(counted)
         return self.result(
             total / len(counted),
             f"{plural(len(verdicts), 'claim')}: {verdict_counts(verdicts)}.",
-            details,
+            dict(unchecked_details(verdicts)),
         )

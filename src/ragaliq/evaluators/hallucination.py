@@ -23,6 +23,7 @@ from ragaliq.evaluators._claims import (
     none_verifiable,
     not_verifiable_note,
     of_total_are,
+    unchecked_details,
 )
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.evaluators.findings import Before, Emit, Finding, FindingKind
@@ -144,20 +145,17 @@ class HallucinationEvaluator(Evaluator[HallucinationOptions]):
             )
         counted = len(checkable(verdicts))
         if not counted:
-            return self.skipped(none_verifiable(len(verdicts)))
+            return self.skipped(none_verifiable(len(verdicts)), unchecked_details(verdicts))
         hallucinated = tuple(i for i, v in enumerate(verdicts) if self.is_hallucinated(v))
         reasoning = (
             f"{of_total_are(len(hallucinated), counted, 'claim')} not supported by the context."
             if hallucinated
             else f"{all_are(counted, 'claim')} supported by the context."
         )
-        details: dict[str, int] = {"claims": len(verdicts)}
-        if counted < len(verdicts):
-            details["not_verifiable"] = len(verdicts) - counted
         return self.result(
             1.0 - len(hallucinated) / counted,
             reasoning + not_verifiable_note(len(verdicts) - counted),
-            details,
+            dict(unchecked_details(verdicts)),
             flagged=hallucinated,
         )
 

@@ -48,6 +48,7 @@ from ragaliq.gate.acceptance import ALL, Acceptance, covering
 from ragaliq.gate.decision import MAX_LISTED, CaseFailure, GateDecision, RegressedCase
 from ragaliq.gate.scores import Shared, decide_evaluators, failure_line
 from ragaliq.gate.scores import comparable as judged_alike
+from ragaliq.gate.unchecked import unchecked_headline
 from ragaliq.models import (
     CaseResult,
     ClaimVerdict,
@@ -413,6 +414,11 @@ class Comparison:
         if new and rules.fail_on_new_hallucinations:
             failures.append(
                 f"{plural(new, 'newly hallucinated claim')} (gate.fail_on_new_hallucinations: true)"
+            )
+        unchecked = self._lists["unverifiable_claims"].total
+        if unchecked and self.baseline is not None and rules.fail_on_unchecked_claims:
+            failures.append(
+                f"{unchecked_headline(unchecked, new=True)} (gate.fail_on_unchecked_claims: true)"
             )
         if self._accepted:
             lifted = " and ".join(sorted(self._lifted))  # faithfulness, hallucination or both

@@ -27,7 +27,7 @@ from ragaliq.evaluators.context_precision import IrrelevantChunk
 from ragaliq.evaluators.findings import Finding
 from ragaliq.evaluators.registry import finding_lists
 from ragaliq.gate.acceptance import Acceptance
-from ragaliq.models import SCHEMA_VERSION, JudgeInfo, Usage
+from ragaliq.models import SCHEMA_VERSION, JudgeInfo, Usage, coverage_of
 
 __all__ = [
     "MAX_LISTED",
@@ -82,6 +82,15 @@ class EvaluatorDecision(_Model):
     """When inconclusive: roughly how many cases would resolve a drop of ``max_drop``."""
     judge_score: float | None = None
     """The judge's own mean, when accepted claims make ``head`` differ from it."""
+    claims: int | None = None
+    """For a score over claims: the claims the head's cases made (None for another score)."""
+    checked: int | None = None
+    """How many of those the judge could check; the rest are not verifiable offline."""
+
+    @property
+    def coverage(self) -> float | None:
+        """The share of claims checked, shown beside a score over claims."""
+        return coverage_of(self.checked, self.claims)
 
 
 class RegressedCase(_Model):

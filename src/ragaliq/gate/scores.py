@@ -86,6 +86,8 @@ def decide_evaluators(
             interval=None if change is None else (round(change.low, 6), round(change.high, 6)),
             confidence=None if change is None else rules.confidence,
             cases_to_resolve=to_resolve,
+            claims=summary.claims,
+            checked=summary.checked,
         )
     missing = sorted(set(baseline.thresholds) - set(decisions)) if baseline is not None else []
     for name in missing:

@@ -7,13 +7,15 @@ Per case the runner asks for the claims once and for their verification once. Th
   extraction reads only the query and the response, so it is the cheap call, while verification
   carries the whole context and is the one worth saving. Atomic claims are short, which also makes
   verbatim support (the offline judge's surest case) common.
-- **verifies** every claim with the offline judge first. A claim it rates SUPPORTED with high
-  confidence (the ``offline_confident`` flag: its model puts the claim below the ``settle_below``
-  probability, chosen per kind of case on the tune part of RAGTruth so that at most a tenth of
-  the hallucinated claims fall below it) keeps that verdict and never reaches the API. All other
-  claims go to Claude in one ``verify_claims`` call (batched only past
-  ``judge.claims_per_call``), and the verdicts are merged back in the claims' order. A case
-  whose claims are all settled costs no verification call.
+- **verifies** every claim with the offline judge first. Only what it grounds is settled there:
+  a claim it rates SUPPORTED (the ``offline_confident`` flag: its evidence, the context sentence
+  the claim rests on, states every content word of the claim and its negations) keeps that
+  verdict and never reaches the API. Everything else goes to Claude, the offline judge's
+  accusations included (a figure or a name it cannot find may be said otherwise in the
+  context), and so do claims it could not check: all in one ``verify_claims`` call (batched only
+  past ``judge.claims_per_call``), the verdicts merged back in the claims' order. A case whose
+  claims are all settled costs no verification call; a case the offline judge stops on (its
+  work bound) sends every claim to Claude.
 - **rates relevance** with Claude.
 
 Counters on the judge object (:attr:`CascadeJudge.stats`) say how many claims were settled
@@ -26,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ragaliq.errors import JudgeWorkError
 from ragaliq.judges.base import (
     EstimatingJudge,
     Judge,
@@ -54,7 +57,10 @@ SETTLED_OFFLINE = "settled_offline"
 
 
 def settles_offline(verdict: ClaimVerdict) -> bool:
-    """Whether the cascade keeps an offline verdict: a SUPPORTED the offline judge is sure of."""
+    """Whether the cascade keeps an offline verdict: a SUPPORTED the offline judge grounded.
+
+    Accusations, claims not verifiable offline and anything else go to Claude.
+    """
     return verdict.verdict is Verdict.SUPPORTED and CONFIDENT in verdict.flags
 
 
@@ -84,6 +90,8 @@ class CascadeStats:
     sent_to_claude: int = 0
     verify_calls_saved: int = 0
     """Cases that needed no verification call at all, because every claim was settled offline."""
+    unchecked_cases: int = 0
+    """Cases the offline judge stopped on (its work bound): every claim went to Claude."""
 
     @property
     def sent_share(self) -> float:
@@ -99,10 +107,17 @@ class CascadeStats:
             if self.verify_calls_saved
             else ""
         )
+        stopped = (
+            f"; the offline judge stopped on {plural(self.unchecked_cases, 'case')} (its work "
+            "bound), whose claims all went to Claude"
+            if self.unchecked_cases
+            else ""
+        )
         return (
             f"The cascade settled {self.settled_offline:,} of {plural(self.claims, 'claim')} "
-            f"offline (SUPPORTED verdicts the offline judge is sure of) and sent "
-            f"{self.sent_to_claude:,} to Claude{saved}."
+            "offline (SUPPORTED verdicts the offline judge grounded in the context) and sent "
+            f"{self.sent_to_claude:,} to Claude (everything else, the offline judge's "
+            f"accusations included){saved}{stopped}."
         )
 
 
@@ -137,12 +152,17 @@ class CascadeJudge:
         """
         if not case.has_context:
             return no_context_verdicts(claims, facts)
-        first = await self.offline.verify_claims(case, claims, facts=facts)
         texts = [*claims, *facts]
+        try:
+            first = await self.offline.verify_claims(case, claims, facts=facts)
+            offline: tuple[ClaimVerdict | None, ...] = (*first.verdicts, *first.fact_verdicts)
+        except JudgeWorkError:
+            offline = (None,) * len(texts)
+            self.stats.unchecked_cases += 1
         merged: list[ClaimVerdict | None] = [None] * len(texts)
         rest: list[int] = []
-        for i, verdict in enumerate((*first.verdicts, *first.fact_verdicts)):
-            if settles_offline(verdict):
+        for i, verdict in enumerate(offline):
+            if verdict is not None and settles_offline(verdict):
                 merged[i] = verdict.model_copy(update={"flags": (*verdict.flags, SETTLED_OFFLINE)})
             else:
                 rest.append(i)

@@ -21,7 +21,7 @@ from ragaliq.models import ReportHead, Verdict
 from ragaliq.report._html_data import NOT_VERIFIABLE_OFFLINE, VERDICT_CODES, script_json
 from ragaliq.report._templates import templates_root
 from ragaliq.report.console import format_usage
-from ragaliq.report.filters import verdict_label
+from ragaliq.report.filters import coverage, verdict_label
 
 __all__ = ["STORY_LIMIT", "VERDICT_ORDER", "Page", "build_page"]
 
@@ -89,6 +89,8 @@ class _EvaluatorRow:
     errors: int
     passed: bool
     status: str
+    coverage: str = ""
+    """Beside a score over claims: ``12 of 40 claims checked``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -187,6 +189,7 @@ def _evaluator_rows(head: ReportHead, decision: GateDecision | None) -> tuple[_E
                     errors=gate.errors,
                     passed=gate.passed,
                     status=_STATUS_LABELS.get(gate.status, gate.status),
+                    coverage=coverage(gate),
                 )
             )
             continue
@@ -208,6 +211,7 @@ def _evaluator_rows(head: ReportHead, decision: GateDecision | None) -> tuple[_E
                 else "pass"
                 if passed
                 else "below threshold",
+                coverage=coverage(summary),
             )
         )
     return tuple(rows)

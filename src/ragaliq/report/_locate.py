@@ -1,14 +1,17 @@
 """Finding each claim's place in the response, for highlighting it in the HTML report.
 
-The offline judge's claims are the response's own sentences; Claude's are rewrites. A claim is
-found verbatim first, then ignoring case, spacing, quote and dash styles and trailing punctuation;
-a claim that cannot be found gets no place and is listed beside the response instead.
+The offline judge's claims are the response's own sentences (a part that adds to one, split off
+as "… including a bag.", is found without its mark); Claude's are rewrites. A claim is found
+verbatim first, then ignoring case, spacing, quote and dash styles and trailing punctuation; a
+claim that cannot be found gets no place and is listed beside the response instead.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Sequence
+
+from ragaliq.text.sentences import CONTINUATION
 
 __all__ = ["Span", "locate_claims"]
 
@@ -75,7 +78,7 @@ def _occurrences(haystack: str, needle: str, start: int) -> Iterable[int]:
 def _find(
     response: str, claim: str, folded: str, origin: list[int], taken: Sequence[Span], cursor: int
 ) -> Span | None:
-    needle = claim.strip()
+    needle = claim.strip().removeprefix(CONTINUATION)
     if not needle:
         return None
     for at in _occurrences(response, needle, cursor):

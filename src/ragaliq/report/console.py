@@ -6,6 +6,7 @@ from collections.abc import Collection, Sequence
 
 from ragaliq.gate import GateDecision
 from ragaliq.gate.acceptance import claim_id
+from ragaliq.gate.unchecked import JUDGE_THEM, coverage_note, unchecked_headline
 from ragaliq.models import CaseResult, Preflight, ReportHead, RunReport, Usage
 from ragaliq.report.filters import findings, verdict_label
 from ragaliq.text.counts import plural
@@ -66,6 +67,8 @@ def format_run_table(
         status = "no score" if summary.score is None else "pass" if summary.passed else "FAIL"
         if summary.errors:
             status += f" ({plural(summary.errors, 'error')})"
+        if summary.claims is not None:
+            status += f" · {coverage_note(summary.checked, summary.claims)}"
         lines.append(
             f"{name:<17} {_num(summary.score):>6} {summary.threshold:>10.2f} "
             f"{_num(summary.pass_rate, '.0%'):>10}  {status}"
@@ -127,6 +130,7 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
                 if e.judge_score is not None
                 else ""
             )
+            + (f" · {coverage_note(e.checked, e.claims)}" if e.claims is not None else "")
         )
     lines.append("")
     errors = plural(len(decision.errors), "error")
@@ -144,13 +148,6 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
             + f", {len(decision.fixed_hallucinations)} fixed, "
             f"{plural(len(decision.regressed_cases), 'regressed case score')}, {errors}"
         )
-    unverifiable = decision.count("unverifiable_claims")
-    if unverifiable:
-        them = "it" if unverifiable == 1 else "them"
-        lines.append(
-            f"{plural(unverifiable, 'claim')} not verifiable offline (the offline judge could "
-            f"neither ground nor fault {them}), not counted as hallucinated"
-        )
     for change in listed[:10]:
         accepted_by = f", accepted by {one_line(change.accepted_by)}" if change.accepted_by else ""
         lines.append(
@@ -164,6 +161,7 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
             "  a claim the judge got wrong is accepted by a reviewer's review saying "
             "`/ragaliq accept <id>` (locally: --acceptances FILE)"
         )
+    lines += _unchecked_lines(decision)
     if decision.lost_facts or decision.irrelevant_chunks:
         lines.append(
             f"retrieval: {plural(len(decision.lost_facts), 'needed fact')} lost since the "
@@ -184,6 +182,25 @@ def _findings_lines(decision: GateDecision, shown: int = 10) -> list[str]:
             lines.append(f"  {one_line(entry.case_id)}: {headline}{one_line(entry.text)}")
         if found.total > shown:
             lines.append(f"  ... and {found.total - shown} more")
+    return lines
+
+
+def _unchecked_lines(decision: GateDecision, shown: int = 10) -> list[str]:
+    """The claims the offline judge could not check: a headline, each with why, what to do."""
+    total = decision.count("unverifiable_claims")
+    if not total:
+        return []
+    lines = [
+        f"{unchecked_headline(total, new=not decision.first_run)}: left out of the scores, not "
+        "counted as hallucinated"
+    ]
+    for change in decision.unverifiable_claims[:shown]:
+        lines.append(f"  unchecked in {one_line(change.case_id)}: {one_line(change.claim)}")
+        if change.reason:
+            lines.append(f"    {one_line(change.reason)}")
+    if total > shown:
+        lines.append(f"  ... and {total - shown} more")
+    lines.append(f"  {JUDGE_THEM}")
     return lines
 
 

@@ -13,6 +13,9 @@ summary, and a user template that extends them) and the HTML report's:
 ``verdict``     a verdict as people read it: ``not in the context``
 ``findings``    the decision's lists of findings that no block of their own shows (lost
                 relevant chunks ...), each with its title, noun and total
+``coverage``    beside a score over claims: ``12 of 40 claims checked`` (empty for another)
+``unchecked``   ``3 new claims could not be checked offline`` (``unchecked(new=False)``: no
+                "new")
 ==============  ===============================================================================
 
 :data:`MARKDOWN_FILTERS` add ``md`` (escape untrusted text), ``shorten`` and ``by_case``;
@@ -31,6 +34,7 @@ from urllib.parse import quote
 
 from ragaliq.evaluators.registry import finding_lists
 from ragaliq.gate import Finding, GateDecision
+from ragaliq.gate.unchecked import coverage_note, unchecked_headline
 from ragaliq.report._escape import md, shorten_redacted
 from ragaliq.text.counts import plural
 
@@ -45,6 +49,7 @@ __all__ = [
     "FindingList",
     "by_case",
     "case_href",
+    "coverage",
     "csp_hash",
     "delta",
     "findings",
@@ -53,6 +58,7 @@ __all__ = [
     "options",
     "pct",
     "score",
+    "unchecked",
     "usd",
     "verdict_label",
 ]
@@ -200,6 +206,19 @@ def case_href(case_id: str) -> str:
     return "#case=" + quote(case_id, safe="")
 
 
+def coverage(scored: Any) -> str:
+    """``12 of 40 claims checked`` for an evaluator's decision or summary over claims, else ``""``.
+
+    The claims not checked are those the offline judge could not verify, left out of the score.
+    """
+    return coverage_note(getattr(scored, "checked", None), getattr(scored, "claims", None))
+
+
+def unchecked(count: int, new: bool = True) -> str:
+    """``3 new claims could not be checked offline``."""
+    return unchecked_headline(count, new=new)
+
+
 SHARED_FILTERS: dict[str, Callable[..., Any]] = {
     "score": score,
     "pct": pct,
@@ -209,6 +228,8 @@ SHARED_FILTERS: dict[str, Callable[..., Any]] = {
     "plural": plural,
     "verdict": verdict_label,
     "findings": findings,
+    "coverage": coverage,
+    "unchecked": unchecked,
 }
 """What the Markdown and the HTML templates both show, under the same names."""
 MARKDOWN_FILTERS: dict[str, Callable[..., Any]] = {

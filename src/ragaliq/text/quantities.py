@@ -156,9 +156,16 @@ _A_UNIT = re.compile(
     r"most|to)\s+(?P<a>an?)\s+(?P<unit>[a-z]+)\b",
     re.I,
 )
+_FIGURE_HINT = re.compile(
+    rf"\d|{_NUMBER_WORD}|hour|min|second|day|week|month|year|decade|centur|half|quarter",
+    re.I,
+)
+"""A quick test for a text with no figure at all (no digit, number word or unit of time)."""
 _LONG = re.compile(r"\b(hour|day|week|month|year)[\s-]?long\b", re.I)
 """A length of time said as one word ("a weeklong trip" lasts a week)."""
 _CLOCK = re.compile(r"\s?([ap])\.?\s?m\b\.?", re.I)
+_TEMPERATURE = re.compile(r" ([FC])(?![\w'\u2019-])")
+"""A capital F or C one space after a number: degrees Fahrenheit or Celsius ("350 F")."""
 _AGE = re.compile(r"[\s-]+old\b", re.I)
 _NEXT_WORD = re.compile(r"(?P<gap>\s*-\s*|\s+)(?P<word>[A-Za-z\u00b0%][A-Za-z/]*|%)")
 
@@ -207,13 +214,22 @@ class Quantity:
         if self.unit == other.unit:
             return _close(self.value, other.value, 1e-9)
         if self.dimension == "temperature":
-            return any(abs(a - b) <= 1.0 for a in _celsius(self) for b in _celsius(other))
+            return any(
+                abs(a - b) <= max(1.0, TEMPERATURE_ROUNDING * abs(b))
+                for a in _celsius(self)
+                for b in _celsius(other)
+            )
         assert self.base is not None and other.base is not None  # set with every dimension
         return _close(self.base, other.base, max(self.tolerance, other.tolerance))
 
     def shown(self) -> str:
         """How a reason names it: as written, which the reader finds in the text."""
         return self.written
+
+
+TEMPERATURE_ROUNDING = 0.02
+"""How far a temperature converted to another scale may be rounded: 350 °F is 176.7 °C, which
+recipes write 175 °C or 180 °C (one degree Celsius, at least)."""
 
 
 def _celsius(quantity: Quantity) -> tuple[float, ...]:
@@ -241,6 +257,8 @@ def quantities(text: str) -> tuple[Quantity, ...]:
 
     Cached: a context's sentences are read again for every claim and every response.
     """
+    if not _FIGURE_HINT.search(text):
+        return ()
     found: list[Quantity] = []
     starts: list[int] = []
     ends: list[int] = []  # the spans taken, in order, none overlapping
@@ -357,8 +375,13 @@ def _from_digits(text: str, match: re.Match[str]) -> tuple[Quantity | None, int]
         elif suffix in UNITS and unit is None:
             unit = UNITS[suffix]
             suffix = ""
+        elif match["suf"] in ("F", "C") and unit is None:
+            unit = UNITS[f"\u00b0{suffix}"]  # "160F": a temperature written short
         else:
             return None, end  # a code or a model name ("4K", "T3", "1990s"), not a figure
+    elif unit is None and (short := _TEMPERATURE.match(text, end)) is not None:
+        unit = UNITS[f"\u00b0{short[1].lower()}"]  # "350 F"
+        end = short.end(1)
     value, unit, end = _after(text, end, value, unit)
     whole, dot, minutes = match["num"].partition(".")
     if unit is not None and unit.dimension == "clock" and dot and len(minutes) == 2:

@@ -10,7 +10,14 @@ A response is read as Markdown-ish text, block by block:
 - within a paragraph, sentences end at ``.``, ``!`` or ``?`` (not after an abbreviation, an
   initial or a decimal point), and a sentence that ends inside a quote keeps its closing quote;
 - a sentence joining independent statements with ``;`` or with ``, and`` / ``, but`` (a subject
-  and a verb on each side) is split, so that a wrong figure is located in its own clause.
+  and a verb on each side) is split, so that a wrong figure is located in its own clause;
+- a part that adds to a statement stands as a claim of its own (:func:`split_added`): a relative
+  clause (``, which ...``, ``, who ...``, ``, where ...``), an inclusion or an addition (``,
+  including ...``, ``, such as ...``, ``, plus ...``, ``, and also ...``, ``... as well as ...``,
+  ``... along with ...``), a participle that adds a consequence (``, making ...``, ``, giving
+  ...``) and an apposition after a name that ends a sentence (``..., a maker of bikes.``). Such a
+  claim starts with :data:`CONTINUATION` ("… including a bag."): it goes on from the claim
+  before it.
 
 The context of a case is read the same way, except that code and headings are kept as text and
 sentences are not split into clauses (:func:`split_context`).
@@ -22,7 +29,14 @@ import bisect
 import re
 from collections.abc import Iterator
 
-__all__ = ["ABBREVIATIONS", "split_clauses", "split_context", "split_sentences"]
+__all__ = [
+    "ABBREVIATIONS",
+    "CONTINUATION",
+    "split_added",
+    "split_clauses",
+    "split_context",
+    "split_sentences",
+]
 
 ABBREVIATIONS = frozenset(
     """
@@ -235,7 +249,12 @@ def _split_paragraph(text: str, *, clauses: bool) -> list[str]:
     sentences = [p for p in parts if p]
     if not clauses:
         return sentences
-    return [clause for sentence in sentences for clause in split_clauses(sentence)]
+    return [
+        part
+        for sentence in sentences
+        for clause in split_clauses(sentence)
+        for part in split_added(clause)
+    ]
 
 
 def _quoted_spans(text: str) -> list[tuple[int, int]]:
@@ -452,3 +471,80 @@ def _capitalise(piece: str) -> str:
 
 def _is_verb(word: str) -> bool:
     return word in _AUXILIARIES or word in _VERBS or word.endswith("n't")
+
+
+# Added parts ---------------------------------------------------------------------------------
+
+CONTINUATION = "\u2026 "
+"""How a claim split off the one before it starts: "… including a bag."."""
+_ADDED = re.compile(
+    r",\s+(?=(?:which|who|whose|where|including|such as|especially|notably|plus|along with|"
+    r"together with|and also|as well as|making|giving|offering|allowing|providing|letting|"
+    r"adding|featuring|ensuring|keeping|bringing)\s)"
+    r"|\s+(?=(?:as well as|along with|together with)\s)",
+    re.IGNORECASE,
+)
+_APPOSITION = re.compile(
+    r"(?<=[A-Za-z0-9)])\s*,\s+(?P<part>(?:a|an)\s+(?:[^,;:()]|(?<=\d),(?=\d))+?)\s*"
+    r"(?P<end>,(?=\s)|(?=[.!?]?[\"'\u201d)]*$))"
+)
+MAX_APPOSITION_WORDS = 12
+MIN_HEAD_WORDS = 3
+"""A statement must keep this many words for a part to be split off it."""
+
+
+def split_added(clause: str) -> list[str]:
+    """A clause with the parts that add to it split off, each a claim of its own.
+
+    The first part stays as written, ending in a full stop; each added part starts with
+    :data:`CONTINUATION` and keeps its own words ("… which gives it a range of 80 km."). Nothing
+    is split inside quotes, and a part with no word of its own stays where it is.
+    """
+    if '"' in clause or "\u201c" in clause:
+        return [clause]
+    head, added = _split_apposition(clause)
+    cuts = [m.start() for m in _ADDED.finditer(head)]
+    pieces: list[str] = []
+    start = 0
+    for cut in cuts:
+        words = len(_TOKEN.findall(head[start:cut]))
+        if words >= MIN_HEAD_WORDS or (pieces and words):
+            pieces.append(head[start:cut])
+            start = cut
+    pieces.append(head[start:])
+    parts = [pieces[0].strip().rstrip(",;").strip()] + [
+        p.strip().lstrip(",").strip() for p in pieces[1:]
+    ]
+    parts = [p for p in parts if p]
+    if added is not None:
+        parts.insert(1, added)
+    if len(parts) == 1:
+        return [clause]
+    out = []
+    for k, part in enumerate(parts):
+        part = part.rstrip(",;").strip()
+        if not _FINAL.search(part):
+            part += "."
+        out.append(part if k == 0 else CONTINUATION + part)
+    return out
+
+
+def _split_apposition(clause: str) -> tuple[str, str | None]:
+    """The clause without the apposition after a name that ends it, and the apposition.
+
+    "She joined Acme, a maker of bikes." is "She joined Acme." and "a maker of bikes"; a clause
+    with no such apposition is returned with None. An apposition inside a clause ("Acme, a maker
+    of bikes, hired her") stays where it is: the claim must read as the response writes it.
+    """
+    for match in _APPOSITION.finditer(clause):
+        before = clause[: match.start()].split()
+        if match["end"] == "," or len(before) < 2 or not before[-1][:1].isupper():
+            continue  # after a name, not after the first word of the sentence
+        part = match["part"]
+        if len(part.split()) > MAX_APPOSITION_WORDS:
+            continue
+        head = clause[: match.start()] + clause[match.end() :]
+        if len(_TOKEN.findall(head)) < MIN_HEAD_WORDS:
+            continue
+        return head, part
+    return clause, None

@@ -15,10 +15,14 @@ from ragaliq.text.sentences import split_context, split_sentences
 
 __all__ = [
     "CALENDAR",
+    "CALENDAR_HINTS",
     "CONDITIONAL_NEGATIONS",
+    "IRREGULAR",
+    "IRREGULAR_FORMS",
     "NEGATIONS",
     "NEGATION_CUES",
     "STOPWORDS",
+    "UNIT_WORDS",
     "calendar_words",
     "content_tokens",
     "content_words",
@@ -28,6 +32,7 @@ __all__ = [
     "names",
     "negated_words",
     "negation_count",
+    "negation_scopes",
     "numbers",
     "split_context",
     "split_sentences",
@@ -76,6 +81,7 @@ _PHRASES = (
         r"|\b(?:at\s+)?no (?:extra |additional )?charge\b|\bcosts? nothing\b",
         "free",
     ),
+    (r"\b(?:take|takes|took|taken|taking)\s+place\b", "happen"),
 )
 """Phrases read as the words a context would more likely use ("half an hour" is 30 minutes)."""
 _PHRASE = re.compile(
@@ -104,6 +110,17 @@ SYNONYMS = (
     "shut close",
     "ambience ambiance atmosphere vibe decor",
     "kid child children",
+    "buy purchase acquire",
+    "ask request",
+    "book reserve",
+    "repair fix mend",
+    "remove detach",
+    "ship deliver dispatch",
+    "leave depart",
+    "work operate function",
+    "stop cease halt",
+    "speak talk",
+    "hire employ recruit",
 )
 """Words that stand for one another (light synonymy): each group reads as its first word."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*")
@@ -142,10 +159,45 @@ def drop_answer_word(text: str) -> str:
     return rest[:1].upper() + rest[1:]
 
 
+IRREGULAR = """
+arise arose arisen | awake awoke awoken | beat beaten | become became | begin began begun |
+bend bent | bleed bled | blow blew blown | break broke broken | breed bred | bring brought |
+build built | burn burnt | buy bought | catch caught | choose chose chosen | cling clung |
+come came | creep crept | deal dealt | dig dug | draw drew drawn | drink drank drunk |
+drive drove driven | eat ate eaten | fall fell fallen | feed fed | fight fought | flee fled |
+fly flew flown | forbid forbade forbidden | forget forgot forgotten | forgive forgave forgiven |
+freeze froze frozen | get got gotten | give gave given | go went gone | grow grew grown |
+hang hung | hear heard | hide hid hidden | hold held | keep kept | kneel knelt | know knew known |
+lay laid | lean leant | learn learnt | lend lent | light lit | lose lost | make made |
+mean meant | meet met | pay paid | prove proven | ride rode ridden | ring rang rung | rise risen |
+run ran | see seen | seek sought | sell sold | send sent | shake shook shaken | shine shone |
+show shown | shrink shrank shrunk | sing sang sung | sink sank sunk | sit sat | sleep slept |
+slide slid | speak spoke spoken | speed sped | spend spent | spin spun | spring sprang sprung |
+stand stood | steal stole stolen | stick stuck | sting stung | strike struck stricken |
+swear swore sworn | sweep swept | swim swam swum | swing swung | take took taken |
+teach taught | tear torn | tell told | think thought | throw threw thrown |
+understand understood | undertake undertook undertaken | wake woke woken | wear wore worn |
+weave wove woven | weep wept | win won | withdraw withdrew withdrawn | write wrote written |
+child children | man men | woman women | foot feet | tooth teeth | mouse mice | goose geese
+"""
+"""Irregular forms, each group read as its first word ("sold" is "sell", "worn" is "wear").
+Forms that are also common words of their own are left out ("left", "found", "saw", "felt",
+"rose", "led", "ground", "bound", "shot")."""
+IRREGULAR_FORMS = {
+    form: group.split()[0]
+    for group in IRREGULAR.replace("\n", " ").split("|")
+    for form in group.split()[1:]
+}
+"""Each irregular form, to its base form ("sold" to "sell")."""
+
+
 @lru_cache(maxsize=65536)
 def word_key(word: str) -> str:
-    """How a word is compared: its stem, or the stem of its synonym group's first word."""
-    key = stem(word)
+    """How a word is compared: its stem, or the stem of its synonym group's first word.
+
+    An irregular form is read as its base form first ("sold" as "sell").
+    """
+    key = stem(IRREGULAR_FORMS.get(word, word))
     return _SYNONYM_KEYS.get(key, key)
 
 
@@ -277,6 +329,8 @@ def negated_words(text: str) -> frozenset[str]:
     ``Monthly plans are not refundable`` negates ``refundabl``; ``need not worry`` negates
     ``worry``. Phrases such as ``not only`` or ``no doubt`` negate nothing.
     """
+    if not _NEGATION_HINT.search(text):
+        return frozenset()
     cleaned = _NOT_A_NEGATION.sub(" ", _read_phrases(text))
     words = [w.lower().replace("\u2019", "'") for w in _WORD.findall(cleaned)]
     found: set[str] = set()
@@ -290,6 +344,43 @@ def negated_words(text: str) -> frozenset[str]:
                 found.add(word_key(follower))
             break
     return frozenset(found)
+
+
+_NEGATION_HINT = re.compile(
+    r"\b(?:not?|never|none|nobody|nothing|neither|nor|cannot|without|unless)\b|n['\u2019]t\b",
+    re.IGNORECASE,
+)
+"""A quick test for a text with no negation at all (most sentences), before reading it word
+by word."""
+NEGATION_SCOPE = 3
+"""How many content words after a negation it may govern ("does not need an account")."""
+_CLAUSE_END = re.compile(r"[,;:.!?]")
+
+
+@lru_cache(maxsize=16384)
+def negation_scopes(text: str) -> tuple[tuple[str, ...], ...]:
+    """For each negation of a text, the word keys of the content words it may govern, in order.
+
+    The next :data:`NEGATION_SCOPE` content words in its clause: "does not need an account"
+    gives ``("need", "account")``. Phrases such as ``not only`` negate nothing.
+    """
+    if not _NEGATION_HINT.search(text):
+        return ()
+    cleaned = _NOT_A_NEGATION.sub(" ", _read_phrases(text))
+    scopes = []
+    for part in _CLAUSE_END.split(cleaned):
+        words = [w.lower().replace("\u2019", "'") for w in _WORD.findall(part)]
+        for i, word in enumerate(words):
+            if word not in NEGATION_CUES and not word.endswith("n't"):
+                continue
+            following = [
+                word_key(w)
+                for w in words[i + 1 :]
+                if w not in STOPWORDS and w not in NEGATION_CUES and not w.endswith("n't")
+            ][:NEGATION_SCOPE]
+            if following:
+                scopes.append(tuple(following))
+    return tuple(scopes)
 
 
 def tokens(text: str) -> list[str]:
@@ -339,8 +430,15 @@ CALENDAR = {
 }  # fmt: skip
 """Weekdays and months, and their abbreviations, each read as the full name: dates, not names."""
 _CALENDAR_WORD = re.compile(
-    r"(?<![\w'])(" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")\b\.?", re.I
+    r"(?<![\w'])(" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")(?:(?<=day)s)?\b\.?",
+    re.I,
 )
+"""A weekday or month, or a weekday in the plural ("closed on Mondays")."""
+CALENDAR_HINTS = tuple(
+    "mon tue wed thu fri sat sun jan feb mar apr may jun jul aug sep oct nov dec".split()
+)
+"""The first letters of every weekday and month, lower case: a text without any of them names
+none (a quick test before the full pattern)."""
 _CALENDAR_BEFORE_DASH = re.compile(
     r"(?<![\w'])(?:" + "|".join(sorted(CALENDAR, key=len, reverse=True)) + r")\.?-$", re.I
 )
@@ -354,6 +452,9 @@ def calendar_words(text: str) -> list[tuple[str, str]]:
     An abbreviation counts when capitalised (``Sat``, not "sat"); "May" not at the start of a
     sentence ("May I ..." asks).
     """
+    lower = text.lower()
+    if not any(hint in lower for hint in CALENDAR_HINTS):
+        return []
     found = []
     for match in _CALENDAR_WORD.finditer(text):
         if not _after_calendar_dash(text, match.start()):
@@ -421,3 +522,14 @@ _UNIT_KEYS = {
     if spelling[0].isalpha()
 }
 """Unit words, each read as its unit (``V``, ``volt`` and ``volts`` as ``volt``)."""
+
+
+def _unit_words() -> dict[str, frozenset[str]]:
+    found: dict[str, set[str]] = {}
+    for spelling, key in _UNIT_KEYS.items():
+        found.setdefault(UNITS[spelling].dimension, set()).add(key)
+    return {dimension: frozenset(keys) for dimension, keys in found.items()}
+
+
+UNIT_WORDS = _unit_words()
+"""The word keys of units (``volt``, ``°f``), by what they measure (``power``, ``temperature``)."""

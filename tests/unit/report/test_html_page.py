@@ -247,7 +247,7 @@ def test_claims_not_verifiable_offline_are_labelled_counted_and_shown(scenario: 
     assert data.verdicts(data.record(case.id))[0]["flags"] == (NOT_VERIFIABLE,)
     assert data.config["flags"][NOT_VERIFIABLE].startswith("not verifiable offline")
     assert data.totals["unverifiable"] == 1
-    assert "claims not verifiable offline" in parse(html).root.find(id="gate").text()
+    assert "claims that could not be checked offline" in parse(html).root.find(id="gate").text()
 
 
 # --- retrieval: needed facts and chunk ratings -------------------------------------------------

@@ -401,19 +401,29 @@ def test_a_secret_echoed_into_the_verdict_never_reaches_the_comment_in_any_form(
 
 def test_claims_not_verifiable_offline_are_counted_and_listed_apart_from_hallucinations():
     unsure = change(
-        "share-expiry", RESTORE_Q, "The owner gets an email reminder.", verdict="NOT_ENOUGH_INFO"
+        "share-expiry",
+        RESTORE_Q,
+        "The owner gets an email reminder.",
+        verdict="NOT_ENOUGH_INFO",
+        reason="Not verifiable offline: the context sentence it rests on does not state email.",
     )
     decision = realistic_decision(unverifiable_claims=(unsure,))
     text = render_comment(decision)
     headline = next(line for line in text.splitlines() if "cases judged" in line)
-    assert "· 1 not verifiable offline ·" in headline
-    assert "1 claim not verifiable offline, not counted as hallucinated" in text
+    assert "· **1 new claim could not be checked offline** ·" in headline
+    assert (
+        "🔍 1 new claim could not be checked offline: left out of the scores, not counted as "
+        "hallucinated</summary>"
+    ) in text
     block = text.split("not counted as hallucinated</summary>", 1)[1].split("</details>", 1)[0]
     assert "The owner gets an email reminder." in block
+    why = "  - why: Not verifiable offline: the context sentence it rests on does not state"
+    assert why in block
+    assert "`judge.provider: cascade`" in block and "`gate.fail_on_unchecked_claims: true`" in block
     assert "The owner gets an email reminder." not in text.split("<summary>🔍", 1)[0]
     summary = render_summary(decision, report=realistic_report())
-    assert "1 claim not verifiable offline" in summary
-    assert "not verifiable offline" not in render_comment(realistic_decision())
+    assert "1 new claim could not be checked offline" in summary
+    assert "could not be checked offline" not in render_comment(realistic_decision())
 
 
 def test_the_console_counts_claims_not_verifiable_offline():
@@ -421,5 +431,7 @@ def test_the_console_counts_claims_not_verifiable_offline():
 
     unsure = change("a", "q", "The owner gets an email reminder.", verdict="NOT_ENOUGH_INFO")
     text = format_decision(realistic_decision(unverifiable_claims=(unsure,)))
-    assert "1 claim not verifiable offline" in text
-    assert "not verifiable" not in format_decision(realistic_decision())
+    assert "1 new claim could not be checked offline: left out of the scores" in text
+    assert "unchecked in a: The owner gets an email reminder." in text
+    assert "judge.provider: cascade" in text
+    assert "could not be checked" not in format_decision(realistic_decision())

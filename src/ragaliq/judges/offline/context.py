@@ -1,22 +1,32 @@
 """A case's context, indexed once: what every claim of the case is compared with.
 
 The context is split into sentences (a chunk that is one JSON object is read as a record, its
-short fields as sentences and its free text as prose), and indexed by content word, by word pair
-and by verbatim word triple; with the figures it states (by value and by what they measure), the
-weekdays and months it names or implies ("Monday to Friday", "daily"), the things it counts
-("two children"), and the names it knows under another name ("U.S." is "America").
+short fields as sentences and its free text as prose; a sentence longer than
+:data:`MAX_SENTENCE_WORDS` words is read in windows of that length), and indexed by content word,
+with the figures it states (by value and by what they measure), the weekdays and months it names
+or implies ("Monday to Friday", "daily"), the things it counts ("two children"), and the names it
+knows under another name ("U.S." is "America"). Each distinct sentence is read once, however
+often the context repeats it.
+
+A claim is never compared with every sentence: :meth:`ContextIndex.candidates` looks its words
+up, rarest first, and takes at most :data:`MAX_CANDIDATES` sentences. With every step so capped,
+judging a case takes time linear in its size; the case's :class:`~.work.Work` counts it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ragaliq.judges.offline.records import Record, parse_record
+from ragaliq.judges.offline.work import Work
 from ragaliq.text.quantities import Quantity, quantities
 from ragaliq.text.words import (
     CALENDAR,
+    CALENDAR_HINTS,
     NEGATIONS,
     STOPWORDS,
     calendar_words,
@@ -28,10 +38,31 @@ from ragaliq.text.words import (
     word_key,
 )
 
-__all__ = ["GENERIC", "NEAR_PREFIX", "ContextIndex", "Count", "Sentence", "counts_of"]
+__all__ = [
+    "GENERIC",
+    "MAX_CANDIDATES",
+    "MAX_SENTENCE_WORDS",
+    "NEAR_PREFIX",
+    "ContextIndex",
+    "Count",
+    "Sentence",
+    "counts_of",
+    "implied_days",
+    "shortens",
+]
 
 PAIR_WINDOW = 3
 """Two context words at most this far apart form a pair a claim's adjacent words can match."""
+MAX_CANDIDATES = 64
+"""The most context sentences one claim is compared with, found by its rarest words first. On
+RAGTruth no claim's words occur in more than 55 sentences, so this cap changes nothing there; it
+keeps a context built so that every sentence shares a claim's words from costing time in
+proportion to claims times sentences."""
+MAX_SENTENCE_WORDS = 200
+"""A context sentence longer than this many words (RAGTruth's longest has 167) is read as
+windows of this many words, so that comparing a claim with one sentence is bounded."""
+MAX_INITIALS = 64
+"""The most short capitalised words (``CA``, ``Rd``) a name is compared with."""
 
 
 GENERIC = frozenset(
@@ -64,6 +95,8 @@ _ACRONYM = re.compile(r"\b(?:[A-Za-z]\.){2,}")
 _PRONOUN_START = re.compile(r"\W*(?:it|they|this|these|he|she)\b", re.IGNORECASE)
 _CAPITALS = re.compile(r"\b[A-Z](?:[A-Z]{1,4}|[a-z]{1,3})\b")
 _DOTTED = re.compile(r"\b[A-Za-z]+(?:\.[A-Za-z]+)+\b")
+_RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+){1,3}\b")
+"""A name of two to four capitalised words, whose initials a claim may write (``LA``)."""
 """A word written with inner full stops (``Ph.D``), to be known without them (``phd``)."""
 NEAR_PREFIX = 5
 """A novel word sharing this many first letters with a context word is a near match."""
@@ -115,6 +148,19 @@ class Sentence:
     antecedent: frozenset[str] = frozenset()
     """For a sentence that starts with a pronoun ("It does not work on gravel"), the words of
     the sentence before it, which say what the pronoun stands for."""
+    sequence: tuple[str, ...] = ()
+    """Its content words, in order."""
+    raw: tuple[str, ...] = ()
+    """Its tokens as :func:`~ragaliq.text.words.tokens` reads them, stopwords kept."""
+    days: frozenset[str] = frozenset()
+    """The weekdays and months it names or implies ("Tuesday to Sunday" names Friday too)."""
+    follow: frozenset[str] = frozenset()
+    """The words of the next sentence when that one starts with a pronoun: the same subject
+    goes on there ("The X2 has a 500 W motor. It reaches 25 km/h.")."""
+    opening: int = 0
+    """The position of the first sentence of its chunk (or of its record's prose)."""
+    record: int | None = None
+    """The record whose field or prose it is, as a position in ``ContextIndex.records``."""
 
 
 @dataclass(frozen=True)
@@ -134,10 +180,9 @@ class ContextIndex:
     """The weekdays and months the context names or implies ("weekdays" names Monday)."""
     counts: dict[str, frozenset[str]]
     """What the context counts, and by which numbers (``child``: ``2``, ``3``)."""
-    postings: dict[str, frozenset[int]]
-    """Content word to the sentences holding it."""
-    pairs: frozenset[tuple[str, str]]
-    trigrams: frozenset[tuple[str, str, str]]
+    postings: dict[str, tuple[int, ...]]
+    """Content word to the sentences holding it, in order; a sentence the context repeats
+    word for word is listed where it first occurs."""
     records: tuple[Record, ...]
     asked: frozenset[str]
     """Words of the query: a name the question uses is not an invention of the answer."""
@@ -145,63 +190,100 @@ class ContextIndex:
     """Words the context writes in capitals (``CA``, ``NYC``) or short and capitalised (``Ave``,
     ``Rd``), as written: a name the claim writes out (``California``, ``New York City``,
     ``Avenue``, ``Road``)."""
+    acronyms: frozenset[str] = frozenset()
+    """The initials of the names of several words the context writes (``LA`` for Los Angeles)."""
+    record_facts: tuple[tuple[int, ...], ...] = ()
+    """For each record, the positions of the sentences that read its short fields."""
+    work: Work = dataclasses.field(default_factory=lambda: Work(0), compare=False)
+    """What judging the case has spent so far, against its bound."""
+    _by_letter: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict, repr=False)
 
     @classmethod
-    def build(cls, chunks: Sequence[str], query: str = "") -> ContextIndex:
-        """Index the chunks; a chunk that is one JSON object is read as a record."""
-        texts, records, openings = _read_chunks(chunks)
+    def build(
+        cls, chunks: Sequence[str], query: str = "", *, work: Work | None = None
+    ) -> ContextIndex:
+        """Index the chunks; a chunk that is one JSON object is read as a record.
+
+        ``work`` counts the words indexed (a new counter sized to the chunks when None).
+
+        Raises:
+            JudgeWorkError: indexing passed the case's work bound.
+        """
+        if work is None:
+            work = Work(sum(len(chunk) for chunk in chunks) + len(query))
+        texts, records, openings, owners = _read_chunks(chunks)
+        texts, openings, owners = _windows(texts, openings, owners)
+        readings = [_read_sentence(text) for text in texts]
         sentences: list[Sentence] = []
         postings: dict[str, list[int]] = {}
-        pairs: set[tuple[str, str]] = set()
-        trigrams: set[tuple[str, str, str]] = set()
         surface: set[str] = set()
         figures: dict[str, list[Quantity]] = {}
         counted: dict[str, set[str]] = {}
         measures: dict[str, list[Quantity]] = {}
         calendar: set[str] = set()
         initials: set[str] = set()
-        for position, text in enumerate(texts):
-            words = content_words(text)
-            for i, word in enumerate(words):
-                for other in words[i + 1 : i + 1 + PAIR_WINDOW]:
-                    pairs.add((word, other))
-                    pairs.add((other, word))
-            raw = tokens(text)
-            surface |= _surface_words(text, raw)
-            initials.update(m for m in _CAPITALS.findall(text) if m.lower() not in STOPWORDS)
-            trigrams.update(zip(raw, raw[1:], raw[2:], strict=False))
-            found = tuple(quantities(text))
-            for quantity in found:
+        acronyms: set[str] = set()
+        record_facts: list[list[int]] = [[] for _ in records]
+        fact_texts = [frozenset(record.facts) for record in records]
+        first_seen: dict[str, int] = {}
+        opening = 0
+        for position, (text, read) in enumerate(zip(texts, readings, strict=True)):
+            owner = owners[position]
+            if owner is not None and text in fact_texts[owner]:
+                record_facts[owner].append(position)
+            work.spend(len(read.raw) + 1)
+            surface |= read.surface
+            initials.update(read.initials)
+            acronyms.update(read.acronyms)
+            for quantity in read.quantities:
                 figures.setdefault(quantity.key, []).append(quantity)
                 if quantity.dimension is not None:
                     measures.setdefault(quantity.dimension, []).append(quantity)
-            days = frozenset(full for full, _ in calendar_words(text))
-            calendar |= days | _implied_days(text)
-            index = len(sentences)
-            for word in set(words):
-                postings.setdefault(word, []).append(index)
+            calendar |= read.days
+            if text not in first_seen:  # a sentence said again is no new evidence to look up
+                first_seen[text] = position
+                for word in read.words:
+                    postings.setdefault(word, []).append(position)
+            if position in openings:
+                opening = position
+            following = readings[position + 1] if position + 1 < len(readings) else None
             sentences.append(
                 Sentence(
                     text,
-                    frozenset(words),
-                    found,
-                    negated_words(text),
-                    days,
-                    counts=tuple(counts_of(text, found)),
+                    read.words,
+                    read.quantities,
+                    read.negated,
+                    read.calendar,
+                    counts=read.counts,
                     antecedent=(
                         sentences[-1].words
-                        if position not in openings and _PRONOUN_START.match(text)
+                        if position not in openings and read.pronoun_start
                         else frozenset()
                     ),
+                    sequence=read.sequence,
+                    raw=read.raw,
+                    days=read.days,
+                    follow=(
+                        following.words
+                        if following is not None
+                        and following.pronoun_start
+                        and position + 1 not in openings
+                        else frozenset()
+                    ),
+                    opening=opening,
+                    record=owners[position],
                 )
             )
-            for count in sentences[-1].counts:
+            for count in read.counts:
                 counted.setdefault(count.noun, set()).add(count.quantity.key)
         for keys, group in zip(_ALIAS_KEYS, _ALIAS_GROUPS, strict=True):
             if not surface.isdisjoint(keys):
                 surface |= group
         prefixes = {w[:NEAR_PREFIX] for w in postings if len(w) >= NEAR_PREFIX}
         prefixes |= {w[:NEAR_PREFIX] for w in surface if len(w) >= NEAR_PREFIX}
+        by_letter: dict[str, list[str]] = {}
+        for short in sorted(initials):
+            by_letter.setdefault(short[0].lower(), []).append(short)
         return cls(
             sentences=tuple(sentences),
             words=frozenset(postings),
@@ -211,13 +293,36 @@ class ContextIndex:
             measures={key: tuple(found) for key, found in measures.items()},
             calendar=frozenset(calendar),
             counts={noun: frozenset(values) for noun, values in counted.items()},
-            postings={word: frozenset(ids) for word, ids in postings.items()},
-            pairs=frozenset(pairs),
-            trigrams=frozenset(trigrams),
+            postings={word: tuple(ids) for word, ids in postings.items()},
             records=tuple(records),
             asked=frozenset(tokens(query)),
             initials=frozenset(initials),
+            record_facts=tuple(tuple(found) for found in record_facts),
+            acronyms=frozenset(acronyms),
+            work=work,
+            _by_letter={letter: tuple(found) for letter, found in by_letter.items()},
         )
+
+    def candidates(self, words: Iterable[str]) -> list[int]:
+        """The sentences a claim with these words is compared with, in order.
+
+        Every sentence holding one of the words, found through the rarest words first, and at
+        most :data:`MAX_CANDIDATES` of them: the sentence that holds most of a claim's words
+        holds its rarest ones.
+        """
+        ranked = sorted((len(self.postings[w]), w) for w in set(words) if w in self.postings)
+        chosen: dict[int, None] = {}
+        visited = len(ranked)
+        for _, word in ranked:
+            for i in self.postings[word]:
+                visited += 1
+                chosen[i] = None
+                if len(chosen) >= MAX_CANDIDATES:
+                    break
+            if len(chosen) >= MAX_CANDIDATES:
+                break
+        self.work.spend(visited)
+        return sorted(chosen)
 
     def knows(self, word: str) -> bool:
         """Whether a content word (stemmed) or a word as written occurs in the context."""
@@ -230,8 +335,9 @@ class ContextIndex:
         part of (``new york``). A word is known when the context writes the name's initials
         (``NY``), or a short capitalised word that the name starts with (``Ave``), or that holds
         letters of the name in order from its first (``CA``, ``Rd``, ``Blvd``) with no vowel
-        after the first letter. A record knows the words of its keys too (``wifi`` for
-        ``WiFi``, ``tv`` for ``HasTV``).
+        after the first letter; a short word is known when the context writes a name it is the
+        initials of (``LA`` for "Los Angeles"). A record knows the words of its keys too
+        (``wifi`` for ``WiFi``, ``tv`` for ``HasTV``).
         """
         if (
             self.knows(name)
@@ -247,7 +353,23 @@ class ContextIndex:
         words = spelt.split()
         if len(words) > 1 and "".join(w[0] for w in words).upper() in self.initials:
             return True
-        return any(_shortens(short, name) for short in self.initials)
+        if 2 <= len(name) <= 4 and name.upper() in self.acronyms:
+            return True
+        shorts = self._by_letter.get(name[:1], ())[:MAX_INITIALS]
+        self.work.spend(len(shorts))
+        return any(shortens(short, name) for short in shorts)
+
+    def shorts_of(self, names: Iterable[str]) -> tuple[str, ...]:
+        """The context's short capitalised words that may write one of these names short.
+
+        At most :data:`MAX_INITIALS` for each first letter (counted as work).
+        """
+        found: list[str] = []
+        for letter in {name[:1] for name in names}:
+            shorts = self._by_letter.get(letter, ())[:MAX_INITIALS]
+            self.work.spend(len(shorts))
+            found += shorts
+        return tuple(found)
 
     def nearly_knows(self, word: str) -> bool:
         """Whether a context word starts like this one (``criticism`` and ``criticised``)."""
@@ -268,7 +390,7 @@ MIN_PREFIX = 3
 """A short word the name starts with must be this long (``Ave`` for ``Avenue``)."""
 
 
-def _shortens(short: str, name: str) -> bool:
+def shortens(short: str, name: str) -> bool:
     """Whether a short word writes a longer name (lower case) short: ``Ave``, ``Rd``, ``CA``.
 
     The name starts with it, or holds its letters in order from the first, when it is written
@@ -299,6 +421,8 @@ _IMPLIED_DAYS = (
 )
 
 
+_DAYS_HINTS = (*CALENDAR_HINTS, "day", "week", "dai", "24/7", "clock")
+"""Words a text names or implies a day or a month with, lower case (a quick test)."""
 _DAY_ORDER = (
     "monday tuesday wednesday thursday friday saturday sunday".split(),
     "january february march april may june july august september october november december".split(),
@@ -316,38 +440,125 @@ def _implied_days(text: str) -> frozenset[str]:
 
     "Monday to Friday" names Tuesday too, "weekdays" names Monday, "daily" every day.
     """
-    days: set[str] = set()
+    return frozenset(day for day, _ in implied_days(text))
+
+
+def implied_days(text: str) -> list[tuple[str, str]]:
+    """The weekdays and months a text names by a span or a word for several, in order.
+
+    Each comes with the words that name it ("daily", "Monday to Friday").
+    """
+    lower = text.lower()
+    if not any(hint in lower for hint in _DAYS_HINTS):
+        return []
+    days: dict[str, str] = {}
     for pattern, named in _IMPLIED_DAYS:
-        if pattern.search(text):
-            days |= named
+        for match in pattern.finditer(text):
+            for day in sorted(named):
+                days.setdefault(day, match.group(0))
     for match in _SPAN.finditer(text):
         first, last = CALENDAR[match[1].lower()], CALENDAR[match[2].lower()]
         for order in _DAY_ORDER:
             if first in order and last in order:
                 k = order.index(first)
                 while order[k] != last:
-                    days.add(order[k])
+                    days.setdefault(order[k], match.group(0))
                     k = (k + 1) % len(order)
-    return frozenset(days)
+    return list(days.items())
 
 
-def _read_chunks(chunks: Sequence[str]) -> tuple[list[str], list[Record], set[int]]:
-    """The context's sentences, its JSON records, and where each chunk or record's prose starts."""
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """What one sentence's text says, read once however often the context repeats it."""
+
+    words: frozenset[str]
+    sequence: tuple[str, ...]
+    raw: tuple[str, ...]
+    surface: frozenset[str]
+    initials: tuple[str, ...]
+    acronyms: tuple[str, ...]
+    quantities: tuple[Quantity, ...]
+    negated: frozenset[str]
+    calendar: frozenset[str]
+    days: frozenset[str]
+    counts: tuple[Count, ...]
+    pronoun_start: bool
+
+
+@lru_cache(maxsize=16384)
+def _read_sentence(text: str) -> _Reading:
+    sequence = tuple(content_words(text))
+    raw = tuple(tokens(text))
+    found = tuple(quantities(text))
+    calendar = frozenset(full for full, _ in calendar_words(text))
+    return _Reading(
+        words=frozenset(sequence),
+        sequence=sequence,
+        raw=raw,
+        surface=frozenset(_surface_words(text, raw)),
+        initials=tuple(m for m in _CAPITALS.findall(text) if m.lower() not in STOPWORDS),
+        acronyms=tuple(
+            "".join(word[0] for word in run.split()).upper() for run in _RUN.findall(text)
+        ),
+        quantities=found,
+        negated=negated_words(text),
+        calendar=calendar,
+        days=calendar | _implied_days(text),
+        counts=tuple(counts_of(text, found)),
+        pronoun_start=bool(_PRONOUN_START.match(text)),
+    )
+
+
+def _windows(
+    texts: list[str], openings: set[int], owners: list[int | None]
+) -> tuple[list[str], set[int], list[int | None]]:
+    """The sentences with each longer than MAX_SENTENCE_WORDS words cut into windows of that many.
+
+    Returned with where each chunk (or record's prose) now starts, and each one's record.
+    """
+    out: list[str] = []
+    opened: set[int] = set()
+    owned: list[int | None] = []
+    for position, (text, owner) in enumerate(zip(texts, owners, strict=True)):
+        if position in openings:
+            opened.add(len(out))
+        pieces = text.split()
+        if len(pieces) <= MAX_SENTENCE_WORDS:
+            out.append(text)
+        else:
+            out.extend(
+                " ".join(pieces[start : start + MAX_SENTENCE_WORDS])
+                for start in range(0, len(pieces), MAX_SENTENCE_WORDS)
+            )
+        owned.extend([owner] * (len(out) - len(owned)))
+    return out, opened, owned
+
+
+def _read_chunks(
+    chunks: Sequence[str],
+) -> tuple[list[str], list[Record], set[int], list[int | None]]:
+    """The context's sentences, its records, where each chunk or record's prose starts.
+
+    Returned with each sentence's record (None for prose outside a record).
+    """
     texts: list[str] = []
     records: list[Record] = []
     openings: set[int] = set()
+    owners: list[int | None] = []
     for chunk in chunks:
         record = parse_record(chunk)
         openings.add(len(texts))
         if record is None:
             texts.extend(split_context(chunk))
+            owners.extend([None] * (len(texts) - len(owners)))
             continue
         records.append(record)
         texts.extend(record.facts)
         for prose in record.prose:
             openings.add(len(texts))
             texts.extend(split_context(prose))
-    return texts, records, openings
+        owners.extend([len(records) - 1] * (len(texts) - len(owners)))
+    return texts, records, openings, owners
 
 
 def _surface_words(text: str, raw: Sequence[str]) -> set[str]:

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import lru_cache
 
-from ragaliq.text.words import STOPWORDS, content_tokens, is_negated, tokens, word_key
+from ragaliq.text.words import CALENDAR, STOPWORDS, content_tokens, is_negated, tokens, word_key
 
 __all__ = [
     "NARROW_WORDS",
@@ -286,15 +288,19 @@ def _bounds(text: str, word: str) -> set[tuple[bool, str]]:
 _PART_BREAK = re.compile(r"[,;:()]|\b(?:and|but|or|while|whereas)\b", re.I)
 
 
-def _parts(text: str) -> list[tuple[str, str, int]]:
-    """The text's content words (key, as written), each with the part of the text it is in."""
+@lru_cache(maxsize=16384)
+def _parts(text: str) -> tuple[tuple[str, str, int], ...]:
+    """The text's content words (key, as written), each with the part of the text it is in.
+
+    Cached: a context sentence is compared with every claim it is close to.
+    """
     out: list[tuple[str, str, int]] = []
     for part, piece in enumerate(_PART_BREAK.split(text)):
         out.extend((key, written, part) for key, written in content_tokens(piece))
-    return out
+    return tuple(out)
 
 
-def _beside(words: list[tuple[str, str, int]], i: int, side: int, part: int) -> str | None:
+def _beside(words: Sequence[tuple[str, str, int]], i: int, side: int, part: int) -> str | None:
     """The key of the word beside ``words[i]`` on one side, when it is in the same part."""
     k = i + side
     if not 0 <= k < len(words) or words[k][2] != part:
@@ -302,7 +308,7 @@ def _beside(words: list[tuple[str, str, int]], i: int, side: int, part: int) -> 
     return words[k][0]
 
 
-def _said_of(key: str, ctx: list[tuple[str, str, int]], claim_keys: set[str]) -> bool:
+def _said_of(key: str, ctx: Sequence[tuple[str, str, int]], claim_keys: set[str]) -> bool:
     """Whether the sentence uses the word of something the claim names.
 
     That is the word after it ("closed on Mondays"), or before it when it ends its part ("the
@@ -494,6 +500,11 @@ class _Words:
 
     @classmethod
     def of(cls, text: str) -> _Words:
+        """The words of a text (cached: a context sentence is read for every claim near it)."""
+        return _words_of(text)
+
+    @classmethod
+    def read(cls, text: str) -> _Words:
         found = list(_WORD.finditer(text))
         return cls(
             text,
@@ -505,12 +516,13 @@ class _Words:
     def runs(self) -> list[tuple[str, ...]]:
         """The runs of capitalised words that are not stopwords (``Orion Labs``), and party words.
 
-        A word for a party (``tenant``) is a run of its own.
+        A word for a party (``tenant``) is a run of its own; a weekday or a month is a date, never
+        a party ("April 1, 1976 by Steve Jobs" says when, not who did what to whom).
         """
         out: list[tuple[str, ...]] = []
         current: list[str] = []
         for word, upper in zip(self.lower, self.capitalised, strict=True):
-            if upper and word not in STOPWORDS and word not in ROLE_WORDS:
+            if upper and word not in STOPWORDS and word not in ROLE_WORDS and word not in CALENDAR:
                 current.append(word)
                 continue
             if current:
@@ -536,3 +548,8 @@ class _Words:
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*")
 _POSSESSIVE = re.compile(r"['\u2019]s?$")
+
+
+@lru_cache(maxsize=16384)
+def _words_of(text: str) -> _Words:
+    return _Words.read(text)

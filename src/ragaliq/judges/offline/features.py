@@ -19,10 +19,20 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from ragaliq.judges.offline.context import ContextIndex, Count, Sentence, counts_of
+from ragaliq.judges.offline.context import (
+    PAIR_WINDOW,
+    ContextIndex,
+    Count,
+    Sentence,
+    counts_of,
+    implied_days,
+)
+from ragaliq.judges.offline.grounding import Evidence, evidence_of, ungrounded
 from ragaliq.judges.offline.records import RecordFindings
 from ragaliq.text.quantities import Quantity, quantities
+from ragaliq.text.sentences import CONTINUATION
 from ragaliq.text.words import (
     calendar_words,
     content_tokens,
@@ -33,9 +43,14 @@ from ragaliq.text.words import (
     negated_words,
     negation_count,
     tokens,
+    word_key,
 )
 
-__all__ = ["FEATURES", "Analysis", "analyse_claims"]
+__all__ = ["FEATURES", "MAX_CLAIM_WORDS", "Analysis", "analyse_claims"]
+
+MAX_CLAIM_WORDS = 100
+"""A claim with more content words than this (RAGTruth's longest has 50) is not compared with
+the context: too long to check offline, it is not verifiable offline."""
 
 FEATURES = (
     "log_words",
@@ -115,12 +130,43 @@ class Analysis:
     miscounts: list[tuple[Count, Count]] = field(default_factory=list)
     """Things the claim counts otherwise than the closest sentence, which the context never
     counts so: the claim's count and the sentence's ("three children", "two children")."""
+    days: list[tuple[str, str]] = field(default_factory=list)
+    """The weekdays and months the claim names or implies, each with the words that say it
+    ("Monday", "daily", "Monday to Sunday")."""
+    evidence: Evidence | None = None
+    """The closest sentence with its neighbours on the same subject (:mod:`.grounding`)."""
+    ungrounded: list[str] = field(default_factory=list)
+    """The claim's content words, as written, that its evidence does not state."""
+    too_long: bool = False
+    """The claim has more than :data:`MAX_CLAIM_WORDS` content words, and was not compared."""
+    figures_near: bool = True
+    """Whether each figure of a claim about a record is stated where the claim rests (its
+    closest field or sentence and their neighbours), or is one the record's fields were read
+    for: a figure found only in another field may measure something else."""
+    whole: str | None = None
+    """The sentence the claim is the first part of, with the parts split off it ("… including
+    a bag.") joined back: the contrast checks read a statement with all it says of its things.
+    None for a part that goes on from another claim, whose statement is checked there."""
     features: list[float] = field(default_factory=list)
 
 
 def analyse_claims(claims: Sequence[str], index: ContextIndex) -> list[Analysis]:
-    """Analyse every claim of a response; features that span the response are filled in too."""
-    analyses = [_analyse(claim, index) for claim in claims]
+    """Analyse every claim of a response; features that span the response are filled in too.
+
+    A claim that goes on from the one before it ("… including a bag.") is looked for in the
+    context with that claim's words too, so that its evidence is where its statement's is.
+    """
+    analyses: list[Analysis] = []
+    first: Analysis | None = None
+    for claim in claims:
+        going_on = claim.startswith(CONTINUATION)
+        analysis = _analyse(claim, index, first.words if going_on and first else frozenset())
+        if not going_on:
+            first = analysis
+            analysis.whole = analysis.text
+        elif first is not None:
+            first.whole = f"{(first.whole or first.text).rstrip('.')} {analysis.text}"
+        analyses.append(analysis)
     total_words = sum(len(a.words) for a in analyses)
     novel = sum(len(a.novel) for a in analyses)
     share = novel / total_words if total_words else 0.0
@@ -156,21 +202,66 @@ class _Overlap:
     names_found: int
 
 
-def _analyse(claim: str, index: ContextIndex) -> Analysis:
-    text = drop_answer_word(claim)
+def _days(text: str) -> list[tuple[str, str]]:
+    """The weekdays and months a claim names, then those it implies, each with its words."""
+    named = calendar_words(text)
+    said = {full for full, _ in named}
+    return named + [(day, words) for day, words in implied_days(text) if day not in said]
+
+
+def _too_long(claim: str, text: str, words: frozenset[str]) -> Analysis:
+    return Analysis(
+        claim=claim,
+        text=text,
+        words=words,
+        novel=frozenset(),
+        best=None,
+        close=(),
+        best_cov=0.0,
+        context_cov=0.0,
+        novel_words=[],
+        novel_names=[],
+        figures=[],
+        novel_figures=[],
+        novel_dates=[],
+        negation_flip=False,
+        record=None,
+        too_long=True,
+        features=[0.0] * len(FEATURES),
+    )
+
+
+def _analyse(claim: str, index: ContextIndex, head: frozenset[str]) -> Analysis:
+    text = drop_answer_word(claim.removeprefix(CONTINUATION))
     pairs = content_tokens(text)
     words = [stem for stem, _ in pairs]
     word_set = frozenset(words)
+    index.work.spend(len(pairs) + 1)
+    if len(word_set) > MAX_CLAIM_WORDS:
+        return _too_long(claim, text, word_set)
     n = len(word_set)
     state = [_known(stem, surface.lower(), index) for stem, surface in pairs]
     novel = frozenset(stem for stem, s in zip(words, state, strict=True) if s == _NOVEL)
     near = frozenset(stem for stem, s in zip(words, state, strict=True) if s == _NEAR) - novel
-    best, best_cov, pair_cov, cover3, close = _best_sentences(word_set, index)
+    found = _best_sentences(word_set | head, index)
+    best, best_cov, pair_cov, cover3, close = (
+        found.best,
+        found.best_cov,
+        found.cover2,
+        found.cover3,
+        found.close,
+    )
+    evidence = evidence_of(found.best_id, index, word_set)
     claim_names = list(dict.fromkeys(names(text)))
     spelt = _spelt_names(text)
-    novel_names = [name for name in claim_names if not index.knows_name(name, spelt.get(name, ""))]
+    novel_names = [
+        name
+        for name in claim_names
+        if not index.knows_name(name, spelt.get(name, "")) and not _named_place(name, spelt, index)
+    ]
     claim_quantities = quantities(text)
     claim_figures = [q for q in claim_quantities if _is_figure(q, record=bool(index.records))]
+    record = _record_findings(text, found, index)
     analysis = Analysis(
         claim=claim,
         text=text,
@@ -192,16 +283,33 @@ def _analyse(claim: str, index: ContextIndex) -> Analysis:
         novel_dates=[
             (full, written) for full, written in calendar_words(text) if full not in index.calendar
         ],
+        days=_days(text),
         negation_flip=_negation_flip(text, word_set, best, best_cov),
-        record=_record_findings(text, index),
+        record=record,
         hours=any(record.weeks for record in index.records),
+        evidence=evidence,
+        ungrounded=ungrounded(
+            pairs,
+            evidence=evidence,
+            names=claim_names,
+            figures=claim_quantities,
+            hours=record is not None and record.hours_agree,
+            initials=index.shorts_of(claim_names),
+        ),
     )
-    bigram_share, trigram_share = _ngram_shares(words, text, index, best_cov)
+    if evidence is not None and evidence.record:
+        local = evidence_of(found.best_id, index, word_set, whole_record=False)
+        read = record.figures if record is not None else []
+        analysis.figures_near = local is not None and all(
+            q.key in read or any(q.stated_by(other) for other in local.quantities)
+            for q in claim_figures
+        )
+    bigram_share, trigram_share = _ngram_shares(words, text, found, index, best_cov)
     overlap = _Overlap(
         near=len(near),
         pair_cov=pair_cov,
         cover3=cover3,
-        cooc_share=_cooccurrence(words, state, index, best_cov),
+        cooc_share=_cooccurrence(words, state, found, index, best_cov),
         bigram_share=bigram_share,
         trigram_share=trigram_share,
         longest_novel_run=_longest_run(state, _NOVEL),
@@ -232,6 +340,27 @@ def _spelt_names(text: str) -> dict[str, str]:
     return spelt
 
 
+PLACE_HEADS = frozenset(
+    """
+    county city state province region district river lake mountain mount island bay valley
+    street road avenue square
+    """.split()
+)
+"""Words that say what kind of place a name is: "Tulsa County" names the Tulsa the context
+writes, and the word the context leaves out is no new name (it is a word its evidence must
+state, or the claim is not verifiable)."""
+
+
+def _named_place(name: str, spelt: dict[str, str], index: ContextIndex) -> bool:
+    """Whether a name word is a kind of place after a name the context knows."""
+    whole = spelt.get(name, "").split()
+    return (
+        name in PLACE_HEADS
+        and len(whole) > 1
+        and all(index.knows_name(word, "") for word in whole if word != name)
+    )
+
+
 _SCALE_WORDS = frozenset(
     "hundred hundreds thousand thousands million millions billion dozen".split()
 )
@@ -256,17 +385,26 @@ def _is_figure(quantity: Quantity, *, record: bool) -> bool:
 
 
 def _cooccurrence(
-    words: list[str], state: list[int], index: ContextIndex, best_cov: float
+    words: list[str], state: list[int], found: _Found, index: ContextIndex, best_cov: float
 ) -> float:
-    """The share of adjacent known words that the context has in one sentence together."""
+    """The share of adjacent known words that the context has in one sentence together.
+
+    Every sentence holding a word of the claim is a candidate (up to the cap), so looking among
+    the candidates is looking in the whole context.
+    """
     known = [
         stem for stem, s in zip(words, state, strict=True) if s == _KNOWN and stem in index.postings
     ]
     links = list(itertools.pairwise(known))
     if not links:
         return best_cov
+    holders: dict[str, set[int]] = {}
+    for i, shared in found.overlaps.items():
+        for word in shared:
+            holders.setdefault(word, set()).add(i)
+    index.work.spend(len(links) + sum(len(shared) for shared in found.overlaps.values()))
     return sum(
-        not index.postings[a].isdisjoint(index.postings[b]) if a != b else True for a, b in links
+        a == b or not holders.get(a, set()).isdisjoint(holders.get(b, ())) for a, b in links
     ) / len(links)
 
 
@@ -279,19 +417,46 @@ def _longest_run(state: list[int], kind: int) -> int:
 
 
 def _ngram_shares(
-    words: list[str], text: str, index: ContextIndex, best_cov: float
+    words: list[str], text: str, found: _Found, index: ContextIndex, best_cov: float
 ) -> tuple[float, float]:
-    """The shares of the claim's word pairs, and of its verbatim word triples, in the context."""
+    """The shares of the claim's word pairs, and of its word triples as written, near it.
+
+    Near it: in the context sentences that hold half of its words, or else the closest one. A
+    pair is two words at most :data:`~.context.PAIR_WINDOW` apart in one sentence, in either
+    order.
+    """
+    close = found.close or ((found.best,) if found.best is not None else ())
+    for sentence in close:
+        index.work.spend(len(sentence.raw))
     bigrams = list(itertools.pairwise(words))
-    bigram_share = (
-        sum(pair in index.pairs for pair in bigrams) / len(bigrams) if bigrams else best_cov
-    )
+    if bigrams:
+        pairs = [_pairs(sentence.sequence) for sentence in close]
+        bigram_share = sum(any(p in held for held in pairs) for p in bigrams) / len(bigrams)
+    else:
+        bigram_share = best_cov
     raw = tokens(text)
     trigrams = list(zip(raw, raw[1:], raw[2:], strict=False))
-    trigram_share = (
-        sum(gram in index.trigrams for gram in trigrams) / len(trigrams) if trigrams else best_cov
-    )
+    if trigrams:
+        grams = [_trigrams(sentence.raw) for sentence in close]
+        trigram_share = sum(any(g in held for held in grams) for g in trigrams) / len(trigrams)
+    else:
+        trigram_share = best_cov
     return bigram_share, trigram_share
+
+
+@lru_cache(maxsize=8192)
+def _pairs(sequence: tuple[str, ...]) -> frozenset[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for i, word in enumerate(sequence):
+        for other in sequence[i + 1 : i + 1 + PAIR_WINDOW]:
+            found.add((word, other))
+            found.add((other, word))
+    return frozenset(found)
+
+
+@lru_cache(maxsize=8192)
+def _trigrams(raw: tuple[str, ...]) -> frozenset[tuple[str, str, str]]:
+    return frozenset(zip(raw, raw[1:], raw[2:], strict=False))
 
 
 def _miscounts(
@@ -306,19 +471,30 @@ def _miscounts(
     ]
 
 
-def _record_findings(text: str, index: ContextIndex) -> RecordFindings | None:
+MAX_RECORDS = 8
+"""A claim is checked against every record of a context with at most this many; in a context
+with more, against the records its candidate sentences belong to."""
+
+
+def _record_findings(text: str, found_in: _Found, index: ContextIndex) -> RecordFindings | None:
     """What the context's records say about the claim, all together; None without a record."""
     if not index.records:
         return None
+    records = index.records
+    if len(records) > MAX_RECORDS:
+        owners = {index.sentences[i].record for i in found_in.overlaps}
+        records = tuple(r for k, r in enumerate(records) if k in owners)
     findings = RecordFindings()
-    for record in index.records:
-        found = record.check(text)
+    for record in records:
+        found = record.check(text, index.work)
         findings.confirmed += found.confirmed
         findings.contradicted += found.contradicted
         findings.unknown += found.unknown
         findings.absent += found.absent
         findings.evidence += found.evidence
         findings.figures += found.figures
+        findings.hours_agree = findings.hours_agree or found.hours_agree
+        findings.uncertain += found.uncertain
     return findings
 
 
@@ -374,7 +550,8 @@ def _negation_flip(
     one negation more than the other ("does not work without a connection" against "works
     without a connection"). A sentence that starts with a pronoun also holds the words of the
     sentence before it that the claim names in its place ("The R5 works on gravel" against "The
-    R5 handles slopes. It does not work on gravel").
+    R5 handles slopes. It does not work on gravel"). A negation that governs a name ("without
+    Wayne") says who took no part, which a claim about that name in another part does not deny.
     """
     if best is None or len(words) < 0.5 * len(best.words):
         return False
@@ -386,7 +563,8 @@ def _negation_flip(
     claim_negated = negated_words(claim)
     if not is_negated(claim):
         used = content_words(best.text)
-        return any(used.count(word) == 1 for word in best.negated & words)
+        named_keys = {word_key(name) for name in names(best.text)}
+        return any(used.count(word) == 1 for word in (best.negated & words) - named_keys)
     if not best.negated:
         return bool(claim_negated & best.words)
     if len(best.words) > len(words) + 2:
@@ -398,39 +576,64 @@ CLOSE = 3
 """How many of the sentences holding half of a claim's words the contrast checks read."""
 
 
-def _best_sentences(
-    words: frozenset[str], index: ContextIndex
-) -> tuple[Sentence | None, float, float, float, tuple[Sentence, ...]]:
+@dataclass(frozen=True)
+class _Found:
+    """The context sentences closest to a claim (see :func:`_best_sentences`)."""
+
+    best: Sentence | None
+    best_id: int | None
+    best_cov: float
+    cover2: float
+    cover3: float
+    close: tuple[Sentence, ...]
+    overlaps: dict[int, frozenset[str]]
+    """For each candidate sentence, the claim's words it holds."""
+
+
+_NOTHING = _Found(None, None, 0.0, 0.0, 0.0, (), {})
+
+
+def _best_sentences(words: frozenset[str], index: ContextIndex) -> _Found:
     """The context sentence holding most of the claim's words, and the shares it holds.
 
-    Returned: that sentence, its share of the claim's words, then the share the best two and the
-    best three sentences hold together, picked greedily (summaries often fuse sentences; words
-    scattered over many sentences are a weaker support); and the (at most :data:`CLOSE`)
-    sentences that hold at least half of the claim's words, most first.
+    Found among the claim's candidate sentences (:meth:`ContextIndex.candidates`): that sentence,
+    its share of the claim's words, then the share the best two and the best three sentences hold
+    together, picked greedily (summaries often fuse sentences; words scattered over many
+    sentences are a weaker support); and the (at most :data:`CLOSE`) sentences that hold at least
+    half of the claim's words, most first.
     """
     if not words:
-        return None, 0.0, 0.0, 0.0, ()
-    overlap: dict[int, int] = {}
-    for word in words:
-        for i in index.postings.get(word, ()):
-            overlap[i] = overlap.get(i, 0) + 1
-    if not overlap:
-        return None, 0.0, 0.0, 0.0, ()
+        return _NOTHING
+    candidates = index.candidates(words)
+    if not candidates:
+        return _NOTHING
+    sentences = index.sentences
+    index.work.spend(3 * len(candidates) * len(words))
+    overlaps = {i: words & sentences[i].words for i in candidates}
+    overlap = {i: len(shared) for i, shared in overlaps.items()}
     ranked = sorted(
         (i for i in overlap if 2 * overlap[i] >= len(words)), key=lambda i: (-overlap[i], i)
     )
-    close = tuple(index.sentences[i] for i in ranked[:CLOSE])
+    close = tuple(sentences[i] for i in ranked[:CLOSE])
     best_id = min(overlap, key=lambda i: (-overlap[i], i))
-    best = index.sentences[best_id]
+    best = sentences[best_id]
     n = len(words)
     covered = overlap[best_id]
     rest = words - best.words
     shares = []
     for _ in range(2):
-        gains = {i: len(rest & index.sentences[i].words) for i in overlap if i != best_id}
+        gains = {i: len(rest & sentences[i].words) for i in overlap if i != best_id}
         pick = min(gains, key=lambda i: (-gains[i], i), default=None)
         if pick is not None and gains[pick]:
             covered += gains[pick]
-            rest = rest - index.sentences[pick].words
+            rest = rest - sentences[pick].words
         shares.append(covered / n)
-    return best, overlap[best_id] / n, shares[0], shares[1], close
+    return _Found(
+        best=best,
+        best_id=best_id,
+        best_cov=overlap[best_id] / n,
+        cover2=shares[0],
+        cover3=shares[1],
+        close=close,
+        overlaps=overlaps,
+    )

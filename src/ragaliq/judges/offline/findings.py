@@ -113,7 +113,7 @@ def _negation(a: Analysis) -> Finding | None:
                 f'"{change.context}".',
             )
     for sentence in _prose_sentences(a):
-        flip = requirement_flip(a.text, sentence.text)
+        flip = requirement_flip(a.whole, sentence.text) if a.whole is not None else None
         if flip is not None:
             return Finding(
                 "negation",
@@ -126,7 +126,7 @@ def _negation(a: Analysis) -> Finding | None:
 
 def _opposite(a: Analysis) -> Finding | None:
     for sentence in _prose_sentences(a):
-        change = opposite(a.text, sentence.text)
+        change = opposite(a.whole, sentence.text) if a.whole is not None else None
         if change is not None:
             return Finding(
                 "opposite",
@@ -139,7 +139,7 @@ def _opposite(a: Analysis) -> Finding | None:
 
 def _roles(a: Analysis) -> Finding | None:
     for sentence in _prose_sentences(a):
-        change = swapped(a.text, sentence.text)
+        change = swapped(a.whole, sentence.text) if a.whole is not None else None
         if change is not None:
             return Finding(
                 "roles",
@@ -246,18 +246,36 @@ def _miscount(a: Analysis) -> Finding | None:
 
 
 def _date(a: Analysis) -> Finding | None:
+    """A weekday or month the claim names or implies where the closest sentence gives others.
+
+    A day the context names nowhere, against a closest sentence that names a day of the same
+    kind; or, when that sentence holds at least half of the claim's words (so that it is about
+    the same thing), a weekday it does not name or imply among the weekdays it gives ("Monday to
+    Sunday", or "daily", against "Tuesday to Sunday").
+    """
     if a.record is not None or a.best is None:
         return None
     best = a.best
     for full, written in a.novel_dates:
         if any(_same_kind(d, full) and d != full for d in best.calendar):
-            return Finding(
-                "date",
-                Verdict.CONTRADICTED,
-                f'The claim says "{written}", which the closest context sentence does not name: '
-                f'"{best.text}"',
-            )
+            return _other_days(written, best)
+    if a.best_cov < PARTIAL_COVERAGE:
+        return None
+    for full, written in a.days:
+        if full in _MONTHS or full in best.days:
+            continue  # months are dates of events; weekdays the days a thing holds on
+        if any(d not in _MONTHS for d in best.days):
+            return _other_days(written, best)
     return None
+
+
+def _other_days(written: str, best: Sentence) -> Finding:
+    return Finding(
+        "date",
+        Verdict.CONTRADICTED,
+        f'The claim says "{written}", which the closest context sentence does not name: '
+        f'"{best.text}"',
+    )
 
 
 _MONTHS = frozenset(
@@ -271,7 +289,7 @@ def _same_kind(a: str, b: str) -> bool:
 
 def _scope(a: Analysis) -> Finding | None:
     for sentence in _prose_sentences(a):
-        change = widened(a.text, sentence.text)
+        change = widened(a.whole, sentence.text) if a.whole is not None else None
         if change is not None:
             return Finding(
                 "scope",

@@ -53,9 +53,11 @@ from ragaliq.judges.base import (
     no_context_verdicts,
 )
 from ragaliq.judges.offline.context import ContextIndex
-from ragaliq.judges.offline.features import FEATURES, Analysis, analyse_claims
+from ragaliq.judges.offline.features import FEATURES, MAX_CLAIM_WORDS, Analysis, analyse_claims
 from ragaliq.judges.offline.findings import find
+from ragaliq.judges.offline.grounding import polarity_gap
 from ragaliq.judges.offline.relevance import rate_relevance
+from ragaliq.judges.offline.work import Work
 from ragaliq.models import (
     NOT_VERIFIABLE,
     ChunkRating,
@@ -69,16 +71,25 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
-from ragaliq.text.words import NEGATIONS, STOPWORDS, content_words, split_sentences
+from ragaliq.text.words import (
+    NEGATIONS,
+    STOPWORDS,
+    content_words,
+    split_sentences,
+    word_key,
+)
 
 __all__ = [
     "MODEL_RESOURCE",
     "OFFLINE_JUDGE_NAME",
     "OfflineJudge",
-    "adds_new_content",
     "case_kind",
     "extract_sentence_claims",
+    "is_verbatim",
     "model_of_kind",
+    "polarity_of",
+    "record_lacks",
+    "settled",
 ]
 
 OFFLINE_JUDGE_NAME = "offline-heuristic"
@@ -94,6 +105,8 @@ CONFIDENT = "offline_confident"
 _SOURCES = (
     ("ragaliq.judges.offline", "judge.py"),
     ("ragaliq.judges.offline", "context.py"),
+    ("ragaliq.judges.offline", "grounding.py"),
+    ("ragaliq.judges.offline", "work.py"),
     ("ragaliq.judges.offline", "features.py"),
     ("ragaliq.judges.offline", "findings.py"),
     ("ragaliq.judges.offline", "contrasts.py"),
@@ -128,9 +141,7 @@ class ClaimModel:
     bias: float
     weights: tuple[float, ...]
     threshold: float
-    """A claim at or above this probability is not SUPPORTED."""
-    settle_below: float
-    """A claim below this probability is confidently SUPPORTED (the cascade keeps it offline)."""
+    """A grounded claim at or above this probability is not SUPPORTED."""
 
     def probability(self, features: Sequence[float]) -> float:
         """P(hallucinated) for one claim's feature vector."""
@@ -196,7 +207,6 @@ def load_model() -> Models:
             bias=float(m["bias"]),
             weights=tuple(m["weights"]),
             threshold=float(decision["threshold"]),
-            settle_below=float(decision["settle_below"]),
         )
     return Models(answer=models["answer"], summary=models["summary"], record=models["record"])
 
@@ -209,6 +219,8 @@ class OfflineJudge:
         self._info = JudgeInfo(
             provider="offline", model=OFFLINE_JUDGE_NAME, prompt_version=_VERSION, heuristic=True
         )
+        self.work_spent = 0
+        """The units of work spent on every case verified so far (:mod:`.work`)."""
 
     @property
     def info(self) -> JudgeInfo:
@@ -252,14 +264,22 @@ class OfflineJudge:
         """
         if not case.has_context:
             return no_context_verdicts(claims, facts)
-        index = ContextIndex.build(case.context, query=case.query)
-        model = self.model.for_index(index)
-        verdicts = tuple(
-            self._verdict(analysis, model) for analysis in analyse_claims(list(claims), index)
+        work = Work(
+            len(case.query)
+            + sum(len(chunk) for chunk in case.context)
+            + sum(len(text) for text in (*claims, *facts))
         )
-        fact_verdicts = tuple(
-            self._verdict(analysis, model) for analysis in analyse_claims(list(facts), index)
-        )
+        try:
+            index = ContextIndex.build(case.context, query=case.query, work=work)
+            model = self.model.for_index(index)
+            verdicts = tuple(
+                _verdict(analysis, model, index) for analysis in analyse_claims(claims, index)
+            )
+            fact_verdicts = tuple(
+                _verdict(analysis, model, index) for analysis in analyse_claims(facts, index)
+            )
+        finally:
+            self.work_spent += work.spent
         result = VerificationResult(verdicts=verdicts, fact_verdicts=fact_verdicts)
         return check_verdict_count(claims, result, facts)
 
@@ -296,68 +316,142 @@ class OfflineJudge:
     async def aclose(self) -> None:
         return None
 
-    def _verdict(self, a: Analysis, model: ClaimModel) -> ClaimVerdict:
-        if not a.words:
-            return _not_verifiable(a, 0.5, "the claim has no content words to compare")
-        p = model.probability(a.features)
-        evidence = _evidence(a)
-        found = find(a)
-        if found:
-            first = found[0]
-            more = next((f for f in found[1:] if f.kind != first.kind), None)
-            reason = first.reason if more is None else f"{first.reason} {more.reason}"
-            return ClaimVerdict(
-                text=a.claim,
-                verdict=first.verdict,
-                evidence=first.evidence or evidence,
-                reason=reason,
-                confidence=round(max(p, 0.6), 3),
-            )
-        if is_verbatim(a):
-            return ClaimVerdict(
-                text=a.claim,
-                verdict=Verdict.SUPPORTED,
-                evidence=evidence,
-                reason="The context states this almost word for word.",
-                confidence=round(max(1 - p, 0.95), 3),
-                flags=(CONFIDENT,),
-            )
-        if p < model.threshold and not adds_new_content(a):
-            return ClaimVerdict(
-                text=a.claim,
-                verdict=Verdict.SUPPORTED,
-                evidence=evidence,
-                reason=_support_reason(a),
-                confidence=round(1 - p, 3),
-                flags=(CONFIDENT,) if p < model.settle_below and not _record_lacks(a) else (),
-            )
-        grounded = (
-            f"the context holds {a.context_cov:.0%} of its content words (at best "
-            f"{a.best_cov:.0%} in one sentence)"
+
+def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdict:
+    """One claim's verdict.
+
+    A finding accuses, full grounding supports, and otherwise the judge says it could not check
+    the claim.
+    """
+    if a.too_long:
+        return _not_verifiable(
+            a,
+            0.5,
+            f"it has {len(a.words)} content words, more than the {MAX_CLAIM_WORDS} the offline "
+            "judge compares with a context",
+            compared=False,
         )
-        missing = _missing(a)
-        return _not_verifiable(a, p, grounded + (f"; {missing}" if missing else ""))
+    if not a.words:
+        return _not_verifiable(a, 0.5, "the claim has no content words to compare", compared=False)
+    p = model.probability(a.features)
+    evidence = _evidence(a)
+    found = find(a)
+    if found:
+        first = found[0]
+        more = next((f for f in found[1:] if f.kind != first.kind), None)
+        reason = first.reason if more is None else f"{first.reason} {more.reason}"
+        return ClaimVerdict(
+            text=a.claim,
+            verdict=first.verdict,
+            evidence=first.evidence or evidence,
+            reason=reason,
+            confidence=round(max(p, 0.6), 3),
+        )
+    if a.ungrounded:
+        return _not_verifiable(a, p, _ungrounded(a, index))
+    if a.record is not None and a.record.uncertain:
+        return _not_verifiable(a, p, a.record.uncertain[0])
+    polarity = polarity_of(a)
+    if polarity:
+        return _not_verifiable(a, p, polarity)
+    if is_verbatim(a):
+        return ClaimVerdict(
+            text=a.claim,
+            verdict=Verdict.SUPPORTED,
+            evidence=evidence,
+            reason="The context states this almost word for word.",
+            confidence=round(max(1 - p, 0.95), 3),
+            flags=(CONFIDENT,),
+        )
+    if p < model.threshold:
+        return ClaimVerdict(
+            text=a.claim,
+            verdict=Verdict.SUPPORTED,
+            evidence=evidence,
+            reason=_support_reason(a),
+            confidence=round(1 - p, 3),
+            flags=(CONFIDENT,) if settled(a) else (),
+        )
+    return _not_verifiable(
+        a,
+        p,
+        "its words are all in the context sentence it rests on, put together unlike the "
+        f"context's (the claim model rates it {p:.2f} likely to be hallucinated)",
+    )
 
 
-def _record_lacks(a: Analysis) -> bool:
+MAX_SHOWN_WORDS = 6
+
+
+def _ungrounded(a: Analysis, index: ContextIndex) -> str:
+    """Which words of the claim the context does not state where the rest of it is."""
+    shown = a.ungrounded[:MAX_SHOWN_WORDS]
+    listed = ", ".join(f'"{w}"' for w in shown)
+    if len(a.ungrounded) > len(shown):
+        listed += f" and {len(a.ungrounded) - len(shown)} more"
+    where = "the context sentence it rests on" if a.best is not None else "the context"
+    said = f"{where} does not state {listed}"
+    elsewhere = [w for w in shown if index.knows(word_key(w.lower()))]
+    if elsewhere and a.best is not None:
+        those = ", ".join(f'"{w}"' for w in elsewhere)
+        said += f" (the context uses {those} elsewhere, not there)"
+    return said
+
+
+def polarity_of(a: Analysis) -> str:
+    """What the claim's evidence does not say of its negations (:func:`.grounding.polarity_gap`).
+
+    A claim about a record whose fields confirmed it needs no more: the record's fields were
+    read with the claim's negations (``"OutdoorSeating": false`` confirms "has no outdoor
+    seating").
+    """
+    if a.record is not None and a.record.confirmed and not a.record.contradicted:
+        return ""
+    return polarity_gap(a.text, a.words, a.evidence)
+
+
+_PRONOUN_SUBJECT = re.compile(
+    r"\W*(?:it|its|they|their|this|these|that|those|he|she|his|her)\b", re.IGNORECASE
+)
+
+
+def settled(a: Analysis) -> bool:
+    """Whether a SUPPORTED verdict is one the offline judge is sure of (``offline_confident``).
+
+    The cascade keeps such a verdict and asks Claude about every other claim. Not sure of: a
+    claim whose subject is a pronoun ("This is the router's address": its words are grounded,
+    not what it stands for), and a claim about a record with a figure stated only in another
+    field than the one the claim rests on ("$20" where the record's "20" is a closing hour).
+    """
+    return not _PRONOUN_SUBJECT.match(a.text) and a.figures_near
+
+
+def record_lacks(a: Analysis) -> bool:
     """Whether a claim about a record uses a word, a name or a figure the record lacks.
 
     Such a claim is never settled offline with confidence ("is a pizzeria" of a record that
-    names no pizzeria): the cascade asks Claude.
+    names no pizzeria): the cascade asks Claude. The words a claim about a record may use
+    without the record stating them (its address, its rating, its reviewers) are not lacking.
     """
-    return a.record is not None and bool(a.novel or a.novel_names or a.novel_figures)
+    return a.record is not None and bool(a.ungrounded or a.novel_names or a.novel_figures)
 
 
-def _not_verifiable(a: Analysis, p: float, what: str) -> ClaimVerdict:
-    """A claim the judge can neither ground nor fault: NOT_ENOUGH_INFO, flagged as such."""
+def _not_verifiable(a: Analysis, p: float, what: str, *, compared: bool = True) -> ClaimVerdict:
+    """A claim the judge can neither ground nor fault: NOT_ENOUGH_INFO, flagged as such.
+
+    The reason says first what the judge could not ground (the words its evidence does not
+    state), then, when the claim was compared with the context, that nothing faults it either.
+    """
+    fault = (
+        ", and nothing in the context contradicts it (no figure, name, negation or other finding)"
+        if compared
+        else ""
+    )
     return ClaimVerdict(
         text=a.claim,
         verdict=Verdict.NOT_ENOUGH_INFO,
         evidence=_evidence(a),
-        reason=(
-            "Not verifiable offline: no figure, name, negation or other finding contradicts it, "
-            f"but {what}."
-        ),
+        reason=f"Not verifiable offline: {what}{fault}.",
         confidence=round(p, 3),
         flags=(NOT_VERIFIABLE,),
     )
@@ -412,7 +506,8 @@ _LACKS = re.compile(
     r"(?:provide|mention|contain|include|specify|say|state|give|address|discuss|offer|indicate|"
     r"cover|describe|list|tell)|(?:no|not any)\s+(?:specific\s+|further\s+|additional\s+)?"
     r"(?:information|mention|details?|data)|(?:not|isn't|is not|are not|aren't)\s+(?:mentioned|"
-    r"specified|provided|stated|given|included|addressed|discussed|available))\b",
+    r"specified|provided|stated|given|included|addressed|discussed|available))\b"
+    r"|\bnot\b[^.;]{0,40}\b(?:mentioned|specified|listed|stated|given)\s+in\b",
     re.IGNORECASE,
 )
 
@@ -430,18 +525,6 @@ def _is_courtesy(sentence: str) -> bool:
     return all(w in _COURTESY_WORDS or w.rstrip("s") in _COURTESY_WORDS for w in words)
 
 
-SHORT_CLAIM_WORDS = 5
-SHORT_CLAIM_NOVEL = 2
-EXTRACTIVE_RESPONSE = 0.2
-"""A claim of at most SHORT_CLAIM_WORDS content words, SHORT_CLAIM_NOVEL of them new, in a
-response whose claims have at most EXTRACTIVE_RESPONSE new words in all, is never SUPPORTED: in
-an answer that sticks to the context, a short sentence with new content stands out. It is not
-verifiable offline (new words are no finding: they may be a paraphrase)."""
-_RESPONSE_NOVEL = FEATURES.index("response_novel_share")
-_NOVEL_RUN = FEATURES.index("novel_run")
-NOVEL_RUN = 4
-"""In such an answer, a run of this many new content words in a row is not SUPPORTED either."""
-_NOVEL_RUN_LOG = math.log1p(NOVEL_RUN)
 VERBATIM_TRIGRAMS = 0.7
 """Share of a claim's word triples found in the context for verbatim support (with every content
 word of the claim in one sentence). On the tune part of RAGTruth none of the 358 claims this
@@ -452,24 +535,6 @@ _TRIGRAMS = FEATURES.index("trigram_share")
 def is_verbatim(a: Analysis) -> bool:
     """Whether the context states the claim nearly word for word, in one sentence."""
     return a.best_cov >= 1.0 and a.features[_TRIGRAMS] >= VERBATIM_TRIGRAMS
-
-
-def adds_new_content(a: Analysis) -> bool:
-    """Whether a claim adds new content to an answer that otherwise keeps to the context.
-
-    A short claim with new words, or a run of new words: never SUPPORTED, and with no finding,
-    not verifiable offline.
-    """
-    if a.features[_RESPONSE_NOVEL] > EXTRACTIVE_RESPONSE:
-        return False
-    if len(a.words) <= SHORT_CLAIM_WORDS and len(a.novel) >= SHORT_CLAIM_NOVEL:
-        return True
-    return a.features[_NOVEL_RUN] >= _NOVEL_RUN_LOG - 1e-9
-
-
-def _missing(a: Analysis) -> str:
-    others = [w for w in a.novel_words if not w[:1].isdigit()]
-    return "words not found in the context: " + ", ".join(others[:6]) if others else ""
 
 
 def _support_reason(a: Analysis) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ragaliq.judges.offline.contrasts import Change, comparable
 from ragaliq.text.words import NEGATION_CUES, STOPWORDS, content_tokens, negated_words, word_key
@@ -135,10 +136,12 @@ _REQUIREMENT_KEYS = frozenset(
 ) | frozenset(("optional", "compulsory", "obligatory"))
 
 
+@lru_cache(maxsize=16384)
 def _requirement(text: str) -> tuple[int, str]:
     """+1 when the text requires something, -1 when it says it is not needed, else 0.
 
-    A text that does both ("you must include it, unless you do not have to") is 0.
+    A text that does both ("you must include it, unless you do not have to") is 0. Cached: a
+    context sentence is read for every claim it is close to.
     """
     text = text.replace("\u2019", "'")
     denied = _NOT_REQUIRED.search(text)

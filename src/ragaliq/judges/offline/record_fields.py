@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Self
 
 from ragaliq.judges.offline.contrasts import alternative
@@ -23,11 +24,13 @@ from ragaliq.judges.offline.schedule import Week, parse_week
 from ragaliq.text.words import STOPWORDS, word_key
 
 __all__ = [
+    "MAX_FIELDS",
     "NEAR_PREFIX",
     "NULL_VALUES",
     "TOKEN",
     "Field",
     "Key",
+    "KeyLookup",
     "RecordFields",
     "name_value",
     "truth",
@@ -51,6 +54,9 @@ _FLAG_WORD = re.compile(r"[a-z][a-z_]{0,19}")
 """A one-word string value reads as a flag that is on (``"free"``, ``"full_bar"``); a longer
 value (an address, a list of categories) is not a flag at all."""
 NULL_VALUES = frozenset({"", "null", "none", "unknown", "n/a", "na"})
+MAX_FIELDS = 256
+"""The most fields (or lists) one clause is checked against: those whose keys it uses, in the
+record's order. RAGTruth's records have fewer than 100 fields in all."""
 
 TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:\.\d+)?")
 _KEY_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -98,6 +104,16 @@ class RecordFields:
     """Word keys of every key and every string value: what the record names at all."""
     prefixes: frozenset[str]
 
+    @cached_property
+    def lookup(self) -> KeyLookup:
+        """The record's fields by the words of their keys, built at its first use."""
+        return KeyLookup.of(f.key for f in self.fields)
+
+    @cached_property
+    def list_lookup(self) -> KeyLookup:
+        """The record's lists by the words of their keys."""
+        return KeyLookup.of(key for key, _, _ in self.lists)
+
     @classmethod
     def read(cls, data: dict[str, Any]) -> Self:
         """The fields of a JSON object."""
@@ -114,6 +130,53 @@ class RecordFields:
             vocabulary=vocabulary,
             prefixes=frozenset(w[:NEAR_PREFIX] for w in vocabulary if len(w) >= NEAR_PREFIX),
         )
+
+
+@dataclass(frozen=True)
+class KeyLookup:
+    """Keys by their words, by those words' first letters and run together: where each is."""
+
+    words: dict[str, tuple[int, ...]]
+    prefixes: dict[str, tuple[int, ...]]
+    joined: dict[str, tuple[int, ...]]
+
+    @classmethod
+    def of(cls, keys: Iterable[Key]) -> KeyLookup:
+        words: dict[str, list[int]] = {}
+        prefixes: dict[str, list[int]] = {}
+        joined: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            joined.setdefault(key.joined, []).append(i)
+            for word in key.words:
+                words.setdefault(word, []).append(i)
+                if len(word) >= NEAR_PREFIX:
+                    prefixes.setdefault(word[:NEAR_PREFIX], []).append(i)
+        return cls(
+            words={k: tuple(v) for k, v in words.items()},
+            prefixes={k: tuple(v) for k, v in prefixes.items()},
+            joined={k: tuple(v) for k, v in joined.items()},
+        )
+
+    def find(self, words: Iterable[str], runs: Iterable[str] = ()) -> tuple[list[int], int]:
+        """Where the keys are that use one of ``words`` or are written as one of ``runs``.
+
+        A word matches a key's word as it is or by its first letters. Returned: at most
+        :data:`MAX_FIELDS` positions, in order, and how many entries were visited.
+        """
+        found: set[int] = set()
+        visited = 0
+        for word in words:
+            for table, key in ((self.words, word), (self.prefixes, word[:NEAR_PREFIX])):
+                if table is self.prefixes and len(word) < NEAR_PREFIX:
+                    continue
+                hits = table.get(key, ())[:MAX_FIELDS]
+                visited += len(hits) + 1
+                found.update(hits)
+        for run in runs:
+            hits = self.joined.get(run, ())[:MAX_FIELDS]
+            visited += len(hits) + 1
+            found.update(hits)
+        return sorted(found)[:MAX_FIELDS], visited
 
 
 def truth(value: Any, clause: str) -> bool | None:

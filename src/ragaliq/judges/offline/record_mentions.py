@@ -15,7 +15,14 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ragaliq.judges.offline.contrasts import alternative
-from ragaliq.judges.offline.record_fields import NEAR_PREFIX, TOKEN, Field, Key, name_value
+from ragaliq.judges.offline.record_fields import (
+    NEAR_PREFIX,
+    TOKEN,
+    Field,
+    Key,
+    KeyLookup,
+    name_value,
+)
 from ragaliq.judges.offline.schedule import Span
 from ragaliq.text.words import word_key
 
@@ -84,14 +91,22 @@ def clause_tokens(clause: str) -> list[Token]:
     return out
 
 
-def mentions(fields: tuple[Field, ...], tokens: list[Token]) -> list[tuple[Field, Span]]:
-    """The fields the clause names, each with where it names it.
+def mentions(
+    fields: tuple[Field, ...], tokens: list[Token], lookup: KeyLookup | None = None
+) -> tuple[list[tuple[Field, Span]], int]:
+    """The fields the clause names, each with where it names it; and the work it took.
 
     A one-word field inside an object of flags is named with its parent's words ("street
     parking") or beside a sibling ("on the street or in the lot", "casual and romantic"); a longer
-    key is specific enough on its own ("battery backup").
+    key is specific enough on its own ("battery backup"). With ``lookup`` (the fields' keys by
+    their words), only the fields whose keys the clause uses are read.
     """
     spots = _Spots(tokens)
+    visited = len(tokens)
+    if lookup is not None:
+        ids, visited = lookup.find(spots.words, spots.joined)
+        fields = tuple(fields[i] for i in ids)
+    visited += len(fields)
     own = [(f, spot) for f in fields if (spot := spots.find(f.key)) is not None]
     siblings = Counter(id(f.parent) for f, _ in own if f.parent is not None)
     parents: dict[int, bool] = {}
@@ -104,7 +119,7 @@ def mentions(fields: tuple[Field, ...], tokens: list[Token]) -> list[tuple[Field
             if not parents[id(parent)] and siblings[id(parent)] < 2:
                 continue
         out.append((found, spot))
-    return out
+    return out, visited
 
 
 class _Spots:
@@ -165,7 +180,8 @@ def negated_at(clause: str, start: int, end: int) -> bool:
     positive verb comes between (``no Wi-Fi but has a patio``), and so does one right after it
     through its verb (``Wi-Fi is not available``, not ``casual and not trendy``); a list
     continues a negation from earlier segments (``no garage, street, or valet parking``) until a
-    segment brings its own verb.
+    segment brings its own verb, unless that segment starts with "or" after a negated one ("does
+    not provide valet parking, or offer reservations").
     """
     segments = [(m.start(), m.end()) for m in re.finditer(r"[^,]+", clause)]
     here = next((i for i, (s, e) in enumerate(segments) if s <= start < e), 0)
@@ -178,6 +194,8 @@ def negated_at(clause: str, start: int, end: int) -> bool:
         return not _POSITIVE.search(tail.split(maxsplit=2)[-1] if len(tail.split()) > 2 else "")
     if _NEGATED_AFTER.match(after):
         return True
+    if _OR_NEXT.match(clause, seg_start) and _negated_before(clause, segments, here):
+        return True  # "does not provide valet parking, or offer reservations"
     if _POSITIVE.search(before) or _POSITIVE.search(after):
         return False
     if _RESET.search(clause[seg_start:seg_end]):
@@ -190,6 +208,17 @@ def negated_at(clause: str, start: int, end: int) -> bool:
         if _POSITIVE.search(text) or _RESET.search(text):
             return False
     return False
+
+
+_OR_NEXT = re.compile(r"\s*(?:or|nor)\b", re.IGNORECASE)
+
+
+def _negated_before(clause: str, segments: list[tuple[int, int]], here: int) -> bool:
+    """Whether the comma segment before ``here`` holds a negation."""
+    if here == 0:
+        return False
+    text = clause[segments[here - 1][0] : segments[here - 1][1]]
+    return any(not _NOT_NEGATION.match(text, m.start()) for m in _NEGATION.finditer(text))
 
 
 OPPOSITE_WINDOW = 5

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ragaliq.judges.offline.record_fields import (
     NEAR_PREFIX,
@@ -44,6 +45,7 @@ from ragaliq.judges.offline.record_mentions import (
     stated_otherwise,
 )
 from ragaliq.judges.offline.schedule import check_week
+from ragaliq.judges.offline.work import Work
 from ragaliq.text.words import STOPWORDS, figures, word_key
 
 __all__ = ["Record", "RecordFindings", "parse_record"]
@@ -95,6 +97,11 @@ class RecordFindings:
     figures: list[str] = field(default_factory=list)
     """The claim's figures the record was read for: a field's figure, or how many items a list
     holds (``3`` in "three reviews")."""
+    hours_agree: bool = False
+    """Whether the record's opening hours agree with the times and days the claim gives."""
+    uncertain: list[str] = field(default_factory=list)
+    """What the record leaves open about the claim, which the offline judge neither grounds nor
+    faults: hours a claim gives "weekends" that hold on one of the two days."""
 
     @property
     def empty(self) -> bool:
@@ -105,18 +112,27 @@ class RecordFindings:
 class Record(RecordFields):
     """A JSON object from the context, read as fields, that a claim can be checked against."""
 
-    def check(self, claim: str) -> RecordFindings:
-        """The record's fields that the claim talks about, and whether they agree."""
+    @cached_property
+    def key_words(self) -> frozenset[str]:
+        """The word keys of the record's keys, each also run together (``wifi``, ``takeout``)."""
+        keys = [f.key for f in self.fields] + [key for key, _, _ in self.lists]
+        return frozenset(w for key in keys for w in (*key.words, key.joined))
+
+    def check(self, claim: str, work: Work | None = None) -> RecordFindings:
+        """The record's fields that the claim talks about, and whether they agree.
+
+        ``work`` counts the fields, lists and weeks read.
+        """
+        work = work if work is not None else Work(len(claim))
         findings = RecordFindings()
         clauses = [c for c in CLAUSE.split(claim) if c and c.strip()]
-        named_children = {
-            id(f.parent)
-            for f, _ in mentions(self.fields, clause_tokens(claim))
-            if f.parent is not None
-        }
+        everywhere, visited = mentions(self.fields, clause_tokens(claim), self.lookup)
+        work.spend(visited)
+        named_children = {id(f.parent) for f, _ in everywhere if f.parent is not None}
         for clause in clauses:
             tokens = clause_tokens(clause)
-            matched = mentions(self.fields, tokens)
+            matched, visited = mentions(self.fields, tokens, self.lookup)
+            work.spend(visited + len(self.weeks))
             children = {id(f.parent) for f, _ in matched if f.parent is not None}
             for found, (start, end) in matched:
                 if isinstance(found.value, dict) and id(found.key) in children:
@@ -131,10 +147,10 @@ class Record(RecordFields):
             if matched:
                 self._check_list_mates(clause, findings)
             self._check_offers(clause, findings)
-            self._check_figures(clause, tokens, findings)
+            self._check_figures(clause, tokens, findings, work)
         for week in self.weeks:
             check_week(week, clauses, _noter(findings))
-        self._check_counts(claim, findings)
+        self._check_counts(claim, findings, work)
         return findings
 
     def _check_field(
@@ -231,20 +247,25 @@ class Record(RecordFields):
             or (len(key) >= NEAR_PREFIX and key[:NEAR_PREFIX] in self.prefixes)
         )
 
-    def _check_figures(self, clause: str, tokens: list[Token], findings: RecordFindings) -> None:
+    def _check_figures(
+        self, clause: str, tokens: list[Token], findings: RecordFindings, work: Work
+    ) -> None:
         stated = figures(clause)
         if not stated:
             return
-        numeric = [
-            f
-            for f in self.fields
-            if isinstance(f.value, int | float) and not isinstance(f.value, bool) and f.key.words
-        ]
         for value in stated:
             if re.search(rf"\bout of\s+{re.escape(value)}\b", clause):
                 continue  # the scale of a rating, not a figure of the record
             near = near_figure(value, tokens)
-            owners = [f for f in numeric if f.key.words & near]
+            ids, visited = self.lookup.find(near)
+            work.spend(visited + len(ids))
+            owners = [
+                f
+                for f in (self.fields[i] for i in ids)
+                if isinstance(f.value, int | float)
+                and not isinstance(f.value, bool)
+                and f.key.words & near
+            ]
             if not owners:
                 continue
             findings.figures.append(value)
@@ -261,14 +282,16 @@ class Record(RecordFields):
                 )
                 findings.evidence.append(owners[0].quote)
 
-    def _check_counts(self, claim: str, findings: RecordFindings) -> None:
+    def _check_counts(self, claim: str, findings: RecordFindings, work: Work) -> None:
         for match in _COUNT.finditer(claim):
             raw = match["n"].lower()
             count = int(raw) if raw.isdigit() else _COUNT_WORDS[raw]
             if not match["noun"].lower().endswith("s"):
                 continue  # "one negative review" is about one of them, not how many there are
             noun = word_key(match["noun"].lower())
-            for key, length, _quote in self.lists:
+            ids, visited = self.list_lookup.find((noun,))
+            work.spend(visited + len(ids))
+            for key, length, _quote in (self.lists[i] for i in ids):
                 if noun not in key.words:
                     continue
                 findings.figures.append(str(count))
@@ -286,9 +309,16 @@ class Record(RecordFields):
 
 
 def _noter(findings: RecordFindings):  # type: ignore[no-untyped-def]
-    def note(wrong: list[str], bad: str, good: str, quote: str) -> None:
+    def note(wrong: list[str], bad: str, good: str, quote: str, partial: bool = False) -> None:
         if quote:
             findings.evidence.append(quote)
+        if partial:
+            days = ", ".join(d.capitalize() for d in wrong)
+            findings.uncertain.append(
+                f"the claim gives both weekend days {good}, and the record's hours say {bad} "
+                f"on {days}"
+            )
+            return
         if wrong:
             days = ", ".join(d.capitalize() for d in wrong if d)
             findings.contradicted.append(
@@ -296,6 +326,7 @@ def _noter(findings: RecordFindings):  # type: ignore[no-untyped-def]
             )
         else:
             findings.confirmed.append(f"the record's hours agree ({good})")
+            findings.hours_agree = True
 
     return note
 
