@@ -107,6 +107,13 @@ def make_verdict(verdict: Verdict = Verdict.SUPPORTED, **overrides: Any) -> Clai
     return ClaimVerdict(**values)
 
 
+def every_evaluator() -> list[Any]:
+    """All five evaluators, the retrieval ones (off by default) turned on."""
+    from ragaliq.evaluators import EVALUATORS
+
+    return [kind(enabled=True) for kind in EVALUATORS]
+
+
 def make_config(**overrides: Any) -> GateConfig:
     return GateConfig.model_validate(overrides)
 

@@ -13,11 +13,12 @@ skipped (there is nothing to rate), never 0 or 1.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ragaliq._fields import Flag
 from ragaliq.evaluators._claims import all_are, of_total_are
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
+from ragaliq.evaluators.questions import CHUNKS, Question
 from ragaliq.models import CaseResult, EvaluationResult
 
 __all__ = ["ContextPrecisionEvaluator", "ContextPrecisionOptions", "rank_weighted_precision"]
@@ -41,7 +42,7 @@ class ContextPrecisionEvaluator(Evaluator[ContextPrecisionOptions]):
     name: ClassVar[str] = "context_precision"
     version: ClassVar[str] = "1"
     default_threshold: ClassVar[float] = 0.6
-    needs_chunks: ClassVar[bool] = True
+    questions: ClassVar[tuple[Question[Any], ...]] = (CHUNKS,)
     Options = ContextPrecisionOptions
 
     def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:

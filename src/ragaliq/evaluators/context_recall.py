@@ -11,11 +11,12 @@ is skipped too.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ragaliq._fields import Flag
 from ragaliq.evaluators._claims import checkable, none_verifiable, verdict_counts
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
+from ragaliq.evaluators.questions import FACTS, Question
 from ragaliq.models import CaseResult, EvaluationResult, Verdict
 from ragaliq.text.counts import plural
 
@@ -37,7 +38,7 @@ class ContextRecallEvaluator(Evaluator[ContextRecallOptions]):
     name: ClassVar[str] = "context_recall"
     version: ClassVar[str] = "1"
     default_threshold: ClassVar[float] = 0.7
-    needs_facts: ClassVar[bool] = True
+    questions: ClassVar[tuple[Question[Any], ...]] = (FACTS,)
     Options = ContextRecallOptions
 
     def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:

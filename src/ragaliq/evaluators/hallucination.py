@@ -8,7 +8,7 @@ hallucinated.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ragaliq._fields import Fraction
 from ragaliq.evaluators._claims import (
@@ -21,6 +21,7 @@ from ragaliq.evaluators._claims import (
     of_total_are,
 )
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
+from ragaliq.evaluators.questions import EXTRACT, VERIFY, Question
 from ragaliq.models import CaseResult, ClaimVerdict, EvaluationResult, Verdict
 
 __all__ = ["HallucinationEvaluator", "HallucinationOptions", "hallucinated_claims"]
@@ -46,7 +47,7 @@ class HallucinationEvaluator(Evaluator[HallucinationOptions]):
     name: ClassVar[str] = "hallucination"
     version: ClassVar[str] = "1"
     default_threshold: ClassVar[float] = 0.8
-    needs_claims: ClassVar[bool] = True
+    questions: ClassVar[tuple[Question[Any], ...]] = (EXTRACT, VERIFY)
     Options = HallucinationOptions
 
     def is_hallucinated(self, verdict: ClaimVerdict) -> bool:

@@ -31,6 +31,7 @@ from ragaliq.baseline import Baseline, BaselineCase, BaselineClaim
 from ragaliq.errors import ReportError
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
 from ragaliq.evaluators.hallucination import hallucinated_claims
+from ragaliq.evaluators.questions import VERIFY
 from ragaliq.evaluators.registry import EVALUATORS
 from ragaliq.gate.acceptance import ALL, Acceptance, claim_id, covering
 from ragaliq.gate.decision import (
@@ -96,7 +97,7 @@ def rescoring_evaluators(infos: Mapping[str, EvaluatorInfo]) -> tuple[Evaluator[
         ReportError: the report records options this version cannot read.
     """
     built: list[Evaluator[Any]] = []
-    claim_based = {kind.name: kind for kind in EVALUATORS if kind.needs_claims}
+    claim_based = {kind.name: kind for kind in EVALUATORS if kind.asks(VERIFY)}
     for name, info in infos.items():
         if (kind := claim_based.get(name)) is None:
             continue  # not scored from claims, or not an evaluator this version knows
@@ -182,7 +183,7 @@ class Comparison:
         self.acceptances = acceptances
         """Reviewers' acceptances at this commit: claims they accept, or every newly
         hallucinated claim."""
-        self.evaluators = tuple(e for e in evaluators if e.needs_claims)
+        self.evaluators = tuple(e for e in evaluators if e.asks(VERIFY))
         """The claim-based evaluators the run was scored with: they score a case again with
         its accepted claims as supported."""
         self._accepted = 0
