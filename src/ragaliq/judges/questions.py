@@ -29,7 +29,6 @@ from ragaliq.evaluators.questions import (
     CHUNKS,
     EXTRACT,
     FACTS,
-    QUESTIONS,
     RELEVANCE,
     VERIFY,
     Answers,
@@ -334,7 +333,7 @@ def prompt_version(*, together: bool = True) -> str:
     judged one way is never silently compared with a run judged the other.
     """
     prompts = Prompts.load()
-    versions = [[name, wording_version(q)] for name, q in QUESTIONS.items()]
+    versions = [[name, wording_version(w.question)] for name, w in WORDINGS.items()]
     return _digest([prompts.system, prompts.compose, versions, "together" if together else "apart"])
 
 
