@@ -247,24 +247,8 @@ class ClaudeJudge:
         mode = self._floor
         pending = call
         while pending.asked:
-            wordings = pending.wordings
-            asked = [w.question.name for w in wordings]
-            problem = "; ".join(
-                problems[name] if len(asked) == 1 else f"{name}: {problems[name]}"
-                for name in asked
-                if name in problems
-            )
-            system = [text_block(system_text(self.prompts, wordings))]
-            content = self._content(pending)
-            blocks = [*content, text_block(REASK.format(problem=problem))] if problem else content
-            params = request_params(
-                wordings,
-                model=self.model,
-                system=system,
-                blocks=blocks,
-                max_tokens=max_tokens,
-                mode=self._modes[mode],
-            )
+            asked = [w.question.name for w in pending.wordings]
+            params = self._request(pending, problems, max_tokens=max_tokens, mode=mode)
             try:
                 message, paid = await self._send(params, usage_sink=usage)
             except JudgeUnavailableError:
@@ -276,35 +260,66 @@ class ClaudeJudge:
             if paid:
                 usage += self._usage(message)
             try:
-                replies, invalid = parse_replies(message, wordings, self._modes[mode])
+                invalid = self._read(message, pending, self._modes[mode], found)
             except InvalidReply as exc:
                 if exc.shape and mode + 1 < len(self._modes):
                     mode = mode + 1  # asked anew in the next way, not re-asked
                     continue
                 if message.stop_reason == "max_tokens":
                     max_tokens = min(max_tokens * 2, MAX_TOKENS_CEILING)
-                replies, invalid = {}, dict.fromkeys(asked, exc)
-            for wording, shown in pending.asked:
-                name = wording.question.name
-                if name not in replies:
-                    continue
-                try:
-                    if wording.check is not None:
-                        wording.check(replies[name], shown)
-                    found[name] = wording.read(replies[name], shown)
-                except InvalidReply as exc:
-                    invalid[name] = exc
+                invalid = dict.fromkeys(asked, exc)
             if len(invalid) < len(asked):
                 self._worked(mode)
-            again: set[str] = set()
-            for name, invalid_reply in invalid.items():
+            for name, problem in invalid.items():
                 if name in problems:
-                    failed[name] = f"the judge's reply was invalid twice ({invalid_reply})"
+                    failed[name] = f"the judge's reply was invalid twice ({problem})"
                 else:
-                    problems[name] = str(invalid_reply)
-                    again.add(name)
-            pending = pending.only(again)
+                    problems[name] = str(problem)
+            pending = pending.only(set(invalid) - set(failed))
         return Answers(found=found, failed=failed, usage=usage)
+
+    def _request(
+        self, call: Call, problems: dict[str, str], *, max_tokens: int, mode: int
+    ) -> dict[str, Any]:
+        """The request of a call; a re-ask states the problem of each question asked again."""
+        wordings = call.wordings
+        alone = len(wordings) == 1
+        problem = "; ".join(
+            problems[name] if alone else f"{name}: {problems[name]}"
+            for name in (w.question.name for w in wordings)
+            if name in problems
+        )
+        content = self._content(call)
+        blocks = [*content, text_block(REASK.format(problem=problem))] if problem else content
+        return request_params(
+            wordings,
+            model=self.model,
+            system=[text_block(system_text(self.prompts, wordings))],
+            blocks=blocks,
+            max_tokens=max_tokens,
+            mode=self._modes[mode],
+        )
+
+    def _read(
+        self, message: Message, call: Call, mode: Mode, found: dict[str, BaseModel]
+    ) -> dict[str, InvalidReply]:
+        """Each question's answer in ``message``, into ``found``; the invalid ones, by name.
+
+        Raises:
+            InvalidReply: the reply as a whole (see :func:`~ragaliq.judges.replies.parse_replies`).
+        """
+        replies, invalid = parse_replies(message, call.wordings, mode)
+        for wording, shown in call.asked:
+            name = wording.question.name
+            if name not in replies:
+                continue
+            try:
+                if wording.check is not None:
+                    wording.check(replies[name], shown)
+                found[name] = wording.read(replies[name], shown)
+            except InvalidReply as exc:
+                invalid[name] = exc
+        return invalid
 
     def _worked(self, mode: int) -> None:
         """Remember a way of asking that gave a valid reply, when ``auto`` had to look for it."""
