@@ -26,9 +26,12 @@ from ragaliq.text.counts import plural
 from ragaliq.text.matching import evidence_in_context
 
 __all__ = [
+    "Answers",
     "EstimatingJudge",
     "ForkableJudge",
     "Judge",
+    "Question",
+    "Questions",
     "check_chunk_count",
     "check_verdict_count",
     "no_context_verdicts",

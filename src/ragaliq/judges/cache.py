@@ -147,22 +147,12 @@ class CachedJudge:
         self, questions: Questions, case: TestCase, *, claims: Sequence[str] = (), sample: int = 0
     ) -> Usage:
         """A cached answer costs nothing; the rest costs what the judge behind says."""
-        rest = [q for q in questions if not self.contains(q, case, claims, sample=sample)]
+        keys = {q.name: self.key_for(q, case, claims, sample=sample) for q in questions}
+        rest = [q for q in questions if self.store.get(keys[q.name]) is None]
         usage = Usage(cache_hits=len(questions) - len(rest))
         if rest and isinstance(self.inner, EstimatingJudge):
             usage += self.inner.estimate(rest, case, claims=claims, sample=sample)
         return usage
-
-    def contains(
-        self,
-        question: Question[Any],
-        case: TestCase,
-        claims: Sequence[str] = (),
-        *,
-        sample: int = 0,
-    ) -> bool:
-        """Whether a question's answer is cached; nothing is called."""
-        return self.store.get(self.key_for(question, case, claims, sample=sample)) is not None
 
     def key_for(
         self,

@@ -46,17 +46,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from ragaliq.evaluators.questions import (
-    CHUNKS,
-    EXTRACT,
-    FACTS,
-    RELEVANCE,
-    VERIFY,
+from ragaliq.evaluators.questions import CHUNKS, EXTRACT, FACTS, RELEVANCE, VERIFY
+from ragaliq.judges.base import (
     Answers,
     Question,
     Questions,
-)
-from ragaliq.judges.base import (
     check_chunk_count,
     check_verdict_count,
     no_context_verdicts,
