@@ -1,6 +1,6 @@
 """Pre-flight: what a run would cost, with no judge call.
 
-The judge says what each operation would take (:class:`~ragaliq.judges.base.EstimatingJudge`):
+The judge says what asking each question would take (:class:`~ragaliq.judges.base.EstimatingJudge`):
 a cache hit costs nothing, the offline judge costs nothing, Claude's calls are estimated from the
 prompts' size (four characters a token, typical reply sizes). For a case whose claims cannot be
 known without a call, the claims are estimated from the response's sentences. The questions, and

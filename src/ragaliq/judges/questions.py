@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
@@ -175,13 +176,18 @@ def check_indices(items: Sequence[VerdictItem], count: int, noun: str) -> None:
         raise InvalidReply(
             f"unknown {noun} index {unknown[0]}; {noun}s are numbered 0 to {count - 1}"
         )
-    doubled = sorted({i for i in seen if seen.count(i) > 1})
+    doubled = _doubled(seen)
     if doubled:
         raise InvalidReply(f"{noun} {doubled[0]} has more than one verdict")
     missing = sorted(set(range(count)) - set(seen))
     if missing:
         shown = ", ".join(str(i) for i in missing[:10])
         raise InvalidReply(f"no verdict for {noun} {shown}; give one verdict for every {noun}")
+
+
+def _doubled(ids: Sequence[int]) -> list[int]:
+    """The ids given more than once, in order."""
+    return sorted(i for i, times in Counter(ids).items() if times > 1)
 
 
 def check_chunk_ids(ids: Sequence[int], count: int, where: str) -> None:
@@ -230,7 +236,7 @@ def _check_chunks(reply: ChunksReply, shown: Shown) -> None:
     count = len(shown.case.context)
     seen = [item.chunk for item in reply.chunks]
     check_chunk_ids(seen, count, "a rating")
-    doubled = sorted({i for i in seen if seen.count(i) > 1})
+    doubled = _doubled(seen)
     if doubled:
         raise InvalidReply(f"chunk {doubled[0]} is rated more than once")
     missing = sorted(set(range(1, count + 1)) - set(seen))

@@ -137,9 +137,15 @@ def test_a_reply_that_validates_but_cannot_be_read_is_invalid():
         verify.check(reply, Shown(case=case, items=("a", "b")))
     with pytest.raises(InvalidReply, match="no verdict for claim 1, 2;"):
         verify.check(reply.model_copy(update={"verdicts": reply.verdicts[:1]}), _three(case))
+    twice = reply.model_copy(update={"verdicts": [reply.verdicts[0]] * 2})
+    with pytest.raises(InvalidReply, match="claim 0 has more than one verdict"):
+        verify.check(twice, Shown(case=case, items=("a", "b")))
     chunks = ChunksReply.model_validate({"chunks": [{"chunk": 2, "relevant": True, "reason": ""}]})
     with pytest.raises(InvalidReply, match="no rating for chunk 1"):
         WORDINGS["rate_chunks"].check(chunks, Shown(case=case))
+    rated_twice = chunks.model_copy(update={"chunks": chunks.chunks * 2})
+    with pytest.raises(InvalidReply, match="chunk 2 is rated more than once"):
+        WORDINGS["rate_chunks"].check(rated_twice, Shown(case=case))
 
 
 def _three(case):
