@@ -8,8 +8,10 @@ Prints judge calls and tokens per case, and the cold run's wall time against the
 `calls x latency / concurrency`. Then the same cases with two expected facts each, judged by all
 five evaluators (context precision and recall too), cold and warm, for the calls per changed and
 per unchanged case. Then the three evaluators' cold run again through the fake Message Batches
-API (`judge.batch`), for its cost next to the interactive run's: every token at half price. The
-last line is machine-readable.
+API (`judge.batch`), for its cost next to the interactive run's: every token at half price. Then
+one case of more claims than `judge.claims_per_call`, for what a larger case costs, and the cold
+runs again with `judge.one_question_per_call` (each question in a call of its own). The last line
+is machine-readable.
 """
 
 from __future__ import annotations
@@ -76,6 +78,19 @@ def make_cases(n: int) -> list[TestCase]:
     return cases
 
 
+def long_case(claims: int) -> TestCase:
+    """One case whose response makes ``claims`` claims, each backed by the context."""
+    facts = [
+        f"Region {i} of the account keeps its backups for {i + 3} days." for i in range(claims)
+    ]
+    return TestCase(
+        id="long",
+        query="How long does each region keep its backups?",
+        context=(" ".join(facts),),
+        response=" ".join(facts),
+    )
+
+
 def three() -> list[Evaluator[Any]]:
     return [FaithfulnessEvaluator(), HallucinationEvaluator(), RelevanceEvaluator()]
 
@@ -111,9 +126,14 @@ async def run_once(
     evaluators: list[Evaluator[Any]] | None = None,
     *,
     batch: bool = False,
+    apart: bool = False,
 ) -> tuple[RunReport, float]:
     config = JudgeConfig(
-        model="claude-sonnet-5-5", concurrency=concurrency, max_retries=4, batch=batch
+        model="claude-sonnet-5-5",
+        concurrency=concurrency,
+        max_retries=4,
+        batch=batch,
+        one_question_per_call=apart,
     )
     claude = ClaudeJudge(
         config, api_key="sk-bench", base_url=base_url, batch_state=cache.with_suffix(".batches")
@@ -151,6 +171,24 @@ def main() -> None:
         cache5 = Path(tmp) / "cache-five.sqlite"
         cold5, _ = asyncio.run(run_once(retrieval, fake.base_url, cache5, args.concurrency, five()))
         warm5, _ = asyncio.run(run_once(retrieval, fake.base_url, cache5, args.concurrency, five()))
+        per_call = JudgeConfig().claims_per_call
+        big = [long_case(2 * per_call + 10)]
+        large, _ = asyncio.run(
+            run_once(big, fake.base_url, Path(tmp) / "long.sqlite", args.concurrency)
+        )
+        apart, apart_wall = asyncio.run(
+            run_once(cases, fake.base_url, Path(tmp) / "a.sqlite", args.concurrency, apart=True)
+        )
+        apart5, _ = asyncio.run(
+            run_once(
+                retrieval,
+                fake.base_url,
+                Path(tmp) / "a5.sqlite",
+                args.concurrency,
+                five(),
+                apart=True,
+            )
+        )
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(claude_like()) as batches:
         batches.batches.polls = 0  # a real batch takes minutes; the fake's end when sent
         batched, batched_wall = asyncio.run(
@@ -183,6 +221,17 @@ def main() -> None:
         f"cache_hits={warm5.usage.cache_hits} errors={cold5.summary.errors} "
         f"context_recall={recall} context_precision={precision}"
     )
+    claims_large = len(large.cases[0].claims)
+    print(
+        f"larger case: claims={claims_large} claims_per_call={per_call} "
+        f"calls={large.usage.calls} (1 + ceil({claims_large} / {per_call})) "
+        f"errors={large.summary.errors}"
+    )
+    print(
+        f"one question per call: calls_per_case={apart.usage.calls / n:.2f} "
+        f"five_calls_per_case={apart5.usage.calls / n:.2f} "
+        f"input_tokens_per_case={apart.usage.input_tokens // n} wall_s={apart_wall:.2f}"
+    )
     print(
         f"calls_per_case_cold={cold.usage.calls / n:.2f} "
         f"calls_per_case_warm={warm.usage.calls / n:.2f} "
@@ -190,7 +239,8 @@ def main() -> None:
         f"input_tokens_per_case={cold.usage.input_tokens // n} "
         f"five_calls_per_changed_case={cold5.usage.calls / n:.2f} "
         f"five_calls_per_unchanged_case={warm5.usage.calls / n:.2f} "
-        f"batch_cost_ratio={ratio:.3f}"
+        f"batch_cost_ratio={ratio:.3f} "
+        f"larger_case_claims={claims_large} larger_case_calls={large.usage.calls}"
     )
 
 

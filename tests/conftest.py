@@ -107,6 +107,13 @@ def make_verdict(verdict: Verdict = Verdict.SUPPORTED, **overrides: Any) -> Clai
     return ClaimVerdict(**values)
 
 
+def every_evaluator() -> list[Any]:
+    """The five evaluators that ask the judge, context precision and recall (off by default) on."""
+    from ragaliq.evaluators import EVALUATORS
+
+    return [kind(enabled=True) for kind in EVALUATORS if kind.asks_judge()]
+
+
 def make_config(**overrides: Any) -> GateConfig:
     return GateConfig.model_validate(overrides)
 

@@ -16,6 +16,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 
 from ragaliq.errors import JudgeError, JudgeUnavailableError
+from ragaliq.evaluators.questions import VERIFY
 from ragaliq.judges.base import Judge
 from ragaliq.labels import LabelledClaim
 from ragaliq.metrics import Calibration, ClaimPrediction, JudgeFailure, measure
@@ -37,8 +38,8 @@ async def calibrate(
 ) -> Calibration:
     """Verify every labelled claim with ``judge`` and measure the agreement with the labels.
 
-    Each claim is one ``verify_claims`` call with the claim as the only claim and its context as
-    the case's context; at most ``concurrency`` calls are in flight. A claim whose call raises
+    Each claim is one ``verify_claims`` question with the claim as the only claim and its context
+    as the case's context; at most ``concurrency`` calls are in flight. A claim whose call raises
     :class:`~ragaliq.errors.JudgeError` (or anything unexpected) is recorded in ``errors`` and
     left out of the metrics.
 
@@ -124,7 +125,7 @@ async def _verify_one(
 ) -> tuple[ClaimVerdict | JudgeFailure, Usage]:
     """The judge's verdict on one labelled claim, or why there is none, and what it cost."""
     try:
-        result = await judge.verify_claims(item.to_case(), [item.claim])
+        answers = await judge.ask([VERIFY], item.to_case(), claims=[item.claim])
     except JudgeUnavailableError:
         raise
     except JudgeError as exc:
@@ -133,7 +134,11 @@ async def _verify_one(
         ), exc.usage or Usage()
     except Exception as exc:  # a bug on one claim must not lose the others
         return JudgeFailure(id=item.id, message=f"unexpected {type(exc).__name__}: {exc}"), Usage()
+    result = answers.get(VERIFY)
+    if result is None:
+        message = answers.error(VERIFY) or "the judge gave no verdict"
+        return JudgeFailure(id=item.id, message=message), answers.usage
     if len(result.verdicts) != 1:
         message = f"the judge returned {len(result.verdicts)} verdicts for 1 claim"
-        return JudgeFailure(id=item.id, message=message), result.usage
-    return result.verdicts[0], result.usage
+        return JudgeFailure(id=item.id, message=message), answers.usage
+    return result.verdicts[0], answers.usage

@@ -109,6 +109,10 @@ class JudgeConfig(Section):
     """Output token limit of one judge reply."""
     claims_per_call: Count = Field(default=25, ge=1, le=200)
     """Claims verified in one request; longer responses are verified in batches."""
+    one_question_per_call: Flag = False
+    """Ask each question (claims, their verdicts, relevance, chunk ratings, needed facts) in a
+    call of its own, as before, instead of one call for what reads the query and the response
+    and one for what reads the context. A judge of its own: another prompt version."""
     repeat: Count = Field(default=1, ge=1, le=9)
     """Verify each case's claims this many times and keep the majority verdict per claim."""
     cache: Flag = True

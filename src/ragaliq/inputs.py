@@ -17,6 +17,7 @@ from ragaliq.config import GateConfig
 from ragaliq.dataset import DatasetCases, DatasetInfo, DatasetReader
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators, response_judged_by
+from ragaliq.evaluators.questions import FACTS
 from ragaliq.models import NOT_SCORED, TestCase
 from ragaliq.redaction import register_secret
 from ragaliq.report.markdown import UserTemplate, check_template
@@ -234,7 +235,7 @@ def _nothing_to_score(config: GateConfig, info: DatasetInfo) -> list[str]:
         f"expected_answer, so every case is skipped for it and the run fails ({NOT_SCORED}); "
         f"add them to the dataset, or turn {evaluator.name} off (enabled: false)."
         for evaluator in build_evaluators(config.evaluators)
-        if evaluator.needs_facts
+        if evaluator.asks(FACTS)
     ]
 
 

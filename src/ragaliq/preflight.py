@@ -1,11 +1,11 @@
 """Pre-flight: what a run would cost, with no judge call.
 
-The judge says what each operation would take (:class:`~ragaliq.judges.base.EstimatingJudge`):
+The judge says what asking each question would take (:class:`~ragaliq.judges.base.EstimatingJudge`):
 a cache hit costs nothing, the offline judge costs nothing, Claude's calls are estimated from the
 prompts' size (four characters a token, typical reply sizes). For a case whose claims cannot be
-known without a call, the claims are estimated from the response's sentences. The operations are
-the runner's: the needed facts ride in the claims' verification call, and the chunks are rated
-once per case with context. The run's report has the real figures.
+known without a call, the claims are estimated from the response's sentences. The questions, and
+when they are asked, are the runner's (:class:`~ragaliq.runner.passes.Passes`). The run's report
+has the real figures.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from typing import Any
 
 from ragaliq.errors import BudgetError
 from ragaliq.evaluators.base import Evaluator
-from ragaliq.judges.base import EstimatingJudge, Judge, Operation
+from ragaliq.evaluators.questions import EXTRACT, Questions
+from ragaliq.judges.base import EstimatingJudge, Judge
 from ragaliq.judges.offline import extract_sentence_claims
 from ragaliq.models import CasePlan, Preflight, TestCase, Usage
 from ragaliq.policy import Budget
-from ragaliq.runner.passes import Passes
+from ragaliq.runner.passes import Passes, planned_asks
 
 __all__ = ["CLAIMS_PER_SENTENCE", "check_budget", "estimate_case", "preflight"]
 
@@ -78,30 +79,25 @@ def _plan(
     *,
     repeat: int,
 ) -> tuple[CasePlan, Usage]:
-    """The operations the runner would send for one case, each as the judge estimates it.
+    """The questions the runner would ask about one case, each ask as the judge estimates it.
 
-    The passes are the runner's own (:class:`~ragaliq.runner.passes.Passes`): one extraction,
-    then one verification of the claims and the needed facts together (``repeat`` times), the
-    relevance, and one rating of the chunks.
+    The stages are the runner's own (:class:`~ragaliq.runner.passes.Passes`): what does not wait
+    for the claims, then what reads them (``repeat`` times for the questions over items).
     """
-    needs = Passes.of(case, evaluators)
+    passes = Passes.of(case, evaluators)
     usage = Usage()
     operations = 0
 
-    def account(
-        operation: Operation,
-        claims: Sequence[str] = (),
-        sample: int = 0,
-        facts: Sequence[str] = (),
-    ) -> None:
+    def account(questions: Questions, claims: Sequence[str] = ()) -> None:
         nonlocal usage, operations
-        operations += 1
-        usage += judge.estimate(operation, case, claims, sample=sample, facts=facts)
+        for asked, sample in planned_asks(questions, case, claims, repeat=repeat)[1]:
+            operations += len(asked)
+            usage += judge.estimate(asked, case, claims=claims, sample=sample)
 
-    if needs.verification:
+    account(passes.first)
+    if passes.second:
         claims: tuple[str, ...] = ()
-        if needs.claims:
-            account("extract_claims")
+        if EXTRACT in passes.first:
             planned = judge.planned_claims(case)
             if planned is None:
                 sentences = len(extract_sentence_claims(case.response))
@@ -109,14 +105,7 @@ def _plan(
                     f"claim {i}" for i in range(math.ceil(sentences * CLAIMS_PER_SENTENCE))
                 )
             claims = planned
-        facts = case.needed_facts if needs.facts else ()
-        if Passes.verifies(case, claims, facts):
-            for sample in range(repeat):
-                account("verify_claims", claims, sample, facts)
-    if needs.relevance:
-        account("evaluate_relevance")
-    if needs.rates(case):
-        account("rate_chunks")
+        account(passes.second, claims)
     plan = CasePlan(
         case_id=case.id, operations=operations, cache_hits=usage.cache_hits, calls=usage.calls
     )

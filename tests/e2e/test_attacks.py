@@ -19,9 +19,11 @@ import yaml
 
 from ragaliq.dataset import load_dataset
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.evaluators.questions import EXTRACT, RELEVANCE, VERIFY, Answers, Question, Questions
 from ragaliq.judges.cache import CachedJudge
 from ragaliq.judges.claude import PROMPT_VERSION
 from ragaliq.judges.offline import extract_sentence_claims
+from ragaliq.judges.questions import wording_version
 from ragaliq.models import (
     ClaimsResult,
     ClaimVerdict,
@@ -286,21 +288,23 @@ class Forger:
             endpoint=endpoint,
         )
 
-    async def extract_claims(self, case: TestCase) -> ClaimsResult:
-        return ClaimsResult(claims=tuple(extract_sentence_claims(case.response)))
+    def version_of(self, question: Question) -> str:
+        return wording_version(question)  # the real judge's key, as a forger would compute it
 
-    async def verify_claims(
-        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
-    ) -> VerificationResult:
+    async def ask(
+        self, questions: Questions, case: TestCase, *, claims: Sequence[str] = (), sample: int = 0
+    ) -> Answers:
         quote = case.context[0].split(".")[0]
-        return VerificationResult(
-            verdicts=tuple(
-                ClaimVerdict(text=c, verdict=Verdict.SUPPORTED, evidence=quote) for c in claims
-            )
-        )
-
-    async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
-        return RelevanceResult(score=1.0)
+        forged = {
+            EXTRACT.name: ClaimsResult(claims=tuple(extract_sentence_claims(case.response))),
+            VERIFY.name: VerificationResult(
+                verdicts=tuple(
+                    ClaimVerdict(text=c, verdict=Verdict.SUPPORTED, evidence=quote) for c in claims
+                )
+            ),
+            RELEVANCE.name: RelevanceResult(score=1.0),
+        }
+        return Answers(found={q.name: forged[q.name] for q in questions})
 
     async def aclose(self) -> None:
         return None

@@ -1,8 +1,11 @@
 """A stand-in for Claude behind the fake Messages API: realistic structured replies.
 
-It reads the request the way the real model would (which task, the XML blocks of query, response,
-context and claims) and answers with the offline judge's verdicts, so tests and benchmarks drive
-the real SDK with replies that have the right shape, one verdict per claim and real quotes.
+It reads the request the way the real model would (which tasks the system prompt asks, the XML
+blocks of query, response, context, claims and facts) and answers with the offline judge's
+verdicts, so tests and benchmarks drive the real SDK with replies that have the right shape, one
+verdict per claim, real quotes and the chunks they come from. A request that asks several tasks
+at once (one ``## Task "<name>"`` section each) gets one member per task, each that task's own
+answer.
 """
 
 from __future__ import annotations
@@ -16,9 +19,18 @@ from ragaliq.judges.offline import OfflineJudge, extract_sentence_claims
 from ragaliq.models import TestCase
 from tests.fakes.anthropic_server import Responder, structured_responder
 
-_BLOCK = re.compile(r"<(query|response|context|claims)>(.*?)</\1>", re.DOTALL)
+_BLOCK = re.compile(r"<(query|response|context|claims|facts)>(.*?)</\1>", re.DOTALL)
 _CHUNK = re.compile(r'<chunk id="\d+">(.*?)</chunk>', re.DOTALL)
-_CLAIM = re.compile(r"^(\d+)\. (.*)$", re.MULTILINE)
+_ITEM = re.compile(r"^(\d+)\. (.*)$", re.MULTILINE)
+_COMPOSED = re.compile(r'^## Task "(\w+)"$', re.MULTILINE)
+SHORT = {
+    "extract_claims": "extract",
+    "verify_claims": "verify",
+    "evaluate_relevance": "relevance",
+    "rate_chunks": "chunks",
+    "verify_facts": "facts",
+}
+"""The short name of each task, as tests name them."""
 
 
 def request_text(body: dict[str, Any]) -> str:
@@ -37,17 +49,28 @@ def system_text(body: dict[str, Any]) -> str:
     return system if isinstance(system, str) else "\n".join(b["text"] for b in system)
 
 
-def task_of(body: dict[str, Any]) -> str:
+def tasks_of(body: dict[str, Any]) -> tuple[str, ...]:
+    """The tasks one request asks, by short name, in the order it asks them."""
     system = system_text(body)
+    composed = _COMPOSED.findall(system)
+    if composed:
+        return tuple(SHORT[name] for name in composed)
     if "Task: break the response" in system:
-        return "extract"
+        return ("extract",)
     if "Task: verify" in system:
-        return "verify"
+        return ("verify",)
+    if "Task: check whether the context holds" in system:
+        return ("facts",)
     if "Task: rate whether each retrieved chunk" in system:
-        return "chunks"
+        return ("chunks",)
     if "Task: rate" in system:
-        return "relevance"
+        return ("relevance",)
     raise AssertionError("unknown task")
+
+
+def task_of(body: dict[str, Any]) -> str:
+    """The one task a request asks, or its tasks joined by ``+`` when it asks several."""
+    return "+".join(tasks_of(body))
 
 
 def blocks(body: dict[str, Any]) -> dict[str, str]:
@@ -57,12 +80,20 @@ def blocks(body: dict[str, Any]) -> dict[str, str]:
 def answer(body: dict[str, Any]) -> dict[str, Any]:
     """What a careful judge would answer to one request."""
     found = blocks(body)
+    tasks = tasks_of(body)
+    if _COMPOSED.search(system_text(body)):
+        long = {short: name for name, short in SHORT.items()}
+        return {long[task]: answer_task(task, found) for task in tasks}
+    return answer_task(tasks[0], found)
+
+
+def answer_task(task: str, found: dict[str, str]) -> dict[str, Any]:
+    """One task's answer, from the blocks of its request."""
     judge = OfflineJudge()
-    task = task_of(body)
+    chunks = tuple(html.unescape(c) for c in _CHUNK.findall(found.get("context", "")))
     if task == "extract":
         return {"claims": extract_sentence_claims(found["response"])}
     if task == "chunks":
-        chunks = tuple(html.unescape(c) for c in _CHUNK.findall(found["context"]))
         case = TestCase(id="x", query=found["query"], context=chunks, response="")
         rated = asyncio.run(judge.rate_chunks(case))
         return {
@@ -75,22 +106,30 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
         case = TestCase(id="x", query=found["query"], context=(), response=found["response"])
         result = asyncio.run(judge.evaluate_relevance(case))
         return {"score": result.score, "reasoning": result.reasoning}
-    chunks = tuple(html.unescape(c) for c in _CHUNK.findall(found["context"]))
-    claims = [text for _, text in sorted((int(i), t) for i, t in _CLAIM.findall(found["claims"]))]
+    listing = found["claims" if task == "verify" else "facts"]
+    items = [text for _, text in sorted((int(i), t) for i, t in _ITEM.findall(listing))]
     case = TestCase(id="x", query="", context=chunks, response="")
-    result = asyncio.run(judge.verify_claims(case, claims))
+    result = asyncio.run(judge.verify_claims(case, items))
     return {
         "verdicts": [
             {
                 "index": i,
                 "verdict": v.verdict.value,
                 "evidence": v.evidence or "",
+                "chunks": backing(v.verdict.value, v.evidence, chunks),
                 "reason": v.reason,
                 "confidence": v.confidence,
             }
             for i, v in enumerate(result.verdicts)
         ]
     }
+
+
+def backing(verdict: str, evidence: str | None, chunks: tuple[str, ...]) -> list[int]:
+    """The chunks a verdict's quote comes from, when the verdict says they back the claim."""
+    if verdict not in ("SUPPORTED", "PARTIALLY_SUPPORTED") or not evidence:
+        return []
+    return [i for i, chunk in enumerate(chunks, start=1) if evidence in chunk]
 
 
 def claude_like() -> Responder:

@@ -7,7 +7,10 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ragaliq.errors import JudgeError
+from pydantic import BaseModel
+
+from ragaliq.errors import JudgeError, JudgeUnavailableError
+from ragaliq.evaluators.questions import Answers, Question, Questions
 from ragaliq.models import (
     ChunkRating,
     ChunkRatings,
@@ -26,8 +29,10 @@ from ragaliq.models import (
 class FakeJudge:
     """Claims, verdicts and relevance scripted per case id; anything unscripted is a default.
 
-    ``claims[id]``: the claims extracted; ``verdicts[id]``: one Verdict per claim;
-    ``fact_verdicts[id]``: one per needed fact; ``chunks[id]``: relevance of each chunk;
+    Each question asked is recorded as one call (``extract``, ``verify``, ``facts``,
+    ``relevance``, ``chunks``) costing ``usage_per_call``, and ``asks`` records the questions of
+    each ask together. ``claims[id]``: the claims extracted; ``verdicts[id]``: one Verdict per
+    claim; ``fact_verdicts[id]``: one per needed fact; ``chunks[id]``: relevance of each chunk;
     ``relevance[id]``: a score; ``fail[id]``: an exception raised by every operation on the case;
     ``free``: cases whose calls cost nothing (as cache hits do); ``pause``: seconds each call
     waits, so that cases in flight overlap.
@@ -45,6 +50,7 @@ class FakeJudge:
     free: set[str] = field(default_factory=set)
     pause: float = 0.0
     calls: list[tuple[str, str]] = field(default_factory=list)
+    asks: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
 
     @property
     def info(self) -> JudgeInfo:
@@ -63,6 +69,43 @@ class FakeJudge:
     def count(self, op: str) -> int:
         return sum(1 for name, _ in self.calls if name == op)
 
+    def version_of(self, question: Question) -> str:
+        return self.info.prompt_version
+
+    async def ask(
+        self, questions: Questions, case: TestCase, *, claims: Sequence[str] = (), sample: int = 0
+    ) -> Answers:
+        self.asks.append((tuple(q.name for q in questions), case.id))
+        found: dict[str, BaseModel] = {}
+        failed: dict[str, str] = {}
+        usage = Usage()
+        for question in questions:
+            try:
+                answer = await self._answer(question.name, case, claims, sample)
+            except JudgeUnavailableError:
+                raise
+            except JudgeError as exc:  # that question's failure; the others stand
+                failed[question.name] = str(exc)
+                usage += exc.usage or Usage()
+                continue
+            usage += answer.usage
+            found[question.name] = answer.model_copy(update={"usage": Usage()})
+        return Answers(found=found, failed=failed, usage=usage)
+
+    async def _answer(self, name: str, case: TestCase, claims: Sequence[str], sample: int):
+        if name == "extract_claims":
+            return await self.extract_claims(case)
+        if name == "verify_claims":
+            return await self.verify_claims(case, claims, sample=sample)
+        if name == "verify_facts":
+            usage = await self._record("facts", case)
+            facts = case.needed_facts
+            scripted = self.fact_verdicts.get(case.id, [Verdict.SUPPORTED] * len(facts))
+            return VerificationResult(verdicts=tuple(map(_verdict, facts, scripted)), usage=usage)
+        if name == "evaluate_relevance":
+            return await self.evaluate_relevance(case)
+        return await self.rate_chunks(case)
+
     async def extract_claims(self, case: TestCase) -> ClaimsResult:
         usage = await self._record("extract", case)
         claims = self.claims.get(case.id, [case.response])
@@ -79,15 +122,9 @@ class FakeJudge:
         usage = await self._record("verify", case)
         scripted = self.verdicts.get(case.id, [Verdict.SUPPORTED] * len(claims))
         scripted_facts = self.fact_verdicts.get(case.id, [Verdict.SUPPORTED] * len(facts))
-
-        def verdict(text: str, value: Verdict) -> ClaimVerdict:
-            return ClaimVerdict(
-                text=text, verdict=value, evidence=None, reason="scripted", confidence=0.9
-            )
-
         return VerificationResult(
-            verdicts=tuple(map(verdict, claims, scripted)),
-            fact_verdicts=tuple(map(verdict, facts, scripted_facts)),
+            verdicts=tuple(map(_verdict, claims, scripted)),
+            fact_verdicts=tuple(map(_verdict, facts, scripted_facts)),
             usage=usage,
         )
 
@@ -107,6 +144,10 @@ class FakeJudge:
 
     async def aclose(self) -> None:
         return None
+
+
+def _verdict(text: str, value: Verdict) -> ClaimVerdict:
+    return ClaimVerdict(text=text, verdict=value, evidence=None, reason="scripted", confidence=0.9)
 
 
 def failing(message: str = "scripted failure") -> JudgeError:

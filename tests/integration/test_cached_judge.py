@@ -5,6 +5,7 @@ import threading
 
 from ragaliq.errors import JudgeError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.evaluators.questions import EXTRACT, VERIFY
 from ragaliq.judges.cache import TABLE, UNSIGNED_WARNING, CachedJudge
 from ragaliq.models import ClaimVerdict, Usage, Verdict, VerificationResult
 from ragaliq.runner import run_suite
@@ -48,17 +49,17 @@ async def test_an_unchanged_dataset_costs_zero_calls_on_the_second_run(
     cold = CachedJudge(make_judge(), path, secret=KEY)
     first = await run_suite(cases(), judge=cold, evaluators=suite())
     await cold.aclose()
-    assert first.usage.calls == 15
+    assert first.usage.calls == 10  # two calls a case
     assert first.usage.cache_hits == 0
 
     warm = CachedJudge(make_judge(), path, secret=KEY)
     second = await run_suite(cases(), judge=warm, evaluators=suite())
     await warm.aclose()
-    assert fake_anthropic.count() == 15  # nothing new reached the API
+    assert fake_anthropic.count() == 10  # nothing new reached the API
     assert second.usage.calls == 0
     assert second.usage.input_tokens == 0
     assert second.usage.cost_usd == 0
-    assert second.usage.cache_hits == 15
+    assert second.usage.cache_hits == 15  # three answers a case
     assert [c.claims for c in second.cases] == [c.claims for c in first.cases]
     assert second.summary == first.summary
 
@@ -71,7 +72,7 @@ async def test_a_changed_case_misses_only_its_own_entries(make_judge, fake_anthr
     changed[1] = make_case(id="c1", context=CONTEXT, response="Refunds take 30 days.")
     report = await run_suite(changed, judge=judge, evaluators=suite())
     await judge.aclose()
-    assert report.usage.calls == 3
+    assert report.usage.calls == 2
     assert report.usage.cache_hits == 6
 
 
@@ -82,7 +83,7 @@ async def test_a_corrupt_cache_file_is_a_warning_and_the_run_goes_on(
     path.write_bytes(b"this is not a database" * 100)
     report, judge = await run_cached(make_judge(), path, n=2)
     assert report.summary.errors == 0
-    assert report.usage.calls == 6
+    assert report.usage.calls == 4
     assert len(judge.warnings) == 1
     assert "unusable" in judge.warnings[0]
     assert "Delete the file" in judge.warnings[0]
@@ -105,7 +106,7 @@ async def test_a_locked_cache_is_a_warning_and_the_run_goes_on(
         locker.execute("ROLLBACK")
         locker.close()
     assert report.summary.errors == 0
-    assert report.usage.calls == 3
+    assert report.usage.calls == 2
     assert judge.warnings and "locked" in judge.warnings[0]
 
 
@@ -125,7 +126,7 @@ async def test_a_second_run_waits_for_the_first_and_shares_its_cache(
         writer.close()
     assert judge.warnings == []
     assert report.usage.cache_hits == 3  # the first run's case
-    assert report.usage.calls == 3  # the new case, whose answers waited to be stored
+    assert report.usage.calls == 2  # the new case, whose answers waited to be stored
     _, again = await run_cached(make_judge(), path, n=2)
     assert again.warnings == []
 
@@ -138,7 +139,7 @@ async def test_identical_questions_in_flight_are_asked_once(make_judge, fake_ant
     ]
     report = await run_suite(same, judge=judge, evaluators=suite())
     await judge.aclose()
-    assert fake_anthropic.count() == 3
+    assert fake_anthropic.count() == 2
     assert report.usage.cache_hits == 9
 
 
@@ -150,7 +151,7 @@ async def test_the_key_covers_model_and_prompt_version(make_judge, fake_anthropi
     b = CachedJudge(make_judge(model="claude-haiku-4-5"), path, secret=KEY)
     report = await run_suite(cases(1), judge=b, evaluators=suite())
     await b.aclose()
-    assert report.usage.calls == 3
+    assert report.usage.calls == 2
     assert report.usage.cache_hits == 0
 
 
@@ -164,7 +165,7 @@ async def test_a_planted_row_is_ignored_and_judged_again(make_judge, fake_anthro
 
     report, again = await run_cached(make_judge(), path)
     assert report.summary.errors == 0
-    assert report.usage.calls == 3
+    assert report.usage.calls == 2
     assert again.warnings == [UNSIGNED_WARNING.format(path=path)]
 
 
@@ -176,7 +177,7 @@ async def test_a_cache_written_with_another_key_is_not_trusted(
     await run_suite(cases(1), judge=other, evaluators=suite())
     await other.aclose()
     report, _ = await run_cached(make_judge(), path)
-    assert report.usage.calls == 3
+    assert report.usage.calls == 2
     assert report.usage.cache_hits == 0
 
 
@@ -186,8 +187,8 @@ async def test_a_signed_row_that_no_longer_reads_is_dropped_and_judged_again(
     path = tmp_path / "cache.sqlite"
     await run_cached(make_judge(), path)
     writer = CachedJudge(make_judge(), path, secret=KEY)
-    key = writer.key_for("extract_claims", cases(1)[0])
-    writer._put(key, '{"claims": [')  # as a build with another result layout might have stored
+    key = writer.key_for(EXTRACT, cases(1)[0])
+    writer.store.put(key, '{"claims": [')  # as a build with another layout might have stored
     await writer.aclose()
 
     report, again = await run_cached(make_judge(), path)
@@ -223,7 +224,7 @@ async def test_the_key_covers_the_endpoint_and_the_platform(make_judge, fake_ant
         b = CachedJudge(other, path, secret=KEY)
         report = await run_suite(cases(1), judge=b, evaluators=suite())
         await b.aclose()
-    assert report.usage.calls == 3  # another endpoint: nothing answered from the cache
+    assert report.usage.calls == 2  # another endpoint: nothing answered from the cache
     assert report.usage.cache_hits == 0
     case = cases(1)[0]
     env = {"AWS_ACCESS_KEY_ID": "AKIDFAKE", "AWS_SECRET_ACCESS_KEY": "s"}
@@ -236,9 +237,7 @@ async def test_the_key_covers_the_endpoint_and_the_platform(make_judge, fake_ant
         ClaudeJudge(JudgeConfig(), api_key="sk-ant-test"),  # Anthropic's own API
         ClaudeJudge(bedrock, platform=bedrock_platform(bedrock, env)),
     ):
-        keys.add(
-            CachedJudge(judge, tmp_path / "k.sqlite", secret=KEY).key_for("extract_claims", case)
-        )
+        keys.add(CachedJudge(judge, tmp_path / "k.sqlite", secret=KEY).key_for(EXTRACT, case))
         await judge.aclose()
     assert len(keys) == 3  # same model name, three endpoints: three keys
 
@@ -261,11 +260,11 @@ async def test_a_cached_supported_verdict_without_its_quote_in_the_context_is_do
             ),
         )
     )
-    writer._put(writer.key_for("verify_claims", case, claims), stored.model_dump_json())
+    writer.store.put(writer.key_for(VERIFY, case, claims), stored.model_dump_json())
     await writer.aclose()
 
     reader = CachedJudge(make_judge(), path, secret=KEY)
-    result = await reader.verify_claims(case, claims)
+    result = (await reader.ask([VERIFY], case, claims=claims)).get(VERIFY)
     await reader.aclose()
     assert fake_anthropic.count() == 0  # answered from the cache...
     (verdict,) = result.verdicts

@@ -17,7 +17,7 @@ from ragaliq.judges.claude import ClaudeJudge
 from ragaliq.runner import RunSettings, run_suite
 from tests.conftest import make_case
 from tests.fakes.anthropic_server import Expire, FakeAnthropic, Fault
-from tests.fakes.claude_sim import claude_like, task_of
+from tests.fakes.claude_sim import claude_like, task_of, tasks_of
 from tests.fakes.sleeps import SleepLog
 
 CONTEXT = (
@@ -70,7 +70,7 @@ async def test_a_batched_run_is_two_rounds_at_half_the_price_with_the_same_verdi
         assert batched.count() == 0  # nothing went to /v1/messages
     assert len(batched.batches.created) == 2  # claims and relevance, then verification
     first, second = batched.batches.created.values()
-    assert {task_of(p) for p in first.params.values()} == {"extract", "relevance"}
+    assert {task_of(p) for p in first.params.values()} == {"extract+relevance"}
     assert {task_of(p) for p in second.params.values()} == {"verify"}
     assert report.summary.errors == 0
     assert [c.claims for c in report.cases] == [c.claims for c in interactive.cases]
@@ -92,10 +92,10 @@ async def test_custom_ids_are_content_hashes_and_identical_requests_go_once():
         report = await run_suite(same, judge=judge, evaluators=suite(), settings=settings)
         await judge.aclose()
     batch = next(iter(fake.batches.created.values()))
-    assert len(batch.params) == 2  # one extraction, one relevance, for both cases
+    assert len(batch.params) == 1  # one call of the claims and relevance, for both cases
     for cid, params in batch.params.items():
         assert cid == custom_id(params)
-    assert report.usage.calls == 3  # the shared answers are paid for once
+    assert report.usage.calls == 2  # the shared answers are paid for once
     assert report.summary.errors == 0
 
 
@@ -112,11 +112,11 @@ async def test_a_batch_in_progress_is_polled_with_growing_pauses():
 async def test_errored_requests_are_retried_and_expired_ones_are_case_errors():
     def flaky(body):
         text = json.dumps(body)
-        if task_of(body) == "relevance" and "Case 1 " in text:
+        if "relevance" in tasks_of(body) and "Case 1 " in text:
             return Fault(529)  # overloaded: sent again in the next round
-        if task_of(body) == "relevance" and "Case 2 " in text:
+        if "relevance" in tasks_of(body) and "Case 2 " in text:
             return Expire()
-        if task_of(body) == "relevance" and "Case 3 " in text:
+        if "relevance" in tasks_of(body) and "Case 3 " in text:
             return Fault(400, message="prompt is too long")
         return claude_like()(body)
 
@@ -142,8 +142,8 @@ async def test_errored_requests_are_retried_and_expired_ones_are_case_errors():
     assert by_id["c2"].results["relevance"].score is None  # never a guessed score
     assert by_id["c3"].status == "error"
     assert "prompt is too long" in (by_id["c3"].error or "")
-    _, second = fake.batches.created.values()
-    retried = [p for p in second.params.values() if task_of(p) == "relevance"]
+    second = list(fake.batches.created.values())[1]
+    retried = [p for p in second.params.values() if "relevance" in tasks_of(p)]
     assert len(retried) == 1  # sent again with the verification round
     assert "Case 1 " in json.dumps(retried[0])
 
@@ -189,8 +189,8 @@ async def test_an_interrupted_run_resumes_from_its_recorded_batches_without_payi
         assert report.summary.errors == 0
         sent = fake.batches.requests()
     assert len(fake.batches.created) == 2  # round one was collected, not sent again
-    assert sent == 3 * 3  # every request paid for once: 3 extractions, 3 relevances, 3 checks
-    assert report.usage.calls == 9  # the collected answers still count in this run's cost
+    assert sent == 3 * 2  # every request paid for once: 3 of claims and relevance, 3 checks
+    assert report.usage.calls == 6  # the collected answers still count in this run's cost
     assert "collected from batches an earlier, interrupted run sent" in again.notices[0]
     assert not state.exists()  # everything collected: nothing left to resume
 

@@ -62,7 +62,7 @@ def test_run_batch_costs_half_of_the_interactive_run(tmp_path):
         assert second.exit_code == 0, second.output
         assert batched.count() == 0 and len(batched.batches.created) == 2
     interactive, half = report_usage(one / "r.json"), report_usage(two / "r.json")
-    assert half["calls"] == interactive["calls"] == 12
+    assert half["calls"] == interactive["calls"] == 8
     assert half["cost_usd"] == pytest.approx(interactive["cost_usd"] / 2, rel=1e-6)
     assert "Message Batches API" in second.output
     assert not (two / ".ragaliq" / "cache.sqlite.batches.json").exists()  # all collected
@@ -92,7 +92,7 @@ def test_judge_batch_in_the_config_batches_run_but_never_the_gate(tmp_path):
         )
         assert gated.exit_code in (0, 1), gated.output
         assert len(fake.batches.created) == 2  # the gate asked interactively
-        assert fake.count() == 12
+        assert fake.count() == 8
 
 
 def test_a_dry_run_with_batch_estimates_half_the_price(tmp_path):

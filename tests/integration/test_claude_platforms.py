@@ -7,10 +7,12 @@ import pytest
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError, JudgeUnavailableError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.evaluators.questions import RELEVANCE, VERIFY
 from ragaliq.judges.claude import ClaudeJudge
 from ragaliq.judges.factory import build_judge, describe_judge
 from ragaliq.judges.platforms import bedrock_platform, vertex_platform
 from ragaliq.runner import run_suite
+from tests.asking import ask_one
 from tests.conftest import make_case
 from tests.fakes.anthropic_server import Fault
 
@@ -78,7 +80,7 @@ async def test_bedrock_invokes_the_model_path_signed_with_sigv4(fake_anthropic, 
     assert report.judge.model == "global.anthropic.claude-sonnet-4-6"  # Bedrock's default
     assert report.judge.endpoint == fake_anthropic.base_url
     assert report.judge.structured_output == "schema"
-    assert report.usage.calls == 3
+    assert report.usage.calls == 2
     assert report.usage.cost_usd > 0
     for request in fake_anthropic.requests:
         assert request.path == "/model/global.anthropic.claude-sonnet-4-6/invoke"
@@ -98,7 +100,7 @@ async def test_bedrock_invokes_the_model_path_signed_with_sigv4(fake_anthropic, 
 async def test_bedrock_takes_an_api_key_as_a_bearer_token(fake_anthropic, sleeps):
     env = {"AWS_BEARER_TOKEN_BEDROCK": "bedrock-api-key-fake", "AWS_REGION": "eu-central-1"}
     judge = bedrock_judge(fake_anthropic, sleeps, env=env, model="eu.anthropic.claude-haiku-4-5")
-    await judge.evaluate_relevance(case(id="a"))
+    await ask_one(judge, RELEVANCE, case(id="a"))
     await judge.aclose()
     request = fake_anthropic.requests[0]
     assert request.headers["authorization"] == "Bearer bedrock-api-key-fake"
@@ -109,7 +111,7 @@ async def test_bedrock_long_contexts_are_prompt_cached(fake_anthropic, sleeps):
     long_context = tuple(f"Fact {i}: the quota for region {i} is {i * 10} GB." for i in range(200))
     claims = [f"The quota for region {i} is {i * 10} GB." for i in range(4)]
     judge = bedrock_judge(fake_anthropic, sleeps, claims_per_call=2)
-    result = await judge.verify_claims(make_case(context=long_context), claims)
+    result = await ask_one(judge, VERIFY, make_case(context=long_context), claims)
     await judge.aclose()
     for request in fake_anthropic.requests:
         assert request.body["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral"}
@@ -121,7 +123,7 @@ async def test_bedrock_refusing_access_stops_the_run_with_the_fix(fake_anthropic
     fake_anthropic.enqueue(Fault(403, message="User is not authorized to perform bedrock:Invoke"))
     judge = bedrock_judge(fake_anthropic, sleeps)
     with pytest.raises(JudgeUnavailableError) as info:
-        await judge.evaluate_relevance(case(id="a"))
+        await ask_one(judge, RELEVANCE, case(id="a"))
     await judge.aclose()
     message = str(info.value)
     assert message.startswith("Amazon Bedrock refused access (403)")
@@ -134,7 +136,7 @@ async def test_bedrock_unsigned_requests_are_refused(fake_anthropic, sleeps):
     fake_anthropic.aws_access_key = "AKIDSOMEONEELSE"
     judge = bedrock_judge(fake_anthropic, sleeps)
     with pytest.raises(JudgeUnavailableError, match="403"):
-        await judge.evaluate_relevance(case(id="a"))
+        await ask_one(judge, RELEVANCE, case(id="a"))
     await judge.aclose()
 
 
@@ -142,7 +144,7 @@ async def test_bedrock_unsigned_requests_are_refused(fake_anthropic, sleeps):
 async def test_bedrock_throttling_and_server_errors_are_retried(fake_anthropic, sleeps, status):
     fake_anthropic.enqueue(Fault(status, retry_after=3 if status == 429 else None))
     judge = bedrock_judge(fake_anthropic, sleeps)
-    result = await judge.evaluate_relevance(case(id="a"))
+    result = await ask_one(judge, RELEVANCE, case(id="a"))
     await judge.aclose()
     assert fake_anthropic.statuses() == [status, 200]
     assert 0 <= result.score <= 1
@@ -153,7 +155,7 @@ async def test_bedrock_an_unknown_model_id_stops_the_run(fake_anthropic, sleeps)
     fake_anthropic.enqueue(Fault(400, message="The provided model identifier is invalid."))
     judge = bedrock_judge(fake_anthropic, sleeps, model="anthropic.claude-sonnet-5-5")
     with pytest.raises(JudgeUnavailableError, match="does not know model"):
-        await judge.evaluate_relevance(case(id="a"))
+        await ask_one(judge, RELEVANCE, case(id="a"))
     await judge.aclose()
 
 
@@ -186,7 +188,7 @@ async def test_vertex_rejected_credentials_stop_the_run_with_the_fix(fake_anthro
     fake_anthropic.google_token = "ya29.another-token"
     judge = vertex_judge(fake_anthropic, sleeps)
     with pytest.raises(JudgeUnavailableError) as info:
-        await judge.evaluate_relevance(case(id="a"))
+        await ask_one(judge, RELEVANCE, case(id="a"))
     await judge.aclose()
     assert str(info.value).startswith("Vertex AI rejected the credentials (401)")
     assert "google-github-actions/auth" in str(info.value)
@@ -197,7 +199,7 @@ async def test_vertex_permission_denied_names_the_project(fake_anthropic, sleeps
     fake_anthropic.enqueue(Fault(403, message="Permission denied on resource project rag-evals."))
     judge = vertex_judge(fake_anthropic, sleeps)
     with pytest.raises(JudgeUnavailableError) as info:
-        await judge.evaluate_relevance(case(id="a"))
+        await ask_one(judge, RELEVANCE, case(id="a"))
     await judge.aclose()
     assert "roles/aiplatform.user on project rag-evals" in str(info.value)
     assert "Permission denied on resource" in str(info.value)
@@ -207,7 +209,7 @@ async def test_vertex_permission_denied_names_the_project(fake_anthropic, sleeps
 async def test_vertex_quota_and_unavailable_are_retried(fake_anthropic, sleeps, status):
     fake_anthropic.enqueue(Fault(status), Fault(status))
     judge = vertex_judge(fake_anthropic, sleeps)
-    await judge.evaluate_relevance(case(id="a"))
+    await ask_one(judge, RELEVANCE, case(id="a"))
     await judge.aclose()
     assert fake_anthropic.statuses() == [status, status, 200]
     assert len(sleeps.delays) == 2

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ragaliq.config import JudgeConfig
-from ragaliq.errors import JudgeResponseError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.evaluators.questions import RELEVANCE
 from ragaliq.judges.claude import ClaudeJudge
 from ragaliq.judges.platforms import bedrock_platform
 from ragaliq.models import Verdict
@@ -70,7 +70,7 @@ async def test_auto_settles_on_the_way_each_server_honours_and_keeps_it(server, 
     probes = {"vllm": 0, "llama.cpp": 1, "ollama": 2}[server]
     assert modes[: probes + 1] == ["schema", "tool", "prompt"][: probes + 1]
     assert set(modes[probes + 1 :]) == {settled}  # remembered for the rest of the run
-    assert len(bodies) == 3 * 3 + probes  # three calls per case, plus the probes once
+    assert len(bodies) == 3 * 2 + probes  # two calls per case, plus the probes once
     if server == "vllm":
         assert judge.notices == ()
     else:
@@ -99,13 +99,13 @@ async def test_each_mode_against_each_server(mode, server):
     case = report.cases[0]
     if EXPECTED[(mode, server)]:
         assert case.status == "ok"
-        assert len(bodies) == 3
+        assert len(bodies) == 2
         return
     # ignored: validated, re-asked once, then an error; never a guessed verdict
     assert case.status == "error"
     assert all(r.score is None for r in case.results.values())
     assert "invalid twice" in (case.error or "")
-    assert len(bodies) == 2 * 2  # extraction and relevance, each asked twice
+    assert len(bodies) == 2  # the call of the claims and relevance, asked twice
     assert "Your previous reply was rejected" in str(bodies[1]["messages"][0]["content"][-1])
 
 
@@ -118,12 +118,15 @@ async def test_no_request_ever_carries_an_assistant_prefill(server):
 
 async def test_tool_mode_forces_one_tool_with_the_reply_schema():
     _, bodies, _ = await judged("llama.cpp", "tool", n=1)
-    extract = bodies[0]
-    assert extract["tool_choice"] == {"type": "any"}
-    (tool,) = extract["tools"]
-    assert tool["name"] == "record_claims"
-    assert tool["input_schema"]["required"] == ["claims"]
-    assert "output_config" not in extract
+    first, verify = bodies
+    assert first["tool_choice"] == {"type": "any"}
+    (tool,) = first["tools"]
+    assert tool["name"] == "record_answers"  # the claims and relevance, one member each
+    assert tool["input_schema"]["required"] == ["extract_claims", "evaluate_relevance"]
+    assert "output_config" not in first
+    (tool,) = verify["tools"]
+    assert tool["name"] == "record_claim_verdicts"  # a question asked alone: its own tool
+    assert tool["input_schema"]["required"] == ["verdicts"]
 
 
 async def test_prompt_mode_states_the_schema_and_reads_a_fenced_reply():
@@ -144,9 +147,10 @@ async def test_a_tool_call_with_an_invalid_answer_is_re_asked_once_then_an_error
             Reply(content=[bad], stop_reason="tool_use"),
         )
         judge = judge_for(fake, "tool")
-        with pytest.raises(JudgeResponseError, match="invalid twice"):
-            await judge.evaluate_relevance(cases(1)[0])
+        answers = await judge.ask([RELEVANCE], cases(1)[0])
         await judge.aclose()
+        assert answers.get(RELEVANCE) is None
+        assert "invalid twice" in answers.error(RELEVANCE)
         assert len(fake.requests) == 2
 
 
@@ -161,9 +165,9 @@ async def test_auto_on_a_cloud_platform_trusts_the_schema_and_never_falls_back()
             "AWS_REGION": "eu-west-1",
         }
         judge = ClaudeJudge(config, platform=bedrock_platform(config, env), sleep=SleepLog())
-        with pytest.raises(JudgeResponseError, match="not valid JSON"):
-            await judge.evaluate_relevance(cases(1)[0])
+        answers = await judge.ask([RELEVANCE], cases(1)[0])
         await judge.aclose()
+        assert "not valid JSON" in answers.error(RELEVANCE)
         assert [mode_of(r.body) for r in fake.requests] == ["schema", "schema"]
         assert judge.info.structured_output == "schema"
 
@@ -195,7 +199,7 @@ async def test_a_verdict_in_another_case_or_with_axions_name_is_read_without_a_s
     case = report.cases[0]
     assert case.status == "ok", case.error
     assert [c.verdict for c in case.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
-    assert len(bodies) == 3  # extraction, verification, relevance: nothing asked twice
+    assert len(bodies) == 2  # claims and relevance, then verification: nothing asked twice
 
 
 async def test_a_verdict_that_is_no_verdict_is_still_re_asked_once_then_an_error(monkeypatch):
@@ -214,7 +218,7 @@ async def test_a_verdict_that_is_no_verdict_is_still_re_asked_once_then_an_error
     assert case.status == "error" and "invalid twice" in (case.error or "")
     assert case.results["faithfulness"].score is None
     assert case.results["hallucination"].score is None
-    assert len(bodies) == 4  # the verification asked twice
+    assert len(bodies) == 3  # the verification asked twice
 
 
 def test_adr_006_a_lowercase_verdict_is_read_through_evaluate(monkeypatch):
@@ -245,7 +249,7 @@ def test_adr_006_a_lowercase_verdict_is_read_through_evaluate(monkeypatch):
                 await judge.aclose()
 
         report = evaluate(cases(1), config=make_config(), env={}, open_judge=claude)
-        assert len(fake.requests) == 3
+        assert len(fake.requests) == 2
     (case,) = report.cases
     assert case.status == "ok"
     assert [c.verdict for c in case.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
@@ -269,7 +273,7 @@ async def test_no_evidence_written_as_null_is_no_quote_not_a_second_call(monkeyp
     assert case.status == "ok", case.error
     assert [c.verdict for c in case.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
     assert not case.claims[1].evidence
-    assert len(bodies) == 3
+    assert len(bodies) == 2
 
 
 async def test_a_null_reason_and_a_hyphenated_verdict_are_read_without_a_second_call(monkeypatch):
@@ -278,11 +282,12 @@ async def test_a_null_reason_and_a_hyphenated_verdict_are_read_without_a_second_
 
     def loosely_written(body):
         output = answer(body)
-        for item in output.get("verdicts", ()):
-            item["verdict"] = item["verdict"].lower().replace("_", "-")
-            item["reason"] = None
-        if "reasoning" in output:
-            output["reasoning"] = None
+        for part in (output, *(v for v in output.values() if isinstance(v, dict))):
+            for item in part.get("verdicts", ()):
+                item["verdict"] = item["verdict"].lower().replace("_", "-")
+                item["reason"] = None
+            if "reasoning" in part:  # the relevance, alone or as a member of a composed reply
+                part["reasoning"] = None
         return output
 
     monkeypatch.setattr(compatible, "answer", loosely_written)
@@ -292,4 +297,5 @@ async def test_a_null_reason_and_a_hyphenated_verdict_are_read_without_a_second_
     assert [c.verdict for c in case.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
     assert [c.reason for c in case.claims] == ["", ""]
     assert case.results["relevance"].status == "ok"
-    assert len(bodies) == 3  # extraction, verification, relevance: nothing asked twice
+    assert case.results["relevance"].reasoning == ""
+    assert len(bodies) == 2  # claims and relevance, then verification: nothing asked twice

@@ -22,7 +22,7 @@ def test_a_key_an_api_error_echoes_is_redacted_from_the_python_apis_results(
         env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": fake_anthropic.base_url},
     )
     shown = report.model_dump_json()
-    assert fake_anthropic.count() >= 1
+    assert len(fake_anthropic.requests) >= 1
     assert report.cases[0].status == "error"
     assert KEY not in shown
     assert "[redacted]" in (report.cases[0].error or "")

@@ -11,6 +11,7 @@ import pytest
 
 from ragaliq.calibrate import calibrate
 from ragaliq.errors import DatasetError, JudgeError, JudgeResponseError, JudgeUnavailableError
+from ragaliq.evaluators.questions import VERIFY, Answers, Question, Questions
 from ragaliq.judges import OfflineJudge
 from ragaliq.labels import VERDICT_LABELS, LabelledClaim, load_labels, parse_labels
 from ragaliq.metrics import (
@@ -24,10 +25,8 @@ from ragaliq.metrics import (
     measure,
 )
 from ragaliq.models import (
-    ClaimsResult,
     ClaimVerdict,
     JudgeInfo,
-    RelevanceResult,
     TestCase,
     Usage,
     Verdict,
@@ -64,12 +63,13 @@ class ScriptedJudge:
     def info(self) -> JudgeInfo:
         return JudgeInfo(provider="scripted", model="s-1", prompt_version="p1")
 
-    async def extract_claims(self, case: TestCase) -> ClaimsResult:
-        raise AssertionError("calibration never extracts claims")
+    def version_of(self, question: Question) -> str:
+        return "p1"
 
-    async def verify_claims(
-        self, case: TestCase, claims: Sequence[str], *, sample: int = 0
-    ) -> VerificationResult:
+    async def ask(
+        self, questions: Questions, case: TestCase, *, claims: Sequence[str] = (), sample: int = 0
+    ) -> Answers:
+        assert list(questions) == [VERIFY], "calibration asks only for verdicts"
         self.calls.append((case.id, tuple(claims), case.context))
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
@@ -80,14 +80,12 @@ class ScriptedJudge:
             if isinstance(answer, Exception):
                 raise answer
             verdict = ClaimVerdict(text=claims[0], verdict=answer, confidence=self.confidence)
-            return VerificationResult(
-                verdicts=(verdict,), usage=Usage(calls=1, input_tokens=10, cost_usd=0.01)
+            return Answers(
+                found={VERIFY.name: VerificationResult(verdicts=(verdict,))},
+                usage=Usage(calls=1, input_tokens=10, cost_usd=0.01),
             )
         finally:
             self.in_flight -= 1
-
-    async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
-        raise AssertionError("calibration never rates relevance")
 
     async def aclose(self) -> None:
         return None

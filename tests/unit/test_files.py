@@ -17,6 +17,7 @@ from ragaliq._files import (
     write_atomic,
 )
 from ragaliq.errors import OutputError
+from ragaliq.evaluators.questions import EXTRACT
 from ragaliq.judges.cache import CachedJudge
 from tests.conftest import make_case
 from tests.fakes.judge import FakeJudge
@@ -189,7 +190,7 @@ async def test_the_judge_cache_and_its_side_files_belong_to_the_workspace_owner(
     os.chown(workspace, *RUNNER)
     own_files_like(workspace)
     cached = CachedJudge(FakeJudge(), workspace / ".ragaliq" / "cache" / "judge.sqlite", secret="k")
-    await cached.extract_claims(make_case(id="c1"))
+    await cached.ask([EXTRACT], make_case(id="c1"))
     while_open = {p.relative_to(workspace).as_posix(): _owner(p) for p in workspace.rglob("*")}
     await cached.aclose()
     after = {p.relative_to(workspace).as_posix(): _owner(p) for p in workspace.rglob("*")}

@@ -14,6 +14,7 @@ from ragaliq.evaluators import (
     HallucinationEvaluator,
     RelevanceEvaluator,
 )
+from ragaliq.evaluators.questions import Questions
 from ragaliq.judges.base import EstimatingJudge
 from ragaliq.models import TestCase, Usage
 from ragaliq.preflight import preflight
@@ -32,24 +33,18 @@ ALL = (
 
 @dataclass
 class EstimatingFake(FakeJudge):
-    """The fake judge, able to estimate: one call per operation, every argument recorded."""
+    """The fake judge, able to estimate: one call per question, every argument recorded."""
 
-    estimates: list[tuple[str, str, tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
+    estimates: list[tuple[tuple[str, ...], str, tuple[str, ...], int]] = field(default_factory=list)
 
     def planned_claims(self, case: TestCase) -> tuple[str, ...] | None:
         return tuple(self.claims.get(case.id, [case.response]))
 
     def estimate(
-        self,
-        operation: str,
-        case: TestCase,
-        claims: Sequence[str] = (),
-        *,
-        sample: int = 0,
-        facts: Sequence[str] = (),
+        self, questions: Questions, case: TestCase, *, claims: Sequence[str] = (), sample: int = 0
     ) -> Usage:
-        self.estimates.append((operation, case.id, tuple(claims), tuple(facts)))
-        return Usage(calls=1)
+        self.estimates.append((tuple(q.name for q in questions), case.id, tuple(claims), sample))
+        return Usage(calls=len(questions))
 
 
 CASES = [
@@ -80,23 +75,25 @@ def test_the_dry_run_counts_the_calls_the_run_makes(kinds, repeat):
     assert plan.usage.calls == len(judge.calls)
 
 
-def test_the_needed_facts_are_estimated_in_the_verification_call():
+def test_the_needed_facts_and_chunks_are_estimated_with_the_claims_verification():
     judge = EstimatingFake(claims={"facts": ["Refunds take 14 days."]})
     evaluators = [HallucinationEvaluator(), ContextRecallEvaluator(), ContextPrecisionEvaluator()]
-    preflight([CASES[1]], judge=judge, evaluators=evaluators)
+    preflight([CASES[1]], judge=judge, evaluators=evaluators, repeat=2)
+    claims = ("Refunds take 14 days.",)
     assert judge.estimates == [
-        ("extract_claims", "facts", (), ()),
-        ("verify_claims", "facts", ("Refunds take 14 days.",), CASES[1].needed_facts),
-        ("rate_chunks", "facts", (), ()),
+        (("extract_claims",), "facts", (), 0),
+        (("verify_claims", "verify_facts", "rate_chunks"), "facts", claims, 0),
+        (("verify_claims", "verify_facts"), "facts", claims, 1),
     ]
 
 
 @dataclass
 class PricedFake(EstimatingFake):
-    """Every operation costs 1,000 tokens and a cent."""
+    """Every question costs 1,000 tokens and a cent."""
 
-    def estimate(self, operation, case, claims=(), *, sample=0, facts=()) -> Usage:
-        return Usage(calls=1, input_tokens=900, output_tokens=100, cost_usd=0.01)
+    def estimate(self, questions, case, *, claims=(), sample=0) -> Usage:
+        n = len(questions)
+        return Usage(calls=n, input_tokens=900 * n, output_tokens=100 * n, cost_usd=0.01 * n)
 
 
 def test_a_gate_is_estimated_against_its_budget_before_any_call():
@@ -104,7 +101,7 @@ def test_a_gate_is_estimated_against_its_budget_before_any_call():
     from ragaliq.policy import Budget
     from ragaliq.preflight import check_budget
 
-    suite = [FaithfulnessEvaluator(), RelevanceEvaluator()]  # 3 operations a case
+    suite = [FaithfulnessEvaluator(), RelevanceEvaluator()]  # 3 questions a case
     cases = [make_case(id=f"c{i}") for i in range(4)]
     judge = PricedFake()
     total = check_budget(cases, judge=judge, evaluators=suite, repeat=1, budget=Budget())
@@ -124,8 +121,8 @@ def test_the_estimate_asks_what_the_run_asks_of_a_blank_response():
     plan = preflight([case], judge=judge, evaluators=[e() for e in ALL])
     run = asyncio.run(run_suite([case], judge=judge, evaluators=[e() for e in ALL]))
     asked = [op for op, _ in judge.calls]
-    estimated = [op for op, *_ in judge.estimates]
+    estimated = [names for names, *_ in judge.estimates]
     # A blank response: no claims or relevance asked or estimated; the chunks still rated.
-    assert estimated == ["rate_chunks"] and asked == ["chunks"]
+    assert estimated == [("rate_chunks",)] and asked == ["chunks"]
     assert plan.cases[0].operations == len(asked)
     assert run.cases[0].results["faithfulness"].status == "error"

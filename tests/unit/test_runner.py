@@ -6,6 +6,7 @@ import pytest
 
 from ragaliq.errors import JudgeError, JudgeUnavailableError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.evaluators.questions import VERIFY
 from ragaliq.models import Usage, Verdict
 from ragaliq.runner import RunSettings, run_suite
 from tests.conftest import make_case
@@ -292,8 +293,8 @@ def test_an_empty_answer_is_never_scored_and_costs_no_call_through_evaluate():
 class EstimatingJudge(FakeJudge):
     """A fake judge that says what a verification would take: 1,000 tokens a claim."""
 
-    def estimate(self, operation, case, claims=(), *, sample=0, facts=()):
-        if operation != "verify_claims":
+    def estimate(self, questions, case, *, claims=(), sample=0):
+        if VERIFY not in questions:
             return Usage(calls=1, input_tokens=100)
         return Usage(calls=1, input_tokens=1_000 * len(claims), cost_usd=0.01 * len(claims))
 

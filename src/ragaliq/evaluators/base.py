@@ -1,21 +1,24 @@
 """The ``Evaluator`` base class: one score per case from the judge's shared answers.
 
-An evaluator owns everything about itself: its name and version, what it needs from the judge,
-its default threshold, its options, declared once as a pydantic model (``Options``) that is
-at the same time its section of ``ragaliq.yaml`` (``evaluators.<name>``), what the report records,
-and what the gate compares, and the findings it lists per case (``findings``). Adding an
-evaluator is one module and one line in the registry.
+An evaluator owns everything about itself: its name and version, the questions it asks the judge
+(:mod:`ragaliq.evaluators.questions`), its default threshold, its options, declared once as a
+pydantic model (``Options``) that is at the same time its section of ``ragaliq.yaml``
+(``evaluators.<name>``), what the report records, and what the gate compares, and the findings it
+lists per case (``findings``). Adding an evaluator is one module and one line in the registry.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel
 
 from ragaliq._fields import Flag, Fraction, Section
 from ragaliq.evaluators.findings import FindingKind
+from ragaliq.evaluators.questions import CHUNKS, FACTS, RELEVANCE, VERIFY, Answers, Question
 from ragaliq.models import (
     CaseResult,
     ChunkRating,
@@ -52,6 +55,7 @@ class EvaluatorOptions(Section):
 
 
 OptionsT = TypeVar("OptionsT", bound=EvaluatorOptions)
+AnswerT = TypeVar("AnswerT", bound=BaseModel)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,24 +70,42 @@ class CaseJudgement:
     relevance: RelevanceResult | None = None
     chunks: tuple[ChunkRating, ...] | None = None
     """One rating per retrieved chunk, when an evaluator asked."""
+    answers: Answers = field(default_factory=Answers)
+    """Every answer the judge gave about the case, by question (the fields above are the
+    answers of the built-in questions, read the way their evaluators need them)."""
+
+    @classmethod
+    def of(cls, case: TestCase, answers: Answers) -> CaseJudgement:
+        """What the judge answered about ``case``, each built-in question's answer in its field."""
+        verdicts, facts, chunks = answers.get(VERIFY), answers.get(FACTS), answers.get(CHUNKS)
+        return cls(
+            case=case,
+            verdicts=verdicts.verdicts if verdicts is not None else None,
+            facts=facts.verdicts if facts is not None else None,
+            relevance=answers.get(RELEVANCE),
+            chunks=chunks.ratings if chunks is not None else None,
+            answers=answers,
+        )
+
+    def answer(self, question: Question[AnswerT]) -> AnswerT | None:
+        """The judge's answer to ``question`` about the case, when it was asked and answered."""
+        return self.answers.get(question)
 
 
 class Evaluator(ABC, Generic[OptionsT]):
     """Turns a :class:`CaseJudgement` into an :class:`EvaluationResult`.
 
     Subclasses set the class variables, declare ``Options`` (their config section) and implement
-    :meth:`evaluate`; the runner asks the judge only for what some evaluator ``needs``, once per
-    case.
+    :meth:`evaluate`; the runner asks the judge only the ``questions`` some evaluator declares,
+    each once per case.
     """
 
     name: ClassVar[str]
     version: ClassVar[str]
     """Bumped whenever scoring changes, so a changed score shows up as a changed evaluator."""
     default_threshold: ClassVar[float]
-    needs_claims: ClassVar[bool] = False
-    needs_facts: ClassVar[bool] = False
-    needs_relevance: ClassVar[bool] = False
-    needs_chunks: ClassVar[bool] = False
+    questions: ClassVar[tuple[Question[Any], ...]] = ()
+    """What it asks the judge about each case; none for an evaluator that asks nothing."""
     Options: ClassVar[type[EvaluatorOptions]] = EvaluatorOptions
     findings: ClassVar[tuple[type[FindingKind], ...]] = ()
     """The kinds of finding it lists per case (:mod:`ragaliq.evaluators.findings`)."""
@@ -106,24 +128,30 @@ class Evaluator(ABC, Generic[OptionsT]):
 
     @classmethod
     def asks_judge(cls) -> bool:
-        """Whether this evaluator needs anything of the judge (the retrieval metrics do not)."""
-        return cls.needs_claims or cls.needs_facts or cls.needs_relevance or cls.needs_chunks
+        """Whether this evaluator asks the judge anything (the retrieval metrics do not)."""
+        return bool(cls.questions)
+
+    @classmethod
+    def asks(cls, question: Question[Any]) -> bool:
+        """Whether this evaluator asks the judge ``question``."""
+        return question in cls.questions
 
     @classmethod
     def reads_response(cls) -> bool:
         """Whether this evaluator judges the case's response (its claims, or its relevance)."""
-        return cls.needs_claims or cls.needs_relevance
+        return any("response" in q.reads for q in cls.questions)
 
     @classmethod
     def unjudgeable(cls, case: TestCase) -> str | None:
-        """Why this evaluator cannot judge ``case`` at all: a field it reads is blank.
+        """Why this evaluator cannot judge ``case`` at all: a field a question needs is blank.
 
         Such a case is an ``error`` for it, never a score: an empty answer has no claims and
         would score as perfectly faithful, and a blank query makes any answer look relevant.
         """
-        if cls.reads_response() and is_blank(case.response):
+        required = {part for q in cls.questions for part in q.required}
+        if "response" in required and is_blank(case.response):
             return "the case has no response to judge (an empty answer is never scored)"
-        if (cls.needs_relevance or cls.needs_chunks) and is_blank(case.query):
+        if "query" in required and is_blank(case.query):
             return "the case has no query to judge against"
         return None
 

@@ -14,12 +14,13 @@ skipped (there is nothing to rate), never 0 or 1.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ragaliq._fields import Flag
 from ragaliq.evaluators._claims import all_are, of_total_are
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.evaluators.findings import Before, Emit, Finding, FindingKind
+from ragaliq.evaluators.questions import CHUNKS, Question
 from ragaliq.models import CaseResult, EvaluationResult
 
 __all__ = [
@@ -80,7 +81,7 @@ class ContextPrecisionEvaluator(Evaluator[ContextPrecisionOptions]):
     name: ClassVar[str] = "context_precision"
     version: ClassVar[str] = "1"
     default_threshold: ClassVar[float] = 0.6
-    needs_chunks: ClassVar[bool] = True
+    questions: ClassVar[tuple[Question[Any], ...]] = (CHUNKS,)
     Options = ContextPrecisionOptions
     findings = (IrrelevantChunks,)
 

@@ -18,6 +18,7 @@ from ragaliq._fields import Flag
 from ragaliq.evaluators._claims import ClaimChange, checkable, none_verifiable, verdict_counts
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.evaluators.findings import Before, Emit, Finding, FindingKind
+from ragaliq.evaluators.questions import FACTS, Question
 from ragaliq.models import CaseResult, EvaluationResult, Verdict
 from ragaliq.text.counts import plural
 from ragaliq.text.matching import normalise
@@ -63,7 +64,7 @@ class ContextRecallEvaluator(Evaluator[ContextRecallOptions]):
     name: ClassVar[str] = "context_recall"
     version: ClassVar[str] = "1"
     default_threshold: ClassVar[float] = 0.7
-    needs_facts: ClassVar[bool] = True
+    questions: ClassVar[tuple[Question[Any], ...]] = (FACTS,)
     Options = ContextRecallOptions
     findings = (LostFacts,)
 

@@ -22,6 +22,7 @@ from ragaliq.evaluators._claims import (
     verdict_counts,
 )
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
+from ragaliq.evaluators.questions import EXTRACT, VERIFY, Question
 from ragaliq.models import CaseResult, EvaluationResult, Verdict, VerdictName, read_verdict
 from ragaliq.text.counts import plural
 
@@ -88,7 +89,7 @@ class FaithfulnessEvaluator(Evaluator[FaithfulnessOptions]):
     name: ClassVar[str] = "faithfulness"
     version: ClassVar[str] = "1"
     default_threshold: ClassVar[float] = 0.7
-    needs_claims: ClassVar[bool] = True
+    questions: ClassVar[tuple[Question[Any], ...]] = (EXTRACT, VERIFY)
     findings = (UnverifiableClaims,)
     Options = FaithfulnessOptions
 

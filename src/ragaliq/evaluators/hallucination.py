@@ -27,6 +27,7 @@ from ragaliq.evaluators._claims import (
 )
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions, VerdictLabel
 from ragaliq.evaluators.findings import Before, Emit, Finding, FindingKind
+from ragaliq.evaluators.questions import EXTRACT, VERIFY, Question
 from ragaliq.models import CaseResult, ClaimVerdict, EvaluationResult, Verdict
 from ragaliq.text.matching import unmatched
 
@@ -117,7 +118,7 @@ class HallucinationEvaluator(Evaluator[HallucinationOptions]):
     name: ClassVar[str] = "hallucination"
     version: ClassVar[str] = "1"
     default_threshold: ClassVar[float] = 0.8
-    needs_claims: ClassVar[bool] = True
+    questions: ClassVar[tuple[Question[Any], ...]] = (EXTRACT, VERIFY)
     Options = HallucinationOptions
     findings = (HallucinatedClaims, UnverifiableClaims)
 

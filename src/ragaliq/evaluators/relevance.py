@@ -6,9 +6,10 @@ the judge's reason, never scored.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ragaliq.evaluators.base import CaseJudgement, Evaluator, EvaluatorOptions
+from ragaliq.evaluators.questions import RELEVANCE, Question
 from ragaliq.models import EvaluationResult
 
 __all__ = ["RelevanceEvaluator"]
@@ -20,7 +21,7 @@ class RelevanceEvaluator(Evaluator[EvaluatorOptions]):
     name: ClassVar[str] = "relevance"
     version: ClassVar[str] = "1"
     default_threshold: ClassVar[float] = 0.7
-    needs_relevance: ClassVar[bool] = True
+    questions: ClassVar[tuple[Question[Any], ...]] = (RELEVANCE,)
 
     def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
         if judgement.relevance is None:

@@ -43,6 +43,7 @@ from ragaliq.evaluators.hallucination import (
     UNSTABLE_CLAIMS,
     hallucinated_claims,
 )
+from ragaliq.evaluators.questions import VERIFY
 from ragaliq.evaluators.registry import EVALUATORS, finding_kinds, finding_lists
 from ragaliq.gate.acceptance import ALL, Acceptance, covering
 from ragaliq.gate.decision import MAX_LISTED, CaseFailure, GateDecision, RegressedCase
@@ -101,7 +102,7 @@ def rescoring_evaluators(infos: Mapping[str, EvaluatorInfo]) -> tuple[Evaluator[
         ReportError: the report records options this version cannot read.
     """
     built: list[Evaluator[Any]] = []
-    claim_based = {kind.name: kind for kind in EVALUATORS if kind.needs_claims}
+    claim_based = {kind.name: kind for kind in EVALUATORS if kind.asks(VERIFY)}
     for name, info in infos.items():
         if (kind := claim_based.get(name)) is None:
             continue  # not scored from claims, or not an evaluator this version knows
@@ -176,7 +177,7 @@ class Comparison:
         self.acceptances = acceptances
         """Reviewers' acceptances at this commit: claims they accept, or every newly
         hallucinated claim."""
-        self.evaluators = tuple(e for e in evaluators if e.needs_claims)
+        self.evaluators = tuple(e for e in evaluators if e.asks(VERIFY))
         """The claim-based evaluators the run was scored with: they score a case again with
         its accepted claims as supported."""
         self.kinds: tuple[FindingKind, ...] = tuple(kind() for kind in finding_kinds())

@@ -1,17 +1,22 @@
-"""The ``Judge`` protocol: the three questions every judge answers about a case."""
+"""The ``Judge`` protocol: one method, ``ask``, answers every question an evaluator needs.
+
+A judge is asked :class:`~ragaliq.evaluators.questions.Question` objects about a case, several at
+once, and answers each (or says why it cannot) in :class:`~ragaliq.evaluators.questions.Answers`.
+The cache, the cascade and the runner wrap that one method; a judge that asks a model (Claude)
+groups the questions by what they read into as few calls as it can.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ragaliq.errors import JudgeResponseError
+from ragaliq.evaluators.questions import Answers, Question, Questions
 from ragaliq.models import (
     ChunkRatings,
-    ClaimsResult,
     ClaimVerdict,
     JudgeInfo,
-    RelevanceResult,
     TestCase,
     Usage,
     Verdict,
@@ -21,32 +26,27 @@ from ragaliq.text.counts import plural
 from ragaliq.text.matching import evidence_in_context
 
 __all__ = [
-    "OPERATIONS",
+    "Answers",
     "EstimatingJudge",
     "ForkableJudge",
     "Judge",
-    "Operation",
+    "Question",
+    "Questions",
     "check_chunk_count",
     "check_verdict_count",
     "no_context_verdicts",
     "verified_evidence",
 ]
 
-Operation = Literal["extract_claims", "verify_claims", "evaluate_relevance", "rate_chunks"]
-OPERATIONS: tuple[Operation, ...] = (
-    "extract_claims",
-    "verify_claims",
-    "evaluate_relevance",
-    "rate_chunks",
-)
-
 
 @runtime_checkable
 class Judge(Protocol):
-    """Something that extracts claims, verifies them against a context and rates relevance.
+    """Something that answers questions about a case: its claims, their verdicts, relevance...
 
-    Implementations raise :class:`~ragaliq.errors.JudgeError` when they cannot give a valid
-    answer; they never guess one.
+    Implementations never guess an answer: a question they cannot answer validly is in the
+    answers' ``failed``, with the reason (or, for every question asked, a raised
+    :class:`~ragaliq.errors.JudgeError`); a judge that cannot be used at all raises
+    :class:`~ragaliq.errors.JudgeUnavailableError`.
     """
 
     @property
@@ -54,33 +54,23 @@ class Judge(Protocol):
         """Provider, model and prompt version: the provenance recorded in reports."""
         ...
 
-    async def extract_claims(self, case: TestCase) -> ClaimsResult:
-        """The atomic factual claims the response makes."""
-        ...
+    def version_of(self, question: Question[Any]) -> str:
+        """How this judge answers ``question`` (its prompt's version).
 
-    async def verify_claims(
-        self,
-        case: TestCase,
-        claims: Sequence[str],
-        *,
-        sample: int = 0,
-        facts: Sequence[str] = (),
-    ) -> VerificationResult:
-        """One verdict per claim against the case's context, all claims at once, in order.
-
-        ``facts`` (what retrieval had to bring, for context recall) are verified in the same
-        call, each on its own, into ``fact_verdicts``. ``sample`` numbers repeated verifications
-        of the same claims (``judge.repeat``), so that a cache keeps each repetition apart; a
-        judge may otherwise ignore it.
+        Part of a cached answer's key, so a change to one question is asked again for that
+        question alone.
         """
         ...
 
-    async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
-        """How well the response answers the query, from 0 to 1."""
-        ...
+    async def ask(
+        self, questions: Questions, case: TestCase, *, claims: Sequence[str] = (), sample: int = 0
+    ) -> Answers:
+        """Answer ``questions`` about ``case``.
 
-    async def rate_chunks(self, case: TestCase) -> ChunkRatings:
-        """Whether each retrieved chunk is relevant to the query, all chunks in one call."""
+        ``claims`` are what the questions over claims verify (extracted before); ``sample``
+        numbers repeated verifications of the same claims (``judge.repeat``), so that a cache
+        keeps each repetition apart; a judge may otherwise ignore it.
+        """
         ...
 
     async def aclose(self) -> None:
@@ -103,21 +93,15 @@ class ForkableJudge(Protocol):
 
 @runtime_checkable
 class EstimatingJudge(Protocol):
-    """A judge that can say what an operation would cost without doing it (for ``--dry-run``).
+    """A judge that can say what asking would cost without doing it (for ``--dry-run``).
 
     Optional: a judge without these methods is taken to cost nothing.
     """
 
     def estimate(
-        self,
-        operation: Operation,
-        case: TestCase,
-        claims: Sequence[str] = (),
-        *,
-        sample: int = 0,
-        facts: Sequence[str] = (),
+        self, questions: Questions, case: TestCase, *, claims: Sequence[str] = (), sample: int = 0
     ) -> Usage:
-        """The calls, tokens and USD one operation would take (``cache_hits=1`` if cached)."""
+        """The calls, tokens and USD asking would take (``cache_hits`` for cached answers)."""
         ...
 
     def planned_claims(self, case: TestCase) -> tuple[str, ...] | None:

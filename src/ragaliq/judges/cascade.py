@@ -1,6 +1,8 @@
 """The cascade judge: the offline judge settles what it is sure of, Claude judges the rest.
 
-Per case the runner asks for the claims once and for their verification once. The cascade:
+The cascade answers the questions a case needs (:meth:`CascadeJudge.ask`) in one call to Claude
+per part of the case they read, as Claude alone would, with the verdicts the offline judge is
+sure of taken out first:
 
 - **extracts** with Claude. Claims are then the same atomic, self-contained facts a
   ``provider: claude`` run gets, so verdicts, the PR comment and the claim diff read the same;
@@ -12,11 +14,11 @@ Per case the runner asks for the claims once and for their verification once. Th
   the claim rests on, states every content word of the claim and its negations) keeps that
   verdict and never reaches the API. Everything else goes to Claude, the offline judge's
   accusations included (a figure or a name it cannot find may be said otherwise in the
-  context), and so do claims it could not check: all in one ``verify_claims`` call (batched only
-  past ``judge.claims_per_call``), the verdicts merged back in the claims' order. A case whose
-  claims are all settled costs no verification call; a case the offline judge stops on (its
-  work bound) sends every claim to Claude.
-- **rates relevance** with Claude.
+  context), and so do claims it could not check: all in the call that reads the context
+  (batched only past ``judge.claims_per_call``), the verdicts merged back in the claims' order.
+  A case whose claims are all settled costs no verification call; a case the offline judge
+  stops on (its work bound) sends every claim to Claude.
+- **rates relevance** and the chunks with Claude.
 
 Counters on the judge object (:attr:`CascadeJudge.stats`) say how many claims were settled
 offline and sent on, and how many verification calls were saved, and the run's notices say so;
@@ -27,27 +29,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
 
 from ragaliq.errors import JudgeWorkError
-from ragaliq.judges.base import (
-    EstimatingJudge,
-    Judge,
-    Operation,
-    check_verdict_count,
-    no_context_verdicts,
-)
+from ragaliq.evaluators.questions import FACTS, VERIFY, Answers, Question, Questions
+from ragaliq.judges.base import EstimatingJudge, Judge
 from ragaliq.judges.offline import CONFIDENT, OfflineJudge
-from ragaliq.models import (
-    ChunkRatings,
-    ClaimsResult,
-    ClaimVerdict,
-    JudgeInfo,
-    RelevanceResult,
-    TestCase,
-    Usage,
-    Verdict,
-    VerificationResult,
-)
+from ragaliq.judges.questions import answered_without_judge
+from ragaliq.models import ClaimVerdict, JudgeInfo, TestCase, Usage, Verdict, VerificationResult
 from ragaliq.text.counts import plural
 
 __all__ = ["SETTLED_OFFLINE", "CascadeJudge", "CascadeStats", "cascade_info", "settles_offline"]
@@ -134,70 +125,58 @@ class CascadeJudge:
     def info(self) -> JudgeInfo:
         return self._info
 
-    async def extract_claims(self, case: TestCase) -> ClaimsResult:
-        return await self.claude.extract_claims(case)
+    def version_of(self, question: Question[Any]) -> str:
+        return self.claude.version_of(question)
 
-    async def verify_claims(
-        self,
-        case: TestCase,
-        claims: Sequence[str],
-        *,
-        sample: int = 0,
-        facts: Sequence[str] = (),
-    ) -> VerificationResult:
-        """Offline first; the claims (and needed facts) it does not settle go to Claude at once.
+    async def ask(
+        self, questions: Questions, case: TestCase, *, claims: Sequence[str] = (), sample: int = 0
+    ) -> Answers:
+        """Offline first for the verdicts; everything it does not settle goes to Claude at once.
 
         ``sample`` (``judge.repeat``) is passed on to Claude; the offline verdicts are the same
         in every repetition, so a settled claim stays settled.
         """
-        if not case.has_context:
-            return no_context_verdicts(claims, facts)
-        texts = [*claims, *facts]
+        known, left = answered_without_judge(questions, case, claims)
+        verdicts = [q for q in left if q in (VERIFY, FACTS)]
+        if not verdicts:
+            return known + await self.claude.ask(left, case, claims=claims, sample=sample)
         try:
-            first = await self.offline.verify_claims(case, claims, facts=facts)
-            offline: tuple[ClaimVerdict | None, ...] = (*first.verdicts, *first.fact_verdicts)
+            offline = await self.offline.ask(verdicts, case, claims=claims)
         except JudgeWorkError:
-            offline = (None,) * len(texts)
+            offline = Answers()
             self.stats.unchecked_cases += 1
-        merged: list[ClaimVerdict | None] = [None] * len(texts)
-        rest: list[int] = []
-        for i, verdict in enumerate(offline):
-            if verdict is not None and settles_offline(verdict):
-                merged[i] = verdict.model_copy(update={"flags": (*verdict.flags, SETTLED_OFFLINE)})
-            else:
-                rest.append(i)
-        self.stats.cases += 1
-        self.stats.claims += len(texts)
-        self.stats.settled_offline += len(texts) - len(rest)
-        self.stats.sent_to_claude += len(rest)
-        second = VerificationResult(verdicts=())
-        if rest:
-            asked_claims = [texts[i] for i in rest if i < len(claims)]
-            asked_facts = [texts[i] for i in rest if i >= len(claims)]
-            second = check_verdict_count(
-                asked_claims,
-                await self.claude.verify_claims(
-                    case, asked_claims, sample=sample, facts=asked_facts
-                ),
-                asked_facts,
-            )
-            for i, verdict in zip(rest, (*second.verdicts, *second.fact_verdicts), strict=True):
-                merged[i] = verdict
-        else:
-            self.stats.verify_calls_saved += 1
-        verdicts = tuple(v for v in merged if v is not None)
-        result = VerificationResult(
-            verdicts=verdicts[: len(claims)],
-            fact_verdicts=verdicts[len(claims) :],
-            usage=second.usage,
+        settled: dict[str, list[ClaimVerdict | None]] = {}
+        rest: dict[str, list[str]] = {}
+        for question in verdicts:
+            first = offline.get(question)
+            items = question.items(case, claims)
+            merged, unsettled = _settle(items, first.verdicts if first else ())
+            settled[question.name] = merged
+            rest[question.name] = unsettled
+        self._count(settled, rest)
+        asked = [q for q in left if q not in verdicts or rest[q.name]]
+        facts = tuple(rest.get(FACTS.name, ()))
+        narrowed = case.model_copy(update={"expected_facts": facts, "expected_answer": None})
+        second = await self.claude.ask(
+            asked, narrowed, claims=rest.get(VERIFY.name, ()), sample=sample
         )
-        return check_verdict_count(claims, result, facts)
-
-    async def rate_chunks(self, case: TestCase) -> ChunkRatings:
-        return await self.claude.rate_chunks(case)
-
-    async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
-        return await self.claude.evaluate_relevance(case)
+        found: dict[str, BaseModel] = dict(second.found)
+        failed = dict(second.failed)
+        for question in verdicts:
+            if question.name in failed:
+                continue
+            sent = second.get(question)
+            answered = sent.verdicts if sent else ()
+            if len(answered) != len(rest[question.name]):
+                failed[question.name] = (
+                    f"the judge returned {plural(len(answered), 'verdict')} for "
+                    f"{plural(len(rest[question.name]), 'item')}"
+                )
+                continue
+            found[question.name] = VerificationResult(
+                verdicts=_merged(settled[question.name], answered)
+            )
+        return known + Answers(found=found, failed=failed, usage=second.usage)
 
     def planned_claims(self, case: TestCase) -> tuple[str, ...] | None:
         """Claude's claims, if the judge behind it knows them without a call."""
@@ -206,19 +185,56 @@ class CascadeJudge:
         return None
 
     def estimate(
-        self,
-        operation: Operation,
-        case: TestCase,
-        claims: Sequence[str] = (),
-        *,
-        sample: int = 0,
-        facts: Sequence[str] = (),
+        self, questions: Questions, case: TestCase, *, claims: Sequence[str] = (), sample: int = 0
     ) -> Usage:
         """An upper bound: as if Claude verified every claim (the offline judge settles some)."""
         if isinstance(self.claude, EstimatingJudge):
-            return self.claude.estimate(operation, case, claims, sample=sample, facts=facts)
+            return self.claude.estimate(questions, case, claims=claims, sample=sample)
         return Usage()
+
+    def _count(
+        self, settled: dict[str, list[ClaimVerdict | None]], rest: dict[str, list[str]]
+    ) -> None:
+        """What this case's verification settled offline and sent on, in the stats."""
+        items = sum(len(verdicts) for verdicts in settled.values())
+        sent = sum(len(texts) for texts in rest.values())
+        if not items:
+            return
+        self.stats.cases += 1
+        self.stats.claims += items
+        self.stats.settled_offline += items - sent
+        self.stats.sent_to_claude += sent
+        if not sent:
+            self.stats.verify_calls_saved += 1
 
     async def aclose(self) -> None:
         await self.offline.aclose()
         await self.claude.aclose()
+
+
+def _settle(
+    items: Sequence[str], offline: Sequence[ClaimVerdict]
+) -> tuple[list[ClaimVerdict | None], list[str]]:
+    """The offline verdicts the cascade keeps (flagged), in place; and the items left for Claude.
+
+    Without an offline verdict for every item, none is kept: Claude is asked them all.
+    """
+    if len(offline) != len(items):
+        return [None] * len(items), list(items)
+    merged: list[ClaimVerdict | None] = []
+    rest: list[str] = []
+    for text, verdict in zip(items, offline, strict=True):
+        if settles_offline(verdict):
+            merged.append(verdict.model_copy(update={"flags": (*verdict.flags, SETTLED_OFFLINE)}))
+        else:
+            merged.append(None)
+            rest.append(text)
+    return merged, rest
+
+
+def _merged(
+    settled: Sequence[ClaimVerdict | None], sent: Sequence[ClaimVerdict]
+) -> tuple[ClaimVerdict, ...]:
+    """The settled verdicts with Claude's in the places left open, in the items' order."""
+    answers = iter(sent)
+    return tuple(verdict if verdict is not None else next(answers) for verdict in settled)

@@ -1,80 +1,62 @@
 """The Claude judge: structured verdicts from the Messages API, wherever Claude is reached.
 
 Claude is reached through a :class:`~ragaliq.judges.platforms.Platform`: Anthropic's API (or an
-Anthropic-compatible server at ``judge.base_url``), Amazon Bedrock or Vertex AI. Each operation is
-one of the :mod:`~ragaliq.judges.questions`; its reply is asked for and validated as
+Anthropic-compatible server at ``judge.base_url``), Amazon Bedrock or Vertex AI. The questions
+asked about a case go out in one call per part of the case they read
+(:mod:`~ragaliq.judges.calls`; each in a call of its own with ``judge.one_question_per_call``),
+worded as :mod:`~ragaliq.judges.questions` says; the reply is asked for and validated as
 :mod:`~ragaliq.judges.replies` says (with ``auto`` on a custom endpoint, the way that worked is
-kept for the rest of the run). An invalid reply (a missing claim, an unknown verdict, a refusal, a
-reply cut off at ``max_tokens``) is re-asked once with the problem stated, then becomes a
-:class:`JudgeResponseError` for its case; a verdict is never guessed, and no assistant prefill is
-ever sent. Requests go out through the :mod:`~ragaliq.judges.transport` (retries, backoff, the
-API's errors as the judges' errors) or, with ``judge.batch``, as Message Batches
-(:mod:`ragaliq.judges.batch`).
+kept for the rest of the run). An invalid answer to one question (a verdict missing for a claim,
+an unknown verdict, a chunk that does not exist, a member left out) is re-asked once, that
+question alone, with the problem stated, and the others' answers are kept; a refusal or a reply
+cut off at ``max_tokens`` re-asks them all. What is still invalid is that question's error for
+its case: a verdict is never guessed, and no assistant prefill is ever sent. Requests go out
+through the :mod:`~ragaliq.judges.transport` (retries, backoff, the API's errors as the judges'
+errors) or, with ``judge.batch``, as Message Batches (:mod:`ragaliq.judges.batch`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import anthropic
 from anthropic.types import Message
 from pydantic import BaseModel
 
 from ragaliq.config import JudgeConfig
-from ragaliq.errors import ConfigError, JudgeError, JudgeResponseError, JudgeUnavailableError
-from ragaliq.judges.base import Operation, check_chunk_count, check_verdict_count, verified_evidence
+from ragaliq.errors import ConfigError, JudgeError, JudgeUnavailableError
+from ragaliq.evaluators.questions import Answers, Question, Questions
 from ragaliq.judges.batch import MessageBatcher
+from ragaliq.judges.calls import Call, asked_text, context_text, plan_calls, system_text, text_block
 from ragaliq.judges.estimates import CHARS_PER_TOKEN, estimate_usage
 from ragaliq.judges.platforms import Platform, anthropic_platform
 from ragaliq.judges.pricing import batch_price, cost_usd, price_for
-from ragaliq.judges.prompts import PROMPT_VERSION, Prompts
+from ragaliq.judges.prompts import Prompts
 from ragaliq.judges.questions import (
-    CHUNKS,
-    EXTRACT,
-    QUESTIONS,
-    RELEVANCE,
-    VERIFY,
-    Question,
-    VerdictItem,
-    claim_batches,
-    context_text,
-    question_text,
-    text_block,
+    PROMPT_VERSION,
+    answered_without_judge,
+    prompt_version,
+    wording_version,
 )
 from ragaliq.judges.replies import (
     REASK,
     InvalidReply,
     Mode,
-    check_chunk_ids,
-    check_claim_indices,
     fallback_notice,
     modes_for,
-    parse_reply,
+    parse_replies,
     request_params,
 )
 from ragaliq.judges.transport import Sleep, Transport
-from ragaliq.models import (
-    ChunkRating,
-    ChunkRatings,
-    ClaimsResult,
-    ClaimVerdict,
-    JudgeInfo,
-    RelevanceResult,
-    TestCase,
-    Usage,
-    VerificationResult,
-)
+from ragaliq.models import JudgeInfo, TestCase, Usage
 
 __all__ = ["PROMPT_VERSION", "ClaudeJudge"]
 
 MAX_TOKENS_CEILING = 32_000
-
-M = TypeVar("M", bound=BaseModel)
 
 
 class ClaudeJudge:
@@ -127,6 +109,9 @@ class ClaudeJudge:
                 max_requests=config.batch_size,
                 poll_max_s=config.batch_poll_s,
             )
+        self._together = not config.one_question_per_call
+        self._slots = asyncio.Semaphore(config.requests_in_flight)
+        """Requests in flight at once: the calls of one case go out at once, and cases do too."""
         self._info = self._make_info()
         self._min_cache_tokens = 2048 if "haiku" in self.model else 1024
 
@@ -156,170 +141,185 @@ class ClaudeJudge:
         return JudgeInfo(
             provider=self.platform.provider,
             model=self.model,
-            prompt_version=PROMPT_VERSION,
+            prompt_version=prompt_version(together=self._together),
             endpoint=self.platform.endpoint,
             structured_output=self.structured_output,
         )
 
-    # -- operations -----------------------------------------------------------------------
+    # -- questions ------------------------------------------------------------------------
 
-    async def extract_claims(self, case: TestCase) -> ClaimsResult:
-        reply, usage = await self._ask(EXTRACT, case)
-        claims = tuple(c.strip() for c in reply.claims if c.strip())
-        return ClaimsResult(claims=claims, usage=usage)
+    def version_of(self, question: Question[Any]) -> str:
+        """The question's wording version, and whether it is asked with others."""
+        version = wording_version(question)
+        return version if self._together else f"{version}/apart"
 
-    async def verify_claims(
-        self,
-        case: TestCase,
-        claims: Sequence[str],
-        *,
-        sample: int = 0,
-        facts: Sequence[str] = (),
-    ) -> VerificationResult:
-        """The claims and the needed facts, numbered in one list and verified in one call."""
-        verdicts: list[ClaimVerdict] = []
-        usage = Usage()
-        for batch in claim_batches([*claims, *facts], self.config.claims_per_call):
-            try:
-                reply, batch_usage = await self._ask(
-                    VERIFY,
-                    case,
-                    batch,
-                    check=functools.partial(check_claim_indices, count=len(batch)),
-                )
-            except JudgeError as exc:
-                exc.usage = usage + (exc.usage or Usage())
-                raise
-            usage += batch_usage
-            ordered = sorted(reply.verdicts, key=lambda item: item.index)
-            verdicts += [
-                self._verdict(claim, item, case) for claim, item in zip(batch, ordered, strict=True)
-            ]
-        result = VerificationResult(
-            verdicts=tuple(verdicts[: len(claims)]),
-            fact_verdicts=tuple(verdicts[len(claims) :]),
-            usage=usage,
-        )
-        return check_verdict_count(claims, result, facts)
+    async def ask(
+        self, questions: Questions, case: TestCase, *, claims: Sequence[str] = (), sample: int = 0
+    ) -> Answers:
+        """The questions' answers: one call per part of the case they read, those parts at once.
 
-    async def evaluate_relevance(self, case: TestCase) -> RelevanceResult:
-        reply, usage = await self._ask(RELEVANCE, case)
-        return RelevanceResult(score=reply.score, reasoning=reply.reasoning, usage=usage)
-
-    async def rate_chunks(self, case: TestCase) -> ChunkRatings:
-        """Every chunk's relevance to the query, in one call over the (cached) context block."""
-        if not case.context:
-            return ChunkRatings(ratings=())
-        reply, usage = await self._ask(
-            CHUNKS, case, check=functools.partial(check_chunk_ids, count=len(case.context))
-        )
-        ordered = sorted(reply.chunks, key=lambda item: item.chunk)
-        ratings = tuple(ChunkRating(relevant=item.relevant, reason=item.reason) for item in ordered)
-        return check_chunk_count(case, ChunkRatings(ratings=ratings, usage=usage))
+        ``sample`` is not sent: a repeated verification is the same request asked again.
+        """
+        known, left = answered_without_judge(questions, case, claims)
+        groups = self._plan(left, case, claims)
+        asked = await asyncio.gather(*map(self._ask_group, groups), return_exceptions=True)
+        answers = known
+        for group in asked:
+            if isinstance(group, BaseException):
+                raise group  # the judge cannot be used at all (or a bug): no answer stands
+            answers += group
+        return answers
 
     def planned_claims(self, case: TestCase) -> tuple[str, ...] | None:
         """Unknown before the call."""
         return None
 
     def estimate(
-        self,
-        operation: Operation,
-        case: TestCase,
-        claims: Sequence[str] = (),
-        *,
-        sample: int = 0,
-        facts: Sequence[str] = (),
+        self, questions: Questions, case: TestCase, *, claims: Sequence[str] = (), sample: int = 0
     ) -> Usage:
-        """What one operation would cost, from the prompt's size; nothing is sent."""
-        return estimate_usage(
-            QUESTIONS[operation],
+        """What asking would cost, from the prompts' size; nothing is sent."""
+        _, left = answered_without_judge(questions, case, claims)
+        groups = self._plan(left, case, claims)
+        return estimate_usage(groups, prompts=self.prompts, price=self.price)
+
+    def _plan(
+        self, questions: Questions, case: TestCase, claims: Sequence[str]
+    ) -> list[list[Call]]:
+        return plan_calls(
+            questions,
             case,
-            [*claims, *facts],
-            prompts=self.prompts,
-            claims_per_call=self.config.claims_per_call,
-            price=self.price,
+            claims,
+            per_call=self.config.claims_per_call,
+            together=self._together,
         )
 
-    # -- one validated answer -------------------------------------------------------------
+    async def _ask_group(self, calls: list[Call]) -> Answers:
+        """The answers of one group's calls, one after another, joined per question.
 
-    def _content(
-        self, question: Question[Any], case: TestCase, claims: Sequence[str]
-    ) -> list[dict[str, Any]]:
-        """The user's turn: the context (marked for the prompt cache when long), the question."""
-        asked = text_block(question_text(question, case, claims))
-        if not question.context:
+        A question that failed in one call is not asked in the group's later calls.
+        """
+        parts: dict[str, list[BaseModel]] = {}
+        failed: dict[str, str] = {}
+        usage = Usage()
+        for call in calls:
+            left = call.only({w.question.name for w in call.wordings} - set(failed))
+            if not left.asked:
+                continue
+            answers = await self._ask_call(left)
+            usage += answers.usage
+            failed.update(answers.failed)
+            for name, answer in answers.found.items():
+                parts.setdefault(name, []).append(answer)
+        found: dict[str, BaseModel] = {}
+        for wording in calls[0].wordings:
+            name = wording.question.name
+            if name in failed or name not in parts:
+                continue
+            answers_of = parts[name]
+            found[name] = answers_of[0] if wording.join is None else wording.join(answers_of)
+        return Answers(found=found, failed=failed, usage=usage)
+
+    # -- one call, validated ----------------------------------------------------------------
+
+    def _content(self, call: Call) -> list[dict[str, Any]]:
+        """The user's turn: the context (marked for the prompt cache when long), the questions."""
+        asked = text_block(asked_text(call))
+        if not call.reads_context:
             return [asked]
-        context = text_block(context_text(case))
-        # measured as verification's prefix, the longest, for every question that shows it
-        prefix_chars = (
-            len(self.prompts.system) + len(self.prompts.tasks[VERIFY.prompt]) + len(context["text"])
-        )
+        context = text_block(context_text(call.case))
+        prefix_chars = len(self.prompts.system) + len(context["text"])
         if prefix_chars // CHARS_PER_TOKEN >= self._min_cache_tokens:
             context["cache_control"] = {"type": "ephemeral"}
         return [context, asked]
 
-    def _verdict(self, claim: str, item: VerdictItem, case: TestCase) -> ClaimVerdict:
-        verdict = ClaimVerdict(
-            text=claim,
-            verdict=item.verdict,
-            evidence=item.evidence.strip() or None,
-            reason=item.reason,
-            confidence=item.confidence,
-        )
-        return verified_evidence(verdict, case.context)
+    async def _ask_call(self, call: Call) -> Answers:
+        """The answers of one call.
 
-    async def _ask(
-        self,
-        question: Question[M],
-        case: TestCase,
-        claims: Sequence[str] = (),
-        check: Callable[[M], None] | None = None,
-    ) -> tuple[M, Usage]:
-        """The question's reply, validated.
-
-        A reply of another shape is asked anew in the next way, when ``auto`` has one left; an
-        invalid one is re-asked once, with the problem stated.
+        A reply of another shape is asked anew in the next way, when ``auto`` has one left. An
+        invalid answer is re-asked once, with the problem stated: that question alone, when the
+        reply's other answers are valid.
         """
-        system = [text_block(f"{self.prompts.system}\n\n{self.prompts.tasks[question.prompt]}")]
-        content = self._content(question, case, claims)
+        found: dict[str, BaseModel] = {}
+        failed: dict[str, str] = {}
+        problems: dict[str, str] = {}
         usage = Usage()
         max_tokens = self.config.max_tokens
-        problem = ""
-        reasked = False
         mode = self._floor
-        while True:
-            blocks = [*content, text_block(REASK.format(problem=problem))] if problem else content
-            params = request_params(
-                question,
-                model=self.model,
-                system=system,
-                blocks=blocks,
-                max_tokens=max_tokens,
-                mode=self._modes[mode],
-            )
-            message, paid = await self._send(params, usage_sink=usage)
-            if paid:
-                usage = usage + self._usage(message)
+        pending = call
+        while pending.asked:
+            asked = [w.question.name for w in pending.wordings]
+            params = self._request(pending, problems, max_tokens=max_tokens, mode=mode)
             try:
-                reply = parse_reply(message, question, self._modes[mode])
-                if check is not None:
-                    check(reply)
+                message, paid = await self._send(params, usage_sink=usage)
+            except JudgeUnavailableError:
+                raise
+            except JudgeError as exc:
+                usage += exc.usage or Usage()
+                failed.update(dict.fromkeys(asked, str(exc)))
+                break
+            if paid:
+                usage += self._usage(message)
+            try:
+                invalid = self._read(message, pending, self._modes[mode], found)
             except InvalidReply as exc:
                 if exc.shape and mode + 1 < len(self._modes):
-                    mode, problem = mode + 1, ""  # asked anew in the next way, not re-asked
+                    mode = mode + 1  # asked anew in the next way, not re-asked
                     continue
-                if reasked:
-                    problem = str(exc)
-                    break
-                reasked, problem = True, str(exc)
                 if message.stop_reason == "max_tokens":
                     max_tokens = min(max_tokens * 2, MAX_TOKENS_CEILING)
-                continue
-            self._worked(mode)
-            return reply, usage
-        raise JudgeResponseError(
-            f"{question.label}: the judge's reply was invalid twice ({problem})", usage=usage
+                invalid = dict.fromkeys(asked, exc)
+            if len(invalid) < len(asked):
+                self._worked(mode)
+            for name, problem in invalid.items():
+                if name in problems:
+                    failed[name] = f"the judge's reply was invalid twice ({problem})"
+                else:
+                    problems[name] = str(problem)
+            pending = pending.only(set(invalid) - set(failed))
+        return Answers(found=found, failed=failed, usage=usage)
+
+    def _request(
+        self, call: Call, problems: dict[str, str], *, max_tokens: int, mode: int
+    ) -> dict[str, Any]:
+        """The request of a call; a re-ask states the problem of each question asked again."""
+        wordings = call.wordings
+        alone = len(wordings) == 1
+        problem = "; ".join(
+            problems[name] if alone else f"{name}: {problems[name]}"
+            for name in (w.question.name for w in wordings)
+            if name in problems
         )
+        content = self._content(call)
+        blocks = [*content, text_block(REASK.format(problem=problem))] if problem else content
+        return request_params(
+            wordings,
+            model=self.model,
+            system=[text_block(system_text(self.prompts, wordings))],
+            blocks=blocks,
+            max_tokens=max_tokens,
+            mode=self._modes[mode],
+        )
+
+    def _read(
+        self, message: Message, call: Call, mode: Mode, found: dict[str, BaseModel]
+    ) -> dict[str, InvalidReply]:
+        """Each question's answer in ``message``, into ``found``; the invalid ones, by name.
+
+        Raises:
+            InvalidReply: the reply as a whole (see :func:`~ragaliq.judges.replies.parse_replies`).
+        """
+        replies, invalid = parse_replies(message, call.wordings, mode)
+        for wording, shown in call.asked:
+            name = wording.question.name
+            if name not in replies:
+                continue
+            try:
+                if wording.check is not None:
+                    wording.check(replies[name], shown)
+                found[name] = wording.read(replies[name], shown)
+            except InvalidReply as exc:
+                invalid[name] = exc
+        return invalid
 
     def _worked(self, mode: int) -> None:
         """Remember a way of asking that gave a valid reply, when ``auto`` had to look for it."""
@@ -349,10 +349,11 @@ class ClaudeJudge:
             JudgeError: this request failed after its retries.
         """
         try:
-            if self._batcher is None:
-                return await self.transport.create_message(params, usage=usage_sink), True
-            self.transport.check()
-            return await self._batcher.create(params)
+            async with self._slots:
+                if self._batcher is None:
+                    return await self.transport.create_message(params, usage=usage_sink), True
+                self.transport.check()
+                return await self._batcher.create(params)
         except JudgeUnavailableError as exc:
             self.transport.stop(exc)
             raise

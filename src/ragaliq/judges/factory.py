@@ -29,8 +29,8 @@ from ragaliq.judges.platforms import (
     Route,
     api_key_from,
 )
-from ragaliq.judges.prompts import PROMPT_VERSION
 from ragaliq.judges.providers import AUTO, CLAUDE, PROVIDERS, provider_for
+from ragaliq.judges.questions import prompt_version
 from ragaliq.models import JudgeInfo
 from ragaliq.redaction import register_secret
 
@@ -158,7 +158,7 @@ def _route_info(route: Route, config: JudgeConfig, env: Mapping[str, str]) -> Ju
     return JudgeInfo(
         provider=route.name,
         model=config.model_id,
-        prompt_version=PROMPT_VERSION,
+        prompt_version=prompt_version(together=not config.one_question_per_call),
         endpoint=endpoint,
         structured_output=_mode(config, custom=route.compatible and endpoint is not None),
     )

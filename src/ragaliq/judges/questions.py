@@ -1,54 +1,88 @@
-"""The questions Claude is asked about a case, each declared once: one row per operation.
+"""How Claude is asked each question: one row per question, declared once.
 
-A :class:`Question` says everything judge-side about one operation of the
-:class:`~ragaliq.judges.base.Judge` protocol: the prompt file that asks it, what of the case it
-shows Claude (in XML-delimited blocks, the context first so that it can be prompt-cached), the
-instruction that closes the turn, the pydantic model the reply must validate against (its JSON
-schema is what ``judge.structured_output`` sends, by name as a tool with ``tool``), and the size
-of a typical reply (for ``--dry-run`` estimates). The judge cache's key is what the question
-shows: an answer depends on nothing else.
+A :class:`Wording` says everything judge-side about one
+:class:`~ragaliq.evaluators.questions.Question`: the prompt sections it is asked with (files in
+:mod:`ragaliq.judges.prompts`), the instruction that closes the user's turn, the pydantic model
+its reply must validate against (its JSON schema is what ``judge.structured_output`` sends, by
+name as a tool with ``tool``), what a valid reply must hold besides (``check``: one verdict per
+claim, chunks that exist), how a reply becomes the answer (``read``) and the size of a typical
+reply (for ``--dry-run`` estimates). Its version is a hash of all of that, so a change to one
+question is a new version of that question alone: only its cached answers are asked again.
 
-Asking a new question of Claude is one row here, its prompt file (listed in
-:data:`~ragaliq.judges.prompts.PROMPT_FILES`) and the judge's method that turns the reply into a
-result. Nothing here loads the Anthropic SDK.
+Which questions go in one call, and the text of a call, is :mod:`ragaliq.judges.calls`. Asking a
+new question of Claude is a row here (with its reply model, which may be the answer itself) and
+its prompt file. Nothing here loads the Anthropic SDK.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from ragaliq.judges.base import Operation
-from ragaliq.judges.prompts import as_data
-from ragaliq.models import TestCase, VerdictName
+from ragaliq.evaluators.questions import (
+    CHUNKS,
+    EXTRACT,
+    FACTS,
+    RELEVANCE,
+    VERIFY,
+    Answers,
+    Question,
+    Questions,
+)
+from ragaliq.judges.base import no_context_verdicts, verified_evidence
+from ragaliq.judges.prompts import Prompts
+from ragaliq.models import (
+    ChunkRating,
+    ChunkRatings,
+    ClaimsResult,
+    ClaimVerdict,
+    RelevanceResult,
+    TestCase,
+    VerdictName,
+    VerificationResult,
+)
 
 __all__ = [
-    "CHUNKS",
-    "EXTRACT",
-    "QUESTIONS",
-    "RELEVANCE",
-    "VERIFY",
+    "PROMPT_VERSION",
+    "WORDINGS",
     "ChunkItem",
     "ChunksReply",
     "ExtractReply",
-    "Part",
-    "Question",
+    "InvalidReply",
     "RelevanceReply",
+    "Shown",
     "VerdictItem",
     "VerifyReply",
+    "Wording",
+    "answered_without_judge",
     "cache_payload",
-    "claim_batches",
-    "context_text",
-    "question_text",
-    "text_block",
+    "check_chunk_ids",
+    "check_indices",
+    "prompt_version",
+    "wording_version",
 ]
 
-M = TypeVar("M", bound=BaseModel)
-Part = Literal["query", "response", "claims"]
-"""What a question shows of a case besides its context: each in its own block."""
+R = TypeVar("R", bound=BaseModel)
+A = TypeVar("A", bound=BaseModel)
+
+
+class InvalidReply(Exception):
+    """A reply that does not validate; its message is what the re-ask tells the model.
+
+    ``shape`` is true when the reply is not of the schema's shape at all (not JSON, another
+    object, no tool call): the sign of an endpoint that ignored how the reply was asked for.
+    """
+
+    def __init__(self, message: str, *, shape: bool = False) -> None:
+        super().__init__(message)
+        self.shape = shape
 
 
 class _Reply(BaseModel):
@@ -69,17 +103,19 @@ Note = Annotated[str, BeforeValidator(_none_as_empty)]
 
 
 class VerdictItem(_Reply):
-    index: int = Field(description="The claim's number, exactly as given.")
-    verdict: VerdictName = Field(description="How far the context backs the claim.")
+    index: int = Field(description="The item's number, exactly as given.")
+    verdict: VerdictName = Field(description="How far the context backs it.")
     evidence: Note = Field(description="The shortest exact quote from the context, or ''.")
     """Null is the empty quote: it backs nothing."""
+    chunks: list[int] = Field(description="The ids of the chunks that back it; [] if none does.")
+    """Ids the context does not have make the reply invalid (it is asked again)."""
     reason: Note = Field(description="One short sentence explaining the verdict.")
     """Null is no reason given; the verdict stands on its own."""
     confidence: float = Field(ge=0.0, le=1.0, description="Confidence in the verdict, 0 to 1.")
 
 
 class VerifyReply(_Reply):
-    verdicts: list[VerdictItem] = Field(description="One entry per claim, in order.")
+    verdicts: list[VerdictItem] = Field(description="One entry per item, in order.")
 
 
 class ChunkItem(_Reply):
@@ -98,137 +134,263 @@ class RelevanceReply(_Reply):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Question(Generic[M]):
-    """One operation as Claude is asked it."""
+class Shown:
+    """What one call shows for a question: the case, and the items it is asked about there."""
 
-    operation: Operation
-    label: str
-    """The operation in messages: ``verify claims``."""
-    prompt: str
-    """The prompt file (in :mod:`ragaliq.judges.prompts`) with the task, rules and examples."""
-    context: bool
-    """Whether the case's context comes first, in its own (prompt-cached) block."""
-    shows: tuple[Part, ...]
-    """What else of the case the question shows, in this order. With ``claims``, the claims (and
-    facts) are numbered in one list, and sent ``judge.claims_per_call`` at a time."""
+    case: TestCase
+    items: tuple[str, ...] = ()
+    """The claims (or needed facts) of this call, numbered from 0 in it."""
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Wording(Generic[R, A]):
+    """One question as Claude is asked it."""
+
+    question: Question[A]
+    prompt: tuple[str, ...]
+    """The prompt sections (files in :mod:`ragaliq.judges.prompts`): the task, rules, examples.
+    A section two questions name is shown once when they are asked together."""
     ask: str
     """The instruction that closes the user's turn."""
-    reply: type[M]
+    reply: type[R]
     """The reply's model; its JSON schema is the structured output asked for."""
+    read: Callable[[R, Shown], A]
+    """The answer a valid reply gives."""
     tool: str
-    """The one tool the reply is asked for as, with ``structured_output: tool``."""
+    """The one tool the reply is asked for as, with ``structured_output: tool``, when the question
+    is asked alone."""
     reply_tokens: Callable[[TestCase, int], int]
-    """A typical reply's output tokens, for the case and the number of claims in the call."""
-
-    @property
-    def batched(self) -> bool:
-        """Whether the claims are split into calls of ``judge.claims_per_call``."""
-        return "claims" in self.shows
-
-
-EXTRACT = Question(
-    operation="extract_claims",
-    label="extract claims",
-    prompt="extract_claims.md",
-    context=False,
-    shows=("query", "response"),
-    ask="Extract the claims of the response.",
-    reply=ExtractReply,
-    tool="record_claims",
-    reply_tokens=lambda case, _: len(case.response) // 4 + 20,
-)
-VERIFY = Question(
-    operation="verify_claims",
-    label="verify claims",
-    prompt="verify_claims.md",
-    context=True,
-    shows=("claims",),
-    ask="Verify each claim against the context.",
-    reply=VerifyReply,
-    tool="record_verdicts",
-    reply_tokens=lambda _, claims: 70 * claims + 10,
-)
-RELEVANCE = Question(
-    operation="evaluate_relevance",
-    label="rate relevance",
-    prompt="relevance.md",
-    context=False,
-    shows=("query", "response"),
-    ask="Rate how well the response answers the query.",
-    reply=RelevanceReply,
-    tool="record_relevance",
-    reply_tokens=lambda _, __: 60,
-)
-CHUNKS = Question(
-    operation="rate_chunks",
-    label="rate chunks",
-    prompt="rate_chunks.md",
-    context=True,
-    shows=("query",),
-    ask="Rate whether each chunk of the context is relevant to the query.",
-    reply=ChunksReply,
-    tool="record_chunk_ratings",
-    reply_tokens=lambda case, _: 40 * len(case.context) + 10,
-)
-QUESTIONS: Mapping[Operation, Question[Any]] = {
-    q.operation: q for q in (EXTRACT, VERIFY, RELEVANCE, CHUNKS)
-}
-"""Every question, by the operation it answers."""
+    """A typical reply's output tokens, for the case and the number of items in the call."""
+    check: Callable[[R, Shown], None] | None = None
+    """Raises :class:`InvalidReply` for a reply that validates but cannot be read: a verdict
+    missing for one claim, a chunk that does not exist."""
+    join: Callable[[Sequence[A]], A] | None = None
+    """For a question over items: its answers over several calls, as one answer in order."""
 
 
-def text_block(text: str) -> dict[str, Any]:
-    """One text block of a message."""
-    return {"type": "text", "text": text}
+def check_indices(items: Sequence[VerdictItem], count: int, noun: str) -> None:
+    """Refuse verdicts that do not number the ``count`` items from 0, each once."""
+    seen = [item.index for item in items]
+    unknown = sorted({i for i in seen if not 0 <= i < count})
+    if unknown:
+        raise InvalidReply(
+            f"unknown {noun} index {unknown[0]}; {noun}s are numbered 0 to {count - 1}"
+        )
+    doubled = _doubled(seen)
+    if doubled:
+        raise InvalidReply(f"{noun} {doubled[0]} has more than one verdict")
+    missing = sorted(set(range(count)) - set(seen))
+    if missing:
+        shown = ", ".join(str(i) for i in missing[:10])
+        raise InvalidReply(f"no verdict for {noun} {shown}; give one verdict for every {noun}")
 
 
-def context_text(case: TestCase) -> str:
-    """The case's context, chunk by chunk, each numbered from 1 and framed as data."""
-    chunks = "\n".join(
-        f'<chunk id="{i + 1}">{as_data(chunk)}</chunk>' for i, chunk in enumerate(case.context)
+def _doubled(ids: Sequence[int]) -> list[int]:
+    """The ids given more than once, in order."""
+    return sorted(i for i, times in Counter(ids).items() if times > 1)
+
+
+def check_chunk_ids(ids: Sequence[int], count: int, where: str) -> None:
+    """Refuse chunk ids the context does not have (chunks are numbered from 1)."""
+    unknown = sorted({i for i in ids if not 1 <= i <= count})
+    if unknown:
+        raise InvalidReply(
+            f"{where} names chunk {unknown[0]}, which does not exist; chunks are numbered "
+            f"1 to {count}"
+        )
+
+
+def _verdict_check(noun: str) -> Callable[[VerifyReply, Shown], None]:
+    def check(reply: VerifyReply, shown: Shown) -> None:
+        check_indices(reply.verdicts, len(shown.items), noun)
+        for item in reply.verdicts:
+            where = f"the verdict for {noun} {item.index}"
+            check_chunk_ids(item.chunks, len(shown.case.context), where)
+
+    return check
+
+
+def _read_verdicts(reply: VerifyReply, shown: Shown) -> VerificationResult:
+    ordered = sorted(reply.verdicts, key=lambda item: item.index)
+    verdicts = (
+        ClaimVerdict(
+            text=text,
+            verdict=item.verdict,
+            evidence=item.evidence.strip() or None,
+            reason=item.reason,
+            confidence=item.confidence,
+            chunks=tuple(sorted(set(item.chunks))),
+        )
+        for text, item in zip(shown.items, ordered, strict=True)
     )
-    return f"<context>\n{chunks}\n</context>"
+    return VerificationResult(
+        verdicts=tuple(verified_evidence(v, shown.case.context) for v in verdicts)
+    )
 
 
-def question_text(question: Question[Any], case: TestCase, claims: Sequence[str] = ()) -> str:
-    """The block after the context: what the question shows, framed as data, then its ask."""
-    framed = "\n".join(_framed(part, case, claims) for part in question.shows)
-    return f"{framed}\n\n{question.ask}"
+def _join_verdicts(parts: Sequence[VerificationResult]) -> VerificationResult:
+    return VerificationResult(verdicts=tuple(v for part in parts for v in part.verdicts))
 
 
-def _framed(part: Part, case: TestCase, claims: Sequence[str]) -> str:
-    if part == "claims":
-        listing = "\n".join(f"{i}. {as_data(claim)}" for i, claim in enumerate(claims))
-        return f"<claims>\n{listing}\n</claims>"
-    return f"<{part}>{as_data(case.query if part == 'query' else case.response)}</{part}>"
+def _check_chunks(reply: ChunksReply, shown: Shown) -> None:
+    count = len(shown.case.context)
+    seen = [item.chunk for item in reply.chunks]
+    check_chunk_ids(seen, count, "a rating")
+    doubled = _doubled(seen)
+    if doubled:
+        raise InvalidReply(f"chunk {doubled[0]} is rated more than once")
+    missing = sorted(set(range(1, count + 1)) - set(seen))
+    if missing:
+        shown_ids = ", ".join(str(i) for i in missing[:10])
+        raise InvalidReply(f"no rating for chunk {shown_ids}; rate every chunk")
 
 
-def claim_batches(claims: Sequence[str], size: int) -> list[list[str]]:
-    """The claims in calls of at most ``size`` (``judge.claims_per_call``), in order."""
-    return [list(claims[start : start + size]) for start in range(0, len(claims), size)]
+def _read_chunks(reply: ChunksReply, shown: Shown) -> ChunkRatings:
+    ordered = sorted(reply.chunks, key=lambda item: item.chunk)
+    return ChunkRatings(
+        ratings=tuple(ChunkRating(relevant=item.relevant, reason=item.reason) for item in ordered)
+    )
+
+
+def _verdicts(
+    question: Question[VerificationResult], prompt: str, *, ask: str
+) -> Wording[VerifyReply, VerificationResult]:
+    """A question over items, answered by a verdict for each: the verdict fields are shared."""
+    noun = question.name.removeprefix("verify_").removesuffix("s")
+    return Wording(
+        question=question,
+        prompt=(prompt, "verdicts.md"),
+        ask=ask,
+        reply=VerifyReply,
+        read=_read_verdicts,
+        check=_verdict_check(noun),
+        join=_join_verdicts,
+        tool=f"record_{noun}_verdicts",
+        reply_tokens=lambda _, items: 75 * items + 10,
+    )
+
+
+WORDINGS: Mapping[str, Wording[Any, Any]] = {
+    w.question.name: w
+    for w in (
+        Wording(
+            question=EXTRACT,
+            prompt=("extract_claims.md",),
+            ask="Extract the claims of the response.",
+            reply=ExtractReply,
+            read=lambda reply, _: ClaimsResult(
+                claims=tuple(c.strip() for c in reply.claims if c.strip())
+            ),
+            tool="record_claims",
+            reply_tokens=lambda case, _: len(case.response) // 4 + 20,
+        ),
+        _verdicts(VERIFY, "verify_claims.md", ask="Verify each claim against the context."),
+        Wording(
+            question=RELEVANCE,
+            prompt=("relevance.md",),
+            ask="Rate how well the response answers the query.",
+            reply=RelevanceReply,
+            read=lambda reply, _: RelevanceResult(score=reply.score, reasoning=reply.reasoning),
+            tool="record_relevance",
+            reply_tokens=lambda _, __: 60,
+        ),
+        Wording(
+            question=CHUNKS,
+            prompt=("rate_chunks.md",),
+            ask="Rate whether each chunk of the context is relevant to the query.",
+            reply=ChunksReply,
+            read=_read_chunks,
+            check=_check_chunks,
+            tool="record_chunk_ratings",
+            reply_tokens=lambda case, _: 40 * len(case.context) + 10,
+        ),
+        _verdicts(FACTS, "verify_facts.md", ask="Check each fact against the context."),
+    )
+}
+"""How Claude is asked every question, by question name."""
+
+
+@functools.cache
+def wording_version(question: Question[Any]) -> str:
+    """A hash of how the question is asked: what it reads, its sections, its ask and reply model.
+
+    A change to any of it is a new version of this question alone.
+    """
+    wording = WORDINGS[question.name]
+    prompts = Prompts.load()
+    material = [
+        question.name,
+        list(question.reads),
+        prompts.system,
+        [[name, prompts.sections[name]] for name in wording.prompt],
+        wording.ask,
+        wording.tool,
+        wording.reply.model_json_schema(),
+    ]
+    return _digest(material)
+
+
+@functools.cache
+def prompt_version(*, together: bool = True) -> str:
+    """The Claude judge's prompt version, recorded in every report: every question's version.
+
+    ``together`` is the default way of asking (one call per part of the case read); asking each
+    question in its own call (``judge.one_question_per_call``) is another version, so a baseline
+    judged one way is never silently compared with a run judged the other.
+    """
+    prompts = Prompts.load()
+    versions = [[name, wording_version(w.question)] for name, w in WORDINGS.items()]
+    return _digest([prompts.system, prompts.compose, versions, "together" if together else "apart"])
+
+
+def _digest(material: list[Any]) -> str:
+    canonical = json.dumps(material, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+
+
+PROMPT_VERSION = prompt_version()
+"""The prompt version of the default way of asking."""
 
 
 def cache_payload(
-    operation: Operation,
-    case: TestCase,
-    claims: Sequence[str] = (),
-    *,
-    sample: int = 0,
-    facts: Sequence[str] = (),
+    question: Question[Any], case: TestCase, claims: Sequence[str] = (), *, sample: int = 0
 ) -> dict[str, Any]:
-    """What an operation's answer depends on (the cache's key): exactly what its question shows.
+    """What a question's answer depends on (the cache's key): exactly what the question reads.
 
-    The facts verified with the claims, and the repetition (``sample``), count only when given,
-    so that keys without them stay as they were.
+    The repetition (``sample``, ``judge.repeat``) counts only for a question over items, and only
+    when given.
     """
-    question = QUESTIONS[operation]
-    payload: dict[str, Any] = {"context": list(case.context)} if question.context else {}
-    for part in question.shows:
-        if part != "claims":
+    payload: dict[str, Any] = {}
+    for part in question.reads:
+        if part == "context":
+            payload[part] = list(case.context)
+        elif part in ("claims", "facts"):
+            payload[part] = list(question.items(case, claims))
+            if sample:
+                payload["sample"] = sample
+        else:
             payload[part] = case.query if part == "query" else case.response
-            continue
-        payload["claims"] = list(claims)
-        if facts:
-            payload["facts"] = list(facts)
-        if sample:
-            payload["sample"] = sample
     return payload
+
+
+def answered_without_judge(
+    questions: Questions, case: TestCase, claims: Sequence[str] = ()
+) -> tuple[Answers, list[Question[Any]]]:
+    """The answers known without asking any judge, and the questions left to ask.
+
+    No item to verify is no verdict; items without a context are each NOT_ENOUGH_INFO (nothing
+    can back them); a case without chunks has none to rate.
+    """
+    known: dict[str, BaseModel] = {}
+    left: list[Question[Any]] = []
+    for question in questions:
+        items = question.items(case, claims)
+        if question in (VERIFY, FACTS) and not items:
+            known[question.name] = VerificationResult(verdicts=())
+        elif question in (VERIFY, FACTS) and not case.has_context:
+            known[question.name] = VerificationResult(verdicts=no_context_verdicts(items).verdicts)
+        elif question is CHUNKS and not case.context:
+            known[question.name] = ChunkRatings(ratings=())
+        else:
+            left.append(question)
+    return Answers(found=known), left

@@ -1,12 +1,14 @@
-"""Structured replies: how a question's reply is asked for, and how it is read back.
+"""Structured replies: how a call's reply is asked for, and how it is read back.
 
-A reply's JSON schema is sent the way ``judge.structured_output`` says: as the structured output
-format (``schema``), as the one tool the model must call (``tool``), or in the prompt
-(``prompt``). With ``auto`` on a custom endpoint all three are tried in turn. Every reply is then
-validated against its question's model, however it was asked for; a reply that does not validate
-is an :class:`InvalidReply` whose message is what the re-ask tells the model, and which says
-whether the reply was of another shape altogether (the sign of an endpoint that ignored how it
-was asked).
+A reply's JSON schema (one question's reply model, or one member per question when a call asks
+several, :func:`~ragaliq.judges.calls.reply_model`) is sent the way ``judge.structured_output``
+says: as the structured output format (``schema``), as the one tool the model must call
+(``tool``), or in the prompt (``prompt``). With ``auto`` on a custom endpoint all three are tried
+in turn. Every reply is then validated against its questions' models, however it was asked for,
+each question's member on its own: a member that does not validate is an :class:`InvalidReply` of
+that question alone (its message is what the re-ask tells the model), so the others' answers are
+kept. A reply that is not of the schema's shape at all (not JSON, no tool call, none of the
+members asked for) says so (the sign of an endpoint that ignored how it was asked).
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import anthropic
 from anthropic.types import Message
 from pydantic import BaseModel, ValidationError
 
-from ragaliq.judges.questions import ChunksReply, Question, VerifyReply, text_block
+from ragaliq.judges.calls import reply_model, text_block, tool_name
+from ragaliq.judges.questions import InvalidReply, Wording
 
 __all__ = [
     "MODES",
@@ -28,11 +31,9 @@ __all__ = [
     "REASK",
     "InvalidReply",
     "Mode",
-    "check_chunk_ids",
-    "check_claim_indices",
     "fallback_notice",
     "modes_for",
-    "parse_reply",
+    "parse_replies",
     "request_params",
 ]
 
@@ -61,20 +62,6 @@ _MODE_HOW: dict[Mode, str] = {
     "prompt": "as JSON in the prompt",
 }
 
-M = TypeVar("M", bound=BaseModel)
-
-
-class InvalidReply(Exception):
-    """A reply that does not validate; its message is what the re-ask tells the model.
-
-    ``shape`` is true when the reply is not of the schema's shape at all (not JSON, another
-    object, no tool call): the sign of an endpoint that ignored how the reply was asked for.
-    """
-
-    def __init__(self, message: str, *, shape: bool = False) -> None:
-        super().__init__(message)
-        self.shape = shape
-
 
 def modes_for(setting: str, *, custom: bool) -> tuple[Mode, ...]:
     """The ways of asking a run may use: all three in turn with ``auto`` on a custom endpoint."""
@@ -99,7 +86,7 @@ def _schema(reply_model: type[BaseModel]) -> dict[str, Any]:
 
 
 def request_params(
-    question: Question[Any],
+    wordings: tuple[Wording[Any, Any], ...],
     *,
     model: str,
     system: list[dict[str, Any]],
@@ -108,15 +95,14 @@ def request_params(
     mode: Mode,
 ) -> dict[str, Any]:
     """One request; the last message is always the user's (never an assistant prefill)."""
-    reply_model: type[BaseModel] = question.reply
-    schema = _schema(reply_model)
+    schema = _schema(reply_model(wordings))
     params: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "system": system}
     if mode == "schema":
         params["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
     elif mode == "tool":
         params["tools"] = [
             {
-                "name": question.tool,
+                "name": tool_name(wordings),
                 "description": "Record your answer; call this exactly once.",
                 "input_schema": schema,
             }
@@ -128,12 +114,40 @@ def request_params(
     return params
 
 
-def parse_reply(message: Message, question: Question[M], mode: Mode) -> M:
-    """The reply in ``message``, validated against the question's model.
+Replies = dict[str, BaseModel]
+"""Each question's validated reply, by question name."""
+
+
+def parse_replies(
+    message: Message, wordings: tuple[Wording[Any, Any], ...], mode: Mode
+) -> tuple[Replies, dict[str, InvalidReply]]:
+    """Each question's reply in ``message``, validated against its model; and the invalid ones.
 
     Raises:
-        InvalidReply: a refusal, a reply cut off, or one that does not validate.
+        InvalidReply: the reply as a whole: a refusal, a reply cut off, one that is not a JSON
+            object (or calls no tool), or, asking one question, one that does not validate.
     """
+    data = _reply_object(message, tool_name(wordings), mode)
+    if len(wordings) == 1:
+        return {wordings[0].question.name: _validated(wordings[0].reply, data)}, {}
+    if not any(w.question.name in data for w in wordings):
+        names = ", ".join(w.question.name for w in wordings)
+        raise InvalidReply(f"the reply has none of the members {names}", shape=True)
+    replies: Replies = {}
+    invalid: dict[str, InvalidReply] = {}
+    for wording in wordings:
+        name = wording.question.name
+        if name not in data:
+            invalid[name] = InvalidReply(f"the reply has no member {name}; answer every task")
+            continue
+        try:
+            replies[name] = _validated(wording.reply, data[name], where=name)
+        except InvalidReply as exc:
+            invalid[name] = InvalidReply(str(exc))  # one member's values, not the reply's shape
+    return replies, invalid
+
+
+def _reply_object(message: Message, tool: str, mode: Mode) -> dict[str, Any]:
     if message.stop_reason == "refusal":
         raise InvalidReply("the model refused to answer")
     if message.stop_reason == "max_tokens":
@@ -141,7 +155,7 @@ def parse_reply(message: Message, question: Question[M], mode: Mode) -> M:
     if mode == "tool":
         calls = [block for block in message.content if block.type == "tool_use"]
         if not calls:
-            raise InvalidReply(f"the reply did not call the tool {question.tool}", shape=True)
+            raise InvalidReply(f"the reply did not call the tool {tool}", shape=True)
         if len(calls) > 1:
             raise InvalidReply(f"the reply called {len(calls)} tools; call exactly one, once")
         data: Any = calls[0].input
@@ -156,43 +170,15 @@ def parse_reply(message: Message, question: Question[M], mode: Mode) -> M:
             raise InvalidReply(f"the reply is not valid JSON ({exc.msg})", shape=True) from exc
     if not isinstance(data, dict):
         raise InvalidReply("the reply is not a JSON object", shape=True)
+    return data
+
+
+def _validated(model: type[BaseModel], data: Any, where: str = "") -> BaseModel:
     try:
-        return question.reply.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         first = errors[0]
-        where = ".".join(str(p) for p in first["loc"]) or "reply"
+        path = ".".join(str(p) for p in (where, *first["loc"]) if p != "") or "reply"
         shape = any(error["type"] in _SHAPE_ERRORS for error in errors)
-        raise InvalidReply(f"{where}: {first['msg']}", shape=shape) from exc
-
-
-def check_claim_indices(reply: VerifyReply, count: int) -> None:
-    """Refuse verdicts that do not number the ``count`` claims from 0, each once."""
-    seen = [item.index for item in reply.verdicts]
-    unknown = sorted({i for i in seen if not 0 <= i < count})
-    if unknown:
-        raise InvalidReply(
-            f"unknown claim index {unknown[0]}; claims are numbered 0 to {count - 1}"
-        )
-    doubled = sorted({i for i in seen if seen.count(i) > 1})
-    if doubled:
-        raise InvalidReply(f"claim {doubled[0]} has more than one verdict")
-    missing = sorted(set(range(count)) - set(seen))
-    if missing:
-        shown = ", ".join(str(i) for i in missing[:10])
-        raise InvalidReply(f"no verdict for claim {shown}; give one verdict for every claim")
-
-
-def check_chunk_ids(reply: ChunksReply, count: int) -> None:
-    """Refuse ratings that do not rate the ``count`` chunks (numbered from 1), each once."""
-    seen = [item.chunk for item in reply.chunks]
-    unknown = sorted({i for i in seen if not 1 <= i <= count})
-    if unknown:
-        raise InvalidReply(f"unknown chunk id {unknown[0]}; chunks are numbered 1 to {count}")
-    doubled = sorted({i for i in seen if seen.count(i) > 1})
-    if doubled:
-        raise InvalidReply(f"chunk {doubled[0]} is rated more than once")
-    missing = sorted(set(range(1, count + 1)) - set(seen))
-    if missing:
-        shown = ", ".join(str(i) for i in missing[:10])
-        raise InvalidReply(f"no rating for chunk {shown}; rate every chunk")
+        raise InvalidReply(f"{path}: {first['msg']}", shape=shape) from exc

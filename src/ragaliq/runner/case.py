@@ -1,10 +1,11 @@
-"""Judging one case: each pass its evaluators need, asked once, and their scores.
+"""Judging one case: each question its evaluators need, asked once, and their scores.
 
 The judge extracts the claims once and verifies them once (faithfulness and hallucination both
-read those verdicts, and the needed facts ride in the same call), while relevance and the chunk
-ratings are asked alongside; which passes a case needs is :class:`~ragaliq.runner.passes.Passes`.
-A pass the judge fails on is the case's error, never a score; a judge that cannot be used at all
-stops the run.
+read those verdicts), with the other questions that read the context (the needed facts, the chunk
+ratings) asked alongside the verification, and relevance alongside the extraction; which
+questions a case asks, and when, is :class:`~ragaliq.runner.passes.Passes`. A question the judge
+fails on is an error of the evaluators that need it, never a score; a judge that cannot be used
+at all stops the run.
 """
 
 from __future__ import annotations
@@ -15,29 +16,24 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from pydantic import BaseModel
+
 from ragaliq.errors import BudgetError, JudgeError, JudgeUnavailableError
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
-from ragaliq.judges.base import (
-    EstimatingJudge,
-    Judge,
-    check_chunk_count,
-    check_verdict_count,
-    no_context_verdicts,
-)
+from ragaliq.evaluators.questions import EXTRACT, FACTS, Answers, Question, Questions
+from ragaliq.judges.base import EstimatingJudge, Judge
 from ragaliq.models import (
     CaseResult,
-    ChunkRating,
+    ChunkRatings,
     ClaimVerdict,
     EvaluationResult,
-    RelevanceResult,
     TestCase,
     Usage,
     Verdict,
     VerificationResult,
 )
-from ragaliq.pool import first_leaf, leaves
 from ragaliq.redaction import redact
-from ragaliq.runner.passes import Passes
+from ragaliq.runner.passes import Ask, Passes, needed_by, planned_asks
 from ragaliq.runner.settings import RunSettings
 from ragaliq.text.counts import plural
 
@@ -100,31 +96,6 @@ class CaseBudget:
         )
 
 
-@dataclass(kw_only=True)
-class _CaseAnswers:
-    verdicts: tuple[ClaimVerdict, ...] | None = None
-    facts: tuple[ClaimVerdict, ...] | None = None
-    relevance: RelevanceResult | None = None
-    chunks: tuple[ChunkRating, ...] | None = None
-    claims_error: str | None = None
-    relevance_error: str | None = None
-    chunks_error: str | None = None
-    usage: Usage
-
-    def failure_for(self, evaluator: Evaluator[Any]) -> str | None:
-        """Why an evaluator cannot score the case: a pass it needs failed."""
-        needs = (
-            (evaluator.needs_claims or evaluator.needs_facts, self.claims_error),
-            (evaluator.needs_relevance, self.relevance_error),
-            (evaluator.needs_chunks, self.chunks_error),
-        )
-        return next((error for needed, error in needs if needed and error), None)
-
-    @property
-    def errors(self) -> list[str]:
-        return [e for e in (self.claims_error, self.relevance_error, self.chunks_error) if e]
-
-
 class CaseRun:
     """The judge and the evaluators of one run, asked once per case."""
 
@@ -149,42 +120,32 @@ class CaseRun:
             return await operation()
 
     async def judge_case(self, case: TestCase) -> tuple[CaseResult, Usage]:
-        answers = _CaseAnswers(usage=Usage())
         passes = Passes.of(case, self.evaluators)
         blank = passes.unjudgeable
-        try:
-            async with asyncio.TaskGroup() as group:
-                if passes.verification:
-                    group.create_task(self.claims_pass(case, answers, passes))
-                if passes.relevance:
-                    group.create_task(self.relevance_pass(case, answers))
-                if passes.chunks:
-                    group.create_task(self.chunks_pass(case, answers, passes))
-        except* JudgeUnavailableError as group_error:
-            raise first_leaf(group_error) from None
-        judgement = CaseJudgement(
-            case=case,
-            verdicts=answers.verdicts,
-            facts=answers.facts,
-            relevance=answers.relevance,
-            chunks=answers.chunks,
-        )
+        answers = await self.ask(case, passes.first)
+        if passes.second:
+            extracted = answers.get(EXTRACT)
+            claims = extracted.claims if extracted is not None else ()
+            second = [q for q in passes.second if extracted is not None or "claims" not in q.reads]
+            answers += await self.ask(case, second, claims, spent=answers.usage)
+        judgement = CaseJudgement.of(case, answers)
         results: dict[str, EvaluationResult] = {}
         for evaluator in self.evaluators:
-            failure = blank.get(evaluator.name) or answers.failure_for(evaluator)
+            failure = blank.get(evaluator.name) or _failure(answers, needed_by(evaluator))
             results[evaluator.name] = (
                 evaluator.error(failure) if failure else evaluator.evaluate(judgement)
             )
-        errors = [*dict.fromkeys(blank.values()), *answers.errors]
+        failed = [_labelled(q, answers) for q in passes.questions if answers.error(q)]
+        errors = [*dict.fromkeys(blank.values()), *failed]
         return (
             CaseResult(
                 id=case.id,
                 input_hash=case.input_hash,
                 status="error" if errors else "ok",
                 query=case.query,
-                claims=answers.verdicts or (),
-                facts=answers.facts or (),
-                chunks=answers.chunks or (),
+                claims=judgement.verdicts or (),
+                facts=judgement.facts or (),
+                chunks=judgement.chunks or (),
                 retrieved=case.chunk_refs,
                 labels=case.labels,
                 results=results,
@@ -193,116 +154,146 @@ class CaseRun:
             answers.usage,
         )
 
-    async def claims_pass(self, case: TestCase, answers: _CaseAnswers, passes: Passes) -> None:
-        answers.claims_error = await _guarded(
-            "claims", answers, self._claims(case, answers, passes)
-        )
+    async def ask(
+        self,
+        case: TestCase,
+        questions: Questions,
+        claims: Sequence[str] = (),
+        *,
+        spent: Usage | None = None,
+    ) -> Answers:
+        """Ask ``questions`` once, or the ones over items ``repeat`` times (the majority kept).
 
-    async def _claims(self, case: TestCase, answers: _CaseAnswers, passes: Passes) -> None:
-        """The claims, extracted once, and with the needed facts verified in one call."""
-        claims: tuple[str, ...] = ()
-        if passes.claims:
-            extraction = await self.call(lambda: self.judge.extract_claims(case))
-            answers.usage += extraction.usage
-            claims = extraction.claims
-        facts = case.needed_facts if passes.facts else ()
-        if Passes.verifies(case, claims, facts):
-            self._check_budget(case, claims, facts, answers)
-            answers.verdicts, answers.facts = await self.verify(case, claims, facts, answers)
-        elif claims or facts:
-            unsupported = no_context_verdicts(claims, facts)
-            answers.verdicts, answers.facts = unsupported.verdicts, unsupported.fact_verdicts
-        else:
-            answers.verdicts, answers.facts = (), ()
+        What is known without a judge is not asked; a case whose asking would pass its budget is
+        not asked either (its questions fail with the budget's words).
+        """
+        known, asks = planned_asks(questions, case, claims, repeat=self.repeat)
+        if not asks:
+            return known
+        try:
+            self._check_budget(case, asks, claims, spent or Usage())
+        except BudgetError as exc:
+            return known + Answers.failing(asks[0][0], str(exc))
+        results = await asyncio.gather(
+            *(self._asked(case, asked, claims, sample) for asked, sample in asks),
+            return_exceptions=True,
+        )
+        answers: list[Answers] = []
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result  # the judge cannot be used at all
+            answers.append(result)
+        if len(answers) == 1:
+            return known + answers[0]
+        return known + _majority(answers, asks[1][0])
+
+    async def _asked(
+        self, case: TestCase, questions: Questions, claims: Sequence[str], sample: int
+    ) -> Answers:
+        """One ask of the judge; a failure of it is the failure of every question asked.
+
+        A judge that cannot be used at all still stops the run. The errors are data that every
+        output carries (the report, the Python API's results, a test's failure), so no secret
+        stays in them.
+        """
+        try:
+            answers = await self.call(
+                lambda: self.judge.ask(questions, case, claims=claims, sample=sample)
+            )
+        except JudgeUnavailableError:
+            raise
+        except JudgeError as exc:
+            return Answers.failing(questions, redact(str(exc)), exc.usage)
+        except Exception as exc:  # a bug in one case must not lose the rest of the run
+            return Answers.failing(questions, redact(f"unexpected {type(exc).__name__}: {exc}"))
+        return _checked(answers, questions, case, claims)
 
     def _check_budget(
-        self, case: TestCase, claims: Sequence[str], facts: Sequence[str], answers: _CaseAnswers
+        self,
+        case: TestCase,
+        asks: Sequence[Ask],
+        claims: Sequence[str],
+        spent: Usage,
     ) -> None:
-        """Stop before verifying claims that would take the case past its budget."""
-        if self.case_budget is None or not isinstance(self.judge, EstimatingJudge):
+        """Stop before asking what would take the case past its budget (claims known by now)."""
+        if self.case_budget is None or not claims or not isinstance(self.judge, EstimatingJudge):
             return
         ahead = Usage()
-        for sample in range(self.repeat):
-            ahead += self.judge.estimate("verify_claims", case, claims, sample=sample, facts=facts)
+        for questions, sample in asks:
+            ahead += self.judge.estimate(questions, case, claims=claims, sample=sample)
         doing = f"verifying its {plural(len(claims), 'claim')}"
-        self.case_budget.check(answers.usage, ahead, doing)
-
-    async def verify(
-        self, case: TestCase, claims: Sequence[str], facts: Sequence[str], answers: _CaseAnswers
-    ) -> tuple[tuple[ClaimVerdict, ...], tuple[ClaimVerdict, ...]]:
-        """Verify once, or ``repeat`` times at once and keep the majority verdict per claim."""
-        results: list[VerificationResult] = []
-
-        async def one(sample: int) -> None:
-            result = await self.call(
-                lambda: self.judge.verify_claims(case, claims, sample=sample, facts=facts)
-            )
-            results.append(check_verdict_count(claims, result, facts))
-
-        try:
-            async with asyncio.TaskGroup() as group:
-                for sample in range(self.repeat):
-                    group.create_task(one(sample))
-        except* JudgeError as group_error:
-            for result in results:
-                answers.usage += result.usage
-            first = first_leaf(group_error)
-            for failure in leaves(group_error):  # the first one's usage is counted where caught
-                if failure is not first:
-                    answers.usage += failure.usage or Usage()
-            raise first from None
-        for result in results:
-            answers.usage += result.usage
-        if len(results) == 1:
-            return results[0].verdicts, results[0].fact_verdicts
-        as_facts = [VerificationResult(verdicts=r.fact_verdicts) for r in results]
-        return (
-            majority_verdicts(results, unstable_below=UNSTABLE_BELOW),
-            majority_verdicts(as_facts, unstable_below=UNSTABLE_BELOW),
-        )
-
-    async def relevance_pass(self, case: TestCase, answers: _CaseAnswers) -> None:
-        answers.relevance_error = await _guarded(
-            "relevance", answers, self._relevance(case, answers)
-        )
-
-    async def _relevance(self, case: TestCase, answers: _CaseAnswers) -> None:
-        relevance = await self.call(lambda: self.judge.evaluate_relevance(case))
-        answers.usage += relevance.usage
-        answers.relevance = relevance
-
-    async def chunks_pass(self, case: TestCase, answers: _CaseAnswers, passes: Passes) -> None:
-        answers.chunks_error = await _guarded(
-            "chunks", answers, self._chunks(case, answers, passes)
-        )
-
-    async def _chunks(self, case: TestCase, answers: _CaseAnswers, passes: Passes) -> None:
-        if not passes.rates(case):
-            answers.chunks = ()
-            return
-        ratings = await self.call(lambda: self.judge.rate_chunks(case))
-        answers.usage += ratings.usage
-        answers.chunks = check_chunk_count(case, ratings).ratings
+        self.case_budget.check(spent, ahead, doing)
 
 
-async def _guarded(label: str, answers: _CaseAnswers, work: Awaitable[None]) -> str | None:
-    """Run one pass of a case; a judge failure is the case's error, not the run's end.
+def _checked(
+    answers: Answers, questions: Questions, case: TestCase, claims: Sequence[str]
+) -> Answers:
+    """The judge's answers, with any it left out or gave for other items than asked as failures.
 
-    A judge that cannot be used at all still stops the run. The error is data that every output
-    carries (the report, the Python API's results, a test's failure), so no secret stays in it.
+    An answer the evaluators could misread (a verdict too few, a chunk unrated, no answer at
+    all) is never scored. The reasons are data every output carries, so no secret stays in them.
     """
-    try:
-        await work
-    except JudgeUnavailableError:
-        raise
-    except JudgeError as exc:
-        answers.usage += exc.usage or Usage()
-        return redact(f"{label}: {exc}")
-    except BudgetError as exc:
-        return f"{label}: {exc}"
-    except Exception as exc:  # a bug in one case must not lose the rest of the run
-        return redact(f"{label}: unexpected {type(exc).__name__}: {exc}")
+    found: dict[str, BaseModel] = {}
+    failed = {name: redact(reason) for name, reason in answers.failed.items()}
+    for question in questions:
+        if question.name in failed:
+            continue
+        answer = answers.get(question)
+        wrong = _miscounted(question, answer, case, claims)
+        if wrong is None and answer is not None:
+            found[question.name] = answer
+        else:
+            failed[question.name] = wrong or "the judge gave no answer"
+    return Answers(found=found, failed=failed, usage=answers.usage)
+
+
+def _miscounted(
+    question: Question[Any], answer: BaseModel | None, case: TestCase, claims: Sequence[str]
+) -> str | None:
+    if isinstance(answer, VerificationResult):
+        items = question.items(case, claims)
+        if len(answer.verdicts) != len(items):
+            noun = "fact" if question is FACTS else "claim"
+            return (
+                f"the judge returned {plural(len(answer.verdicts), 'verdict')} for "
+                f"{plural(len(items), noun)}"
+            )
+    if isinstance(answer, ChunkRatings) and len(answer.ratings) != len(case.context):
+        return f"the judge rated {plural(len(answer.ratings), 'chunk')} of {len(case.context)}"
     return None
+
+
+def _majority(samples: Sequence[Answers], repeated: Questions) -> Answers:
+    """The first ask's answers, with each repeated question's majority verdict per item.
+
+    A question any repetition failed on has failed.
+    """
+    first = samples[0]
+    found = dict(first.found)
+    failed = dict(first.failed)
+    for question in repeated:
+        error = next((s.error(question) for s in samples if s.error(question)), None)
+        if error is not None:
+            failed[question.name] = error
+            found.pop(question.name, None)
+            continue
+        results = [r for s in samples if (r := s.get(question)) is not None]
+        found[question.name] = VerificationResult(
+            verdicts=majority_verdicts(results, unstable_below=UNSTABLE_BELOW)
+        )
+    usage = Usage()
+    for sample in samples:
+        usage += sample.usage
+    return Answers(found=found, failed=failed, usage=usage)
+
+
+def _failure(answers: Answers, questions: Questions) -> str | None:
+    """Why an evaluator cannot score the case: the first question it needs that failed."""
+    return next((_labelled(q, answers) for q in questions if answers.error(q)), None)
+
+
+def _labelled(question: Question[Any], answers: Answers) -> str:
+    return f"{question.label}: {answers.error(question)}"
 
 
 def majority_verdicts(

@@ -24,7 +24,7 @@ from ragaliq.judges.claude import ClaudeJudge
 from ragaliq.judges.platforms import anthropic_platform
 from ragaliq.models import RunReport, Verdict
 from tests.conftest import make_case, make_config
-from tests.fakes.claude_sim import task_of
+from tests.fakes.claude_sim import SHORT, tasks_of
 from tests.fakes.judge import FakeJudge, Opener
 
 S, P, N, C = (
@@ -203,9 +203,9 @@ def test_adr_006_an_invalid_verdict_is_asked_again_once_then_an_error_never_a_sc
     asked: list[str] = []
 
     def reply(request: httpx2.Request) -> httpx2.Response:
-        task = task_of(json.loads(request.content))
-        asked.append(task)
-        output = {
+        tasks = tasks_of(json.loads(request.content))
+        asked.extend(tasks)
+        outputs = {
             "extract": {"claims": ["Refunds take 14 days."]},
             "verify": {
                 "verdicts": [
@@ -213,13 +213,16 @@ def test_adr_006_an_invalid_verdict_is_asked_again_once_then_an_error_never_a_sc
                         "index": 0,
                         "verdict": "MOSTLY_TRUE",
                         "evidence": "",
+                        "chunks": [],
                         "reason": "r",
                         "confidence": 0.9,
                     }
                 ]
             },
             "relevance": {"score": 0.9, "reasoning": "on topic"},
-        }[task]
+        }
+        long = {short: name for name, short in SHORT.items()}
+        output = outputs[tasks[0]] if len(tasks) == 1 else {long[t]: outputs[t] for t in tasks}
         message = {
             "id": f"msg_{len(asked)}",
             "type": "message",

@@ -8,13 +8,10 @@ from ragaliq.evaluators import (
     CaseJudgement,
     ContextPrecisionEvaluator,
     ContextRecallEvaluator,
-    FaithfulnessEvaluator,
-    HallucinationEvaluator,
-    RelevanceEvaluator,
 )
 from ragaliq.models import NOT_VERIFIABLE, ChunkRating, Verdict
 from ragaliq.runner import run_suite
-from tests.conftest import make_case, make_verdict
+from tests.conftest import every_evaluator, make_case, make_verdict
 from tests.fakes.judge import FakeJudge
 
 S, P, N, C = (
@@ -125,26 +122,26 @@ def test_context_recall_skips_a_case_with_no_expected_facts():
     assert "expected_facts or expected_answer" in result.reasoning
 
 
-def five() -> list:
-    return [
-        FaithfulnessEvaluator(),
-        HallucinationEvaluator(),
-        RelevanceEvaluator(),
-        ContextPrecisionEvaluator(enabled=True),
-        ContextRecallEvaluator(enabled=True),
-    ]
-
-
-async def test_five_evaluators_cost_four_calls_a_case_facts_riding_with_the_claims():
+async def test_five_evaluators_ask_each_question_once_what_reads_the_context_together():
     judge = FakeJudge(chunks={"c": [True, False]}, fact_verdicts={"c": [S, N]})
     case = make_case(
         id="c",
         context=("Refunds take 14 days.", "Our office is in Berlin."),
         expected_facts=("Refunds take 14 days.", "Refunds are paid to the card."),
     )
-    report = await run_suite([case], judge=judge, evaluators=five())
-    assert sorted(op for op, _ in judge.calls) == ["chunks", "extract", "relevance", "verify"]
-    assert report.usage.calls == 4
+    report = await run_suite([case], judge=judge, evaluators=every_evaluator())
+    assert judge.asks == [
+        (("extract_claims", "evaluate_relevance"), "c"),
+        (("verify_claims", "rate_chunks", "verify_facts"), "c"),
+    ]
+    assert sorted(op for op, _ in judge.calls) == [
+        "chunks",
+        "extract",
+        "facts",
+        "relevance",
+        "verify",
+    ]
+    assert report.usage.calls == 5  # the fake charges a call per question
     results = report.cases[0].results
     assert results["context_recall"].score == pytest.approx(0.5)
     assert results["context_precision"].score == pytest.approx(1 / 1.5)
@@ -154,7 +151,7 @@ async def test_five_evaluators_cost_four_calls_a_case_facts_riding_with_the_clai
 async def test_an_expected_answer_stands_in_for_the_facts():
     case = make_case(id="c", expected_answer="Refunds take 14 days. They go to the card.")
     assert case.needed_facts == ("Refunds take 14 days.", "They go to the card.")
-    report = await run_suite([case], judge=FakeJudge(), evaluators=five())
+    report = await run_suite([case], judge=FakeJudge(), evaluators=every_evaluator())
     assert len(report.cases[0].facts) == 2
 
 
@@ -163,7 +160,7 @@ async def test_skipped_cases_stay_out_of_the_mean():
         make_case(id="with", expected_facts=("Refunds take 14 days.",)),
         make_case(id="without"),
     ]
-    report = await run_suite(cases, judge=FakeJudge(), evaluators=five())
+    report = await run_suite(cases, judge=FakeJudge(), evaluators=every_evaluator())
     recall = report.summary.evaluators["context_recall"]
     assert recall.judged == 1
     assert recall.score == 1.0

@@ -4,6 +4,7 @@ import pytest
 
 from ragaliq.config import JudgeConfig
 from ragaliq.errors import ConfigError
+from ragaliq.evaluators.questions import EXTRACT, FACTS, RELEVANCE, VERIFY
 from ragaliq.judges.cascade import SETTLED_OFFLINE, CascadeJudge, settles_offline
 from ragaliq.judges.factory import build_judge, describe_judge
 from ragaliq.judges.offline import OfflineJudge
@@ -43,7 +44,8 @@ def cascade() -> tuple[CascadeJudge, RecordingClaude]:
 async def test_only_the_claims_the_offline_judge_is_unsure_of_reach_claude():
     judge, claude = cascade()
     claims = [SURE, WRONG, UNSURE]
-    result = await judge.verify_claims(make_case(context=CONTEXT), claims, sample=2)
+    answers = await judge.ask([VERIFY], make_case(context=CONTEXT), claims=claims, sample=2)
+    result = answers.get(VERIFY)
     assert claude.asked == [[WRONG, UNSURE]]
     assert claude.samples == [2]
     assert [v.text for v in result.verdicts] == claims
@@ -51,7 +53,7 @@ async def test_only_the_claims_the_offline_judge_is_unsure_of_reach_claude():
     assert first.verdict is Verdict.SUPPORTED
     assert SETTLED_OFFLINE in first.flags
     assert second.reason == third.reason == "scripted"  # Claude's verdicts, in their places
-    assert result.usage.calls == 1
+    assert answers.usage.calls == 1
     assert judge.stats.claims == 3
     assert judge.stats.settled_offline == 1
     assert judge.stats.sent_to_claude == 2
@@ -59,22 +61,33 @@ async def test_only_the_claims_the_offline_judge_is_unsure_of_reach_claude():
     assert judge.stats.sent_share == pytest.approx(2 / 3)
 
 
+async def test_the_needed_facts_are_settled_alike_and_sent_with_the_claims():
+    judge, claude = cascade()
+    case = make_case(context=CONTEXT, expected_facts=(SURE, UNSURE))
+    answers = await judge.ask([VERIFY, FACTS], case, claims=[WRONG])
+    assert claude.asks == [(("verify_claims", "verify_facts"), case.id)]  # in one ask
+    assert claude.asked == [[WRONG]]
+    facts = answers.get(FACTS).verdicts
+    assert [f.text for f in facts] == [SURE, UNSURE]
+    assert SETTLED_OFFLINE in facts[0].flags and facts[1].reason == "scripted"
+    assert (judge.stats.claims, judge.stats.settled_offline) == (3, 1)
+
+
 async def test_a_case_whose_claims_are_all_settled_costs_no_call():
     judge, claude = cascade()
-    result = await judge.verify_claims(make_case(context=CONTEXT), [SURE])
+    answers = await judge.ask([VERIFY], make_case(context=CONTEXT), claims=[SURE])
     assert claude.asked == []
-    assert result.usage.calls == 0
+    assert answers.usage.calls == 0
     assert judge.stats.verify_calls_saved == 1
-    assert all(settles_offline(v) for v in result.verdicts)
+    assert all(settles_offline(v) for v in answers.get(VERIFY).verdicts)
 
 
 async def test_extraction_and_relevance_come_from_claude_and_empty_context_from_no_one():
     judge, claude = cascade()
     case = make_case(context=CONTEXT, response=f"{SURE} {UNSURE}")
-    claims = await judge.extract_claims(case)
-    assert claims.claims == (case.response,)  # what the fake Claude extracts
-    await judge.evaluate_relevance(case)
-    result = await judge.verify_claims(make_case(context=()), [SURE])
+    answers = await judge.ask([EXTRACT, RELEVANCE], case)
+    assert answers.get(EXTRACT).claims == (case.response,)  # what the fake Claude extracts
+    result = (await judge.ask([VERIFY], make_case(context=()), claims=[SURE])).get(VERIFY)
     assert result.verdicts[0].verdict is Verdict.NOT_ENOUGH_INFO
     assert claude.count("extract") == 1
     assert claude.count("relevance") == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragaliq.errors import JudgeWorkError
+from ragaliq.evaluators.questions import VERIFY
 from ragaliq.judges.cascade import CascadeJudge
 from ragaliq.judges.offline import OfflineJudge
 from ragaliq.judges.offline.context import MAX_CANDIDATES
@@ -103,8 +104,11 @@ async def test_the_cascade_sends_every_claim_to_claude_when_the_offline_judge_st
     claude = RecordingClaude()
     judge = CascadeJudge(BoundedOffline(), claude)
     claims = ["The city council approved the plan.", "The plan passed."]
-    result = await judge.verify_claims(make_case(context=("The city council met.",)), claims)
-    assert claude.asked == [claims]
+    answers = await judge.ask(
+        [VERIFY], make_case(context=("The city council met.",)), claims=claims
+    )
+    result = answers.get(VERIFY)
+    assert result is not None and claude.asked == [claims]
     assert [v.reason for v in result.verdicts] == ["scripted", "scripted"]
     assert judge.stats.unchecked_cases == 1
     notice = judge.stats.notice()

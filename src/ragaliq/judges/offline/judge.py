@@ -44,10 +44,13 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+from ragaliq.evaluators.questions import CHUNKS, EXTRACT, FACTS, RELEVANCE, VERIFY
 from ragaliq.judges.base import (
-    Operation,
+    Answers,
+    Question,
+    Questions,
     check_chunk_count,
     check_verdict_count,
     no_context_verdicts,
@@ -65,6 +68,7 @@ from ragaliq.models import (
     ClaimsResult,
     ClaimVerdict,
     JudgeInfo,
+    JudgeResult,
     RelevanceResult,
     TestCase,
     Usage,
@@ -235,16 +239,37 @@ class OfflineJudge:
         return tuple(extract_sentence_claims(case.response))
 
     def estimate(
-        self,
-        operation: Operation,
-        case: TestCase,
-        claims: Sequence[str] = (),
-        *,
-        sample: int = 0,
-        facts: Sequence[str] = (),
+        self, questions: Questions, case: TestCase, *, claims: Sequence[str] = (), sample: int = 0
     ) -> Usage:
         """Free: no call, no token, no cost."""
         return Usage()
+
+    def version_of(self, question: Question[Any]) -> str:
+        """Every answer comes from the same rules and model: the judge's own version."""
+        return self._info.prompt_version
+
+    async def ask(
+        self, questions: Questions, case: TestCase, *, claims: Sequence[str] = (), sample: int = 0
+    ) -> Answers:
+        """Each question answered by the method below that answers it; ``sample`` is ignored."""
+        found: dict[str, JudgeResult] = {}
+        failed: dict[str, str] = {}
+        for question in questions:
+            if question is EXTRACT:
+                found[question.name] = await self.extract_claims(case)
+            elif question is VERIFY:
+                found[question.name] = await self.verify_claims(case, claims)
+            elif question is FACTS:
+                facts = await self.verify_claims(case, (), facts=case.needed_facts)
+                found[question.name] = VerificationResult(verdicts=facts.fact_verdicts)
+            elif question is RELEVANCE:
+                found[question.name] = await self.evaluate_relevance(case)
+            elif question is CHUNKS:
+                found[question.name] = await self.rate_chunks(case)
+            else:
+                failed[question.name] = "the offline judge cannot answer it; judge with Claude"
+        usage = sum((answer.usage for answer in found.values()), Usage())
+        return Answers(found=found, failed=failed, usage=usage)
 
     async def extract_claims(self, case: TestCase) -> ClaimsResult:
         return ClaimsResult(claims=tuple(extract_sentence_claims(case.response)))

@@ -1,23 +1,24 @@
-"""The Claude judge's prompts: versioned files, and the hash that names their version.
+"""The Claude judge's prompts: the system prompt, and one file per section a question asks with.
 
 Kept apart from the judge itself, so that naming the judge a report was made with (its prompt
-version) does not load the Anthropic SDK. Each task file belongs to one question
-(:mod:`ragaliq.judges.questions`); the system prompt goes before every one.
+version, :func:`ragaliq.judges.questions.prompt_version`) does not load the Anthropic SDK. Each
+question (:mod:`ragaliq.judges.questions`) names the sections it is asked with; a section two
+questions share (the verdict fields) is written once. The system prompt goes before every
+request, and the composing note before the sections of several questions asked at once.
 """
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 __all__ = [
     "BLOCKS",
+    "COMPOSE_PROMPT",
     "PROMPTS_DIR",
-    "PROMPT_FILES",
-    "PROMPT_VERSION",
     "SYSTEM_PROMPT",
     "Prompts",
     "as_data",
@@ -25,29 +26,11 @@ __all__ = [
 
 PROMPTS_DIR = Path(__file__).parent
 SYSTEM_PROMPT = "system.md"
-PROMPT_FILES = (
-    SYSTEM_PROMPT,
-    "extract_claims.md",
-    "verify_claims.md",
-    "relevance.md",
-    "rate_chunks.md",
-)
-"""Every prompt file, in the order the version hashes them (a new one goes last)."""
+COMPOSE_PROMPT = "compose.md"
+"""Says how to answer several questions in one reply: one member per question."""
 
 
-def _prompt_version() -> str:
-    digest = hashlib.sha256()
-    for name in PROMPT_FILES:
-        digest.update(name.encode())
-        digest.update((PROMPTS_DIR / name).read_bytes())
-    return digest.hexdigest()[:12]
-
-
-PROMPT_VERSION = _prompt_version()
-"""A hash of the prompt files, recorded in every report: a prompt change shows as a new judge."""
-
-
-BLOCKS = ("query", "response", "context", "chunk", "claims")
+BLOCKS = ("query", "response", "context", "chunk", "claims", "facts")
 """The XML-like blocks untrusted text is framed in; text inside one must not open or close one."""
 _OPENERS = frozenset("<\uff1c\ufe64\u2329\u27e8\u3008\u02c2\u2039\u276e\u276c\u1438")
 """``<`` and the characters a reader takes for it: full-width, small, angle brackets, arrows."""
@@ -124,17 +107,23 @@ def as_data(text: str) -> str:
 
 @dataclass(frozen=True)
 class Prompts:
-    """The text of each prompt."""
+    """The text of each prompt file."""
 
     system: str
-    tasks: Mapping[str, str]
-    """Each task's prompt, by its file's name."""
+    compose: str
+    sections: Mapping[str, str]
+    """Each question's sections, by file name."""
 
     @classmethod
     def load(cls) -> Prompts:
-        """Read the prompt files."""
-        read = {
-            name: (PROMPTS_DIR / name).read_text(encoding="utf-8").strip() for name in PROMPT_FILES
-        }
-        system = read.pop(SYSTEM_PROMPT)
-        return cls(system=system, tasks=read)
+        """Read the prompt files (once: they ship with the package)."""
+        return _load()
+
+
+@cache
+def _load() -> Prompts:
+    read = {
+        path.name: path.read_text(encoding="utf-8").strip()
+        for path in sorted(PROMPTS_DIR.glob("*.md"))
+    }
+    return Prompts(system=read.pop(SYSTEM_PROMPT), compose=read.pop(COMPOSE_PROMPT), sections=read)
