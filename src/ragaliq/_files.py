@@ -28,6 +28,7 @@ __all__ = [
     "own_files_like",
     "set_owner",
     "write_atomic",
+    "write_atomic_bytes",
 ]
 
 Owner = tuple[int, int]
@@ -109,6 +110,31 @@ def write_atomic(path: Path, text: str) -> None:
     """
     with open_atomic(path) as out:
         out.write(text)
+
+
+def write_atomic_bytes(path: Path, data: bytes) -> None:
+    """:func:`write_atomic` for bytes that are already safe to write (compressed data).
+
+    Raises:
+        OutputError: the file or its folder cannot be written; nothing is left behind.
+    """
+    try:
+        make_folders(path.parent)
+        mode = _mode_for(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from exc
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        give_to_owner(Path(tmp))
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise _cannot_write(path, exc) from exc
 
 
 class AtomicWriter:

@@ -30,6 +30,7 @@ from ragaliq.models import Progress, ReportHead
 from ragaliq.policy import Budget
 from ragaliq.report.markdown import CaseDigest, render_comment, render_summary
 from ragaliq.repository import FileSource, WorkTree
+from ragaliq.store.found import BaselineFinder
 from ragaliq.trust import (
     Floor,
     hold_to_baseline,
@@ -63,6 +64,12 @@ class GateSetup:
     dataset: str | Path | None = None
     """The dataset: a path on disk (an artifact's file, ``--dataset``), a repository path in the
     workspace, or None for the config's."""
+    dataset_option: str = "--dataset"
+    """How the user names the dataset where they run: ``--dataset``, or the action's input."""
+    base: str | None = None
+    """How messages name the base: ``main@1a2b3c4``."""
+    finder: BaselineFinder | None = None
+    """Reads the base's baseline from the data branch, when the trusted config keeps one there."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,9 +152,15 @@ def plan_gate(setup: GateSetup) -> GatePlan:
         config_file=setup.config_file,
         baseline_file=setup.baseline_file,
         config_name=setup.config_name,
+        base=setup.base,
+        finder=setup.finder,
     )
     inputs = load_gate_inputs(  # registers the bar's own API key as a secret
-        bar, work=setup.work, config_path=setup.config_path, dataset=setup.dataset
+        bar,
+        work=setup.work,
+        config_path=setup.config_path,
+        dataset=setup.dataset,
+        dataset_option=setup.dataset_option,
     )
     judge, chosen = judge_of_baseline(inputs.config.judge, bar.baseline)
     if judge.batch:  # a gate is waited on: it asks interactively even when runs batch
