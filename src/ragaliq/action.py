@@ -35,7 +35,14 @@ from ragaliq.github.publication import (
     set_outputs,
     status_for,
 )
-from ragaliq.github.recording import DATASET_INPUT, store_baseline, update_baseline
+from ragaliq.github.recording import (
+    BASELINE_ANSWERS,
+    DATASET_INPUT,
+    gather_answers,
+    keep_answers,
+    store_baseline,
+    update_baseline,
+)
 from ragaliq.github.remote import Remote, connect
 from ragaliq.github.settings import ActionSettings, PullRequest
 from ragaliq.github.zones import (
@@ -47,6 +54,7 @@ from ragaliq.github.zones import (
     review_without_data,
 )
 from ragaliq.inputs import Inputs
+from ragaliq.judges.answers import AnswerRows
 from ragaliq.judges.factory import (
     API_KEY_ENV,
     BASE_URL_ENV,
@@ -138,7 +146,7 @@ async def action(
         judge_env[BASE_URL_ENV] = settings.anthropic_base_url
     checked_comment_id(settings.comment_id)
     if settings.mode == "update-baseline":
-        return await update_baseline(settings, judge_env, workflow, open_judge)
+        return await update_baseline(settings, judge_env, workflow, open_judge, remote)
     if settings.mode == "store-baseline":
         return store_baseline(settings, workflow, remote)
     run = settings.workflow_run
@@ -156,8 +164,11 @@ async def action(
             title="RagaliQ Gate",
         )
         return ExitCode.PASSED
+    answers = AnswerRows()
     if settings.pull_request is None and run is None:  # a gate outside a pull request
-        gate = await _gate(settings, judge_env, result, remote, open_judge, hardening, None)
+        gate = await _gate(
+            settings, judge_env, result, remote, open_judge, hardening, None, answers
+        )
         return _publish(settings, result, gate)
     targets = (settings.pull_request,) if run is None else remote.pull_requests_of(run)
     if not targets:
@@ -173,7 +184,7 @@ async def action(
         publication.aim(target)
         codes.append(
             await _gate_pull_request(
-                settings, judge_env, publication, remote, open_judge, hardening, target
+                settings, judge_env, publication, remote, open_judge, hardening, target, answers
             )
         )
     if len(codes) > 1:
@@ -189,13 +200,14 @@ async def _gate_pull_request(
     open_judge: JudgeOpener,
     hardening: Hardening,
     pr: PullRequest,
+    answers: AnswerRows,
 ) -> ExitCode:
     """Gate one pull request against its own base; a failure is reported on it alone."""
     try:
         if settings.workflow_run is None:
             pr = remote.check_pull_request(pr)
             result.pull_request = pr
-        gate = await _gate(settings, env, result, remote, open_judge, hardening, pr)
+        gate = await _gate(settings, env, result, remote, open_judge, hardening, pr, answers)
     except RagaliqError as exc:
         said = str(exc) if f"#{pr.number}" in str(exc) else f"pull request #{pr.number}: {exc}"
         result.workflow.error(said, title="RagaliQ Gate")
@@ -219,12 +231,14 @@ async def _gate(
     open_judge: JudgeOpener,
     hardening: Hardening,
     pr: PullRequest | None,
+    answers: AnswerRows,
 ) -> _Gated:
     """The gate sequence on the pull request: where it may judge, what, and the decision."""
     zone_notice = check_zone(settings, pr)
     work = WorkTree(settings.workspace)
     data = dataset_of(settings, remote, pr)
     result.set_status("pending", "judging the pull request's RAG outputs")
+    finder = remote.baselines_of(pr.base_sha, pr.base_ref) if pr is not None else None
     plan = plan_gate(
         GateSetup(
             trusted=(
@@ -242,7 +256,7 @@ async def _gate(
             dataset=data.path,
             dataset_option=DATASET_INPUT,
             base=pr.base if pr is not None else None,
-            finder=remote.baselines_of(pr.base_sha, pr.base_ref) if pr is not None else None,
+            finder=finder,
         )
     )
     plan = _judge_for_key(plan, env)
@@ -263,6 +277,10 @@ async def _gate(
     result.workflow.log(f"the bar: {plan.source}; the baseline: {plan.inputs.baseline_file}")
     outputs = ResultFiles.of(settings)
     check_writable(*outputs.paths, reads=plan.inputs.files)
+    for note in gather_answers(
+        answers, baseline=finder.found if finder is not None else None, remote=remote
+    ):
+        result.workflow.log(note)
     gate_run = await run_gate(
         plan,
         open_judge=open_judge,
@@ -273,8 +291,10 @@ async def _gate(
         details_url=settings.run_url,
         extra_notices=tuple(notices),
         acceptances=acceptances,
+        answers=answers,
     )
     html_path = outputs.write(plan.inputs, gate_run.head, gate_run.decision)
+    keep_answers(answers, outputs, skip=(BASELINE_ANSWERS,))
     return _Gated(run=gate_run, outputs=outputs, html_path=html_path)
 
 

@@ -24,6 +24,7 @@ from ragaliq.exits import ExitCode, gate_exit_code
 from ragaliq.gate import Comparison, GateDecision
 from ragaliq.gate.acceptance import Acceptance
 from ragaliq.inputs import Inputs, load_gate_inputs
+from ragaliq.judges.answers import AnswerRows
 from ragaliq.judges.factory import JudgeOpener
 from ragaliq.judging import CaseSink, JudgedRun, judge_inputs
 from ragaliq.models import Progress, ReportHead
@@ -188,11 +189,13 @@ async def run_gate(
     details_url: str | None = None,
     extra_notices: tuple[str, ...] = (),
     acceptances: tuple[Acceptance, ...] = (),
+    answers: AnswerRows | None = None,
 ) -> GateRun:
     """Judge the plan's inputs while the comparison watches, then decide and render.
 
     ``acceptances`` are reviewers' acceptances of findings at this commit, already checked for
-    who gave them (:mod:`ragaliq.gate.acceptance`).
+    who gave them (:mod:`ragaliq.gate.acceptance`). ``answers`` is the store of signed judge
+    answers to reuse and add to, in place of the config's cache file (the action's).
 
     The gate's budget bounds the run (see :func:`~ragaliq.judging.judge_inputs`).
 
@@ -204,7 +207,8 @@ async def run_gate(
     """
     watch = GateWatch.of(plan.inputs, plan.baseline, acceptances)
     inputs = plan.inputs
-    async with open_judge(plan.judge, env=env, cache_path=inputs.cache_path) as choice:
+    store = {"answers": answers} if answers is not None else {}
+    async with open_judge(plan.judge, env=env, cache_path=inputs.cache_path, **store) as choice:
         run = await judge_inputs(
             inputs,
             choice=choice,

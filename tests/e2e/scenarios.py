@@ -8,6 +8,7 @@ main is protected on the fake, so a workflow that tried to push to it would be r
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,6 +99,33 @@ class Repository:
         event["pull_request"]["head"]["ref"] = head_ref
         event["action"] = "opened"
         return event
+
+    def push_to_pull(
+        self,
+        event: dict[str, Any],
+        *,
+        message: str = "another push",
+        rows: list[dict] | None = None,
+    ) -> dict[str, Any]:
+        """A new commit on the pull request's branch (with ``rows`` as its outputs, else the
+        same), and the ``synchronize`` event GitHub sends for it."""
+        workspace = self.action.workspace
+        pr = event["pull_request"]
+        base = git(workspace, "rev-parse", "HEAD")
+        git(workspace, "checkout", "-q", "--detach", pr["head"]["sha"])
+        if rows is not None:
+            write_dataset(workspace, rows)
+        (workspace / "NOTES.md").write_text(f"{message}\n", encoding="utf-8")
+        head = self.action.commit(message)
+        git(workspace, "checkout", "-q", "main")
+        assert git(workspace, "rev-parse", "HEAD") == base
+        self.action.github.push_to_pull(
+            REPO, pr["number"], head_sha=head, base_sha=pr["base"]["sha"]
+        )
+        pushed = json.loads(json.dumps(event))
+        pushed["action"] = "synchronize"
+        pushed["pull_request"]["head"]["sha"] = head
+        return pushed
 
     def play_pull_request(self, event: dict[str, Any], pipeline: Any = None) -> dict[str, Any]:
         """ragaliq.yml's jobs on a pull_request event, in order."""

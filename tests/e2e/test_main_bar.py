@@ -6,7 +6,7 @@ is protected and whose baselines live on the data branch (:mod:`tests.e2e.scenar
 from __future__ import annotations
 
 from tests.e2e.scenarios import Repository
-from tests.e2e.workspace import REPO
+from tests.e2e.workspace import REPO, cases
 
 
 def test_a_baseline_recorded_on_a_protected_main_sets_the_bar_of_its_pull_requests(setup):
@@ -15,7 +15,7 @@ def test_a_baseline_recorded_on_a_protected_main_sets_the_bar_of_its_pull_reques
     assert job.code == 0, job.log_all
     assert repo.writes_to_main() == []  # nothing pushed to main: its protection holds
     stored = setup.github.branch_files(REPO, "ragaliq-baselines")
-    assert {"index.json", f"baselines/{sha}.json.gz"} <= set(stored)
+    assert {"index.json", f"baselines/{sha}.json.gz", f"answers/{sha}.jsonl.gz"} <= set(stored)
     assert f"Stored: the baseline of main@{sha[:7]}" in job.log_all
 
     event = repo.open_pull(21, regressed=True)
@@ -33,6 +33,37 @@ def test_a_baseline_recorded_on_a_protected_main_sets_the_bar_of_its_pull_reques
     assert retired.state == "error" and "'RagaliQ Gate (main)'" in retired.description
 
     clean = repo.open_pull(22, regressed=False)
+    before = setup.anthropic.count()
     gate = repo.play_pull_request(clean)["gate"]
     assert gate.code == 0, gate.log
+    assert setup.anthropic.count() == before  # every case unchanged: the baseline run's answers
     assert repo.main_status(clean["pull_request"]["head"]["sha"])[-1][0] == "success"
+
+
+def test_unchanged_cases_cost_nothing_and_a_changed_case_only_its_own_calls(setup):
+    repo = Repository.adopted(setup)
+    repo.push_main()
+    rows = cases()
+    one = [{**rows[0], "response": rows[0]["response"] + " Support answers within 4 hours."}]
+    event = repo.open_pull(23, regressed=False, rows=one + rows[1:])
+    before = setup.anthropic.count()
+    first = repo.play_pull_request(event)["gate"]
+    assert first.code in (0, 1), first.log
+    spent = setup.anthropic.count() - before
+    assert 0 < spent <= 3  # the changed case's questions; the rest from the baseline's run
+
+    # A second push with the same outputs: every answer from the first gate's artifact, read
+    # through the API as data; no cache archive anywhere.
+    again = repo.push_to_pull(event, message="reword a comment")
+    before = setup.anthropic.count()
+    second = repo.play_pull_request(again)["gate"]
+    assert second.code == first.code, second.log
+    assert setup.anthropic.count() == before
+    assert repo.player.restored == [] and repo.player.caches == []
+
+    # A push that changes one more case pays for that case alone.
+    two = [{**rows[1], "response": rows[1]["response"] + " Refunds take 30 days."}]
+    third_event = repo.push_to_pull(again, rows=one + two + rows[2:])
+    before = setup.anthropic.count()
+    repo.play_pull_request(third_event)
+    assert 0 < setup.anthropic.count() - before <= 3

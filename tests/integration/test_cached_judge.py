@@ -187,7 +187,7 @@ async def test_a_signed_row_that_no_longer_reads_is_dropped_and_judged_again(
     await run_cached(make_judge(), path)
     writer = CachedJudge(make_judge(), path, secret=KEY)
     key = writer.key_for("extract_claims", cases(1)[0])
-    writer._put(key, '{"claims": [')  # as a build with another result layout might have stored
+    writer.store.put(key, '{"claims": [')  # as a build with another result layout might have stored
     await writer.aclose()
 
     report, again = await run_cached(make_judge(), path)
@@ -261,7 +261,7 @@ async def test_a_cached_supported_verdict_without_its_quote_in_the_context_is_do
             ),
         )
     )
-    writer._put(writer.key_for("verify_claims", case, claims), stored.model_dump_json())
+    writer.store.put(writer.key_for("verify_claims", case, claims), stored.model_dump_json())
     await writer.aclose()
 
     reader = CachedJudge(make_judge(), path, secret=KEY)

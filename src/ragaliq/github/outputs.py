@@ -44,6 +44,8 @@ class ResultFiles:
     report: Path
     decision: Path
     html: Path | None
+    answers: Path
+    """The signed judge answers the run used (written only when there are any)."""
 
     @classmethod
     def of(cls, settings: ActionSettings) -> ResultFiles:
@@ -51,6 +53,7 @@ class ResultFiles:
             workspace=settings.workspace,
             report=workspace_file(settings, REPORT_PATH, "the report"),
             decision=workspace_file(settings, DECISION_PATH, "the decision"),
+            answers=workspace_file(settings, ANSWERS_PATH, "the judge answers"),
             html=(
                 workspace_file(settings, settings.html_report, "input html-report")
                 if settings.html_report
@@ -60,7 +63,7 @@ class ResultFiles:
 
     @property
     def paths(self) -> tuple[Path | None, ...]:
-        return (self.report, self.decision, self.html)
+        return (self.report, self.decision, self.html, self.answers)
 
     def shown(self, path: Path) -> str:
         return in_workspace(path, self.workspace)

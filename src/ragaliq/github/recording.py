@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ragaliq._files import check_writable
+from ragaliq._files import check_writable, write_atomic
 from ragaliq.baseline import Origin, parse_baseline, write_baseline
-from ragaliq.errors import ConfigError
+from ragaliq.config import BaselinesConfig
+from ragaliq.errors import ConfigError, RagaliqError
 from ragaliq.exits import ExitCode
 from ragaliq.gate_sequence import GateWatch
 from ragaliq.github.commands import Workflow
@@ -31,20 +32,64 @@ from ragaliq.github.publication import set_outputs
 from ragaliq.github.remote import Remote
 from ragaliq.github.settings import ActionSettings
 from ragaliq.inputs import load_inputs_from
+from ragaliq.judges.answers import AnswerRows
 from ragaliq.judges.factory import JudgeOpener, has_credentials
 from ragaliq.judging import judge_with
 from ragaliq.report.markdown import render_summary
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
 from ragaliq.run_report import ReportFile
+from ragaliq.store.found import FoundBaseline
 from ragaliq.store.layout import baseline_digest
 from ragaliq.text.counts import plural
 from ragaliq.trust import MAX_BASELINE_BYTES, read_bar
 
-__all__ = ["DATASET_INPUT", "store_baseline", "update_baseline"]
+__all__ = [
+    "BASELINE_ANSWERS",
+    "DATASET_INPUT",
+    "gather_answers",
+    "keep_answers",
+    "store_baseline",
+    "update_baseline",
+]
 
 DATASET_INPUT = "the action's `dataset` input"
 """How messages name the dataset where the action runs."""
+
+
+BASELINE_ANSWERS = "the baseline store"
+"""Where answers read from the baseline store are said to come from (and are not copied on)."""
+
+
+def gather_answers(
+    answers: AnswerRows, *, baseline: FoundBaseline | None, remote: Remote
+) -> list[str]:
+    """Load the signed answers a gate may reuse.
+
+    Those the baseline's run kept, then those of earlier gates' artifacts. Returned: what to
+    log (answers only save calls: nothing here fails the gate).
+    """
+    notes: list[str] = []
+    if baseline is not None:
+        try:
+            kept = baseline.answers()
+        except RagaliqError as exc:
+            kept, notes = None, [f"the baseline run's judge answers were not read: {exc}"]
+        if kept:
+            taken = answers.load(kept, source=BASELINE_ANSWERS)
+            notes.append(f"{plural(taken, 'judge answer')} read from the baseline store")
+    files, unread = remote.answer_files()
+    for where, data in files:
+        taken = answers.load(data, source=where)
+        notes.append(f"{plural(taken, 'judge answer')} read from {where}")
+    return [*notes, *unread]
+
+
+def keep_answers(answers: AnswerRows, outputs: ResultFiles, *, skip: tuple[str, ...] = ()) -> None:
+    """Write the signed answers this run used where the workflow uploads them from."""
+    data = answers.export(skip=skip)
+    if data:
+        write_atomic(outputs.answers, data.decode("utf-8"))
 
 
 async def update_baseline(
@@ -52,8 +97,13 @@ async def update_baseline(
     env: Mapping[str, str],
     workflow: Workflow,
     open_judge: JudgeOpener,
+    remote: Remote,
 ) -> ExitCode:
-    """Judge the workspace's dataset and write the baseline (a push to the base branch)."""
+    """Judge the workspace's dataset and write the baseline (a push to the base branch).
+
+    Cases unchanged since the newest stored baseline cost nothing: its run's signed answers
+    are read from the store, and this run's are written for the store-baseline step to keep.
+    """
     work = WorkTree(settings.workspace)
     inputs = load_inputs_from(
         work,
@@ -74,6 +124,10 @@ async def update_baseline(
             "mode update-baseline needs the judge the gate uses: set the anthropic-api-key "
             "input (or judge.provider: offline in the config)"
         )
+    answers = AnswerRows()
+    if inputs.config.baselines.store == "branch":
+        for note in _previous_answers(answers, remote, inputs.config.baselines):
+            workflow.log(note)
     watch = GateWatch.of(inputs, None)
     run = await judge_with(
         inputs,
@@ -83,7 +137,9 @@ async def update_baseline(
         report_path=outputs.report,
         sinks=watch.sinks,
         on_progress=ProgressPrinter(workflow.stream, live=False),
+        answers=answers,
     )
+    keep_answers(answers, outputs)
     rules = inputs.config.rules()
     origin = (
         Origin(repository=settings.repository, run_id=int(settings.run_id))
@@ -124,6 +180,19 @@ async def update_baseline(
             f"{recorded}; commit it to the base branch for pull requests to be compared with it."
         )
     return ExitCode.PASSED
+
+
+def _previous_answers(answers: AnswerRows, remote: Remote, store: BaselinesConfig) -> list[str]:
+    """Load the answers kept with the newest stored baseline; what to log."""
+    try:
+        view = remote.baseline_store(store).view()
+        kept = view.answers() if view is not None else None
+    except RagaliqError as exc:
+        return [f"the stored baselines' judge answers were not read: {exc}"]
+    if not kept:
+        return []
+    taken = answers.load(kept, source=BASELINE_ANSWERS)
+    return [f"{plural(taken, 'judge answer')} read from the baseline store"]
 
 
 def store_baseline(settings: ActionSettings, workflow: Workflow, remote: Remote) -> ExitCode:

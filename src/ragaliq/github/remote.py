@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ragaliq.config import BaselinesConfig, GatePolicy
 from ragaliq.gate.acceptance import Acceptance
-from ragaliq.github.artifacts import ArtifactDataset, download_dataset
+from ragaliq.github.artifacts import ArtifactDataset, download_dataset, read_answer_files
 from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
 from ragaliq.github.contents import ContentsAtCommit
@@ -18,12 +18,17 @@ from ragaliq.github.reviews import read_acceptances_from_reviews
 from ragaliq.github.runs import Upload, handed_over_at
 from ragaliq.github.settings import ActionSettings, PullRequest, WorkflowRun
 from ragaliq.github.status import CommitStatus
+from ragaliq.judges.answers import MAX_ANSWER_FILE_BYTES
 from ragaliq.repository import FallbackSource, FileSource, GitCommit
 from ragaliq.store.finder import StoreFinder
-from ragaliq.store.found import BaselineFinder
 from ragaliq.store.layout import BaselineStore
 
-__all__ = ["Remote", "connect"]
+__all__ = ["ANSWERS_ARTIFACT", "ANSWER_ARTIFACTS_READ", "Remote", "connect"]
+
+ANSWERS_ARTIFACT = "ragaliq-answers"
+"""The artifact the workflows upload a gate's signed judge answers as."""
+ANSWER_ARTIFACTS_READ = 10
+"""How many of the newest such artifacts a gate reads."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,13 +56,16 @@ class Remote:
     ]
     """Reviewers' acceptances at the pull request's head under the trusted policy, and notes on
     the reviews that do not count."""
-    baselines_of: Callable[[str, str], BaselineFinder]
+    baselines_of: Callable[[str, str], StoreFinder]
     """``(commit, branch)``: the stored baseline of a commit of ``branch`` (or of its nearest
     first-parent ancestor), each checked for the run that recorded it."""
     baseline_store: Callable[[BaselinesConfig], BaselineStore]
     """The data branch a config names, to write a baseline to."""
     provenance: Provenance
     """Checks runs and reads first parents through the API."""
+    answer_files: Callable[[], tuple[list[tuple[str, bytes]], list[str]]]
+    """The signed answers earlier gates uploaded (the newest ``ragaliq-answers`` artifacts),
+    read as data, and notes on those that could not be read."""
 
 
 def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
@@ -99,7 +107,7 @@ def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
         )
         return BaselineStore(backend, keep=config.keep)
 
-    def baselines_of(commit: str, branch: str) -> BaselineFinder:
+    def baselines_of(commit: str, branch: str) -> StoreFinder:
         return StoreFinder(
             stores=lambda config: (baseline_store(config),),
             commit=commit,
@@ -111,6 +119,14 @@ def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
         )
 
     return Remote(
+        answer_files=lambda: read_answer_files(
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+            artifact=ANSWERS_ARTIFACT,
+            newest=ANSWER_ARTIFACTS_READ,
+            limit=MAX_ANSWER_FILE_BYTES,
+        ),
         baselines_of=baselines_of,
         baseline_store=baseline_store,
         provenance=provenance,

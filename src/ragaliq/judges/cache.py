@@ -1,34 +1,38 @@
-"""A content-addressed cache of judge results in one SQLite file.
+"""Judge answers reused by what was asked: any judge, wrapped around one answer store.
 
 The key is the sha256 of the judge's identity (provider, model, prompt version, endpoint), the
 operation and its canonical input (what the operation's question shows Claude,
 :func:`~ragaliq.judges.questions.cache_payload`), so an unchanged case costs no call on the next
 run and any change to the prompt, the model, the endpoint or the case misses. Only validated
-results are stored. A corrupt or locked file is reported as a warning and the run goes on without
-the cache.
+results are stored, in the one store of answers (:mod:`ragaliq.judges.answers`): a SQLite file on
+this machine, or the signed rows the action reads from the baseline store and earlier gates'
+artifacts. A store that fails is reported as a warning and the run goes on without it.
 
-A cache file can be planted (a pull request's code runs before the gate in the same job), so every
-entry is signed with a key derived from the judge's API key, which the pull request's code does not
-have; an entry whose signature does not match is ignored. And a cached SUPPORTED verdict has its
-evidence checked against the case's context again, exactly as a fresh one.
+A store can be planted (a pull request's code runs before the gate in the same job), so every
+answer is signed with a key derived from the judge's API key, which the pull request's code does
+not have; an answer whose signature does not match is ignored. And a cached SUPPORTED verdict has
+its evidence checked against the case's context again, exactly as a fresh one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
-import json
-import sqlite3
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from ragaliq._files import give_to_owner, make_folders
 from ragaliq.errors import JudgeError
+from ragaliq.judges.answers import (
+    ANSWER_FORMAT,
+    LOCK_TIMEOUT_S,
+    TABLE,
+    UNSIGNED_WARNING,
+    AnswerStore,
+    SqliteAnswers,
+    answer_key,
+)
 from ragaliq.judges.base import EstimatingJudge, Judge, Operation, verified_evidence
 from ragaliq.judges.questions import cache_payload
 from ragaliq.models import (
@@ -42,35 +46,44 @@ from ragaliq.models import (
     VerificationResult,
 )
 
-__all__ = ["CACHE_FORMAT", "CachedJudge"]
+__all__ = ["CACHE_FORMAT", "LOCK_TIMEOUT_S", "TABLE", "UNSIGNED_WARNING", "CachedJudge"]
 
-CACHE_FORMAT = 2
-"""Part of every key: bumped when the stored layout changes, so old entries are never misread."""
-TABLE = "signed_results"
-LOCK_TIMEOUT_S = 15.0
-"""How long a run waits for another run that is writing the same cache file before giving up on
-the cache; runs that share one file (shards on one runner, a rerun) share its answers."""
-UNSIGNED_WARNING = (
-    "judge cache {path}: entries not signed with this judge's key were ignored and judged again "
-    "(a cache from another key, or a planted one)"
-)
+CACHE_FORMAT = ANSWER_FORMAT
+"""Part of every key (see :data:`~ragaliq.judges.answers.ANSWER_FORMAT`)."""
 
 R = TypeVar("R", bound=JudgeResult)
 
 
 class CachedJudge:
-    """Wraps any judge; answers repeated questions from ``path`` without calling it."""
+    """Wraps any judge; answers repeated questions from a store without calling it.
+
+    The store is ``store`` when given (the action's signed rows), else a SQLite file at
+    ``path`` signed with ``secret``.
+    """
 
     def __init__(
-        self, inner: Judge, path: Path, *, secret: str, lock_timeout_s: float = LOCK_TIMEOUT_S
+        self,
+        inner: Judge,
+        path: Path | None = None,
+        *,
+        secret: str = "",
+        lock_timeout_s: float = LOCK_TIMEOUT_S,
+        store: AnswerStore | None = None,
     ) -> None:
         self.inner = inner
         self.path = path
-        self._signing_key = hashlib.sha256(b"ragaliq-judge-cache\x00" + secret.encode()).digest()
-        self.lock_timeout_s = lock_timeout_s
-        self.warnings: list[str] = []
+        if store is None:
+            if path is None:
+                raise ValueError("a cached judge needs a store or a path")
+            store = SqliteAnswers(path, secret=secret, lock_timeout_s=lock_timeout_s)
+        self.store = store
+        self._warnings: list[str] = []
         self._pending: dict[str, asyncio.Future[str]] = {}
-        self._db = self._open()
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the store and the answers read from it ran into."""
+        return [*self.store.warnings, *self._warnings]
 
     @property
     def info(self) -> JudgeInfo:
@@ -142,7 +155,7 @@ class CachedJudge:
     ) -> bool:
         """Whether an operation's result is cached; nothing is called."""
         key = self.key_for(operation, case, claims, sample=sample, facts=facts)
-        return self._get(key) is not None
+        return self.store.get(key) is not None
 
     def key_for(
         self,
@@ -158,32 +171,11 @@ class CachedJudge:
         return self._key(operation, payload)
 
     async def aclose(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-            try:
-                give_to_owner(*self._side_files())
-            except OSError as exc:
-                self._warn(exc)
+        self.store.close()
         await self.inner.aclose()
 
-    def _side_files(self) -> tuple[Path, ...]:
-        """The files SQLite keeps beside the database while it is open, or after a crash."""
-        return tuple(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm", "-journal"))
-
     def _key(self, operation: str, payload: dict[str, Any]) -> str:
-        info = self.inner.info
-        material = [
-            CACHE_FORMAT,
-            info.provider,
-            info.model,
-            info.prompt_version,
-            info.endpoint,
-            operation,
-            payload,
-        ]
-        canonical = json.dumps(material, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        return answer_key(self.inner.info, operation, payload)
 
     async def _cached(self, key: str, kind: type[R], compute: Callable[[], Awaitable[R]]) -> R:
         hit = self._load(key, kind)
@@ -207,102 +199,22 @@ class CachedJudge:
             self._pending.pop(key, None)
         value = result.model_dump_json()
         future.set_result(value)
-        self._put(key, value)
+        self.store.put(key, value)
         return result
 
     def _load(self, key: str, kind: type[R]) -> R | None:
         """The stored result, or None; a row that no longer reads as a result is dropped."""
-        stored = self._get(key)
+        stored = self.store.get(key)
         if stored is None:
             return None
         try:
             return kind.model_validate_json(stored)
         except ValidationError:
             warning = (
-                f"judge cache {self.path}: stored results that could not be read were dropped; "
-                "those questions are judged again"
+                f"judge cache {self.path or 'answers'}: stored results that could not be read "
+                "were dropped; those questions are judged again"
             )
-            if warning not in self.warnings:
-                self.warnings.append(warning)
-            self._delete(key)
+            if warning not in self._warnings:
+                self._warnings.append(warning)
+            self.store.forget(key)
             return None
-
-    def _delete(self, key: str) -> None:
-        if self._db is None:
-            return
-        try:
-            self._db.execute(f"DELETE FROM {TABLE} WHERE key = ?", (key,))
-        except sqlite3.Error as exc:
-            self._disable(exc)
-
-    def _open(self) -> sqlite3.Connection | None:
-        try:
-            make_folders(self.path.parent)
-            db = sqlite3.connect(self.path, timeout=self.lock_timeout_s, isolation_level=None)
-            try:
-                # Owned by the workspace's owner before SQLite makes its side files: running as
-                # root, SQLite gives them the database's owner.
-                give_to_owner(self.path)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute(
-                    f"CREATE TABLE IF NOT EXISTS {TABLE} (key TEXT PRIMARY KEY, "
-                    "value TEXT NOT NULL, signature TEXT NOT NULL, created REAL NOT NULL)"
-                )
-                db.execute(f"SELECT count(*) FROM {TABLE}").fetchone()
-                give_to_owner(*self._side_files())
-            except BaseException:
-                db.close()
-                raise
-            return db
-        except (sqlite3.Error, OSError) as exc:
-            self._warn(exc)
-            return None
-
-    def _get(self, key: str) -> str | None:
-        if self._db is None:
-            return None
-        try:
-            row = self._db.execute(
-                f"SELECT value, signature FROM {TABLE} WHERE key = ?", (key,)
-            ).fetchone()
-        except sqlite3.Error as exc:
-            self._disable(exc)
-            return None
-        if row is None:
-            return None
-        value, signature = str(row[0]), str(row[1])
-        if not hmac.compare_digest(signature, self._sign(key, value)):
-            warning = UNSIGNED_WARNING.format(path=self.path)
-            if warning not in self.warnings:
-                self.warnings.append(warning)
-            self._delete(key)
-            return None
-        return value
-
-    def _put(self, key: str, value: str) -> None:
-        if self._db is None:
-            return
-        try:
-            self._db.execute(
-                f"INSERT OR REPLACE INTO {TABLE} (key, value, signature, created) "
-                "VALUES (?, ?, ?, ?)",
-                (key, value, self._sign(key, value), time.time()),
-            )
-        except sqlite3.Error as exc:
-            self._disable(exc)
-
-    def _sign(self, key: str, value: str) -> str:
-        message = f"{key}\x00{value}".encode()
-        return hmac.new(self._signing_key, message, hashlib.sha256).hexdigest()
-
-    def _disable(self, exc: Exception) -> None:
-        self._warn(exc)
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
-    def _warn(self, exc: Exception) -> None:
-        self.warnings.append(
-            f"judge cache {self.path} is unusable ({exc}); continuing without it. "
-            "Delete the file to start a fresh cache."
-        )

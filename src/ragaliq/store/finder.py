@@ -45,6 +45,8 @@ class StoreFinder:
     """A commit's first parent; None when unknown (a root commit, a shallow history)."""
     verify: Verify | None = None
     """None where no API can be asked: the description says the baseline was not checked."""
+    found: FoundBaseline | None = field(default=None, init=False)
+    """The baseline the last :meth:`find` found, with the answers its run kept."""
     _parents: dict[str, str | None] = field(default_factory=dict, init=False)
 
     def find(self, settings: BaselinesConfig) -> FoundBaseline | None:
@@ -52,9 +54,10 @@ class StoreFinder:
             view = store.view()
             if view is None:
                 continue
-            found = self._nearest(view, settings.ancestors)
-            if found is not None:
-                return self._read(view, *found, settings=settings)
+            nearest = self._nearest(view, settings.ancestors)
+            if nearest is not None:
+                self.found = self._read(view, *nearest, settings=settings)
+                return self.found
         return None
 
     def _nearest(self, view: StoreView, ancestors: int) -> tuple[str, int] | None:
