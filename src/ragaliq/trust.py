@@ -290,11 +290,11 @@ def _base_baseline(
                 if settings.ancestors
                 else ""
             )
-            raise BaselineError(
-                f"no baseline for {base} in {settings.branch}{searched}; re-run the baseline "
-                f"workflow ({settings.workflow}) on that branch's latest commit, and see "
-                "docs/baselines.md"
+            fix = finder.hint or (
+                f"re-run the baseline workflow ({settings.workflow}) on that branch's latest "
+                "commit, and see docs/baselines.md"
             )
+            raise BaselineError(f"no baseline for {base} in {settings.branch}{searched}; {fix}")
         notices.append(f"The baseline: {found.description}.")
         return found.baseline
     baseline = _read_baseline(trusted, proposal, path, must_exist=explicit, notices=notices)

@@ -130,7 +130,7 @@ def test_the_first_run_where_the_base_has_no_config_says_no_bar_protects_it(setu
     code, log, _, _ = action.run(event=pr_event(2, base, head), event_name="pull_request")
     assert code == 0, log
     body = action.github.comments(REPO, 2)[0].body
-    assert f"No bar protects main@{base[:7]} yet" in body
+    assert f"No bar protects main@\u200b{base[:7]} yet" in body  # no @mention
     assert "No baseline yet" in body
     statuses = action.github.statuses(REPO, head, context=MAIN)
     assert statuses[-1].description.startswith(f"main@{base[:7]}: ")
@@ -178,6 +178,7 @@ def test_a_bad_comment_id_or_html_path_fails_before_any_judge_call(setup):
     assert code == 2, log
     assert "::error title=RagaliQ Gate::" in log
     (action.workspace / "blocker").write_text("x", encoding="utf-8")
+    action.commit("main: a file where the report's folder would be")
     code, log, _, _ = action.run_unchanged_pull(7, html_report="blocker/r.html")
     assert code == 2, log
     assert "blocker/r.html: cannot be written" in log

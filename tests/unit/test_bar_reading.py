@@ -193,6 +193,8 @@ def test_a_base_with_a_config_and_no_baseline_stops_the_gate_naming_the_base(tmp
 
 
 class Finder:
+    hint = ""
+
     def __init__(self, found) -> None:
         self.found = found
         self.asked: list = []

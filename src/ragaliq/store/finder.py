@@ -45,6 +45,8 @@ class StoreFinder:
     """A commit's first parent; None when unknown (a root commit, a shallow history)."""
     verify: Verify | None = None
     """None where no API can be asked: the description says the baseline was not checked."""
+    hint: str = ""
+    """How to get a baseline when none is found here (a local gate: fetch the branch)."""
     found: FoundBaseline | None = field(default=None, init=False)
     """The baseline the last :meth:`find` found, with the answers its run kept."""
     _parents: dict[str, str | None] = field(default_factory=dict, init=False)

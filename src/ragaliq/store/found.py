@@ -30,6 +30,11 @@ class FoundBaseline:
 class BaselineFinder(Protocol):
     """Finds the baseline of one base commit in the store a trusted config names."""
 
+    @property
+    def hint(self) -> str:
+        """How to get a baseline when none is found (empty: re-run the baseline workflow)."""
+        ...
+
     def find(self, settings: BaselinesConfig) -> FoundBaseline | None:
         """The baseline of the base commit, or of its nearest first-parent ancestor.
 
