@@ -24,6 +24,8 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from string import Template
 
+import yaml
+
 from ragaliq._files import write_atomic
 from ragaliq.baseline import DEFAULT_BASELINE_PATH
 from ragaliq.config import (
@@ -45,6 +47,7 @@ __all__ = [
     "WORKFLOW_FILE",
     "WORKFLOW_FILES",
     "ScaffoldFile",
+    "followed_workflows",
     "scaffold_files",
     "write_scaffold",
 ]
@@ -57,6 +60,8 @@ WORKFLOW_FILES = (WORKFLOW_FILE, FORKS_WORKFLOW_FILE, BASELINE_WORKFLOW_FILE)
 """The workflows ``init`` writes, each the file of that name in ``ragaliq/workflows`` (the same
 files as the repository's ``examples/workflows/``, linted there)."""
 GITIGNORE_FILE = ".ragaliq/.gitignore"
+MAX_WORKFLOW_BYTES = 1024 * 1024
+"""The most of a workflow file read to check what the forks workflow follows."""
 _GITIGNORE = """\
 # RagaliQ Gate's folder: local results only. Main's baselines are kept on the data branch
 # ragaliq-baselines (`baselines` in ragaliq.yaml); the baselines `ragaliq baseline record`
@@ -222,6 +227,53 @@ def scaffold_files(root: Path) -> list[ScaffoldFile]:
         ),
         ScaffoldFile(path=root / GITIGNORE_FILE, text=_GITIGNORE),
     ]
+
+
+def followed_workflows(root: Path) -> list[str]:
+    """A warning for each workflow ``ragaliq-forks.yml`` follows that no workflow file is.
+
+    The files are those of the repository at ``root``. GitHub starts a ``workflow_run``
+    workflow only for the workflows it names, by ``name:`` (or by path, for a workflow without
+    one): a renamed ``ragaliq.yml`` leaves pull requests from forks ungated, and nothing fails
+    to say so.
+    """
+    folder = root / ".github" / "workflows"
+    forks = folder / PurePosixPath(FORKS_WORKFLOW_FILE).name
+    followed = _workflow_run_of(forks)
+    if not followed:
+        return []
+    names: set[str] = set()
+    for path in sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")]):
+        names.add(f".github/workflows/{path.name}")
+        data = _read_workflow(path)
+        if isinstance(data, dict) and isinstance(data.get("name"), str):
+            names.add(data["name"])
+    return [
+        f"{FORKS_WORKFLOW_FILE} follows the workflow {name!r}, which no workflow in "
+        ".github/workflows is named: pull requests from forks would never be gated. Name "
+        f"{WORKFLOW_FILE}'s workflow {name!r} (its `name:`), or list its name under "
+        "`on.workflow_run.workflows` in the forks workflow"
+        for name in followed
+        if name not in names
+    ]
+
+
+def _workflow_run_of(path: Path) -> list[str]:
+    data = _read_workflow(path)
+    if not isinstance(data, dict):
+        return []
+    on = data.get("on", data.get(True))  # YAML 1.1 reads the key `on` as true
+    run = on.get("workflow_run") if isinstance(on, dict) else None
+    workflows = run.get("workflows") if isinstance(run, dict) else None
+    return [w for w in workflows if isinstance(w, str)] if isinstance(workflows, list) else []
+
+
+def _read_workflow(path: Path) -> object:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return yaml.safe_load(handle.read(MAX_WORKFLOW_BYTES))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
 
 
 def write_scaffold(root: Path, *, force: bool = False) -> list[Path]:

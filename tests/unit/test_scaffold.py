@@ -418,3 +418,24 @@ def test_the_sharded_example_judges_in_the_trusted_zone_only():
     assert gate["permissions"]["statuses"] == "write"
     status = gate["steps"][-1]
     assert status["if"] == "${{ always() }}" and "RagaliQ Gate" in status["run"]
+
+
+def test_validate_warns_when_the_forks_workflow_follows_a_workflow_that_does_not_exist(
+    tmp_path, no_api_key
+):
+    write_scaffold(tmp_path)
+    runner = CliRunner()
+    config = str(tmp_path / "ragaliq.yaml")
+    quiet = runner.invoke(cli, ["validate", "--config", config])
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr
+    workflow = tmp_path / ".github/workflows/ragaliq.yml"
+    workflow.write_text(
+        workflow.read_text(encoding="utf-8").replace("name: ragaliq\n", "name: rag checks\n"),
+        encoding="utf-8",
+    )
+    renamed = runner.invoke(cli, ["validate", "--config", config])
+    assert renamed.exit_code == 0
+    assert (
+        "warning: .github/workflows/ragaliq-forks.yml follows the workflow 'ragaliq', which no "
+        "workflow in .github/workflows is named: pull requests from forks would never be gated"
+    ) in renamed.stderr

@@ -46,6 +46,7 @@ from ragaliq.repository import (
     repo_path,
 )
 from ragaliq.run_report import ReportFile, write_report
+from ragaliq.scaffold import followed_workflows
 from ragaliq.shards import Shard, parse_shard, shard_budget, shard_cases
 from ragaliq.store.local import LOCAL_STORE, local_finder
 from ragaliq.text.counts import plural
@@ -203,6 +204,8 @@ def validate(config_path: Path, dataset: Path | None) -> None:
     names = [e.name for e in build_evaluators(inputs.config.evaluators)]
     for notice in inputs.notices:
         echo(f"notice: {notice}", err=True)
+    for warning in followed_workflows(inputs.root):
+        echo(f"warning: {warning}", err=True)
     info = inputs.dataset_info
     read = f"{plural(info.cases, 'case')}, {info.description}" if info else "no cases read"
     echo(

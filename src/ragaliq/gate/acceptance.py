@@ -17,8 +17,8 @@ may not, unless the base config allows it. Nothing the pull request writes (its 
 config, its artifact) is ever read for acceptances.
 
 A claim's id (:func:`claim_id`) is 16 hex characters of a SHA-256 over its case id and its text
-as a reader tells claims apart (:func:`claim_key`), so that claims in any script, or with
-different currencies, never share one.
+as a reader tells claims apart (:func:`claim_key`), so that claims in any script, with different
+currencies, signs, per cent signs or separators between digits never share one.
 
 Locally, ``ragaliq gate --acceptances FILE`` reads the same records from a file, to try the flow.
 """
@@ -82,17 +82,34 @@ class Acceptance(BaseModel):
         return self.claims == ALL or claim in self.claims
 
 
+_DASHES = frozenset("-\u2010\u2011\u2012\u2013\u2212\ufe63")
+"""Hyphens, dashes and the minus sign: a minus when they stand before a number."""
+_PERCENT = frozenset("%\u2030\u2031\u066a")
+
+
 def claim_key(text: str) -> str:
     """A claim's text as its id reads it: what a reader would tell apart, in any script.
 
     NFKC (full-width and compatibility forms fold), case folded; letters, digits, currency and
-    other symbols kept ("5 €" is not "5 $"); punctuation, controls and invisible characters
-    become spaces, and runs of spaces one.
+    other symbols kept ("5 €" is not "5 $"); a sign before a number kept ("-5 °C" is not
+    "5 °C"), every dash or minus sign there read as ``-``; per cent and per mille signs kept
+    ("100%" is not "100"); punctuation between two digits kept ("1.000" is not "1,000", nor
+    "1 000"). Any other punctuation, controls and invisible characters become spaces, and runs
+    of spaces one.
     """
-    kept = [
-        ch if unicodedata.category(ch)[0] in "LNS" else " "
-        for ch in unicodedata.normalize("NFKC", text).casefold()
-    ]
+    chars = unicodedata.normalize("NFKC", text).casefold()
+    kept = []
+    for i, ch in enumerate(chars):
+        before = chars[i - 1] if i else ""
+        after = chars[i + 1] if i + 1 < len(chars) else ""
+        kind = unicodedata.category(ch)[0]
+        between_digits = kind == "P" and before.isdigit() and after.isdigit()
+        if ch in _DASHES and after.isdigit() and not before.isalnum():
+            kept.append("-")
+        elif kind in "LNS" or ch in _PERCENT or between_digits:
+            kept.append(ch)
+        else:
+            kept.append(" ")
     return " ".join("".join(kept).split())
 
 
