@@ -146,6 +146,11 @@ class Publication:
 
 def status_for(code: ExitCode, decision: GateDecision) -> tuple[StatusState, str]:
     """The commit status a finished gate sets: never success for what was not judged."""
+    if code is ExitCode.PASSED and decision.first_run:
+        return "success", (
+            f"first run, on the built-in defaults ({plural(decision.cases, 'case')} judged): no "
+            "bar protects this base yet"
+        )
     if code is ExitCode.PASSED:
         return "success", f"passed ({plural(decision.cases, 'case')} judged)"
     if code is ExitCode.FAILED:
