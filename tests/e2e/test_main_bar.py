@@ -271,3 +271,30 @@ def test_a_dependabot_pull_request_without_the_key_is_never_green(setup):
     state, description = repo.main_status(head)[-1]
     assert state == "error" and "not judged" in description
     assert "anthropic-api-key" in jobs["gate"].log
+
+
+def test_a_config_without_a_dataset_records_main_as_its_pull_requests_are_judged(setup):
+    repo = Repository.adopted(
+        setup, config=STORE_CONFIG.replace("dataset: rag_outputs.jsonl\n", "")
+    )
+    sha, job = repo.push_main()
+    assert job.code == 0, job.log_all  # the workflow names the dataset, as the gate's does
+    event = repo.open_pull(91, regressed=False)
+    assert repo.play_pull_request(event)["gate"].code == 0
+
+    # Run without the dataset input, the baseline job says which input to set, in its summary too.
+    setup.runs += 1
+    runner = setup.trusted_checkout(sha)
+    code, log, _, summary = setup.invoke(
+        workspace=runner,
+        event={"ref": "refs/heads/main", "after": sha},
+        event_name="push",
+        run_id=repo.next_run(),
+        inputs={"INPUT_MODE": "update-baseline"},
+        sha=sha,
+        ref_name="main",
+    )
+    assert code == 2, log
+    assert "set the action's `dataset` input, or 'dataset' in the config" in log
+    assert "--dataset" not in log
+    assert "## RagaliQ Gate: the baseline was not recorded" in summary

@@ -131,3 +131,27 @@ def test_a_local_store_keeps_what_the_settings_keep(tmp_path):
     view = store.view()
     assert view is not None
     assert [view.has(f"{n:040x}") for n in range(3)] == [False, True, True]
+
+
+def test_the_set_up_branch_is_gated_locally_as_a_first_run_on_its_own_dataset(tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git is needed for a repository")
+    root = tmp_path / "new"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "ci@example.com")
+    git(root, "config", "user.name", "CI")
+    (root / "README.md").write_text("a bot\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "before the gate")
+    main = git(root, "rev-parse", "HEAD")
+    git(root, "checkout", "-q", "-b", "set-up")
+    shutil.copy(QUICKSTART / "rag_outputs.jsonl", root / "outputs.jsonl")
+    (root / "ragaliq.yaml").write_text(
+        CONFIG.replace("rag_outputs.jsonl", "outputs.jsonl"), encoding="utf-8"
+    )
+    result = gate(root)
+    assert result.exit_code == 0, result.output
+    assert "no dataset given" not in result.output
+    comment = (root / "c.md").read_text(encoding="utf-8")
+    assert f"No bar protects the base commit {main[:12]} yet" in comment
