@@ -41,6 +41,7 @@ from ragaliq.text.counts import plural
 __all__ = [
     "BASELINE_SCHEMA_VERSION",
     "DEFAULT_BASELINE_PATH",
+    "MAX_BASELINE_BYTES",
     "MAX_BASELINE_LINE_BYTES",
     "Baseline",
     "BaselineCase",
@@ -55,6 +56,8 @@ __all__ = [
 BASELINE_SCHEMA_VERSION = 2
 """Version of the baseline layout: 2 keeps a compact index per case; 1 held the whole report."""
 DEFAULT_BASELINE_PATH = ".ragaliq/baseline.json"
+MAX_BASELINE_BYTES = 512 * 1024 * 1024
+"""The size limit of a baseline file."""
 MAX_BASELINE_LINE_BYTES = 16 * 1024**2
 """The longest line of a baseline: one case's index entry."""
 Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]

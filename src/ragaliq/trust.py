@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ragaliq.baseline import Baseline, parse_baseline
+from ragaliq.baseline import MAX_BASELINE_BYTES, Baseline, parse_baseline
 from ragaliq.config import BaselinesConfig, GateConfig, GatePolicy, JudgeConfig, parse_config
 from ragaliq.errors import BaselineError, ConfigError, RepositoryError
 from ragaliq.evaluators import evaluator_class
@@ -58,9 +58,6 @@ __all__ = [
     "read_text",
     "tighten",
 ]
-
-MAX_BASELINE_BYTES = 512 * 1024 * 1024
-"""The size limit of a baseline file."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -35,9 +35,9 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ragaliq.baseline import MAX_BASELINE_BYTES
 from ragaliq.errors import BaselineError, OutputError
 from ragaliq.repository import FileSource
-from ragaliq.trust import MAX_BASELINE_BYTES
 
 __all__ = [
     "ANSWER_KEEP",

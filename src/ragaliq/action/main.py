@@ -21,27 +21,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ragaliq._files import check_writable, own_files_like
-from ragaliq.environment import Hardening, harden_action_environment
-from ragaliq.errors import ConfigError, RagaliqError
-from ragaliq.exits import ExitCode, stopped_exit
-from ragaliq.gate.acceptance import Acceptance
-from ragaliq.gate_sequence import GatePlan, GateRun, GateSetup, plan_gate, run_gate
-from ragaliq.github.commands import Workflow
-from ragaliq.github.outputs import DECISION_PATH, REPORT_PATH, ResultFiles
-from ragaliq.github.publication import (
-    Publication,
-    annotate,
-    checked_comment_id,
-    set_outputs,
-    status_for,
-)
-from ragaliq.github.recording import (
+from ragaliq.action.outputs import ResultFiles
+from ragaliq.action.recording import (
     BASELINE_ANSWERS,
     DATASET_INPUT,
     gather_answers,
     keep_answers,
     store_baseline,
     update_baseline,
+)
+from ragaliq.environment import Hardening, harden_action_environment
+from ragaliq.errors import ConfigError, RagaliqError
+from ragaliq.exits import ExitCode, stopped_exit
+from ragaliq.gate.acceptance import Acceptance
+from ragaliq.gate_sequence import GatePlan, GateRun, GateSetup, plan_gate, run_gate
+from ragaliq.github.commands import Workflow
+from ragaliq.github.publication import (
+    Publication,
+    annotate,
+    checked_comment_id,
+    set_outputs,
+    status_for,
 )
 from ragaliq.github.remote import Remote, connect
 from ragaliq.github.settings import ActionSettings, PullRequest
@@ -67,7 +67,7 @@ from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
 from ragaliq.text.counts import plural
 
-__all__ = ["DECISION_PATH", "REPORT_PATH", "action", "main"]
+__all__ = ["action", "main"]
 
 ISSUES_URL = "https://github.com/ragaliq/ragaliq-gate/issues"
 

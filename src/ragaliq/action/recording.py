@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ragaliq._files import check_writable, write_atomic
-from ragaliq.baseline import Origin, parse_baseline, write_baseline
+from ragaliq.action.outputs import ANSWERS_PATH, ResultFiles
+from ragaliq.baseline import MAX_BASELINE_BYTES, Origin, parse_baseline, write_baseline
 from ragaliq.config import BaselinesConfig
 from ragaliq.errors import ConfigError, RagaliqError
 from ragaliq.exits import ExitCode
 from ragaliq.gate_sequence import GateWatch
 from ragaliq.github.commands import Workflow
-from ragaliq.github.outputs import ANSWERS_PATH, ResultFiles
 from ragaliq.github.provenance import baseline_artifact
 from ragaliq.github.publication import set_outputs
 from ragaliq.github.remote import Remote
@@ -42,7 +42,7 @@ from ragaliq.run_report import ReportFile
 from ragaliq.store.found import FoundBaseline
 from ragaliq.store.layout import baseline_digest
 from ragaliq.text.counts import plural
-from ragaliq.trust import MAX_BASELINE_BYTES, read_bar
+from ragaliq.trust import read_bar
 
 __all__ = [
     "BASELINE_ANSWERS",
