@@ -1,8 +1,8 @@
 """A new user's story: a fresh repository, `ragaliq init`'s defaults, eleven robot mower FAQ cases.
 
 The repository starts from `ragaliq init` (the offline judge, `fail_on_new_hallucinations: true`),
-commits the FAQ on main and records main's baseline for that commit, then opens pull requests, each a branch gated with `ragaliq gate`
-against the merge base:
+commits the FAQ on main and records main's baseline for that commit, then opens pull requests,
+each a branch gated with `ragaliq gate` against the merge base:
 
 - a faithful rewording (imperative verbs, units, figures in words, weekday and month
   abbreviations, a sentence after "p.m.") passes, and no reason the judge gives it is untrue;
