@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ragaliq.errors import OutputError
 from ragaliq.redaction import redact
@@ -118,23 +118,8 @@ def write_atomic_bytes(path: Path, data: bytes) -> None:
     Raises:
         OutputError: the file or its folder cannot be written; nothing is left behind.
     """
-    try:
-        make_folders(path.parent)
-        mode = _mode_for(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise _cannot_write(path, exc) from exc
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        give_to_owner(Path(tmp))
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise _cannot_write(path, exc) from exc
+    with _replacing(path, binary=True) as handle:
+        handle.write(data)
 
 
 class AtomicWriter:
@@ -161,6 +146,13 @@ def open_atomic(path: Path) -> Iterator[AtomicWriter]:
     Raises:
         OutputError: the file or its folder cannot be written; nothing is left behind.
     """
+    with _replacing(path, binary=False) as handle:
+        yield AtomicWriter(handle)
+
+
+@contextmanager
+def _replacing(path: Path, *, binary: bool) -> Iterator[Any]:
+    """A temporary file beside ``path`` that replaces it once the block is done without error."""
     try:
         make_folders(path.parent)
         _remove_stale(path)
@@ -169,8 +161,11 @@ def open_atomic(path: Path) -> Iterator[AtomicWriter]:
     except OSError as exc:
         raise _cannot_write(path, exc) from exc
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            yield AtomicWriter(handle)
+        opened = (
+            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        )
+        with opened as handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)

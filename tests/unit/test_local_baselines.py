@@ -5,7 +5,6 @@ the gate says which, and that it could not check where the baseline came from.""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,27 +14,15 @@ from ragaliq.cli import cli
 from ragaliq.config import BaselinesConfig
 from ragaliq.store.backends import FolderBackend
 from ragaliq.store.layout import BaselineStore
+from tests.conftest import git, new_repository
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 CONFIG = "dataset: rag_outputs.jsonl\njudge: {provider: offline}\nbaselines: {store: branch}\n"
 
 
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
 @pytest.fixture
 def repo(tmp_path):
-    if shutil.which("git") is None:
-        pytest.skip("git is needed for a repository")
-    root = tmp_path / "clone"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "ci@example.com")
-    git(root, "config", "user.name", "CI")
+    root = new_repository(tmp_path / "clone")
     shutil.copy(QUICKSTART / "rag_outputs.jsonl", root / "rag_outputs.jsonl")
     (root / "ragaliq.yaml").write_text(CONFIG, encoding="utf-8")
     git(root, "add", "-A")
@@ -76,11 +63,8 @@ def test_a_baseline_recorded_here_is_the_local_gates_bar(repo):
 
 def data_branch(tmp_path: Path, name: str, commit: str, baseline: bytes) -> Path:
     """A repository whose branch ragaliq-baselines holds a store with ``commit``'s baseline."""
-    remote = tmp_path / name
-    remote.mkdir()
-    git(remote, "init", "-q", "-b", "ragaliq-baselines")
-    git(remote, "config", "user.email", "ci@example.com")
-    git(remote, "config", "user.name", "CI")
+    remote = new_repository(tmp_path / name)
+    git(remote, "checkout", "-q", "-b", "ragaliq-baselines")
     BaselineStore(FolderBackend(remote), keep=5).put(commit, baseline)
     git(remote, "add", "-A")
     git(remote, "commit", "-q", "-m", "a baseline")
@@ -134,13 +118,7 @@ def test_a_local_store_keeps_what_the_settings_keep(tmp_path):
 
 
 def test_the_set_up_branch_is_gated_locally_as_a_first_run_on_its_own_dataset(tmp_path):
-    if shutil.which("git") is None:
-        pytest.skip("git is needed for a repository")
-    root = tmp_path / "new"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "ci@example.com")
-    git(root, "config", "user.name", "CI")
+    root = new_repository(tmp_path / "new")
     (root / "README.md").write_text("a bot\n", encoding="utf-8")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "before the gate")

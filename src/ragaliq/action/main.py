@@ -164,12 +164,16 @@ async def action(
             title="RagaliQ Gate",
         )
         return ExitCode.PASSED
-    answers = AnswerRows()
+    job = _Job(
+        settings=settings,
+        env=judge_env,
+        remote=remote,
+        open_judge=open_judge,
+        hardening=hardening,
+        answers=AnswerRows(),
+    )
     if settings.pull_request is None and run is None:  # a gate outside a pull request
-        gate = await _gate(
-            settings, judge_env, result, remote, open_judge, hardening, None, answers
-        )
-        return _publish(settings, result, gate)
+        return _publish(settings, result, await _gate(job, result, None))
     targets = (settings.pull_request,) if run is None else remote.pull_requests_of(run)
     if not targets:
         assert run is not None
@@ -182,38 +186,39 @@ async def action(
         assert target is not None
         publication = result if i == 0 else dataclasses.replace(result, status=None, retired=None)
         publication.aim(target)
-        codes.append(
-            await _gate_pull_request(
-                settings, judge_env, publication, remote, open_judge, hardening, target, answers
-            )
-        )
+        codes.append(await _gate_pull_request(job, publication, target))
     if len(codes) > 1:
         workflow.set_output("passed", "true" if set(codes) == {ExitCode.PASSED} else "false")
     return max(codes)
 
 
-async def _gate_pull_request(
-    settings: ActionSettings,
-    env: Mapping[str, str],
-    result: Publication,
-    remote: Remote,
-    open_judge: JudgeOpener,
-    hardening: Hardening,
-    pr: PullRequest,
-    answers: AnswerRows,
-) -> ExitCode:
+@dataclass(frozen=True, kw_only=True)
+class _Job:
+    """What every gate of one run shares: its settings, its collaborators, the judge answers."""
+
+    settings: ActionSettings
+    env: Mapping[str, str]
+    """The environment the judge is built with (the inputs' key and endpoint in it)."""
+    remote: Remote
+    open_judge: JudgeOpener
+    hardening: Hardening
+    answers: AnswerRows
+    """The signed answers every gate of the run reuses and adds to."""
+
+
+async def _gate_pull_request(job: _Job, result: Publication, pr: PullRequest) -> ExitCode:
     """Gate one pull request against its own base; a failure is reported on it alone."""
     try:
-        if settings.workflow_run is None:
-            pr = remote.check_pull_request(pr)
+        if job.settings.workflow_run is None:
+            pr = job.remote.check_pull_request(pr)
             result.pull_request = pr
-        gate = await _gate(settings, env, result, remote, open_judge, hardening, pr, answers)
+        gate = await _gate(job, result, pr)
     except RagaliqError as exc:
         said = str(exc) if f"#{pr.number}" in str(exc) else f"pull request #{pr.number}: {exc}"
         result.workflow.error(said, title="RagaliQ Gate")
         result.could_not_judge(str(exc))
         return ExitCode.UNJUDGED
-    return _publish(settings, result, gate)
+    return _publish(job.settings, result, gate)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,17 +228,9 @@ class _Gated:
     html_path: str
 
 
-async def _gate(
-    settings: ActionSettings,
-    env: Mapping[str, str],
-    result: Publication,
-    remote: Remote,
-    open_judge: JudgeOpener,
-    hardening: Hardening,
-    pr: PullRequest | None,
-    answers: AnswerRows,
-) -> _Gated:
+async def _gate(job: _Job, result: Publication, pr: PullRequest | None) -> _Gated:
     """The gate sequence on the pull request: where it may judge, what, and the decision."""
+    settings, remote = job.settings, job.remote
     zone_notice = check_zone(settings, pr)
     work = WorkTree(settings.workspace)
     data = dataset_of(settings, remote, pr)
@@ -259,7 +256,7 @@ async def _gate(
             finder=finder,
         )
     )
-    plan = _judge_for_key(plan, env)
+    plan = _judge_for_key(plan, job.env)
     acceptances: tuple[Acceptance, ...] = ()
     review_notes: tuple[str, ...] = ()
     if pr is not None:
@@ -271,30 +268,29 @@ async def _gate(
     notices = [
         *zone_notice,
         *((data.notice.format(cases=_count(plan.inputs)),) if data.notice else ()),
-        *hardening.notices,
+        *job.hardening.notices,
         *review_notes,
     ]
     result.workflow.log(f"the bar: {plan.source}; the baseline: {plan.inputs.baseline_file}")
     outputs = ResultFiles.of(settings)
     check_writable(*outputs.paths, reads=plan.inputs.files)
-    for note in gather_answers(
-        answers, baseline=finder.found if finder is not None else None, remote=remote
-    ):
+    found = finder.found if finder is not None else None
+    for note in gather_answers(job.answers, baseline=found, remote=remote):
         result.workflow.log(note)
     gate_run = await run_gate(
         plan,
-        open_judge=open_judge,
-        env=env,
+        open_judge=job.open_judge,
+        env=job.env,
         report_path=outputs.report,
         on_progress=ProgressPrinter(result.workflow.stream, live=False),
         comment_id=settings.comment_id,
         details_url=settings.run_url,
         extra_notices=tuple(notices),
         acceptances=acceptances,
-        answers=answers,
+        answers=job.answers,
     )
     html_path = outputs.write(plan.inputs, gate_run.head, gate_run.decision)
-    keep_answers(answers, outputs, skip=(BASELINE_ANSWERS,))
+    keep_answers(job.answers, outputs, skip=(BASELINE_ANSWERS,))
     return _Gated(run=gate_run, outputs=outputs, html_path=html_path)
 
 
