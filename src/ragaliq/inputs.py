@@ -111,13 +111,14 @@ def load_inputs_from(
     keep_cases: bool = True,
     config_name: str | None = None,
     dataset_option: str = "--dataset",
+    config_option: str = "--config",
 ) -> Inputs:
     """:func:`load_inputs` for a config at repository path ``config_file`` of ``work``.
 
     The config's own API key, if it has one, is registered as a secret to redact: the working
-    tree is the trusted source here. ``dataset_option`` is how the user names the dataset where
-    they run (``--dataset``, or the action's ``dataset`` input), for the message when none is
-    given.
+    tree is the trusted source here. ``dataset_option`` and ``config_option`` are how the user
+    names the dataset and the config where they run (``--dataset``, or the action's ``dataset``
+    input), for the message when one is missing.
     """
     bar = read_bar(
         trusted=work,
@@ -125,6 +126,7 @@ def load_inputs_from(
         config_file=config_file,
         with_baseline=False,
         config_name=config_name,
+        config_option=config_option,
     )
     register_secret(_key_of(bar.config))
     return _inputs(

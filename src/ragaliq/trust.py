@@ -116,6 +116,7 @@ def read_bar(
     config_name: str | None = None,
     base: str | None = None,
     finder: BaselineFinder | None = None,
+    config_option: str = "--config",
 ) -> Bar:
     """Read the bar from ``trusted`` and what the change proposes from ``proposal``.
 
@@ -139,6 +140,8 @@ def read_bar(
             by default).
         finder: Reads the baseline of the base from the data branch (``store: branch``); None
             where that store cannot be read.
+        config_option: How the user names the config where they run (``--config``, or the
+            action's ``config`` input), for the message when there is none.
 
     Raises:
         ConfigError: a config does not validate, or names a path outside the repository.
@@ -154,7 +157,12 @@ def read_bar(
         if proposed is None:
             raise ConfigError(
                 f"{config_name or config_file}: not found; write one with `ragaliq init` (or by "
-                "hand: see the README's config reference), or pass --config with the right path"
+                "hand: see the README's config reference), or "
+                + (
+                    f"pass {config_option} with the right path"
+                    if config_option.startswith("--")
+                    else f"set {config_option} to the right path"
+                )
             )
         config = trusted_config = proposed
     else:

@@ -55,6 +55,8 @@ __all__ = [
 
 DATASET_INPUT = "the action's `dataset` input"
 """How messages name the dataset where the action runs."""
+CONFIG_INPUT = "the action's `config` input"
+"""How messages name the config where the action runs."""
 
 
 BASELINE_ANSWERS = "the baseline store"
@@ -111,6 +113,7 @@ async def update_baseline(
         config_path=settings.workspace / settings.config,
         dataset=settings.dataset or None,
         dataset_option=DATASET_INPUT,
+        config_option=CONFIG_INPUT,
     )
     explicit = repo_path(settings.baseline, what="input baseline") if settings.baseline else None
     baseline_file = explicit or inputs.baseline_file
@@ -208,7 +211,11 @@ def store_baseline(settings: ActionSettings, workflow: Workflow, remote: Remote)
     work = WorkTree(settings.workspace)
     config_file = repo_path(settings.config, what="input config")
     config = read_bar(
-        trusted=work, proposal=work, config_file=config_file, with_baseline=False
+        trusted=work,
+        proposal=work,
+        config_file=config_file,
+        with_baseline=False,
+        config_option=CONFIG_INPUT,
     ).config
     store = config.baselines
     if store.store != "branch":
