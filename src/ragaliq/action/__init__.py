@@ -3,6 +3,7 @@
 - :mod:`~ragaliq.action.main`: the edge (``main()`` builds the real collaborators from the
   environment a Docker action gets) and the gate on each pull request;
 - :mod:`~ragaliq.action.recording`: ``update-baseline`` and ``store-baseline``, on a push;
+- :mod:`~ragaliq.action.answers`: the signed judge answers a run reuses and leaves behind;
 - :mod:`~ragaliq.action.outputs`: the files a run leaves in the workspace for later steps.
 """
 

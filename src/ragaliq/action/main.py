@@ -21,15 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ragaliq._files import check_writable, own_files_like
+from ragaliq.action.answers import BASELINE_ANSWERS, gather_answers, keep_answers
 from ragaliq.action.outputs import ResultFiles
-from ragaliq.action.recording import (
-    BASELINE_ANSWERS,
-    DATASET_INPUT,
-    gather_answers,
-    keep_answers,
-    store_baseline,
-    update_baseline,
-)
+from ragaliq.action.recording import DATASET_INPUT, store_baseline, update_baseline
 from ragaliq.environment import Hardening, harden_action_environment
 from ragaliq.errors import ConfigError, RagaliqError
 from ragaliq.exits import ExitCode, stopped_exit

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ragaliq._files import check_writable, write_atomic
+from ragaliq._files import check_writable
+from ragaliq.action.answers import BASELINE_ANSWERS, keep_answers
 from ragaliq.action.outputs import ANSWERS_PATH, ResultFiles
 from ragaliq.baseline import MAX_BASELINE_BYTES, Origin, parse_baseline, write_baseline
 from ragaliq.config import BaselinesConfig
@@ -39,59 +40,16 @@ from ragaliq.report.markdown import render_summary
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
 from ragaliq.run_report import ReportFile
-from ragaliq.store.found import FoundBaseline
 from ragaliq.store.layout import baseline_digest
 from ragaliq.text.counts import plural
 from ragaliq.trust import read_bar
 
-__all__ = [
-    "BASELINE_ANSWERS",
-    "DATASET_INPUT",
-    "gather_answers",
-    "keep_answers",
-    "store_baseline",
-    "update_baseline",
-]
+__all__ = ["CONFIG_INPUT", "DATASET_INPUT", "store_baseline", "update_baseline"]
 
 DATASET_INPUT = "the action's `dataset` input"
 """How messages name the dataset where the action runs."""
 CONFIG_INPUT = "the action's `config` input"
 """How messages name the config where the action runs."""
-
-
-BASELINE_ANSWERS = "the baseline store"
-"""Where answers read from the baseline store are said to come from (and are not copied on)."""
-
-
-def gather_answers(
-    answers: AnswerRows, *, baseline: FoundBaseline | None, remote: Remote
-) -> list[str]:
-    """Load the signed answers a gate may reuse.
-
-    Those the baseline's run kept, then those of earlier gates' artifacts. Returned: what to
-    log (answers only save calls: nothing here fails the gate).
-    """
-    notes: list[str] = []
-    if baseline is not None:
-        try:
-            kept = baseline.answers()
-        except RagaliqError as exc:
-            kept, notes = None, [f"the baseline run's judge answers were not read: {exc}"]
-        if kept:
-            taken = answers.load(kept, source=BASELINE_ANSWERS)
-            notes.append(f"{plural(taken, 'judge answer')} read from the baseline store")
-    files, unread = remote.answer_files()
-    for where, data in files:
-        taken = answers.load(data, source=where)
-        notes.append(f"{plural(taken, 'judge answer')} read from {where}")
-    return [*notes, *unread]
-
-
-def keep_answers(answers: AnswerRows, outputs: ResultFiles, *, skip: tuple[str, ...] = ()) -> None:
-    """Write the signed answers this run used where the workflow uploads them from."""
-    data = answers.export(skip=skip)
-    if data:
-        write_atomic(outputs.answers, data.decode("utf-8"))
 
 
 async def update_baseline(
