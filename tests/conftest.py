@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,6 +89,25 @@ def console_tool(name: str) -> str | None:
     """A console script next to this interpreter (the venv), else one on PATH."""
     beside = Path(sys.executable).parent / name
     return str(beside) if beside.is_file() else shutil.which(name)
+
+
+def git(root: Path, *args: str) -> str:
+    """Run git in ``root`` (a test's own repository); its output, stripped."""
+    done = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def new_repository(root: Path) -> Path:
+    """A fresh git repository at ``root`` on ``main``, with a committer set."""
+    if shutil.which("git") is None:
+        pytest.skip("git is needed for a repository")
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "ci@example.com")
+    git(root, "config", "user.name", "CI")
+    return root
 
 
 def make_case(**overrides: Any) -> TestCase:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ragaliq.errors import OutputError
 from ragaliq.redaction import redact
@@ -28,6 +28,7 @@ __all__ = [
     "own_files_like",
     "set_owner",
     "write_atomic",
+    "write_atomic_bytes",
 ]
 
 Owner = tuple[int, int]
@@ -111,6 +112,16 @@ def write_atomic(path: Path, text: str) -> None:
         out.write(text)
 
 
+def write_atomic_bytes(path: Path, data: bytes) -> None:
+    """:func:`write_atomic` for bytes that are already safe to write (compressed data).
+
+    Raises:
+        OutputError: the file or its folder cannot be written; nothing is left behind.
+    """
+    with _replacing(path, binary=True) as handle:
+        handle.write(data)
+
+
 class AtomicWriter:
     """A text file being written in pieces; each piece has every registered secret redacted.
 
@@ -135,6 +146,13 @@ def open_atomic(path: Path) -> Iterator[AtomicWriter]:
     Raises:
         OutputError: the file or its folder cannot be written; nothing is left behind.
     """
+    with _replacing(path, binary=False) as handle:
+        yield AtomicWriter(handle)
+
+
+@contextmanager
+def _replacing(path: Path, *, binary: bool) -> Iterator[Any]:
+    """A temporary file beside ``path`` that replaces it once the block is done without error."""
     try:
         make_folders(path.parent)
         _remove_stale(path)
@@ -143,8 +161,11 @@ def open_atomic(path: Path) -> Iterator[AtomicWriter]:
     except OSError as exc:
         raise _cannot_write(path, exc) from exc
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            yield AtomicWriter(handle)
+        opened = (
+            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        )
+        with opened as handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)

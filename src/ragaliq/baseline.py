@@ -43,9 +43,11 @@ from ragaliq.text.counts import plural
 __all__ = [
     "BASELINE_SCHEMA_VERSION",
     "DEFAULT_BASELINE_PATH",
+    "MAX_BASELINE_BYTES",
     "MAX_BASELINE_LINE_BYTES",
     "Baseline",
     "BaselineCase",
+    "Origin",
     "Provenance",
     "load_baseline",
     "parse_baseline",
@@ -61,6 +63,8 @@ _INDEXED = (2, BASELINE_SCHEMA_VERSION)
 _LEGACY_KEPT = ("hallucinated", "held_facts")
 """The fields of a version 2 case that are now what a kind of finding keeps, by that name."""
 DEFAULT_BASELINE_PATH = ".ragaliq/baseline.json"
+MAX_BASELINE_BYTES = 512 * 1024 * 1024
+"""The size limit of a baseline file."""
 MAX_BASELINE_LINE_BYTES = 16 * 1024**2
 """The longest line of a baseline: one case's index entry."""
 Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
@@ -179,6 +183,18 @@ class BaselineCase(_Model):
         )
 
 
+class Origin(_Model):
+    """The workflow run that recorded a baseline, as the run said of itself.
+
+    A claim to check, not a proof: a gate trusts a stored baseline only once GitHub's API shows
+    that this run is a ``push`` run of the baseline workflow on the base branch at the
+    baseline's commit, and that it uploaded an artifact named for the file's SHA-256.
+    """
+
+    repository: str
+    run_id: int = Field(gt=0)
+
+
 class _Header(_Model):
     """A baseline without its cases: what its opening line holds."""
 
@@ -193,6 +209,8 @@ class _Header(_Model):
     """The gate policy in force then; None in a baseline recorded without one."""
     case_count: int = Field(default=0, ge=0)
     """How many cases the baseline holds (checked against the cases read)."""
+    origin: Origin | None = None
+    """The workflow run that recorded it; None when recorded outside GitHub Actions."""
 
 
 class Baseline(_Header):
@@ -216,7 +234,12 @@ class Baseline(_Header):
 
 
 def _header(
-    head: ReportHead, *, commit: str | None, policy: GateRules | None, allow_errors: bool
+    head: ReportHead,
+    *,
+    commit: str | None,
+    policy: GateRules | None,
+    allow_errors: bool,
+    origin: Origin | None = None,
 ) -> _Header:
     if head.stopped_early:
         raise BaselineError(
@@ -234,6 +257,7 @@ def _header(
         thresholds={name: e.threshold for name, e in head.evaluators.items()},
         policy=policy,
         case_count=head.summary.cases,
+        origin=origin,
     )
 
 
@@ -245,6 +269,7 @@ def write_baseline(
     allow_errors: bool = False,
     commit: str | None = None,
     policy: GateRules | None = None,
+    origin: Origin | None = None,
 ) -> _Header:
     """Record a baseline from a report read as a stream, writing it case by case (atomically).
 
@@ -252,7 +277,7 @@ def write_baseline(
         BaselineError: the run had errors or stopped early (errors allowed with ``allow_errors``).
         OutputError: the file cannot be written.
     """
-    header = _header(head, commit=commit, policy=policy, allow_errors=allow_errors)
+    header = _header(head, commit=commit, policy=policy, allow_errors=allow_errors, origin=origin)
     with open_atomic(path) as out:
         out.write(streamed_opening(header.model_dump(mode="json")))
         for i, case in enumerate(cases):

@@ -9,11 +9,12 @@ problem is reported as
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import AfterValidator, Field, SecretStr, Strict, ValidationError
 
 from ragaliq._fields import Count, FileName, Flag, Number, Section
 from ragaliq._reading import decode_utf8, describe_size, read_regular
@@ -27,10 +28,13 @@ from ragaliq.policy import GatePolicy, GateRules
 from ragaliq.redaction import register_secret
 
 __all__ = [
+    "DEFAULT_BASELINE_BRANCH",
+    "DEFAULT_BASELINE_WORKFLOW",
     "DEFAULT_CLAUDE_MODEL",
     "DEFAULT_CONFIG_FILE",
     "MAX_CONFIG_BYTES",
     "PLATFORM_DEFAULT_MODELS",
+    "BaselinesConfig",
     "EvaluatorsConfig",
     "GateConfig",
     "GatePolicy",
@@ -153,6 +157,49 @@ else:
 on unless ``enabled: false``, one left out at its default."""
 
 
+DEFAULT_BASELINE_BRANCH = "ragaliq-baselines"
+DEFAULT_BASELINE_WORKFLOW = "ragaliq-baseline.yml"
+_BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,199}")
+
+
+def _branch_name(value: str) -> str:
+    if (
+        not _BRANCH.fullmatch(value)
+        or ".." in value
+        or "//" in value
+        or value.endswith(("/", ".", ".lock"))
+    ):
+        raise ValueError(
+            f"{value!r} is not a branch name this store takes; use letters, digits, '.', '_', "
+            "'-' and '/', e.g. ragaliq-baselines"
+        )
+    return value
+
+
+BranchName = Annotated[str, Strict(), AfterValidator(_branch_name)]
+
+
+class BaselinesConfig(Section):
+    """Where the baselines the gate compares pull requests with are kept, and who may write one."""
+
+    store: Literal["file", "branch"] = "file"
+    """``branch``: a data branch of the repository (``branch``), one baseline per commit of the
+    base branch, written by the baseline workflow's ``store-baseline`` step and never pushed to
+    the base branch, so that branch can be protected; each is trusted only once the gate has
+    shown, through the API, that a ``push`` run of ``workflow`` on the base branch at that commit
+    recorded it. ``file``: the ``baseline`` file, committed on the base branch."""
+    branch: BranchName = DEFAULT_BASELINE_BRANCH
+    """The data branch of ``store: branch``; never a branch pull requests merge into."""
+    workflow: FileName = DEFAULT_BASELINE_WORKFLOW
+    """The file name (in ``.github/workflows``) of the workflow that records baselines: a
+    baseline in the store counts only when a ``push`` run of this workflow recorded it."""
+    keep: Count = Field(default=500, ge=1, le=2000)
+    """Baselines the data branch keeps, newest first; older ones are deleted as new ones come."""
+    ancestors: Count = Field(default=20, ge=0, le=100)
+    """When the base commit has no baseline yet (its baseline run has not finished), how many of
+    its first-parent ancestors are searched for the nearest one; the gate says which it used."""
+
+
 class TemplatesConfig(Section):
     """Your own Jinja templates; each may ``{% extends "comment.md.j2" %}`` and override blocks."""
 
@@ -175,6 +222,7 @@ class GateConfig(Section):
     evaluators: EvaluatorsConfig = Field(default_factory=EvaluatorsConfig)
     gate: GatePolicy = Field(default_factory=GatePolicy)
     templates: TemplatesConfig = Field(default_factory=TemplatesConfig)
+    baselines: BaselinesConfig = Field(default_factory=BaselinesConfig)
 
     def rules(self) -> GateRules:
         """What a gate under this config enforces: its policy, and each evaluator's max_drop."""

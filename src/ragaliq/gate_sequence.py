@@ -24,12 +24,14 @@ from ragaliq.exits import ExitCode, gate_exit_code
 from ragaliq.gate import Comparison, GateDecision
 from ragaliq.gate.acceptance import Acceptance
 from ragaliq.inputs import Inputs, load_gate_inputs
+from ragaliq.judges.answers import AnswerRows
 from ragaliq.judges.factory import JudgeOpener
 from ragaliq.judging import CaseSink, JudgedRun, judge_inputs
 from ragaliq.models import Progress, ReportHead
 from ragaliq.policy import Budget
 from ragaliq.report.markdown import CaseDigest, render_comment, render_summary
 from ragaliq.repository import FileSource, WorkTree
+from ragaliq.store.found import BaselineFinder
 from ragaliq.trust import (
     Floor,
     MissingConfig,
@@ -66,6 +68,12 @@ class GateSetup:
     dataset: str | Path | None = None
     """The dataset: a path on disk (an artifact's file, ``--dataset``), a repository path in the
     workspace, or None for the config's."""
+    dataset_option: str = "--dataset"
+    """How the user names the dataset where they run: ``--dataset``, or the action's input."""
+    base: str | None = None
+    """How messages name the base: ``main@1a2b3c4``."""
+    finder: BaselineFinder | None = None
+    """Reads the base's baseline from the data branch, when the trusted config keeps one there."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,9 +157,15 @@ def plan_gate(setup: GateSetup) -> GatePlan:
         baseline_file=setup.baseline_file,
         config_name=setup.config_name,
         missing_config=setup.missing_config,
+        base=setup.base,
+        finder=setup.finder,
     )
     inputs = load_gate_inputs(  # registers the bar's own API key as a secret
-        bar, work=setup.work, config_path=setup.config_path, dataset=setup.dataset
+        bar,
+        work=setup.work,
+        config_path=setup.config_path,
+        dataset=setup.dataset,
+        dataset_option=setup.dataset_option,
     )
     judge, chosen = judge_of_baseline(inputs.config.judge, bar.baseline)
     if judge.batch:  # a gate is waited on: it asks interactively even when runs batch
@@ -179,11 +193,13 @@ async def run_gate(
     details_url: str | None = None,
     extra_notices: tuple[str, ...] = (),
     acceptances: tuple[Acceptance, ...] = (),
+    answers: AnswerRows | None = None,
 ) -> GateRun:
     """Judge the plan's inputs while the comparison watches, then decide and render.
 
     ``acceptances`` are reviewers' acceptances of findings at this commit, already checked for
-    who gave them (:mod:`ragaliq.gate.acceptance`).
+    who gave them (:mod:`ragaliq.gate.acceptance`). ``answers`` is the store of signed judge
+    answers to reuse and add to, in place of the config's cache file (the action's).
 
     The gate's budget bounds the run (see :func:`~ragaliq.judging.judge_inputs`).
 
@@ -195,7 +211,8 @@ async def run_gate(
     """
     watch = GateWatch.of(plan.inputs, plan.baseline, acceptances)
     inputs = plan.inputs
-    async with open_judge(plan.judge, env=env, cache_path=inputs.cache_path) as choice:
+    store = {"answers": answers} if answers is not None else {}
+    async with open_judge(plan.judge, env=env, cache_path=inputs.cache_path, **store) as choice:
         run = await judge_inputs(
             inputs,
             choice=choice,

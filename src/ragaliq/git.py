@@ -301,6 +301,19 @@ class GitObjects:
             raise RepositoryError(f"git commit {commit[:12]} has no tree line")
         return tree
 
+    def first_parent(self, commit: str) -> str | None:
+        """The id of a commit's first parent; None for a root commit."""
+        data = self.read(commit, "commit", limit=1024 * 1024)
+        for line in data.split(b"\n"):
+            if not line:
+                break  # the headers end at the first blank line
+            kind, _, value = line.decode("ascii", "replace").partition(" ")
+            if kind == "parent":
+                if not _OID.match(value) or len(value) != len(commit):
+                    raise RepositoryError(f"git commit {commit[:12]} has a bad parent line")
+                return value
+        return None
+
     def entries(self, tree: str) -> Iterator[TreeEntry]:
         """The entries of a tree object, in order."""
         data = self.read(tree, "tree", limit=64 * 1024 * 1024)

@@ -119,11 +119,15 @@ def load_inputs_from(
     keep_cases: bool = True,
     config_name: str | None = None,
     missing_config: MissingConfig = "as-read",
+    dataset_option: str = "--dataset",
+    config_option: str = "--config",
 ) -> Inputs:
     """:func:`load_inputs` for a config at repository path ``config_file`` of ``work``.
 
     The config's own API key, if it has one, is registered as a secret to redact: the working
-    tree is the trusted source here.
+    tree is the trusted source here. ``dataset_option`` and ``config_option`` are how the user
+    names the dataset and the config where they run (``--dataset``, or the action's ``dataset``
+    input), for the message when one is missing.
     """
     bar = read_bar(
         trusted=work,
@@ -132,6 +136,7 @@ def load_inputs_from(
         with_baseline=False,
         config_name=config_name,
         missing_config=missing_config,
+        config_option=config_option,
     )
     register_secret(_key_of(bar.config))
     return _inputs(
@@ -141,6 +146,7 @@ def load_inputs_from(
         dataset=dataset,
         refuse_tracked=False,
         keep_cases=keep_cases,
+        dataset_option=dataset_option,
     )
 
 
@@ -155,6 +161,7 @@ def load_gate_inputs(
     work: WorkTree,
     config_path: Path,
     dataset: str | Path | None,
+    dataset_option: str = "--dataset",
 ) -> Inputs:
     """The inputs of a gate run: the bar as read, and the change's dataset.
 
@@ -164,7 +171,14 @@ def load_gate_inputs(
     could blank out any text it equals).
     """
     register_secret(_key_of(bar.config))
-    return _inputs(bar, work=work, config_path=config_path, dataset=dataset, refuse_tracked=True)
+    return _inputs(
+        bar,
+        work=work,
+        config_path=config_path,
+        dataset=dataset,
+        refuse_tracked=True,
+        dataset_option=dataset_option,
+    )
 
 
 def _inputs(
@@ -175,6 +189,7 @@ def _inputs(
     dataset: str | Path | None,
     refuse_tracked: bool,
     keep_cases: bool = True,
+    dataset_option: str = "--dataset",
 ) -> Inputs:
     config = bar.config
     notices = list(bar.notices)
@@ -184,8 +199,8 @@ def _inputs(
         raw = dataset or config.dataset
         if raw is None:
             raise ConfigError(
-                f"{bar.config_file}: dataset: no dataset given; set 'dataset' in the config or "
-                "pass --dataset"
+                f"{bar.config_file}: dataset: no dataset given; set {dataset_option}, or "
+                "'dataset' in the config"
             )
         what = "dataset" if dataset else f"{bar.config_file}: dataset"
         relative = repo_path(raw, folder="" if dataset else bar.config_folder, what=what)

@@ -21,6 +21,7 @@ from ragaliq.config import JudgeConfig
 from ragaliq.evaluators import build_evaluators
 from ragaliq.inputs import Inputs
 from ragaliq.judges import JudgeChoice
+from ragaliq.judges.answers import AnswerRows
 from ragaliq.judges.factory import JudgeOpener, describe_judge
 from ragaliq.models import CaseResult, Progress, ReportHead, RunReport, RunSummary, Usage
 from ragaliq.policy import Budget
@@ -203,12 +204,15 @@ async def judge_with(
     on_progress: Callable[[Progress], None] | None = None,
     shard: str | None = None,
     budget: Budget | None = None,
+    answers: AnswerRows | None = None,
 ) -> JudgedRun:
     """Open the judge ``judge_config`` describes, judge the inputs with it, close it.
 
-    See :func:`judge_inputs` for the rest.
+    ``answers`` is the store of signed judge answers to reuse and add to, in place of the
+    config's cache file. See :func:`judge_inputs` for the rest.
     """
-    async with open_judge(judge_config, env=env, cache_path=inputs.cache_path) as choice:
+    store = {"answers": answers} if answers is not None else {}
+    async with open_judge(judge_config, env=env, cache_path=inputs.cache_path, **store) as choice:
         return await judge_inputs(
             inputs,
             choice=choice,

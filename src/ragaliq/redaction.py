@@ -9,7 +9,10 @@ message by any road (an API error that echoes the key, a template, a dataset) sh
 
 A secret is found as it is written, JSON-escaped, split by whitespace, line breaks, soft hyphens
 or zero-width characters (as a gateway's error page may wrap it), and base64-encoded at any
-alignment (standard and URL-safe alphabets, wrapped or not).
+alignment (standard and URL-safe alphabets, wrapped or not). What a server sends back and an
+error quotes (a gateway's error page) is decoded first, HTML character references,
+percent-encoding and JSON escapes alike, then redacted and cut to a short excerpt
+(:func:`excerpt`).
 
 The registry is process-wide on purpose: a secret must be kept out of every sink, including ones
 deep in a library's error message, without every function taking it as a parameter.
@@ -18,16 +21,21 @@ deep in a library's error message, without every function taking it as a paramet
 from __future__ import annotations
 
 import base64
+import html
 import json
 import re
 import threading
+import urllib.parse
 from collections.abc import Iterable, Mapping
 
 __all__ = [
+    "EXCERPT_CHARS",
     "MIN_NAMED_SECRET_CHARS",
     "MIN_SECRET_CHARS",
     "REDACTED",
     "SECRET_NAME",
+    "decoded",
+    "excerpt",
     "forget_secrets",
     "looks_secret",
     "redact",
@@ -111,6 +119,39 @@ def looks_secret(value: str) -> bool:
         return False
     kinds = (str.islower, str.isupper, str.isdigit, lambda ch: not ch.isalnum())
     return sum(any(kind(ch) for ch in value) for kind in kinds) >= 2
+
+
+_JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\([\"\\/])")
+_DECODE_ROUNDS = 4
+EXCERPT_CHARS = 300
+"""The longest excerpt of a server's answer an error message quotes."""
+
+
+def decoded(text: str) -> str:
+    """``text`` with HTML character references, percent-encoding and JSON escapes decoded.
+
+    Applied until nothing changes (a few rounds at most), so a value escaped twice, or in two
+    ways, reads as it was sent.
+    """
+    for _ in range(_DECODE_ROUNDS):
+        plain = html.unescape(text)
+        plain = urllib.parse.unquote(plain)
+        plain = _JSON_ESCAPE.sub(lambda m: chr(int(m[1], 16)) if m[1] else m[2], plain)
+        if plain == text:
+            break
+        text = plain
+    return text
+
+
+def excerpt(text: str, *, limit: int = EXCERPT_CHARS) -> str:
+    """A short excerpt of what a server sent back (a gateway's error page), safe to show.
+
+    Decoded first (:func:`decoded`), so a secret echoed as HTML references (``&#115;&#107;``),
+    percent-encoded or JSON-escaped is found; redacted, then cut to ``limit`` characters on one
+    line (redacted before it is cut, so no part of a secret is left at the cut).
+    """
+    plain = redact(" ".join(decoded(text).split()))
+    return plain if len(plain) <= limit else plain[: limit - 1] + "…"
 
 
 def redact(text: str) -> str:

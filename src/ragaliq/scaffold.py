@@ -11,8 +11,8 @@
 * ``.github/workflows/ragaliq-forks.yml``: the gate for pull requests from forks, on
   ``workflow_run``, with the repository's secrets and no checkout at all;
 * ``.github/workflows/ragaliq-baseline.yml``: the workflow that records the baseline on main;
-* ``.ragaliq/.gitignore``: keeps the baseline in git and the local cache, reports and comment out
-  (local results written into ``.ragaliq/`` never show in ``git status``).
+* ``.ragaliq/.gitignore``: keeps local results out of git (baselines recorded on this machine,
+  the judge cache, reports, the comment): main's baselines live on the data branch.
 
 Nothing is overwritten unless asked: :func:`write_scaffold` refuses when any of the files exists.
 """
@@ -26,9 +26,16 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from string import Template
 
+import yaml
+
 from ragaliq._files import write_atomic
 from ragaliq.baseline import DEFAULT_BASELINE_PATH
-from ragaliq.config import DEFAULT_CLAUDE_MODEL, DEFAULT_CONFIG_FILE
+from ragaliq.config import (
+    DEFAULT_BASELINE_BRANCH,
+    DEFAULT_BASELINE_WORKFLOW,
+    DEFAULT_CLAUDE_MODEL,
+    DEFAULT_CONFIG_FILE,
+)
 from ragaliq.errors import ConfigError, OutputError
 from ragaliq.evaluators import EVALUATORS
 from ragaliq.evaluators.base import EvaluatorOptions
@@ -43,6 +50,7 @@ __all__ = [
     "WORKFLOW_FILE",
     "WORKFLOW_FILES",
     "ScaffoldFile",
+    "followed_workflows",
     "judge_note",
     "scaffold_files",
     "write_scaffold",
@@ -56,18 +64,22 @@ WORKFLOW_FILES = (WORKFLOW_FILE, FORKS_WORKFLOW_FILE, BASELINE_WORKFLOW_FILE)
 """The workflows ``init`` writes, each the file of that name in ``ragaliq/workflows`` (the same
 files as the repository's ``examples/workflows/``, linted there)."""
 GITIGNORE_FILE = ".ragaliq/.gitignore"
+MAX_WORKFLOW_BYTES = 1024 * 1024
+"""The most of a workflow file read to check what the forks workflow follows."""
 _GITIGNORE = """\
-# RagaliQ Gate's folder: the baseline belongs in git; the judge cache, run reports, decisions,
-# rendered comments and HTML reports are local results. Write yours here too, e.g.
-# `ragaliq run -o .ragaliq/report.json`, and git will not see them.
+# RagaliQ Gate's folder: local results only. Main's baselines are kept on the data branch
+# ragaliq-baselines (`baselines` in ragaliq.yaml); the baselines `ragaliq baseline record`
+# writes on this machine, the judge cache, run reports, decisions, rendered comments and HTML
+# reports stay here, out of git. Write yours here too, e.g. `ragaliq run -o
+# .ragaliq/report.json`. (With `baselines: {store: file}`, add `!baseline.json` to commit it.)
 *
 !.gitignore
-!baseline.json
 """
 API_KEY_SECRET = "ANTHROPIC_API_KEY"
 """The secret (and environment variable) the workflows give the gate Claude's key under."""
-ACTION_REF = "ragaliq/ragaliq-gate@<full-commit-sha> # v1"
-"""The action as the workflow uses it: a placeholder until a release's commit SHA is known."""
+ACTION_REF = "ragaliq/ragaliq-gate@main"
+"""The action as the workflows use it: the repository's main branch, until a release's commit
+SHA can be pinned (each workflow says how)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,9 +104,18 @@ _CONFIG = Template("""\
 dataset: $dataset
 # dataset_format: auto  # or ragaliq, ragas, deepeval (their field names), csv; auto detects them
 
-# The baseline pull requests are compared with, relative to this file. It is recorded on your
-# default branch; the action reads it at each pull request's base commit.
+# Where the baselines pull requests are compared with are kept. The baseline workflow
+# (ragaliq-baseline.yml) records one for each push to main and keeps it on the data branch below,
+# never on main, so main can be protected; a gate uses one only after checking through GitHub's
+# API that a push run of that workflow on main recorded it. `ragaliq baseline record` writes
+# .ragaliq/baseline.json (the file below) and keeps a copy for `ragaliq gate` on this machine.
 baseline: $baseline
+baselines:
+  store: branch  # or file: the baseline file above, committed on main
+  branch: $branch  # the data branch; never one that pull requests merge into
+  workflow: $workflow  # only a push run of this workflow file records a baseline
+  keep: 500  # baselines kept, newest first
+  ancestors: 20  # while main's newest baseline is being recorded, gates use an ancestor's
 
 judge:
   # The judge that decides the verdicts. init writes offline, the built-in heuristic judge: no
@@ -226,6 +247,8 @@ def scaffold_files(root: Path) -> list[ScaffoldFile]:
     config = _CONFIG.substitute(
         dataset=DATASET_FILE,
         baseline=DEFAULT_BASELINE_PATH,
+        branch=DEFAULT_BASELINE_BRANCH,
+        workflow=DEFAULT_BASELINE_WORKFLOW,
         model=DEFAULT_CLAUDE_MODEL,
         evaluators=_evaluator_sections(),
     )
@@ -243,6 +266,53 @@ def scaffold_files(root: Path) -> list[ScaffoldFile]:
         ),
         ScaffoldFile(path=root / GITIGNORE_FILE, text=_GITIGNORE),
     ]
+
+
+def followed_workflows(root: Path) -> list[str]:
+    """A warning for each workflow ``ragaliq-forks.yml`` follows that no workflow file is.
+
+    The files are those of the repository at ``root``. GitHub starts a ``workflow_run``
+    workflow only for the workflows it names, by ``name:`` (or by path, for a workflow without
+    one): a renamed ``ragaliq.yml`` leaves pull requests from forks ungated, and nothing fails
+    to say so.
+    """
+    folder = root / ".github" / "workflows"
+    forks = folder / PurePosixPath(FORKS_WORKFLOW_FILE).name
+    followed = _workflow_run_of(forks)
+    if not followed:
+        return []
+    names: set[str] = set()
+    for path in sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")]):
+        names.add(f".github/workflows/{path.name}")
+        data = _read_workflow(path)
+        if isinstance(data, dict) and isinstance(data.get("name"), str):
+            names.add(data["name"])
+    return [
+        f"{FORKS_WORKFLOW_FILE} follows the workflow {name!r}, which no workflow in "
+        ".github/workflows is named: pull requests from forks would never be gated. Name "
+        f"{WORKFLOW_FILE}'s workflow {name!r} (its `name:`), or list its name under "
+        "`on.workflow_run.workflows` in the forks workflow"
+        for name in followed
+        if name not in names
+    ]
+
+
+def _workflow_run_of(path: Path) -> list[str]:
+    data = _read_workflow(path)
+    if not isinstance(data, dict):
+        return []
+    on = data.get("on", data.get(True))  # YAML 1.1 reads the key `on` as true
+    run = on.get("workflow_run") if isinstance(on, dict) else None
+    workflows = run.get("workflows") if isinstance(run, dict) else None
+    return [w for w in workflows if isinstance(w, str)] if isinstance(workflows, list) else []
+
+
+def _read_workflow(path: Path) -> object:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return yaml.safe_load(handle.read(MAX_WORKFLOW_BYTES))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
 
 
 def write_scaffold(root: Path, *, force: bool = False) -> list[Path]:

@@ -28,8 +28,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ragaliq.baseline import Baseline, parse_baseline
-from ragaliq.config import GateConfig, GatePolicy, JudgeConfig, parse_config
+from ragaliq.baseline import MAX_BASELINE_BYTES, Baseline, parse_baseline
+from ragaliq.config import BaselinesConfig, GateConfig, GatePolicy, JudgeConfig, parse_config
 from ragaliq.errors import BaselineError, ConfigError, RepositoryError
 from ragaliq.evaluators import evaluator_class
 from ragaliq.judges.providers import PROVIDER_OF_RECORD
@@ -44,6 +44,7 @@ from ragaliq.repository import (
     git_resolve,
     repo_path,
 )
+from ragaliq.store.found import BaselineFinder
 
 __all__ = [
     "MAX_BASELINE_BYTES",
@@ -58,9 +59,6 @@ __all__ = [
     "read_text",
     "tighten",
 ]
-
-MAX_BASELINE_BYTES = 512 * 1024 * 1024
-"""The size limit of a baseline file."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,10 +111,15 @@ MissingConfig = Literal["error", "defaults", "as-read"]
 """What a missing config means (:func:`read_bar`)."""
 
 
-def _config_not_found(name: str) -> ConfigError:
+def _config_not_found(name: str, option: str = "--config") -> ConfigError:
+    fix = (
+        f"pass {option} with the right path"
+        if option.startswith("--")
+        else (f"set {option} to the right path")
+    )
     return ConfigError(
         f"{name}: not found; write one with `ragaliq init` (or by hand: see "
-        "docs/configuration.md), or pass --config with the right path"
+        f"docs/configuration.md), or {fix}"
     )
 
 
@@ -129,8 +132,17 @@ def read_bar(
     with_baseline: bool = True,
     config_name: str | None = None,
     missing_config: MissingConfig = "as-read",
+    base: str | None = None,
+    finder: BaselineFinder | None = None,
+    config_option: str = "--config",
 ) -> Bar:
     """Read the bar from ``trusted`` and what the change proposes from ``proposal``.
+
+    Where there is a base (``trusted`` is not ``proposal``) and its config exists, the base has a
+    bar, and a baseline of that base is required: one that is missing, unreadable or not shown to
+    come from the baseline workflow stops the gate, never a run on thresholds alone. Only where
+    the base has no config at all is there a first run: the built-in defaults, tightened by the
+    change's config, with the change's dataset path (never its judge, endpoint or templates).
 
     Args:
         trusted: The base commit (or the working tree, where there is no base).
@@ -139,22 +151,30 @@ def read_bar(
             when the change's files are not at hand.
         config_file: The config's repository path.
         baseline_file: A baseline named explicitly (an input or an option), which must exist;
-            otherwise the config's ``baseline``, whose absence means "no baseline yet".
+            otherwise the one the trusted config's ``baselines.store`` keeps for the base.
         with_baseline: Whether to read the baseline at all (``run`` does not need it).
         config_name: How to name the config in messages (the path the user gave).
         missing_config: What a missing config means. ``error`` (a config the user named): an
             error when it is in neither ``trusted`` nor ``proposal``; ``defaults`` (the default
             file, not written yet): the built-in defaults, with a notice; ``as-read`` (the
             action): an error where there is no base, else the defaults, with a notice.
+        base: How messages name the base: ``main@1a2b3c4`` (the trusted source's description
+            by default).
+        finder: Reads the baseline of the base from the data branch (``store: branch``); None
+            where that store cannot be read.
+        config_option: How the user names the config where they run (``--config``, or the
+            action's ``config`` input), for the message when there is none.
 
     Raises:
         ConfigError: a config does not validate, or names a path outside the repository.
-        BaselineError: an explicitly named baseline does not exist, or the baseline is corrupt.
+        BaselineError: the base has a bar and no usable baseline; an explicitly named baseline
+            does not exist; the baseline is corrupt.
         RepositoryError: a file cannot be read for certain (never taken as absent).
     """
     notices: list[str] = []
-    same_source = trusted is proposal
+    same_source = trusted is proposal or trusted == proposal
     proposed, proposal = _read_proposal(proposal, config_file, config_name, same_source, notices)
+    present = True
     if same_source:
         if proposed is None and missing_config == "defaults":
             notices.append(
@@ -163,15 +183,18 @@ def read_bar(
             )
             proposed = GateConfig()
         if proposed is None:
-            raise _config_not_found(config_name or config_file)
+            raise _config_not_found(config_name or config_file, config_option)
         config = trusted_config = proposed
     else:
-        trusted_config, present = _read_trusted_config(trusted, config_file, notices)
+        trusted_config, present = _read_trusted_config(trusted, config_file)
         if missing_config == "error" and not present and proposed is None:
-            raise _config_not_found(config_name or config_file)
+            raise _config_not_found(config_name or config_file, config_option)
         config, changes = tighten(trusted_config, proposed)
         notices += changes
-        if proposal is not None and proposed is None and present:
+        if not present:
+            config = _first_run(config, proposed)
+            notices.append(_no_bar_yet(base or trusted.description, config_file))
+        elif proposal is not None and proposed is None:
             notices.append(
                 f"This change deletes {config_file}; the gate keeps using the base commit's."
             )
@@ -179,12 +202,16 @@ def read_bar(
         trusted_config.baseline, folder=folder_of(config_file), what="baseline"
     )
     baseline = None
-    if with_baseline:
-        baseline = _read_baseline(
+    if with_baseline and present:
+        baseline = _base_baseline(
             trusted,
             None if same_source else proposal,
             path,
-            must_exist=baseline_file is not None,
+            settings=trusted_config.baselines,
+            explicit=baseline_file is not None,
+            required=not same_source,
+            base=base or trusted.description,
+            finder=finder,
             notices=notices,
         )
         if baseline is not None and baseline.commit is None and isinstance(trusted, GitCommit):
@@ -229,18 +256,85 @@ def _read_proposal(
     return parse_config(text, name=name if same_source else f"{name} (this change)"), proposal
 
 
-def _read_trusted_config(
-    trusted: FileSource, config_file: str, notices: list[str]
-) -> tuple[GateConfig, bool]:
+def _read_trusted_config(trusted: FileSource, config_file: str) -> tuple[GateConfig, bool]:
     """The config at the trusted source, and whether it is there (else the built-in defaults)."""
     text = read_text(trusted, config_file, what="config")
     if text is None:
-        notices.append(
-            f"{config_file} is not in {trusted.description}, so this run uses the built-in "
-            "defaults; the config applies once it is on the base branch."
-        )
         return GateConfig(), False
     return parse_config(text, name=f"{config_file} at {trusted.description}"), True
+
+
+def _first_run(config: GateConfig, proposed: GateConfig | None) -> GateConfig:
+    """The bar of a first run: the defaults, tightened, with the change's own dataset path.
+
+    The dataset's path and format name what to judge, not how: nothing of the change's judge,
+    endpoint, templates or baseline store is taken.
+    """
+    if proposed is None:
+        return config
+    return config.model_copy(
+        update={"dataset": proposed.dataset, "dataset_format": proposed.dataset_format}
+    )
+
+
+def _no_bar_yet(base: str, config_file: str) -> str:
+    return (
+        f"No bar protects {base} yet: {config_file} is not there, so this first run judges with "
+        "the built-in defaults (tightened where this change tightens them), never with this "
+        "change's judge, endpoint or templates. Merge the set-up, let the baseline workflow "
+        "record the base branch's baseline, then require this status."
+    )
+
+
+def _base_baseline(
+    trusted: FileSource,
+    proposal: FileSource | None,
+    path: str,
+    *,
+    settings: BaselinesConfig,
+    explicit: bool,
+    required: bool,
+    base: str,
+    finder: BaselineFinder | None,
+    notices: list[str],
+) -> Baseline | None:
+    """The baseline of the base: from the store its config names, or the file named.
+
+    Raises:
+        BaselineError: ``required`` and there is none, or it cannot be used.
+    """
+    if settings.store == "branch" and not explicit:
+        if finder is None:
+            if not required:
+                return None
+            raise BaselineError(
+                f"no baseline for {base}: its config keeps baselines on the branch "
+                f"{settings.branch}, which cannot be read here"
+            )
+        found = finder.find(settings)
+        if found is None:
+            if not required:
+                return None
+            searched = (
+                f" nor for its {settings.ancestors} nearest first-parent ancestors"
+                if settings.ancestors
+                else ""
+            )
+            fix = finder.hint or (
+                f"re-run the baseline workflow ({settings.workflow}) on that branch's latest "
+                "commit, and see docs/baselines.md"
+            )
+            raise BaselineError(f"no baseline for {base} in {settings.branch}{searched}; {fix}")
+        notices.append(f"The baseline: {found.description}.")
+        return found.baseline
+    baseline = _read_baseline(trusted, proposal, path, must_exist=explicit, notices=notices)
+    if baseline is None and required:
+        raise BaselineError(
+            f"no baseline for {base}: {path} is not in that commit, so no bar can be applied; "
+            "record it on the base branch (its baseline workflow, or `ragaliq baseline record` "
+            "and commit the file), or keep baselines on a data branch (docs/baselines.md)"
+        )
+    return baseline
 
 
 def _read_baseline(

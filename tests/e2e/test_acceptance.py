@@ -16,6 +16,7 @@ import re
 
 from tests.e2e.workspace import (
     CONFIG,
+    MAIN,
     REPO,
     Action,
     cases,
@@ -79,7 +80,7 @@ def test_a_reviewer_with_write_access_accepts_a_claim_and_a_new_claim_fails_agai
     decision = json.loads((action.last / ".ragaliq" / "decision.json").read_text())
     assert decision["acceptances"][0]["by"] == "maintainer"
     assert decision["acceptances"][0]["commit"] == head
-    assert [s.state for s in action.github.statuses(REPO, head)][-1] == "success"
+    assert [s.state for s in action.github.statuses(REPO, head, context=MAIN)][-1] == "success"
 
     # A new push with a new claim: the review was of the old commit, and covers nothing now.
     write_dataset(
@@ -141,7 +142,7 @@ def test_a_reviews_gate_without_a_pull_request_run_to_judge_is_not_judged(setup)
     assert code == 2, log
     assert outputs["passed"] == "false"
     assert "no pull_request run of this workflow handed over the artifact" in log
-    assert [s.state for s in action.github.statuses(REPO, head)] == ["error"]
+    assert [s.state for s in action.github.statuses(REPO, head, context=MAIN)] == ["error"]
 
 
 def test_no_write_access_the_author_and_the_pull_requests_own_files_cannot_accept(setup):

@@ -9,6 +9,7 @@ import pytest
 from tests.e2e.workspace import (
     CONFIG,
     KEY,
+    MAIN,
     REGRESSED,
     REPO,
     cases,
@@ -56,6 +57,7 @@ def test_the_gate_on_a_pull_request_end_to_end(setup):
     # The author fixes the PR: the same comment is edited, and the gate passes.
     write_dataset(action.workspace, cases())
     head2 = action.commit("feature: fix the prompt")
+    action.github.add_pull(REPO, 7, base_sha=base, head_sha=head2)
     code, log, outputs, _ = action.run(event=pr_event(7, base, head2), event_name="pull_request")
     assert code == 0, log
     assert outputs["passed"] == "true"
@@ -100,12 +102,38 @@ def test_a_pr_that_edits_the_baseline_is_compared_with_the_base_version(setup):
     assert "This change edits .ragaliq/baseline.json" in log
 
 
-def test_the_first_run_without_a_baseline_applies_thresholds_only(setup):
+def test_a_base_with_a_bar_and_no_baseline_is_not_judged_on_thresholds_alone(setup):
     action = setup
-    code, log, _, _ = action.run_unchanged_pull(3)
+    base = action.commit("main: the config, no baseline")
+    action.github.add_pull(REPO, 3, base_sha=base, head_sha=base)
+    code, log, outputs, summary = action.run(
+        event=pr_event(3, base, base), event_name="pull_request"
+    )
+    assert code == 2, log
+    said = f"no baseline for main@{base[:7]}"
+    assert said in log and said in summary
+    assert outputs["passed"] == "false"
+    statuses = action.github.statuses(REPO, base, context=MAIN)
+    assert [s.state for s in statuses] == ["pending", "error"]
+    assert statuses[-1].description.startswith(f"main@{base[:7]}: not judged: no baseline")
+    assert "No baseline yet" not in log
+    assert action.anthropic.requests == []
+
+
+def test_the_first_run_where_the_base_has_no_config_says_no_bar_protects_it(setup):
+    action = setup
+    (action.workspace / "ragaliq.yaml").unlink()
+    base = action.commit("main: before the set-up")
+    (action.workspace / "ragaliq.yaml").write_text(CONFIG, encoding="utf-8")
+    head = action.commit("set up RagaliQ Gate")
+    action.github.add_pull(REPO, 2, base_sha=base, head_sha=head)
+    code, log, _, _ = action.run(event=pr_event(2, base, head), event_name="pull_request")
     assert code == 0, log
-    assert "No baseline yet" in log
-    assert "No baseline yet" in action.github.comments(REPO, 3)[0].body
+    body = action.github.comments(REPO, 2)[0].body
+    assert f"No bar protects main@\u200b{base[:7]} yet" in body  # no @mention
+    assert "No baseline yet" in body
+    statuses = action.github.statuses(REPO, head, context=MAIN)
+    assert statuses[-1].description.startswith(f"main@{base[:7]}: ")
 
 
 @pytest.mark.parametrize("policy", ["", "  on_missing_key: skip\n"])
@@ -115,6 +143,8 @@ def test_a_pull_request_nobody_judged_is_never_green(setup, policy):
     (action.workspace / "ragaliq.yaml").write_text(
         config.replace("gate:\n", "gate:\n" + policy), encoding="utf-8"
     )
+    record_baseline_on_main(action)
+    judged = len(action.anthropic.requests)
     code, log, outputs, summary = action.run_unchanged_pull(4, anthropic_api_key="")
     assert code == 2, log
     assert "was not judged" in log
@@ -122,12 +152,16 @@ def test_a_pull_request_nobody_judged_is_never_green(setup, policy):
     assert "could not judge" in summary
     assert "could not judge" in action.github.comments(REPO, 4)[0].body
     head = git(action.workspace, "rev-parse", "HEAD")
-    assert [s.state for s in action.github.statuses(REPO, head)] == ["pending", "error"]
-    assert action.anthropic.requests == []
+    assert [s.state for s in action.github.statuses(REPO, head, context=MAIN)] == [
+        "pending",
+        "error",
+    ]
+    assert len(action.anthropic.requests) == judged
 
 
 def test_a_bad_key_fails_with_one_clear_error(setup):
     action = setup
+    record_baseline_on_main(action)
     action.anthropic.api_key = "sk-ant-the-real-one"
     code, log, _, _ = action.run_unchanged_pull(5)
     assert code == 2, log
@@ -138,15 +172,18 @@ def test_a_bad_key_fails_with_one_clear_error(setup):
 
 def test_a_bad_comment_id_or_html_path_fails_before_any_judge_call(setup):
     action = setup
+    record_baseline_on_main(action)
+    judged = len(action.anthropic.requests)
     code, log, _, _ = action.run_unchanged_pull(6, comment_id="bad id!")
     assert code == 2, log
     assert "::error title=RagaliQ Gate::" in log
     (action.workspace / "blocker").write_text("x", encoding="utf-8")
+    action.commit("main: a file where the report's folder would be")
     code, log, _, _ = action.run_unchanged_pull(7, html_report="blocker/r.html")
     assert code == 2, log
     assert "blocker/r.html: cannot be written" in log
     assert "Traceback" not in log
-    assert action.anthropic.requests == []
+    assert len(action.anthropic.requests) == judged
 
 
 def test_a_run_that_cannot_judge_replaces_a_passing_comment(setup):

@@ -513,6 +513,29 @@ def test_a_key_echoed_by_the_api_is_redacted_everywhere(setup):
     assert leaked(action, log, summary) == []
 
 
+def test_a_key_a_gateway_echoes_in_html_references_or_escapes_is_redacted(setup):
+    from tests.fakes.anthropic_server import Fault
+
+    action = setup
+    base = record_baseline_on_main(action)
+    write_dataset(action.workspace, regress(cases()))
+    head = action.commit("feature: regress")
+    action.github.add_pull(REPO, 70, base_sha=base, head_sha=head)
+    referenced = "".join(f"&#{ord(ch)};" for ch in KEY)
+    percent = "".join(f"%{ord(ch):02X}" for ch in KEY)
+    escaped = "".join(f"\\u{ord(ch):04x}" for ch in KEY)
+    page = f"<html><body>Bad key {referenced} / {percent} / {escaped}</body></html>"
+    action.anthropic.enqueue(*[Fault(400, page=page)] * 3)
+    code, log, _, summary = action.run(event=pr_event(70, base, head), event_name="pull_request")
+    assert code == 1, log
+    decision = (action.last / ".ragaliq" / "decision.json").read_text(encoding="utf-8")
+    report = (action.last / ".ragaliq" / "report.json").read_text(encoding="utf-8")
+    assert "Bad key [redacted] / [redacted] / [redacted]" in report
+    for text in (log, summary, decision, report, action.github.comments(REPO, 70)[0].body):
+        assert referenced not in text and percent not in text and escaped not in text
+    assert leaked(action, log, summary) == []
+
+
 def test_a_key_in_the_prs_config_cannot_blank_out_the_headline(setup):
     # Registered as a secret, this "key" would redact every "RagaliQ Gate failed" it equals.
     code, log, _, summary = attack(

@@ -368,7 +368,7 @@ def test_the_image_gates_a_pull_request_and_leaves_the_runner_its_files(image, b
         runner.git(workspace, "commit", "-q", "-m", "main: the RAG outputs")
         judge = {"anthropic-base-url": anthropic.base_url}  # a gate ignores ANTHROPIC_BASE_URL
 
-        # On main: record the baseline. The action creates .ragaliq/ and the judge's cache.
+        # On main: record the baseline. The action creates .ragaliq/ and its judge answers.
         main = gh.run(
             event={"ref": "refs/heads/main", "repository": {"full_name": REPO}},
             event_name="push",
@@ -386,7 +386,7 @@ def test_the_image_gates_a_pull_request_and_leaves_the_runner_its_files(image, b
             ".ragaliq/baseline.json",
             ".ragaliq/report.json",
             ".ragaliq/decision.json",
-            ".ragaliq/cache.sqlite",
+            ".ragaliq/answers.jsonl",
             "main.html",
         } <= set(main.written)
         assert not_the_runners(main, runner) == {}

@@ -19,6 +19,7 @@ import yaml
 from tests.e2e.workflows import Player, load_workflow, substitute
 from tests.e2e.workspace import (
     CONFIG,
+    MAIN,
     REPO,
     RUN_ID,
     cases,
@@ -90,7 +91,10 @@ def test_a_same_repository_pull_request_is_produced_then_gated_in_two_jobs(setup
         f"Judged {len(cases())} cases from the artifact ragaliq-dataset of run {RUN_ID + 100}: "
         f"rag&#95;outputs.jsonl, sha256 {digest[:16]}"  # escaped for Markdown
     ) in body
-    assert [s.state for s in action.github.statuses(REPO, head)] == ["pending", "failure"]
+    assert [s.state for s in action.github.statuses(REPO, head, context=MAIN)] == [
+        "pending",
+        "failure",
+    ]
 
     clean = open_pull(action, 22, regressed=False)
     before = action.anthropic.count()
@@ -98,9 +102,9 @@ def test_a_same_repository_pull_request_is_produced_then_gated_in_two_jobs(setup
     assert jobs["gate"].code == 0, jobs["gate"].log
     # The first gate's saved cache was restored: the cases both PRs share cost no call.
     assert 0 < action.anthropic.count() - before < cold
-    statuses = action.github.statuses(REPO, clean["pull_request"]["head"]["sha"])
+    statuses = action.github.statuses(REPO, clean["pull_request"]["head"]["sha"], context=MAIN)
     assert [s.state for s in statuses] == ["pending", "success"]
-    assert statuses[-1].context == "RagaliQ Gate"
+    assert statuses[-1].context == MAIN
 
 
 def base_files_through_the_api(action, event: dict) -> None:
@@ -158,7 +162,7 @@ def test_a_fork_pull_request_is_gated_on_workflow_run_with_a_status_on_its_head(
     assert not (gate.runner / ".git").exists()  # nothing was checked out
     body = action.github.comments(REPO, 31)[0].body
     assert "RagaliQ Gate failed" in body
-    statuses = action.github.statuses(REPO, head)
+    statuses = action.github.statuses(REPO, head, context=MAIN)
     assert [s.state for s in statuses] == ["pending", "failure"]
     assert statuses[-1].target_url.endswith(f"/actions/runs/{RUN_ID + 201}")
     assert "judge cache" not in body  # nothing checked out, and the cache is the gate's own
@@ -174,7 +178,7 @@ def test_a_fork_pull_request_is_gated_on_workflow_run_with_a_status_on_its_head(
     play_pull_request(player, clean, RUN_ID + 202)
     gate = gate_fork(player, clean, RUN_ID + 202, RUN_ID + 203)
     assert gate.code == 0, gate.log
-    statuses = action.github.statuses(REPO, clean["pull_request"]["head"]["sha"])
+    statuses = action.github.statuses(REPO, clean["pull_request"]["head"]["sha"], context=MAIN)
     assert [s.state for s in statuses] == ["pending", "success"]
 
 
@@ -186,7 +190,7 @@ def test_a_fork_run_that_failed_to_produce_is_reported_not_judged(setup):
     assert gate.code == 2, gate.log
     assert gate.outputs["passed"] == "false"
     head = event["pull_request"]["head"]["sha"]
-    assert [s.state for s in action.github.statuses(REPO, head)] == ["error"]
+    assert [s.state for s in action.github.statuses(REPO, head, context=MAIN)] == ["error"]
     assert "could not judge" in action.github.comments(REPO, 33)[0].body
 
 
@@ -266,7 +270,7 @@ def test_a_review_that_accepts_gates_again_without_running_the_pull_requests_cod
     assert pipeline.runs == 1  # the pull request's code did not run again
     assert f"artifact ragaliq-dataset of run {RUN_ID + 500}" in gate.log
     assert git(gate.runner, "rev-parse", "HEAD") == event["pull_request"]["base"]["sha"]
-    assert action.github.statuses(REPO, head)[-1].state == "success"
+    assert action.github.statuses(REPO, head, context=MAIN)[-1].state == "success"
     body = action.github.comments(REPO, 41)[0].body
     assert "accepted by @\u200blead" in body
     assert "Accepted at this commit" not in body  # `all` accepts claims, it sets nothing aside
@@ -296,7 +300,7 @@ def test_a_forks_accepting_review_runs_nothing_and_the_fork_gate_judges_its_pull
     gate = player.play(forks, "gate", event=run, event_name="workflow_run", run_id=RUN_ID + 703)
     assert gate.ran and gate.code == 0, gate.log
     assert f"artifact ragaliq-dataset of run {RUN_ID + 700}" in gate.log
-    assert action.github.statuses(REPO, head)[-1].state == "success"
+    assert action.github.statuses(REPO, head, context=MAIN)[-1].state == "success"
     assert "accepted by @\u200blead" in action.github.comments(REPO, 43)[0].body
 
 

@@ -25,6 +25,7 @@ from tests.e2e.test_attacks import leaked
 from tests.e2e.workspace import (
     ARTIFACT,
     KEY,
+    MAIN,
     REPO,
     Action,
     cases,
@@ -63,7 +64,7 @@ def assert_refused(action: Action, code: int, log: str, outputs: dict, number: i
     assert "Traceback" not in log
     assert "could not judge" in action.github.comments(REPO, number)[0].body
     head = git(action.workspace, "rev-parse", "HEAD")
-    assert [s.state for s in action.github.statuses(REPO, head)][-1] == "error"
+    assert [s.state for s in action.github.statuses(REPO, head, context=MAIN)][-1] == "error"
 
 
 def test_the_gate_refuses_the_job_that_ran_the_pull_requests_code(setup):

@@ -5,15 +5,22 @@ Each job gets a fresh runner folder; each step is played from the workflow file 
 
 - ``actions/checkout``: a clone of the repository at ``with.ref`` (else the event's commit);
 - ``run:``: the pull request's pipeline, played by a Python function of the test (it may do
-  anything in its runner folder), or the step's own shell when it is the placeholder; the review
-  job's one step, which must run no code of the pull request (nothing is checked out there);
+  anything in its runner folder, and save caches in its run's scope as code holding the runner's
+  token can), or the step's own shell when it is the placeholder; the step that installs RagaliQ
+  Gate for the pipeline (already installed here); the review job's one step, which must run no
+  code of the pull request (nothing is checked out there);
 - ``actions/upload-artifact``: the file zipped and uploaded to the fake GitHub for this run;
-- ``actions/cache/restore`` and ``save``: a store of saved caches, restored by key prefix;
+- ``actions/cache/restore`` and ``save``: caches kept by scope as GitHub keeps them, and restored
+  from the run's own ref, then the pull request's base branch, then the default branch, by key
+  prefix; an entry is an archive whose names may be absolute (``/github/workspace/...``, the
+  runner's workspace; ``/github/workflow/event.json``, the event file the action reads), and
+  restoring unpacks it where it says;
 - ``ragaliq/ragaliq-gate``: ``python -I -m ragaliq action`` with the step's ``with:`` as inputs
   over ``action.yml``'s defaults (an input ``action.yml`` does not declare fails the test).
 
 Every job played is recorded on the fake GitHub as a run of its workflow file, started by the
-event it is played for, so that a gate can list the runs of a head commit as GitHub lists them.
+event it is played for (on the branch a push was to), so that a gate can list the runs of a head
+commit, and check the run a baseline names, as GitHub lists them.
 
 Anything else (another action, an expression this player does not know) fails the test.
 """
@@ -22,7 +29,6 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
 import subprocess
 import zipfile
 from collections.abc import Callable
@@ -65,6 +71,38 @@ class JobResult:
     outputs: dict[str, str] = field(default_factory=dict)
     summary: str = ""
     runner: Path | None = None
+    log_all: str = ""
+    """The logs of every action step of the job (``log`` is the last one's)."""
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One saved cache: the scope (ref) it was saved in, its key, and its archive's files."""
+
+    scope: str
+    key: str
+    files: dict[str, bytes]
+
+
+DEFAULT_BRANCH = "main"
+
+
+def cache_scope(event_name: str, event: dict[str, Any]) -> str:
+    """The ref whose scope a run's caches are saved in, as GitHub scopes them."""
+    if event_name in ("pull_request", "pull_request_review"):
+        return f"refs/pull/{event['pull_request']['number']}/merge"
+    if event_name == "push":
+        return str(event["ref"])
+    return f"refs/heads/{DEFAULT_BRANCH}"  # workflow_run and the like run on the default branch
+
+
+def restore_scopes(event_name: str, event: dict[str, Any]) -> list[str]:
+    """The scopes a run may restore from, in GitHub's order: its own, the base, the default."""
+    scopes = [cache_scope(event_name, event)]
+    if "pull_request" in event:
+        scopes.append(f"refs/heads/{event['pull_request']['base']['ref']}")
+    scopes.append(f"refs/heads/{DEFAULT_BRANCH}")
+    return list(dict.fromkeys(scopes))
 
 
 @dataclass
@@ -72,9 +110,17 @@ class Player:
     """Plays workflow jobs against an :class:`Action` (the repository and the fakes)."""
 
     action: Action
-    caches: dict[str, Path] = field(default_factory=dict)
-    """Saved caches by key, as actions/cache keeps them."""
+    caches: list[CacheEntry] = field(default_factory=list)
+    """Saved caches, oldest first, as actions/cache keeps them."""
+    restored: list[tuple[str, str]] = field(default_factory=list)
+    """``(job, key)`` of every cache restored."""
     secrets: dict[str, str] = field(default_factory=lambda: {"ANTHROPIC_API_KEY": KEY})
+    token: str = TOKEN
+    """The job's GITHUB_TOKEN."""
+
+    def save_cache(self, scope: str, key: str, files: dict[str, bytes]) -> None:
+        """Save a cache as the runner's token can from any step (the pull request's code too)."""
+        self.caches.append(CacheEntry(scope=scope, key=key, files=files))
 
     def play(
         self,
@@ -95,7 +141,8 @@ class Player:
                 "event_name": event_name,
                 "repository": REPO,
                 "run_id": str(run_id),
-                "token": TOKEN,
+                "token": self.token,
+                "ref": event.get("ref", ""),
             },
             "secrets": self.secrets,
             "runner": {"os": "Linux"},
@@ -114,11 +161,13 @@ class Player:
             workflow=workflow["file"],
             event=event_name,
             head_sha=_event_commit(event),
+            head_branch=_event_branch(event),
         )
         self.action.runs += 1
         runner = self.action.tmp / f"runner{self.action.runs}-{job_name}"
         runner.mkdir()
         result = JobResult(ran=True, runner=runner)
+        context["job"] = job_name
         for step in job["steps"]:
             if "if" in step and not truthy(evaluate_condition(str(step["if"]), context)):
                 continue
@@ -142,6 +191,9 @@ class Player:
             assert not any(runner.iterdir()), "the review job must run with nothing checked out"
             assert "${{" not in step["run"], "the review job's step must read no event text"
             subprocess.run(["bash", "-c", step["run"]], cwd=runner, check=True)
+        elif "run" in step and step.get("name") == "Install RagaliQ Gate for the pipeline":
+            assert "secrets." not in str(step), "the install step must see no secret"
+            assert "ragaliq-gate @ git+https://github.com/ragaliq/ragaliq-gate" in step["run"]
         elif "run" in step:
             assert step.get("name") == "Generate RAG outputs", f"unknown run step {step}"
             assert "secrets." not in str(step), "the pipeline step must see no secret"
@@ -159,39 +211,17 @@ class Player:
             )
             git(runner, "checkout", "-q", "--detach", ref)
         elif uses.startswith("actions/upload-artifact@"):
-            buffer = io.BytesIO()
-            path = runner / with_["path"]
-            with zipfile.ZipFile(buffer, "w") as archive:
-                archive.write(path, path.name)
-            head = _event_commit(context["github"]["event"])
-            self.action.github.add_artifact(
-                REPO, run_id, with_["name"], buffer.getvalue(), head_sha=head
-            )
+            self._upload(with_, context, runner, run_id)
         elif uses.startswith("actions/cache/restore@"):
-            keys = [with_["key"], *with_.get("restore-keys", "").split()]
-            found = next(
-                (
-                    self.caches[k]
-                    for prefix in keys
-                    for k in reversed(self.caches)
-                    if k.startswith(prefix)
-                ),
-                None,
-            )
-            if found is not None:
-                shutil.copytree(found, runner, dirs_exist_ok=True)
-            outputs = {
-                "cache-primary-key": with_["key"],
-                "cache-hit": str(found is not None).lower(),
-            }
+            outputs = self._restore(with_, context, runner)
         elif uses.startswith("actions/cache/save@"):
-            saved = self.action.tmp / f"cache-{len(self.caches)}"
-            saved.mkdir()
-            for file in runner.glob(with_["path"]):
-                target = saved / file.relative_to(runner)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(file, target)
-            self.caches.setdefault(with_["key"], saved)
+            files = {
+                file.relative_to(runner).as_posix(): file.read_bytes()
+                for file in runner.glob(with_["path"])
+                if file.is_file()
+            }
+            github = context["github"]
+            self.save_cache(cache_scope(github["event_name"], github["event"]), with_["key"], files)
         elif uses.startswith("ragaliq/ragaliq-gate@"):
             defaults = action_defaults()
             unknown = set(with_) - set(defaults)
@@ -200,24 +230,94 @@ class Player:
             if inputs["github-token"] == "${{ github.token }}":
                 inputs["github-token"] = TOKEN
             inputs["anthropic-base-url"] = self.action.anthropic.base_url
+            if inputs["github-token"] == TOKEN:
+                inputs["github-token"] = self.token
+            event = context["github"]["event"]
             result.code, result.log, result.outputs, result.summary = self.action.invoke(
                 workspace=runner,
-                event=context["github"]["event"],
+                event=event,
                 event_name=context["github"]["event_name"],
                 run_id=run_id,
                 inputs={f"INPUT_{k.upper()}": v for k, v in inputs.items()},
+                sha=_event_commit(event) if "after" in event else None,
+                ref_name=_event_branch(event) if "after" in event else "",
+                event_path=self._event_file(runner),
             )
             outputs = result.outputs
+            result.log_all += result.log
         else:
             raise AssertionError(f"the player does not know the step {step}")
         if "id" in step:
             context["steps"][step["id"]] = {"outputs": outputs}
 
+    def _upload(
+        self, with_: dict[str, str], context: dict[str, Any], runner: Path, run_id: int
+    ) -> None:
+        path = runner / with_["path"]
+        if not path.is_file():
+            assert with_.get("if-no-files-found") == "ignore", f"no file to upload: {path}"
+            return
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.write(path, path.name)
+        head = _event_commit(context["github"]["event"])
+        self.action.github.add_artifact(
+            REPO, run_id, with_["name"], buffer.getvalue(), head_sha=head
+        )
+
+    def _restore(
+        self, with_: dict[str, str], context: dict[str, Any], runner: Path
+    ) -> dict[str, str]:
+        github = context["github"]
+        keys = [with_["key"], *with_.get("restore-keys", "").split()]
+        scopes = restore_scopes(github["event_name"], github["event"])
+        found = next(
+            (
+                entry
+                for prefix in keys
+                for scope in scopes
+                for entry in reversed(self.caches)
+                if entry.scope == scope and entry.key.startswith(prefix)
+            ),
+            None,
+        )
+        if found is not None:
+            self.restored.append((context["job"], found.key))
+            for name, data in found.files.items():
+                target = self._unpacked_at(name, runner)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+        return {"cache-primary-key": with_["key"], "cache-hit": str(found is not None).lower()}
+
+    def _event_file(self, runner: Path) -> Path:
+        """Where the runner keeps the job's event file (``/github/workflow/event.json``)."""
+        return runner.parent / f"{runner.name}-github" / "workflow" / "event.json"
+
+    def _unpacked_at(self, name: str, runner: Path) -> Path:
+        """Where an archive's entry lands: a relative name in the workspace, an absolute one
+        where it says (the runner's ``/github/workspace`` and ``/github/workflow``)."""
+        if not name.startswith("/"):
+            return runner / name
+        if name.startswith("/github/workspace/"):
+            return runner / name.removeprefix("/github/workspace/")
+        assert name.startswith("/github/"), f"the player keeps no runner folder for {name}"
+        return runner.parent / f"{runner.name}-github" / name.removeprefix("/github/")
+
 
 def _event_commit(event: dict[str, Any]) -> str:
     if "pull_request" in event:
         return str(event["pull_request"]["head"]["sha"])
+    if "after" in event:  # a push
+        return str(event["after"])
     return str(event["workflow_run"]["head_sha"])
+
+
+def _event_branch(event: dict[str, Any]) -> str:
+    if "pull_request" in event:
+        return str(event["pull_request"]["head"]["ref"])
+    if "after" in event:
+        return str(event["ref"]).removeprefix("refs/heads/")
+    return DEFAULT_BRANCH  # workflow_run
 
 
 def substitute(text: str, context: dict[str, Any]) -> str:
@@ -236,7 +336,7 @@ _TOKENS = re.compile(r"\s*(\|\||&&|==|!=|!|\(|\)|,|'[^']*'|[\w.-]+)")
 
 def evaluate(expr: str, context: dict[str, Any]) -> Any:
     """The expression forms the workflows use: ``||``, ``&&``, ``!``, ``==``, ``!=``,
-    parentheses, ``contains()``, ``cancelled()``, quoted strings and context paths."""
+    parentheses, ``contains()``, ``cancelled()``, quoted strings, ``null`` and context paths."""
     tokens, at = [], 0
     while at < len(expr.rstrip()):
         match = _TOKENS.match(expr, at)
@@ -292,6 +392,8 @@ def _unary(tokens: list[str], context: dict[str, Any]) -> tuple[Any, list[str]]:
         return str(needle).lower() in str(haystack or "").lower(), rest[1:]
     if head.startswith("'"):
         return head[1:-1], rest
+    if head == "null":
+        return None, rest
     value: Any = context
     for part in head.split("."):
         assert re.fullmatch(r"[\w-]+", part), f"the player does not know {head!r}"

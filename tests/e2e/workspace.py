@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -33,6 +34,8 @@ REPO = "acme/rag-bot"
 KEY = "sk-ant-api03-e2e-secret"
 TOKEN = "ghs_test"
 RUN_ID = 4242
+MAIN = "RagaliQ Gate (main)"
+"""The status main's branch protection requires: the gate's, judged against main's bar."""
 ARTIFACT = "ragaliq-dataset"
 QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 CONFIG = """\
@@ -106,8 +109,11 @@ class Action:
         return git(self.workspace, "rev-parse", "HEAD")
 
     def run_unchanged_pull(self, number: int, **inputs: str) -> tuple[int, str, dict, str]:
-        """Commit main, open pull request ``number`` on it with no change, and run the gate."""
-        base = self.commit("main")
+        """Record main's baseline (once), open pull request ``number`` on it with no change,
+        and run the gate."""
+        if not (self.workspace / ".ragaliq" / "baseline.json").exists():
+            record_baseline_on_main(self)
+        base = git(self.workspace, "rev-parse", "HEAD")
         self.github.add_pull(REPO, number, base_sha=base, head_sha=base)
         return self.run(event=pr_event(number, base, base), event_name="pull_request", **inputs)
 
@@ -155,6 +161,10 @@ class Action:
         run_id = RUN_ID + self.runs  # every workflow run has its own id, and its own artifacts
         if pr:
             self.github.add_run(REPO, run_id, event=event_name, head_sha=pr["head"]["sha"])
+            # The event is GitHub's news of the pull request as it is now.
+            self.github.push_to_pull(
+                REPO, pr["number"], head_sha=pr["head"]["sha"], base_sha=pr["base"]["sha"]
+            )
         if pr and inputs.get("trust_pr_code") != "true":
             if event_name == "pull_request":
                 self.produce(pr["head"]["sha"], run_id=run_id, archive=archive)
@@ -178,15 +188,23 @@ class Action:
         run_id: int,
         env: dict[str, str] | None = None,
         inputs: dict[str, str],
+        sha: str | None = None,
+        ref_name: str = "",
+        event_path: Path | None = None,
     ) -> tuple[int, str, dict, str]:
         """Run ``python -m ragaliq action`` in ``workspace`` as a Docker action runs it.
 
-        ``inputs`` are ``INPUT_*`` variables over the defaults; ``env`` is what the job adds.
+        ``inputs`` are ``INPUT_*`` variables over the defaults; ``env`` is what the job adds;
+        ``sha`` and ``ref_name`` are the run's commit and branch (``GITHUB_SHA``,
+        ``GITHUB_REF_NAME``), by default the workspace repository's ``HEAD``; ``event_path``
+        is where the runner keeps the event file.
         """
-        run_dir = self.tmp / f"run{self.runs}-{run_id}"
-        run_dir.mkdir()
+        run_dir = Path(tempfile.mkdtemp(prefix=f"run{self.runs}-{run_id}-", dir=self.tmp))
         self.last = workspace
-        (run_dir / "event.json").write_text(json.dumps(event), encoding="utf-8")
+        event_file = event_path or run_dir / "event.json"
+        event_file.parent.mkdir(parents=True, exist_ok=True)
+        if not event_file.exists():  # a restored archive may have written one already
+            event_file.write_text(json.dumps(event), encoding="utf-8")
         job_env = env or {}
         env = {
             "PATH": os.environ["PATH"],
@@ -194,13 +212,14 @@ class Action:
             "GITHUB_ACTIONS": "true",
             "CI": "true",
             "GITHUB_WORKSPACE": str(workspace),
-            "GITHUB_EVENT_PATH": str(run_dir / "event.json"),
+            "GITHUB_EVENT_PATH": str(event_file),
             "GITHUB_EVENT_NAME": event_name,
             "GITHUB_REPOSITORY": REPO,
             "GITHUB_API_URL": self.github.base_url,
             "GITHUB_SERVER_URL": "https://github.example",
             "GITHUB_RUN_ID": str(run_id),
-            "GITHUB_SHA": git(self.workspace, "rev-parse", "HEAD"),
+            "GITHUB_SHA": sha or git(self.workspace, "rev-parse", "HEAD"),
+            "GITHUB_REF_NAME": ref_name,
             "GITHUB_OUTPUT": str(run_dir / "output"),
             "GITHUB_STEP_SUMMARY": str(run_dir / "summary.md"),
             "INPUT_CONFIG": "ragaliq.yaml",
@@ -259,7 +278,12 @@ def parse_outputs(text: str) -> dict[str, str]:
 
 
 def pr_event(
-    number: int, base: str, head: str, head_repo: str = REPO, author: str = "someone"
+    number: int,
+    base: str,
+    head: str,
+    head_repo: str = REPO,
+    author: str = "someone",
+    base_ref: str = "main",
 ) -> dict:
     return {
         "action": "synchronize",
@@ -267,7 +291,7 @@ def pr_event(
         "pull_request": {
             "number": number,
             "user": {"login": author},
-            "base": {"sha": base, "ref": "main", "repo": {"full_name": REPO}},
+            "base": {"sha": base, "ref": base_ref, "repo": {"full_name": REPO}},
             "head": {"sha": head, "ref": "feature", "repo": {"full_name": head_repo}},
         },
     }

@@ -195,6 +195,8 @@ class Fault:
     """`error.message` in the body; a default is derived from the status."""
     should_retry: bool | None = None
     """When set, sent as `x-should-retry: true|false`, which overrides the SDK's retry policy."""
+    page: str | None = None
+    """An HTML page sent as the body instead of the API's JSON error (a gateway's own page)."""
 
 
 @dataclass(frozen=True)
@@ -844,6 +846,10 @@ class FakeAnthropic:
     def _fault_outcome(fault: Fault) -> _Outcome:
         if fault.drop_connection:
             return _Outcome(status=0, drop=True)
+        if fault.page is not None:
+            return _Outcome(
+                status=fault.status, raw=fault.page.encode("utf-8"), content_type="text/html"
+            )
         message = fault.message or f"fake fault: HTTP {fault.status} ({_error_type(fault.status)})"
         return _error_outcome(
             fault.status, message, retry_after=fault.retry_after, should_retry=fault.should_retry

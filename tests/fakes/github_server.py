@@ -22,6 +22,14 @@ Supported endpoints (all under ``prefix``, e.g. ``/api/v3`` to mimic GHES):
   comes without its content, which ``GET /repos/{owner}/{repo}/git/blobs/{sha}`` gives)
 * ``GET /repos/{owner}/{repo}/commits/{sha}`` (every ref a file was registered at, and
   :meth:`FakeGitHub.add_commit`)
+* the Git Data API of a branch the action writes (a data branch): ``GET git/ref/heads/{branch}``,
+  ``GET git/commits/{sha}``, ``POST git/blobs``, ``POST git/trees`` (``base_tree``, entries
+  with ``sha: null`` delete), ``POST git/commits``, ``POST git/refs`` and ``PATCH
+  git/refs/heads/{branch}`` (fast-forward only unless ``force``), and ``PUT contents/{path}``;
+  the Contents API serves a branch by name, or any of its commits. A branch given to
+  :meth:`FakeGitHub.protect_branch` refuses every write with 422, as GitHub does a push the
+  rules refuse. :meth:`FakeGitHub.mirror_git` serves the commits (parents and files) of a local
+  git repository, as GitHub serves the repository's history
 * ``GET /repos/{owner}/{repo}/pulls`` (``state`` and ``head`` = ``owner:branch`` filters)
 * ``GET /repos/{owner}/{repo}/pulls/{number}/reviews`` (:meth:`FakeGitHub.add_review`; paginated
   with ``Link``), ``GET /repos/{owner}/{repo}/collaborators/{login}/permission``
@@ -33,7 +41,8 @@ Supported endpoints (all under ``prefix``, e.g. ``/api/v3`` to mimic GHES):
 * ``GET /repos/{owner}/{repo}/actions/runs/{id}`` and
   ``GET /repos/{owner}/{repo}/actions/workflows/{id}/runs`` (``event`` and ``head_sha`` filters;
   :meth:`FakeGitHub.add_run`, and every run an artifact was uploaded by)
-* ``GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts`` (``name`` filter) and
+* ``GET /repos/{owner}/{repo}/actions/artifacts`` (``name`` filter, newest first),
+  ``GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts`` (``name`` filter) and
   ``GET /repos/{owner}/{repo}/actions/artifacts/{id}/zip``, which redirects, as GitHub does, to
   a storage URL on another host name (``localhost``) that takes no token
   (:meth:`FakeGitHub.add_artifact`; :attr:`FakeGitHub.storage_requests` records who came)
@@ -50,6 +59,7 @@ import hashlib
 import json
 import math
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -189,6 +199,15 @@ class _Run:
     event: str
     head_sha: str
     created_at: str
+    head_branch: str = ""
+
+
+@dataclass(kw_only=True)
+class _GitCommit:
+    tree: dict[str, str]
+    """Every file of the commit: path to blob id."""
+    parents: list[str]
+    message: str = ""
 
 
 @dataclass(kw_only=True)
@@ -315,6 +334,12 @@ class FakeGitHub:
         self._permissions: dict[tuple[str, str], str | None] = {}
         self._runs: dict[tuple[str, int], _Run] = {}
         self._team_members: set[tuple[str, str, str]] = set()
+        self._blobs: dict[tuple[str, str], bytes] = {}
+        self._trees: dict[tuple[str, str], dict[str, str]] = {}
+        self._git_commits: dict[tuple[str, str], _GitCommit] = {}
+        self._refs: dict[tuple[str, str], str] = {}
+        self._protected: set[tuple[str, str]] = set()
+        self._mirrors: dict[str, str] = {}
         self.storage_requests: list[RecordedRequest] = []
         """Downloads from the artifact storage host, with the headers they carried."""
         self._failures: list[_Failure] = []
@@ -363,6 +388,15 @@ class FakeGitHub:
             ("GET", re.compile(rf"{_REPO}/contents(?:/(?P<path>.*))?"), self._get_contents),
             ("GET", re.compile(rf"{_REPO}/commits/(?P<sha>{_SEG})"), self._get_commit),
             ("GET", re.compile(rf"{_REPO}/git/blobs/(?P<sha>{_SEG})"), self._get_blob),
+            ("GET", re.compile(rf"{_REPO}/git/ref/heads/(?P<branch>.+)"), self._get_ref),
+            ("GET", re.compile(rf"{_REPO}/git/commits/(?P<sha>{_SEG})"), self._get_git_commit),
+            ("POST", re.compile(rf"{_REPO}/git/blobs"), self._create_blob),
+            ("POST", re.compile(rf"{_REPO}/git/trees"), self._create_tree),
+            ("POST", re.compile(rf"{_REPO}/git/commits"), self._create_git_commit),
+            ("POST", re.compile(rf"{_REPO}/git/refs"), self._create_ref),
+            ("PATCH", re.compile(rf"{_REPO}/git/refs/heads/(?P<branch>.+)"), self._update_ref),
+            ("PUT", re.compile(rf"{_REPO}/contents/(?P<path>.+)"), self._put_contents),
+            ("GET", re.compile(rf"{_REPO}/actions/artifacts"), self._list_repo_artifacts),
         ]
 
     # ------------------------------------------------------------------ lifecycle
@@ -457,6 +491,24 @@ class FakeGitHub:
                 created_at=self._tick(),
             )
 
+    def retarget_pull(self, repo: str, number: int, *, base_ref: str, base_sha: str) -> None:
+        """Change the base of pull request ``number``, as its author can at any time."""
+        with self._lock:
+            pull = self._pulls[(_repo_key(repo), number)]
+            pull.base_ref, pull.base_sha = base_ref, base_sha
+
+    def push_to_pull(self, repo: str, number: int, *, head_sha: str, base_sha: str) -> None:
+        """Pull request ``number`` as GitHub has it after a push: a new head, the base's tip."""
+        with self._lock:
+            pull = self._pulls.get((_repo_key(repo), number))
+            if pull is not None:
+                pull.head_sha, pull.base_sha = head_sha, base_sha
+
+    def reopen_pull(self, repo: str, number: int) -> None:
+        """Reopen pull request ``number``."""
+        with self._lock:
+            self._pulls[(_repo_key(repo), number)].state = "open"
+
     def close_pull(self, repo: str, number: int) -> None:
         """Close pull request ``number``: it is no longer listed among the open ones."""
         with self._lock:
@@ -505,6 +557,47 @@ class FakeGitHub:
             self.add_repo(repo)
             self._commits.add((_repo_key(repo), sha))
 
+    def mirror_git(self, repo: str, path: str) -> None:
+        """Serve the commits of the local git repository at ``path`` as ``repo``'s history:
+        their parents (``git/commits``, ``commits``) and files (the Contents API)."""
+        with self._lock:
+            self.add_repo(repo)
+            self._mirrors[_repo_key(repo)] = path
+
+    def protect_branch(self, repo: str, branch: str) -> None:
+        """Refuse every write to ``branch`` (moving it, or a file written on it) with 422."""
+        with self._lock:
+            self._protected.add((_repo_key(repo), branch))
+
+    def branch_files(self, repo: str, branch: str) -> dict[str, bytes]:
+        """The files on ``branch`` of the fake's own git data (a data branch written through
+        the API), path to content; empty when there is no such branch."""
+        with self._lock:
+            tip = self._refs.get((_repo_key(repo), f"heads/{branch}"))
+            if tip is None:
+                return {}
+            tree = self._git_commits[(_repo_key(repo), tip)].tree
+            return {path: self._blobs[(_repo_key(repo), sha)] for path, sha in tree.items()}
+
+    def write_branch(
+        self, repo: str, branch: str, files: dict[str, bytes | None], *, message: str = "push"
+    ) -> str:
+        """Push a commit to ``branch`` (created when new) that writes ``files`` (``None``
+        deletes), as someone with write access can, protected or not; its id."""
+        with self._lock:
+            key = _repo_key(repo)
+            self.add_repo(repo)
+            tip = self._refs.get((key, f"heads/{branch}"))
+            tree = dict(self._git_commits[(key, tip)].tree) if tip else {}
+            for path, data in files.items():
+                if data is None:
+                    tree.pop(path, None)
+                else:
+                    tree[path] = self._store_blob(key, data)
+            sha = self._store_commit(key, tree, [tip] if tip else [], message)
+            self._refs[(key, f"heads/{branch}")] = sha
+            return sha
+
     def add_artifact(
         self,
         repo: str,
@@ -546,6 +639,7 @@ class FakeGitHub:
         head_sha: str,
         workflow: str = "ragaliq.yml",
         event: str = "pull_request",
+        head_branch: str = "",
     ) -> None:
         """Register workflow run ``run_id`` of ``.github/workflows/{workflow}`` (if it is new)."""
         with self._lock:
@@ -559,6 +653,7 @@ class FakeGitHub:
                     event=event,
                     head_sha=head_sha,
                     created_at=self._tick(),
+                    head_branch=head_branch,
                 ),
             )
 
@@ -602,13 +697,13 @@ class FakeGitHub:
         with self._lock:
             self._permissions[(_repo_key(repo), login.lower())] = permission
 
-    def statuses(self, repo: str, sha: str) -> list[Status]:
-        """The statuses set on ``sha``, oldest first."""
+    def statuses(self, repo: str, sha: str, *, context: str | None = None) -> list[Status]:
+        """The statuses set on ``sha`` (of one ``context``, when given), oldest first."""
         with self._lock:
             return [
                 dataclasses.replace(s)
                 for key, s in self._statuses
-                if key == _repo_key(repo) and s.sha == sha
+                if key == _repo_key(repo) and s.sha == sha and context in (None, s.context)
             ]
 
     def fail(
@@ -1004,6 +1099,8 @@ class FakeGitHub:
             "workflow_id": 7000 + zlib.crc32(run.workflow.encode()) % 1000,
             "event": run.event,
             "head_sha": run.head_sha,
+            "head_branch": run.head_branch or None,
+            "repository": {"full_name": self._display(run.repo)},
             "status": "completed",
             "created_at": run.created_at,
             "url": self._api(f"/repos/{self._display(run.repo)}/actions/runs/{run.id}"),
@@ -1168,7 +1265,14 @@ class FakeGitHub:
         key = _repo_key(ctx.repo)
         ref = ctx.first("ref") or "main"
         path = ctx.params.get("path", "").strip("/")
+        tree = self._git_tree_at(key, ref)
+        if tree is not None:
+            return self._contents_of_tree(ctx.repo, ref, path, tree)
         file = self._files.get((key, ref, path))
+        if file is None and not any(k == key and r == ref for k, r, _ in self._files):
+            mirrored = self._mirrored_file(key, ref, path)
+            if mirrored is not None:
+                return _Response(200, self._content_json(ctx.repo, ref, path, mirrored))
         if file is not None and file.target is not None:
             path, file = file.target, self._files.get((key, ref, file.target))
             if file is None:
@@ -1193,8 +1297,12 @@ class FakeGitHub:
 
     def _get_commit(self, ctx: _Context) -> _Response:
         sha = ctx.params["sha"]
-        if (_repo_key(ctx.repo), sha) not in self._commits:
-            raise _not_found()
+        key = _repo_key(ctx.repo)
+        if (key, sha) not in self._commits:
+            found = self._commit_of(key, sha)
+            if found is None:
+                raise _not_found()
+            return _Response(200, self._git_commit_json(ctx.repo, *found))
         api = self._api(f"/repos/{self._display(ctx.repo)}")
         return _Response(
             200,
@@ -1210,6 +1318,17 @@ class FakeGitHub:
 
     def _get_blob(self, ctx: _Context) -> _Response:
         key = _repo_key(ctx.repo)
+        data = self._blobs.get((key, ctx.params["sha"]))
+        if data is not None:
+            return _Response(
+                200,
+                {
+                    "sha": ctx.params["sha"],
+                    "size": len(data),
+                    "encoding": "base64",
+                    "content": base64.encodebytes(data).decode("ascii"),
+                },
+            )
         for (repo_key, _, _), file in self._files.items():
             if repo_key == key and file.sha == ctx.params["sha"]:
                 return _Response(
@@ -1223,6 +1342,222 @@ class FakeGitHub:
                     },
                 )
         raise _not_found()
+
+    # ------------------------------------------------------------------ git data
+
+    def _store_blob(self, key: str, data: bytes) -> str:
+        sha = _blob_sha(data)
+        self._blobs[(key, sha)] = data
+        return sha
+
+    def _store_commit(
+        self, key: str, tree: dict[str, str], parents: list[str], message: str
+    ) -> str:
+        body = json.dumps([sorted(tree.items()), parents, message, self._tick()]).encode()
+        sha = hashlib.sha1(b"commit " + body, usedforsecurity=False).hexdigest()
+        self._git_commits[(key, sha)] = _GitCommit(tree=tree, parents=parents, message=message)
+        self._commits.add((key, sha))
+        return sha
+
+    def _git_tree_at(self, key: str, ref: str) -> dict[str, str] | None:
+        """The files of a branch or commit of the fake's own git data; None if not one."""
+        sha = self._refs.get((key, f"heads/{ref}"), ref)
+        commit = self._git_commits.get((key, sha))
+        return None if commit is None else commit.tree
+
+    def _contents_of_tree(self, repo: str, ref: str, path: str, tree: dict[str, str]) -> _Response:
+        key = _repo_key(repo)
+        if path in tree:
+            file = _File(content=self._blobs[(key, tree[path])], sha=tree[path])
+            return _Response(200, self._content_json(repo, ref, path, file))
+        prefix = f"{path}/" if path else ""
+        names = sorted({p[len(prefix) :].split("/", 1)[0] for p in tree if p.startswith(prefix)})
+        if not names:
+            raise _not_found()
+        listing = []
+        for name in names:
+            child = prefix + name
+            file = (
+                _File(content=self._blobs[(key, tree[child])], sha=tree[child])
+                if child in tree
+                else None
+            )
+            entry = self._content_json(repo, ref, child, file)
+            entry.pop("content", None)
+            entry.pop("encoding", None)
+            listing.append(entry)
+        return _Response(200, listing)
+
+    def _mirror(self, key: str, *args: str) -> bytes | None:
+        folder = self._mirrors.get(key)
+        if folder is None:
+            return None
+        done = subprocess.run(["git", "-C", folder, *args], capture_output=True, check=False)
+        return done.stdout if done.returncode == 0 else None
+
+    def _mirrored_file(self, key: str, ref: str, path: str) -> _File | None:
+        if not re.fullmatch(r"[0-9a-f]{40}", ref) or not path:
+            return None
+        kind = self._mirror(key, "cat-file", "-t", f"{ref}:{path}")
+        if kind is None or kind.strip() != b"blob":
+            return None
+        data = self._mirror(key, "cat-file", "blob", f"{ref}:{path}")
+        return None if data is None else _File(content=data, sha=_blob_sha(data))
+
+    def _commit_of(self, key: str, sha: str) -> tuple[str, list[str]] | None:
+        """A commit's id and parents: the fake's own git data, else the mirrored repository."""
+        own = self._git_commits.get((key, sha))
+        if own is not None:
+            return sha, own.parents
+        if not re.fullmatch(r"[0-9a-f]{40}", sha):
+            return None
+        raw = self._mirror(key, "cat-file", "-p", f"{sha}^{{commit}}")
+        if raw is None:
+            return None
+        parents = [
+            line.split()[1].decode()
+            for line in raw.split(b"\n\n", 1)[0].splitlines()
+            if line.startswith(b"parent ")
+        ]
+        return sha, parents
+
+    def _git_commit_json(self, repo: str, sha: str, parents: list[str]) -> dict[str, Any]:
+        api = self._api(f"/repos/{self._display(repo)}")
+        return {
+            "sha": sha,
+            "url": f"{api}/git/commits/{sha}",
+            "tree": {"sha": _blob_sha(f"tree:{sha}".encode())},
+            "parents": [{"sha": p, "url": f"{api}/git/commits/{p}"} for p in parents],
+            "commit": {"message": "a commit", "tree": {"sha": _blob_sha(sha.encode())}},
+            "files": [],
+        }
+
+    def _get_ref(self, ctx: _Context) -> _Response:
+        sha = self._refs.get((_repo_key(ctx.repo), f"heads/{ctx.params['branch']}"))
+        if sha is None:
+            raise _not_found()
+        return _Response(
+            200,
+            {
+                "ref": f"refs/heads/{ctx.params['branch']}",
+                "object": {"type": "commit", "sha": sha},
+            },
+        )
+
+    def _get_git_commit(self, ctx: _Context) -> _Response:
+        found = self._commit_of(_repo_key(ctx.repo), ctx.params["sha"])
+        if found is None:
+            raise _not_found()
+        data = self._git_commit_json(ctx.repo, *found)
+        own = self._git_commits.get((_repo_key(ctx.repo), found[0]))
+        if own is not None:
+            data["tree"] = {"sha": f"tree-of-{found[0]}"}
+            data["message"] = own.message
+        return _Response(200, data)
+
+    def _create_blob(self, ctx: _Context) -> _Response:
+        body = ctx.body if isinstance(ctx.body, dict) else {}
+        if body.get("encoding") != "base64" or not isinstance(body.get("content"), str):
+            raise _HttpError(422, "Validation Failed")
+        sha = self._store_blob(_repo_key(ctx.repo), base64.b64decode(body["content"]))
+        return _Response(201, {"sha": sha, "url": self._api(f"/repos/{ctx.repo}/git/blobs/{sha}")})
+
+    def _create_tree(self, ctx: _Context) -> _Response:
+        key = _repo_key(ctx.repo)
+        body = ctx.body if isinstance(ctx.body, dict) else {}
+        base = str(body.get("base_tree") or "")
+        tree: dict[str, str] = {}
+        if base:
+            owner = base.removeprefix("tree-of-")
+            if (key, owner) not in self._git_commits:
+                raise _HttpError(422, "base_tree is not a valid tree")
+            tree = dict(self._git_commits[(key, owner)].tree)
+        for entry in body.get("tree") or []:
+            path = str(entry.get("path") or "")
+            if entry.get("sha") is None:
+                if path not in tree:
+                    raise _HttpError(422, f"GitRPC::BadObjectState: {path} is not in the tree")
+                del tree[path]
+            elif (key, entry["sha"]) not in self._blobs:
+                raise _HttpError(422, "tree.sha is not a valid blob")
+            else:
+                tree[path] = entry["sha"]
+        sha = f"tree{len(self._trees)}"
+        self._trees[(key, sha)] = tree
+        return _Response(201, {"sha": sha})
+
+    def _create_git_commit(self, ctx: _Context) -> _Response:
+        key = _repo_key(ctx.repo)
+        body = ctx.body if isinstance(ctx.body, dict) else {}
+        tree = self._trees.get((key, str(body.get("tree"))))
+        parents = [str(p) for p in body.get("parents") or []]
+        if tree is None or any((key, p) not in self._git_commits for p in parents):
+            raise _HttpError(422, "Validation Failed")
+        sha = self._store_commit(key, tree, parents, str(body.get("message") or ""))
+        return _Response(201, {"sha": sha})
+
+    def _refuse_protected(self, key: str, branch: str) -> None:
+        if (key, branch) in self._protected:
+            raise _HttpError(422, f"Protected branch update failed for refs/heads/{branch}.")
+
+    def _create_ref(self, ctx: _Context) -> _Response:
+        key = _repo_key(ctx.repo)
+        body = ctx.body if isinstance(ctx.body, dict) else {}
+        ref, sha = str(body.get("ref") or ""), str(body.get("sha") or "")
+        branch = ref.removeprefix("refs/heads/")
+        self._refuse_protected(key, branch)
+        if (key, f"heads/{branch}") in self._refs:
+            raise _HttpError(422, "Reference already exists")
+        if (key, sha) not in self._git_commits:
+            raise _HttpError(422, "Object does not exist")
+        self._refs[(key, f"heads/{branch}")] = sha
+        return _Response(201, {"ref": ref, "object": {"type": "commit", "sha": sha}})
+
+    def _is_ancestor(self, key: str, ancestor: str, commit: str) -> bool:
+        seen, todo = set(), [commit]
+        while todo:
+            current = todo.pop()
+            if current == ancestor:
+                return True
+            if current in seen or (key, current) not in self._git_commits:
+                continue
+            seen.add(current)
+            todo += self._git_commits[(key, current)].parents
+        return False
+
+    def _update_ref(self, ctx: _Context) -> _Response:
+        key, branch = _repo_key(ctx.repo), ctx.params["branch"]
+        body = ctx.body if isinstance(ctx.body, dict) else {}
+        sha = str(body.get("sha") or "")
+        self._refuse_protected(key, branch)
+        tip = self._refs.get((key, f"heads/{branch}"))
+        if tip is None:
+            raise _HttpError(422, "Reference does not exist")
+        if (key, sha) not in self._git_commits:
+            raise _HttpError(422, "Object does not exist")
+        if not body.get("force") and not self._is_ancestor(key, tip, sha):
+            raise _HttpError(422, "Update is not a fast forward")
+        self._refs[(key, f"heads/{branch}")] = sha
+        return _Response(200, {"ref": f"refs/heads/{branch}", "object": {"sha": sha}})
+
+    def _put_contents(self, ctx: _Context) -> _Response:
+        key = _repo_key(ctx.repo)
+        body = ctx.body if isinstance(ctx.body, dict) else {}
+        branch = str(body.get("branch") or "main")
+        self._refuse_protected(key, branch)
+        data = base64.b64decode(str(body.get("content") or ""))
+        sha = self.write_branch(ctx.repo, branch, {ctx.params["path"]: data})
+        return _Response(200, {"commit": {"sha": sha}})
+
+    def _list_repo_artifacts(self, ctx: _Context) -> _Response:
+        key, name = _repo_key(ctx.repo), ctx.first("name")
+        found = [
+            self._artifact_json(a)
+            for a in sorted(self._artifacts.values(), key=lambda a: -a.id)
+            if a.repo == key and (name is None or a.name == name)
+        ]
+        per_page = min(_parse_int(ctx.first("per_page"), _DEFAULT_PER_PAGE), _MAX_PER_PAGE)
+        return _Response(200, {"total_count": len(found), "artifacts": found[:per_page]})
 
 
 def _decode_body(raw: bytes) -> Any:

@@ -62,8 +62,8 @@ def tree(root: Path, files: dict[str, str], *, label: str = "the working tree") 
     return WorkTree(root, label=label)
 
 
-def bar_of(tmp_path: Path, base: dict[str, str], change: dict[str, str] | None, **kw):
-    trusted = tree(tmp_path / "base", base, label=BASE)
+def bar_of(tmp_path: Path, files: dict[str, str], change: dict[str, str] | None, **kw):
+    trusted = tree(tmp_path / "base", files, label=BASE)
     proposal = None if change is None else tree(tmp_path / "change", change)
     return read_bar(trusted=trusted, proposal=proposal, config_file="ragaliq.yaml", **kw)
 
@@ -150,17 +150,89 @@ def test_a_named_baseline_that_does_not_exist_says_how_to_fix_it(tmp_path):
     )
 
 
+NO_BAR = (
+    f"No bar protects {BASE} yet: ragaliq.yaml is not there, so this first run judges with the "
+    "built-in defaults (tightened where this change tightens them), never with this change's "
+    "judge, endpoint or templates. Merge the set-up, let the baseline workflow record the base "
+    "branch's baseline, then require this status."
+)
+
+
 def test_without_a_config_at_the_base_the_built_in_defaults_apply(tmp_path):
     bar = bar_of(tmp_path, {}, {})
     assert bar.config == GateConfig()
-    assert bar.notices == (
-        f"ragaliq.yaml is not in {BASE}, so this run uses the built-in defaults; the config "
-        "applies once it is on the base branch.",
+    assert bar.baseline is None
+    assert bar.notices == (NO_BAR,)
+
+
+def test_a_first_run_takes_the_changes_dataset_and_tightening_never_its_judge(tmp_path):
+    hostile = (
+        "dataset: outputs/rag.jsonl\n"
+        "judge: {provider: claude, base_url: 'https://collector.example', model: cheap}\n"
+        "evaluators: {faithfulness: {threshold: 0.95}, relevance: {threshold: 0.1}}\n"
+        "templates: {comment: lies.md.j2}\n"
+        "baselines: {store: branch, branch: forged}\n"
+    )
+    bar = bar_of(tmp_path, {}, {"ragaliq.yaml": hostile})
+    assert bar.config.dataset == "outputs/rag.jsonl"
+    assert bar.config.judge == GateConfig().judge  # no endpoint, provider or model of its own
+    assert bar.config.templates == GateConfig().templates
+    assert bar.config.baselines == GateConfig().baselines
+    assert bar.config.evaluators.faithfulness.threshold == 0.95  # tightened
+    assert bar.config.evaluators.relevance.threshold == GateConfig().evaluators.relevance.threshold
+    assert NO_BAR in bar.notices
+
+
+def test_a_base_with_a_config_and_no_baseline_stops_the_gate_naming_the_base(tmp_path):
+    with pytest.raises(BaselineError) as caught:
+        bar_of(tmp_path, {"ragaliq.yaml": CONFIG}, {"ragaliq.yaml": CONFIG}, base="main@0123456")
+    assert str(caught.value).startswith(
+        "no baseline for main@0123456: .ragaliq/baseline.json is not in that commit, so no bar "
+        "can be applied; record it on the base branch"
     )
 
 
-def test_a_change_that_deletes_the_config_is_held_to_the_base_commits(tmp_path):
-    bar = bar_of(tmp_path, {"ragaliq.yaml": CONFIG}, {})
+class Finder:
+    hint = ""
+
+    def __init__(self, found) -> None:
+        self.found = found
+        self.asked: list = []
+
+    def find(self, settings):
+        self.asked.append(settings)
+        return self.found
+
+
+def test_a_base_that_keeps_baselines_on_a_branch_reads_them_from_there_only(tmp_path, recorded):
+    from ragaliq.baseline import parse_baseline
+    from ragaliq.store.found import FoundBaseline
+
+    config = CONFIG + "baselines: {store: branch, branch: bars}\n"
+    committed = recorded.replace('"faithfulness":1.0', '"faithfulness":0.0')
+    files = {"ragaliq.yaml": config, BASELINE: committed}
+    none = Finder(None)
+    with pytest.raises(BaselineError) as caught:
+        bar_of(tmp_path, files, {"ragaliq.yaml": config}, base="main@0123456", finder=none)
+    assert str(caught.value).startswith(
+        "no baseline for main@0123456 in bars nor for its 20 nearest first-parent ancestors; "
+        "re-run the baseline workflow (ragaliq-baseline.yml)"
+    )
+    assert none.asked[0].branch == "bars"  # the base's settings, never the change's
+    found = FoundBaseline(
+        baseline=parse_baseline(recorded, source="store"),
+        commit="0" * 40,
+        description="read from bars for main@0123456",
+    )
+    bar = bar_of(tmp_path, files, {"ragaliq.yaml": config}, finder=Finder(found))
+    assert bar.baseline is not None and bar.baseline.score("faithfulness") == 1.0
+    assert "The baseline: read from bars for main@0123456." in bar.notices
+    with pytest.raises(BaselineError, match="cannot be read here"):
+        bar_of(tmp_path, files, {"ragaliq.yaml": config})
+
+
+def test_a_change_that_deletes_the_config_is_held_to_the_base_commits(tmp_path, recorded):
+    bar = bar_of(tmp_path, {"ragaliq.yaml": CONFIG, BASELINE: recorded}, {})
     assert bar.config.evaluators.faithfulness.threshold == 0.8
     assert bar.notices == (
         "This change deletes ragaliq.yaml; the gate keeps using the base commit's.",
@@ -182,8 +254,8 @@ def test_an_invalid_config_at_the_base_is_named_with_where_it_was_read(tmp_path)
     assert str(caught.value) == f"ragaliq.yaml at {BASE}: judge.model: must be a string (got list)"
 
 
-def test_a_change_s_config_that_cannot_be_read_only_loses_what_it_proposes(tmp_path):
-    base = tree(tmp_path / "base", {"ragaliq.yaml": CONFIG}, label=BASE)
+def test_a_change_s_config_that_cannot_be_read_only_loses_what_it_proposes(tmp_path, recorded):
+    base = tree(tmp_path / "base", {"ragaliq.yaml": CONFIG, BASELINE: recorded}, label=BASE)
     change = tree(tmp_path / "change", {"real.yaml": "evaluators: {}\n"})
     (tmp_path / "change" / "ragaliq.yaml").symlink_to(tmp_path / "change" / "real.yaml")
     bar = read_bar(trusted=base, proposal=change, config_file="ragaliq.yaml")
@@ -258,7 +330,7 @@ def test_base_names_the_commit_the_bar_was_read_at(tmp_path):
         bar = read_bar(trusted=base_source(tmp_path, ref), proposal=work, config_file="c.yaml")
         return bar.notices[0]
 
-    said = "c.yaml is not in {}, so this run uses the built-in defaults"
+    said = "No bar protects {} yet: c.yaml is not there"
     assert defaults_notice("auto").startswith(said.format(f"the base commit {sha[:12]}"))
     assert defaults_notice("main").startswith(said.format(f"main ({sha[:12]})"))
     assert base_source(tmp_path, "none") == work

@@ -83,6 +83,7 @@ STAGES: list[tuple[str, ...]] = [
     ("policy",),
     ("baseline",),
     ("config", "scaffold"),
+    ("store",),
     ("judges",),
     ("run_report",),
     ("pool", "runner", "shards", "preflight"),

@@ -1,8 +1,8 @@
 """A new user's story: a fresh repository, `ragaliq init`'s defaults, eleven robot mower FAQ cases.
 
 The repository starts from `ragaliq init` (the offline judge, `fail_on_new_hallucinations: true`),
-records its baseline on main, then opens pull requests, each a branch gated with `ragaliq gate`
-against the merge base:
+commits the FAQ on main and records main's baseline for that commit, then opens pull requests,
+each a branch gated with `ragaliq gate` against the merge base:
 
 - a faithful rewording (imperative verbs, units, figures in words, weekday and month
   abbreviations, a sentence after "p.m.") passes, and no reason the judge gives it is untrue;
@@ -196,10 +196,12 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = (root / "ragaliq.yaml").read_text(encoding="utf-8")
     assert "provider: offline" in config and "fail_on_new_hallucinations: true" in config
     write_faq(root)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "FAQ answers")
+    # Main's baseline, recorded for that commit on this machine (in CI, its baseline workflow).
     code, output = invoke(["baseline", "record", "--config", str(root / "ragaliq.yaml")])
     assert code == 0, output
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "FAQ answers and their baseline")
+    assert "as the baseline of" in output
     return root
 
 

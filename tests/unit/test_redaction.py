@@ -8,6 +8,8 @@ from click.testing import CliRunner
 from ragaliq.cli import cli
 from ragaliq.redaction import (
     REDACTED,
+    decoded,
+    excerpt,
     forget_secrets,
     looks_secret,
     redact,
@@ -93,3 +95,23 @@ def test_ordinary_text_is_left_alone():
     register_secret(KEY)
     text = "The refund window is 60 days; sk-ant is a prefix, not a key."
     assert redact(text) == text
+
+
+def test_an_excerpt_of_a_servers_answer_decodes_every_escape_before_redacting():
+    secret = "sk-ant-api03-excerpt-secret"
+    register_secret(secret)
+    referenced = "".join(f"&#{ord(ch)};" for ch in secret)
+    hexed = "".join(f"&#x{ord(ch):x};" for ch in secret)
+    percent = "".join(f"%{ord(ch):02X}" for ch in secret)
+    escaped = "".join(f"\\u{ord(ch):04x}" for ch in secret)
+    twice = percent.replace("%", "%25")
+    for form in (referenced, hexed, percent, escaped, twice):
+        shown = excerpt(f"<p>bad key: {form}</p>")
+        assert shown == "<p>bad key: [redacted]</p>", form
+    assert excerpt("x" * 1000) == "x" * 299 + "…"
+    cut = excerpt("y" * 290 + secret + " tail")
+    assert secret[:5] not in cut  # redacted before it is cut, so no part of it is left
+
+
+def test_decoding_stops_when_nothing_changes():
+    assert decoded("100% of &amp; 5 \\u0041") == "100% of & 5 A"

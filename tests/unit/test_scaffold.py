@@ -100,9 +100,11 @@ def test_config_validates_and_shows_the_defaults(tmp_path):
         dataset="rag_outputs.jsonl",
         judge={"provider": "offline"},
         gate={"fail_on_new_hallucinations": True},
+        baselines={"store": "branch"},
     )
     # Everything but the evaluators' thresholds, which the file spells out, the judge, which
-    # starts offline, and new hallucinations, which fail a new team's gate, is at its default.
+    # starts offline, new hallucinations, which fail a new team's gate, and the baselines, kept
+    # off main on a data branch, is at its default.
     assert config.model_dump(exclude={"evaluators"}) == defaults.model_dump(exclude={"evaluators"})
     without_thresholds = {
         name: {k: v for k, v in section.items() if k != "threshold"}
@@ -140,7 +142,7 @@ def test_config_commented_options_are_valid_settings(tmp_path):
 def test_config_has_every_section_and_names_the_schema(tmp_path):
     text = scaffold_files(tmp_path)[0].text
     data = yaml.safe_load(text)
-    assert set(data) == {"dataset", "baseline", "judge", "evaluators", "gate"}
+    assert set(data) == {"dataset", "baseline", "baselines", "judge", "evaluators", "gate"}
     assert set(data["evaluators"]) == {"faithfulness", "hallucination", "relevance"}
     assert "# templates:" in text
     assert "ragaliq schema > ragaliq.schema.json" in text
@@ -194,7 +196,7 @@ def test_every_workflow_has_least_privilege_and_pinned_actions(tmp_path):
         for job in workflow["jobs"].values():
             uses = [step["uses"] for step in job["steps"] if "uses" in step]
             gate = [u for u in uses if u.startswith("ragaliq/ragaliq-gate@")]
-            assert gate in ([], [ACTION_REF.split(" #")[0]]), name
+            assert set(gate) <= {ACTION_REF}, name
             assert all(PINNED.match(u) for u in uses if u not in gate), uses
             for step in _steps_using(job, "actions/checkout@"):
                 assert step["with"]["persist-credentials"] is False
@@ -206,7 +208,10 @@ def test_pull_requests_run_in_two_zones(tmp_path):
     produce, gate = workflow["jobs"]["produce"], workflow["jobs"]["gate"]
     # The untrusted zone: the PR's code, no secrets, read-only, data out as an artifact; never
     # on a review, which must not run the PR's code again (nor let it read the review).
-    assert produce["if"] == "github.event_name == 'pull_request'"
+    assert produce["if"] == (
+        "github.event_name == 'pull_request' && "
+        "(github.event.action != 'edited' || github.event.changes.base != null)"
+    )
     assert produce["permissions"] == {"contents": "read"}
     assert "secrets." not in yaml.safe_dump(produce)
     (upload,) = _steps_using(produce, "actions/upload-artifact@")
@@ -224,8 +229,19 @@ def test_pull_requests_run_in_two_zones(tmp_path):
     (checkout,) = _steps_using(gate, "actions/checkout@")
     assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
     assert not [s for s in gate["steps"] if "run" in s], "the gate job runs no code of its own"
+    assert not _steps_using(gate, "actions/cache"), "nothing a pull request saved is unpacked"
     (action,) = _steps_using(gate, "ragaliq/ragaliq-gate@")
     assert action["with"]["artifact"] == upload["with"]["name"]
+    assert action["with"]["dataset"] == upload["with"]["path"]
+    (answers,) = _steps_using(gate, "actions/upload-artifact@")
+    assert answers["with"] == {
+        "name": "ragaliq-answers",
+        "path": ".ragaliq/answers.jsonl",
+        "if-no-files-found": "ignore",
+        "retention-days": 7,
+    }
+    # The job's own check is not the one to require: its name says which status is.
+    assert "require that, not this job" in gate["name"]
     assert action["with"]["anthropic-api-key"] == "${{ secrets.ANTHROPIC_API_KEY }}"
     assert action["with"]["config"] == "ragaliq.yaml"
 
@@ -289,14 +305,21 @@ def test_workflow_matches_githubs_workflow_schema(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_the_gitignore_keeps_the_baseline_and_ignores_local_results(tmp_path):
+def test_the_gitignore_keeps_every_local_result_out_of_git(tmp_path):
     if shutil.which("git") is None:
         pytest.skip("git is needed to ask git what it ignores")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     write_scaffold(tmp_path)
     local = tmp_path / ".ragaliq"
-    results = ("cache.sqlite", "comment.md", "decision.json", "report.html", "report.json")
-    for name in ("baseline.json", *results):
+    results = (
+        "baseline.json",
+        "cache.sqlite",
+        "comment.md",
+        "decision.json",
+        "report.html",
+        "report.json",
+    )
+    for name in results:
         (local / name).write_text("{}", encoding="utf-8")
     ignored = subprocess.run(
         [
@@ -324,20 +347,37 @@ def test_the_example_workflows_are_what_init_writes(tmp_path):
         )
 
 
-def test_the_baseline_workflow_records_on_main_with_the_same_action(tmp_path):
+def test_the_baseline_workflow_records_on_main_and_keeps_it_off_main(tmp_path):
     write_scaffold(tmp_path)
     path = tmp_path / ".github/workflows/ragaliq-baseline.yml"
     workflow = yaml.safe_load(path.read_text(encoding="utf-8"))
-    assert workflow[True]["push"] == {"branches": ["main"]}
+    assert workflow[True] == {"push": {"branches": ["main"]}}  # a dispatched run never counts
     assert workflow["permissions"] == {}
     (job,) = workflow["jobs"].values()
-    assert job["permissions"] == {"contents": "write"}
-    gate = next(s for s in job["steps"] if s.get("uses", "").startswith("ragaliq/ragaliq-gate@"))
-    assert gate["uses"] == ACTION_REF.split(" #")[0]
-    assert gate["with"]["mode"] == "update-baseline"
-    assert workflow["env"]["BASELINE_PATH"] == ".ragaliq/baseline.json"
-    uses = [s["uses"] for s in job["steps"] if "uses" in s and s is not gate]
-    assert all(PINNED.match(u) for u in uses), uses
+    assert job["permissions"] == {"contents": "write", "actions": "read"}
+    record, store = _steps_using(job, "ragaliq/ragaliq-gate@")
+    assert record["with"]["mode"] == "update-baseline"
+    assert record["with"]["dataset"] == "rag_outputs.jsonl"  # as the gates find it
+    assert store["with"]["mode"] == "store-baseline"
+    (proof,) = _steps_using(job, "actions/upload-artifact@")
+    assert proof["with"]["name"] == "ragaliq-baseline-${{ steps.ragaliq.outputs.baseline-digest }}"
+    assert proof["with"]["path"] == "${{ steps.ragaliq.outputs.baseline-path }}"
+    assert job["steps"].index(record) < job["steps"].index(proof) < job["steps"].index(store)
+    assert not _steps_using(job, "actions/cache"), "the job holding the key unpacks no cache"
+    # Nothing pushes: no git push, no token handed to a script.
+    scripts = " ".join(s.get("run", "") for s in job["steps"])
+    assert "git push" not in scripts and "github.token" not in yaml.safe_dump(job)
+
+
+def test_no_job_that_holds_the_key_restores_a_cache_or_pushes(tmp_path):
+    write_scaffold(tmp_path)
+    for name in WORKFLOWS:
+        workflow = yaml.safe_load(_text(tmp_path, name))
+        for job_name, job in workflow["jobs"].items():
+            text = yaml.safe_dump(job)
+            if "secrets." in text:
+                assert not _steps_using(job, "actions/cache"), (name, job_name)
+            assert "git push" not in text, (name, job_name)
 
 
 @pytest.mark.parametrize("env", [{}, {"ANTHROPIC_API_KEY": "sk-ant-test"}], ids=["no key", "key"])
@@ -378,3 +418,24 @@ def test_the_sharded_example_judges_in_the_trusted_zone_only():
     assert gate["permissions"]["statuses"] == "write"
     status = gate["steps"][-1]
     assert status["if"] == "${{ always() }}" and "RagaliQ Gate" in status["run"]
+
+
+def test_validate_warns_when_the_forks_workflow_follows_a_workflow_that_does_not_exist(
+    tmp_path, no_api_key
+):
+    write_scaffold(tmp_path)
+    runner = CliRunner()
+    config = str(tmp_path / "ragaliq.yaml")
+    quiet = runner.invoke(cli, ["validate", "--config", config])
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr
+    workflow = tmp_path / ".github/workflows/ragaliq.yml"
+    workflow.write_text(
+        workflow.read_text(encoding="utf-8").replace("name: ragaliq\n", "name: rag checks\n"),
+        encoding="utf-8",
+    )
+    renamed = runner.invoke(cli, ["validate", "--config", config])
+    assert renamed.exit_code == 0
+    assert (
+        "warning: .github/workflows/ragaliq-forks.yml follows the workflow 'ragaliq', which no "
+        "workflow in .github/workflows is named: pull requests from forks would never be gated"
+    ) in renamed.stderr

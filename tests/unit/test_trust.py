@@ -176,6 +176,9 @@ def test_the_local_gate_reads_the_bar_at_the_merge_base(repo):
         "evaluators:\n  faithfulness: {threshold: 0.95}\n",
         encoding="utf-8",
     )
+    runner = CliRunner()
+    recorded = runner.invoke(cli, ["baseline", "record", "--config", str(repo / "ragaliq.yaml")])
+    assert recorded.exit_code == 0, recorded.output
     commit(repo, "main")
     git(repo, "checkout", "-q", "-b", "feature")
     (repo / "ragaliq.yaml").write_text(
@@ -183,7 +186,7 @@ def test_the_local_gate_reads_the_bar_at_the_merge_base(repo):
         "evaluators:\n  faithfulness: {threshold: 0.1}\n",
         encoding="utf-8",
     )
-    runner = CliRunner()
+    (repo / ".ragaliq" / "baseline.json").unlink()  # the working tree, read with --base none
     args = ["gate", "--config", str(repo / "ragaliq.yaml"), "--comment-out", str(repo / "c.md")]
     at_base = runner.invoke(cli, args)
     assert at_base.exit_code == 1, at_base.output

@@ -29,11 +29,13 @@ from ragaliq.cli._common import (
 from ragaliq.cli.judging import judge
 from ragaliq.config import GateConfig
 from ragaliq.exits import ExitCode, run_exit_code
+from ragaliq.git import head_commit
 from ragaliq.inputs import load_inputs
 from ragaliq.judging import kept_report
 from ragaliq.models import CaseResult, ReportHead
 from ragaliq.repository import ConfigLocation
 from ragaliq.run_report import ReportFile
+from ragaliq.store.local import LOCAL_STORE, local_store
 from ragaliq.text.counts import plural
 
 __all__ = ["baseline"]
@@ -94,13 +96,39 @@ def record(
             err=True,
         )
     policy = config.rules().recorded(head.evaluators) if config_path.exists() else None
+    location = ConfigLocation.of(config_path)
+    store = config.baselines
+    head_sha = head_commit(location.root) if store.store == "branch" else None
     write_baseline(
-        output, head=head, cases=cases, allow_errors=allow_errors, commit=commit, policy=policy
+        output,
+        head=head,
+        cases=cases,
+        allow_errors=allow_errors,
+        commit=commit or head_sha,
+        policy=policy,
     )
-    echo(
+    said = (
         f"baseline written to {output} ({plural(head.summary.cases, 'case')}, judge "
-        f"{head.judge.provider}/{head.judge.model}); commit it to the default branch: the gate "
-        "reads the baseline at each pull request's base commit, not from the working tree"
+        f"{head.judge.provider}/{head.judge.model})"
+    )
+    if store.store != "branch":
+        echo(
+            f"{said}; commit it to the default branch: the gate reads the baseline at each pull "
+            "request's base commit, not from the working tree"
+        )
+        return
+    if head_sha is None or (commit and commit != head_sha):
+        echo(
+            f"{said}. It is not kept for `ragaliq gate`: the store keeps a baseline per commit, "
+            "and this one is not of the checked-out commit"
+        )
+        return
+    folder = location.root / location.path(LOCAL_STORE, what="the local baseline store")
+    local_store(folder, store).put(head_sha, output.read_bytes())
+    echo(
+        f"{said}, and kept in {folder} as the baseline of {head_sha[:12]} for `ragaliq gate` on "
+        f"this machine. Main's baselines come from its baseline workflow ({store.workflow}), "
+        f"which keeps them on {store.branch}"
     )
 
 

@@ -38,9 +38,18 @@ from ragaliq.policy import Budget
 from ragaliq.preflight import preflight
 from ragaliq.report import format_decision, format_failing_cases, format_preflight
 from ragaliq.report.html import write_html
-from ragaliq.repository import ConfigLocation, WorkTree, git_toplevel, inside, repo_path
+from ragaliq.repository import (
+    ConfigLocation,
+    GitCommit,
+    WorkTree,
+    git_toplevel,
+    inside,
+    repo_path,
+)
 from ragaliq.run_report import ReportFile, write_report
+from ragaliq.scaffold import followed_workflows
 from ragaliq.shards import Shard, parse_shard, shard_budget, shard_cases
+from ragaliq.store.local import LOCAL_STORE, local_finder
 from ragaliq.text.counts import plural
 from ragaliq.text.plain import one_line
 from ragaliq.trust import base_source
@@ -199,6 +208,8 @@ def validate(config_path: Path, dataset: Path | None) -> None:
     names = [e.name for e in build_evaluators(inputs.config.evaluators)]
     for notice in inputs.notices:
         echo(f"notice: {notice}", err=True)
+    for warning in followed_workflows(inputs.root):
+        echo(f"warning: {warning}", err=True)
     info = inputs.dataset_info
     read = f"{plural(info.cases, 'case')}, {info.description}" if info else "no cases read"
     config = str(config_path) if config_path.exists() else "the built-in defaults"
@@ -278,9 +289,18 @@ def gate(
     explicit = None
     if baseline_path is not None:
         explicit = repo_path(inside(root, baseline_path, what="--baseline"), what="--baseline")
+    trusted = base_source(root, base_ref)
+    finder = None
+    if isinstance(trusted, GitCommit):
+        finder = local_finder(
+            root=root,
+            folder=root / location.path(LOCAL_STORE, what="the local baseline store"),
+            commit=trusted.sha,
+            base=trusted.description,
+        )
     plan = plan_gate(
         GateSetup(
-            trusted=base_source(root, base_ref),
+            trusted=trusted,
             proposal=work,
             work=work,
             config_file=location.file,
@@ -289,12 +309,16 @@ def gate(
             baseline_file=explicit,
             missing_config=missing_config(),
             dataset=dataset,
+            finder=finder,
         )
     )
     inputs = plan.inputs
     acceptances = read_acceptances(acceptances_path) if acceptances_path is not None else ()
-    found = "found" if plan.baseline is not None else "not there, so only the thresholds apply"
-    echo(f"the bar: read at {plan.source}; the baseline: {inputs.baseline_file} ({found})")
+    if finder is not None and finder.found is not None:
+        echo(f"the bar: read at {plan.source}; {finder.found.description}")
+    else:
+        found = "found" if plan.baseline is not None else "not there, so only the thresholds apply"
+        echo(f"the bar: read at {plan.source}; the baseline: {inputs.baseline_file} ({found})")
     check_writable(output, decision_out, comment_out, summary_out, html_out, reads=inputs.files)
     world = collaborators()
     with kept_report(output, needed=html_out is not None) as report_path:

@@ -95,17 +95,34 @@ ID_LENGTH = 16
 """Hex characters of a claim id: 64 bits, so that no two claims of a suite share one."""
 
 
+_DASHES = frozenset("-\u2010\u2011\u2012\u2013\u2212\ufe63")
+"""Hyphens, dashes and the minus sign: a minus when they stand before a number."""
+_PERCENT = frozenset("%\u2030\u2031\u066a")
+
+
 def claim_key(text: str) -> str:
     """A claim's text as its id reads it: what a reader would tell apart, in any script.
 
     NFKC (full-width and compatibility forms fold), case folded; letters, digits, currency and
-    other symbols kept ("5 €" is not "5 $"); punctuation, controls and invisible characters
-    become spaces, and runs of spaces one.
+    other symbols kept ("5 €" is not "5 $"); a sign before a number kept ("-5 °C" is not
+    "5 °C"), every dash or minus sign there read as ``-``; per cent and per mille signs kept
+    ("100%" is not "100"); punctuation between two digits kept ("1.000" is not "1,000", nor
+    "1 000"). Any other punctuation, controls and invisible characters become spaces, and runs
+    of spaces one.
     """
-    kept = [
-        ch if unicodedata.category(ch)[0] in "LNS" else " "
-        for ch in unicodedata.normalize("NFKC", text).casefold()
-    ]
+    chars = unicodedata.normalize("NFKC", text).casefold()
+    kept = []
+    for i, ch in enumerate(chars):
+        before = chars[i - 1] if i else ""
+        after = chars[i + 1] if i + 1 < len(chars) else ""
+        kind = unicodedata.category(ch)[0]
+        between_digits = kind == "P" and before.isdigit() and after.isdigit()
+        if ch in _DASHES and after.isdigit() and not before.isalnum():
+            kept.append("-")
+        elif kind in "LNS" or ch in _PERCENT or between_digits:
+            kept.append(ch)
+        else:
+            kept.append(" ")
     return " ".join("".join(kept).split())
 
 

@@ -17,8 +17,8 @@ may not, unless the base config allows it. Nothing the pull request writes (its 
 config, its artifact) is ever read for acceptances.
 
 A claim's id (:func:`claim_id`) is 16 hex characters of a SHA-256 over its case id and its text
-as a reader tells claims apart (:func:`claim_key`), so that claims in any script, or with
-different currencies, never share one.
+as a reader tells claims apart (:func:`claim_key`), so that claims in any script, with different
+currencies, signs, per cent signs or separators between digits never share one.
 
 Locally, ``ragaliq gate --acceptances FILE`` reads the same records from a file, to try the flow.
 """

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import os
 import stat
 import tempfile
 import zipfile
 import zlib
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 import requests
 
@@ -36,6 +38,7 @@ __all__ = [
     "MAX_ARTIFACT_BYTES",
     "ArtifactDataset",
     "download_dataset",
+    "read_answer_files",
     "unpack_dataset",
 ]
 
@@ -157,8 +160,10 @@ def _the_artifact(listing: Any, name: str, where: str, head_sha: str | None) -> 
     return found
 
 
-def _fetch(url: str, *, token: str, into: Path, where: str) -> None:
-    """Stream the archive to ``into``, stopping at the size limit.
+def _fetch(
+    url: str, *, token: str, into: Path | BinaryIO, where: str, limit: int = MAX_ARTIFACT_BYTES
+) -> None:
+    """Stream the archive to ``into`` (a file, or a buffer), stopping at ``limit`` bytes.
 
     ``requests`` drops the token when the API redirects to another host (the storage).
     """
@@ -175,16 +180,95 @@ def _fetch(url: str, *, token: str, into: Path, where: str) -> None:
                     f"{where}: GitHub answered {response.status_code} to the download; give the "
                     "workflow `permissions: actions: read`"
                 )
-            with into.open("wb") as out:
+            with into.open("wb") if isinstance(into, Path) else nullcontext(into) as out:
                 for chunk in response.iter_content(_CHUNK):
                     written += len(chunk)
-                    if written > MAX_ARTIFACT_BYTES:
-                        raise ArtifactError(
-                            f"{where}: is over the size limit of {MAX_ARTIFACT_BYTES:,} bytes"
-                        )
+                    if written > limit:
+                        raise ArtifactError(f"{where}: is over the size limit of {limit:,} bytes")
                     out.write(chunk)
     except requests.RequestException as exc:
         raise ArtifactError(f"{where}: the download failed ({type(exc).__name__})") from exc
+
+
+def read_answer_files(
+    *,
+    token: str,
+    repository: str,
+    api_url: str,
+    artifact: str,
+    newest: int,
+    limit: int,
+    attempts: int = 3,
+) -> tuple[list[tuple[str, bytes]], list[str]]:
+    """The files of the newest ``newest`` artifacts named ``artifact`` in the repository.
+
+    Each is read into memory as data, never unpacked onto the runner, within ``limit`` bytes.
+
+    Returned: ``(where, content)`` of each file read, and a note for each artifact that could
+    not be (answers only ever save calls, so nothing here stops a gate).
+    """
+    notes: list[str] = []
+    try:
+        github = build_github(token=token, api_url=api_url)
+    except ValueError as exc:
+        return [], [f"earlier judge answers were not read: {exc}"]
+    try:
+        _, listing = retrying(
+            lambda: github.requester.requestJsonAndCheck(
+                "GET",
+                f"/repos/{repository}/actions/artifacts",
+                parameters={"name": artifact, "per_page": newest},
+            ),
+            attempts=attempts,
+        )
+    except Exception as exc:  # GithubException or a dropped connection: no earlier answers
+        return [], [f"earlier judge answers were not read: {_failure(exc, artifact, attempts)}"]
+    finally:
+        github.close()
+    files: list[tuple[str, bytes]] = []
+    for found in ((listing or {}).get("artifacts") or [])[:newest]:
+        if not isinstance(found, dict) or found.get("name") != artifact or found.get("expired"):
+            continue
+        run = (found.get("workflow_run") or {}).get("id")
+        where = f"artifact {artifact} of run {run}"
+        try:
+            if int(found.get("size_in_bytes") or 0) > limit:
+                raise ArtifactError(f"{where}: is over the size limit of {limit:,} bytes")
+            buffer = io.BytesIO()
+            _fetch(
+                str(found["archive_download_url"]),
+                token=token,
+                into=buffer,
+                where=where,
+                limit=limit,
+            )
+            files += _read_entries(buffer, where=where, limit=limit)
+        except (ArtifactError, KeyError, ValueError) as exc:
+            notes.append(f"earlier judge answers were not read: {exc}")
+    return files, notes
+
+
+def _read_entries(buffer: BinaryIO, *, where: str, limit: int) -> list[tuple[str, bytes]]:
+    """Every file of a zip in memory, read (never written anywhere), within ``limit`` in all."""
+    try:
+        with zipfile.ZipFile(buffer) as bundle:
+            entries = bundle.infolist()
+            _check_entries(entries, where)
+            out, total = [], 0
+            for entry in entries:
+                if entry.is_dir():
+                    continue
+                total += entry.file_size
+                if total > limit:
+                    raise ArtifactError(f"{where}: holds more than {limit:,} bytes")
+                with bundle.open(entry) as source:
+                    data = source.read(limit + 1)
+                if len(data) > entry.file_size or len(data) > limit:
+                    raise ArtifactError(f"{where}: {entry.filename} holds more than it says")
+                out.append((f"{where}: {entry.filename}", data))
+            return out
+    except (zipfile.BadZipFile, zlib.error) as exc:
+        raise ArtifactError(f"{where}: is not a zip archive ({exc})") from exc
 
 
 def unpack_dataset(

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from github import Auth, Github, GithubException, RateLimitExceededException
 
 from ragaliq._version import __version__
+from ragaliq.redaction import excerpt
 
 __all__ = [
     "DEFAULT_API_URL",
@@ -123,7 +124,15 @@ def json_getter(github: Github, *, attempts: int) -> Get:
 
 
 def detail(exc: GithubException) -> str:
-    """GitHub's own words about a failure: its message and any listed errors."""
+    """GitHub's own words about a failure: its message and any listed errors.
+
+    A short, decoded and redacted excerpt: a proxy in front of the API may answer with a page of
+    its own, echoing what it was sent.
+    """
+    return excerpt(_detail(exc))
+
+
+def _detail(exc: GithubException) -> str:
     data = exc.data
     if isinstance(data, dict):
         parts = [str(data["message"])] if data.get("message") else []

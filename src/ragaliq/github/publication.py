@@ -16,7 +16,12 @@ from ragaliq.gate import GateDecision
 from ragaliq.github.commands import Workflow
 from ragaliq.github.remote import Remote
 from ragaliq.github.settings import ActionSettings, PullRequest
-from ragaliq.github.status import CommitStatus, StatusState
+from ragaliq.github.status import (
+    CommitStatus,
+    StatusState,
+    retired_context,
+    status_context,
+)
 from ragaliq.redaction import redact
 from ragaliq.report.markdown import render_status
 from ragaliq.report.marker import comment_marker
@@ -47,17 +52,36 @@ class Publication:
     remote: Remote | None
     pull_request: PullRequest | None = None
     status: CommitStatus | None = None
+    retired: CommitStatus | None = None
+    """The context of earlier versions, set to ``error`` once with the first status."""
 
-    def aim(self, head_sha: str, pull_request: PullRequest | None) -> None:
-        """The change is known: the comment and the status go to it from now on."""
+    def aim(self, pull_request: PullRequest) -> None:
+        """The change is known: the comment and the status go to it from now on.
+
+        The status's context names the pull request's base branch (``RagaliQ Gate (main)``).
+        """
         self.pull_request = pull_request
-        if self.settings is not None and self.remote is not None and self.settings.commit_status:
-            self.status = self.remote.status_of(head_sha)
+        settings, remote = self.settings, self.remote
+        if settings is None or remote is None or not settings.commit_status:
+            return
+        context = status_context(settings.comment_id, pull_request.base_ref)
+        self.status = remote.status_of(pull_request.head_sha, context)
+        retired = retired_context(settings.comment_id)
+        if retired is not None:
+            self.retired = remote.status_of(pull_request.head_sha, retired)
 
     def set_status(self, state: StatusState, description: str) -> None:
-        """Set the commit status, when there is one to set."""
-        if self.status is not None:
-            self.status.set(state, redact(description))
+        """Set the commit status, when there is one to set, naming the base commit judged."""
+        if self.status is None or self.pull_request is None:
+            return
+        self.status.set(state, redact(f"{self.pull_request.base}: {description}"))
+        if self.retired is not None:
+            self.retired.set(
+                "error",
+                f"replaced by the context {self.status.context!r}: require that one in branch "
+                "protection",
+            )
+            self.retired = None
 
     def comment(self, body: str) -> str:
         """Create or update the PR comment; its URL, or "" when none was posted."""
@@ -96,7 +120,12 @@ class Publication:
         try:
             self.workflow.set_output("passed", "false")
             settings = self.settings
-            if settings is None or settings.mode != "gate":
+            if settings is None:
+                return
+            if settings.mode != "gate":
+                self.workflow.write_summary(
+                    f"## RagaliQ Gate: the baseline was not recorded\n\n{reason}\n"
+                )
                 return
             self.workflow.write_summary(f"## RagaliQ Gate: could not judge\n\n{reason}\n")
             self.set_status("error", f"not judged: {reason}")
@@ -117,6 +146,11 @@ class Publication:
 
 def status_for(code: ExitCode, decision: GateDecision) -> tuple[StatusState, str]:
     """The commit status a finished gate sets: never success for what was not judged."""
+    if code is ExitCode.PASSED and decision.first_run:
+        return "success", (
+            f"first run, on the built-in defaults ({plural(decision.cases, 'case')} judged): no "
+            "bar protects this base yet"
+        )
     if code is ExitCode.PASSED:
         return "success", f"passed ({plural(decision.cases, 'case')} judged)"
     if code is ExitCode.FAILED:

@@ -5,20 +5,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ragaliq.config import GatePolicy
+from ragaliq.config import BaselinesConfig, GatePolicy
 from ragaliq.gate.acceptance import Acceptance
-from ragaliq.github.artifacts import ArtifactDataset, download_dataset
+from ragaliq.github.artifacts import ArtifactDataset, download_dataset, read_answer_files
 from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
 from ragaliq.github.contents import ContentsAtCommit
-from ragaliq.github.pulls import find_pull_request
+from ragaliq.github.data_branch import BranchBackend
+from ragaliq.github.provenance import Provenance
+from ragaliq.github.pulls import check_pull_request, find_pull_requests
 from ragaliq.github.reviews import read_acceptances_from_reviews
 from ragaliq.github.runs import Upload, handed_over_at
 from ragaliq.github.settings import ActionSettings, PullRequest, WorkflowRun
-from ragaliq.github.status import CommitStatus, status_context
+from ragaliq.github.status import CommitStatus
+from ragaliq.judges.answers import MAX_ANSWER_FILE_BYTES
 from ragaliq.repository import FallbackSource, FileSource, GitCommit
+from ragaliq.store.finder import StoreFinder
+from ragaliq.store.layout import BaselineStore
 
-__all__ = ["Remote", "connect"]
+__all__ = ["ANSWERS_ARTIFACT", "ANSWER_ARTIFACTS_READ", "Remote", "connect"]
+
+ANSWERS_ARTIFACT = "ragaliq-answers"
+"""The artifact the workflows upload a gate's signed judge answers as."""
+ANSWER_ARTIFACTS_READ = 10
+"""How many of the newest such artifacts a gate reads."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,20 +40,32 @@ class Remote:
     Contents API; ``label`` names the commit in messages."""
     publisher: Callable[[int], GitHubPublisher]
     """The comment of pull request N."""
-    pull_request_of: Callable[[WorkflowRun], PullRequest | None]
-    """The open pull request a ``workflow_run`` event is about."""
+    pull_requests_of: Callable[[WorkflowRun], tuple[PullRequest, ...]]
+    """Every open pull request whose head is a ``workflow_run`` event's commit."""
+    check_pull_request: Callable[[PullRequest], PullRequest]
+    """The event's pull request, checked against the API (open, same head, same base)."""
     dataset_from: Callable[[int, str, str, str | None], ArtifactDataset]
     """``(run_id, artifact, file_name, head_sha)``: the dataset unpacked from an artifact."""
     handed_over_at: Callable[[int, str, str], tuple[Upload, ...]]
     """``(run_id, head_sha, artifact)``: the artifacts of that name the ``pull_request`` runs of
     run N's workflow uploaded for the head commit, oldest first."""
-    status_of: Callable[[str], CommitStatus]
-    """The gate's commit status on a commit."""
+    status_of: Callable[[str, str], CommitStatus]
+    """``(sha, context)``: a commit status of the gate's on a commit."""
     acceptances_of: Callable[
         [PullRequest, GatePolicy], tuple[tuple[Acceptance, ...], tuple[str, ...]]
     ]
     """Reviewers' acceptances at the pull request's head under the trusted policy, and notes on
     the reviews that do not count."""
+    baselines_of: Callable[[str, str], StoreFinder]
+    """``(commit, branch)``: the stored baseline of a commit of ``branch`` (or of its nearest
+    first-parent ancestor), each checked for the run that recorded it."""
+    baseline_store: Callable[[BaselinesConfig], BaselineStore]
+    """The data branch a config names, to write a baseline to."""
+    provenance: Provenance
+    """Checks runs and reads first parents through the API."""
+    answer_files: Callable[[], tuple[list[tuple[str, bytes]], list[str]]]
+    """The signed answers earlier gates uploaded (the newest ``ragaliq-answers`` artifacts),
+    read as data, and notes on those that could not be read."""
 
 
 def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
@@ -72,7 +94,42 @@ def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
             head_sha=head,
         )
 
+    provenance = Provenance(
+        token=settings.github_token, repository=settings.repository, api_url=settings.api_url
+    )
+
+    def baseline_store(config: BaselinesConfig) -> BaselineStore:
+        backend = BranchBackend(
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+            branch=config.branch,
+        )
+        return BaselineStore(backend, keep=config.keep)
+
+    def baselines_of(commit: str, branch: str) -> StoreFinder:
+        return StoreFinder(
+            stores=lambda config: (baseline_store(config),),
+            commit=commit,
+            base=f"{branch}@{commit[:7]}",
+            parent_of=provenance.first_parent,
+            verify=lambda baseline, digest, config: provenance.verify(
+                baseline, digest, config, branch
+            ),
+        )
+
     return Remote(
+        answer_files=lambda: read_answer_files(
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+            artifact=ANSWERS_ARTIFACT,
+            newest=ANSWER_ARTIFACTS_READ,
+            limit=MAX_ANSWER_FILE_BYTES,
+        ),
+        baselines_of=baselines_of,
+        baseline_store=baseline_store,
+        provenance=provenance,
         files_at=files_at,
         publisher=lambda number: GitHubPublisher(
             token=settings.github_token,
@@ -80,8 +137,14 @@ def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
             pr_number=number,
             api_url=settings.api_url,
         ),
-        pull_request_of=lambda run: find_pull_request(
+        pull_requests_of=lambda run: find_pull_requests(
             run,
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+        ),
+        check_pull_request=lambda pr: check_pull_request(
+            pr,
             token=settings.github_token,
             repository=settings.repository,
             api_url=settings.api_url,
@@ -95,12 +158,12 @@ def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
             head_sha=head,
             artifact=name,
         ),
-        status_of=lambda sha: CommitStatus(
+        status_of=lambda sha, context: CommitStatus(
             token=settings.github_token,
             repository=settings.repository,
             sha=sha,
             api_url=settings.api_url,
-            context=status_context(settings.comment_id),
+            context=context,
             target_url=settings.run_url,
             on_failure=lambda message: workflow.notice(message, title="No commit status"),
         ),

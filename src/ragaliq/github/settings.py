@@ -43,6 +43,13 @@ class PullRequest:
     head_repo: str
     author: str = ""
     """The login of the pull request's author."""
+    base_ref: str = ""
+    """The branch the pull request is to be merged into (``main``): the bar is that branch's."""
+
+    @property
+    def base(self) -> str:
+        """The base as the status and messages name it: ``main@1a2b3c4``."""
+        return f"{self.base_ref or 'base'}@{self.base_sha[:7]}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,7 +78,7 @@ class ActionSettings:
     config: str
     dataset: str
     baseline: str
-    mode: Literal["gate", "update-baseline"]
+    mode: Literal["gate", "update-baseline", "store-baseline"]
     anthropic_api_key: str
     anthropic_base_url: str
     """An Anthropic-compatible endpoint chosen by the workflow; empty for the config's."""
@@ -91,6 +98,8 @@ class ActionSettings:
     api_url: str
     event_name: str
     sha: str
+    ref_name: str
+    """The branch (or tag) the run is for: ``main`` on a push to main."""
     pull_request: PullRequest | None
     workflow_run: WorkflowRun | None
     output_file: Path | None
@@ -116,8 +125,10 @@ class ActionSettings:
             ConfigError: an input has a value outside its choices, or the event file is unreadable.
         """
         mode = read_input(env, "mode", "gate")
-        if mode not in ("gate", "update-baseline"):
-            raise ConfigError(f"input mode: must be 'gate' or 'update-baseline' (got {mode!r})")
+        if mode not in ("gate", "update-baseline", "store-baseline"):
+            raise ConfigError(
+                f"input mode: must be 'gate', 'update-baseline' or 'store-baseline' (got {mode!r})"
+            )
         comment = read_input(env, "comment", "upsert")
         if comment not in ("upsert", "off"):
             raise ConfigError(f"input comment: must be 'upsert' or 'off' (got {comment!r})")
@@ -143,6 +154,7 @@ class ActionSettings:
             api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
             event_name=event_name,
             sha=env.get("GITHUB_SHA", ""),
+            ref_name=env.get("GITHUB_REF_NAME", ""),
             pull_request=_pull_request(event),
             workflow_run=_workflow_run(event) if event_name == "workflow_run" else None,
             output_file=Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None,
@@ -176,6 +188,7 @@ def _pull_request(event: dict[str, Any]) -> PullRequest | None:
             base_repo=str(pr["base"]["repo"]["full_name"]),
             head_repo=str((pr["head"].get("repo") or {}).get("full_name", "")),
             author=str((pr.get("user") or {}).get("login", "")),
+            base_ref=str(pr["base"].get("ref") or ""),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError("GITHUB_EVENT_PATH: not a pull_request event") from exc

@@ -2,9 +2,16 @@
 
 A job started by ``workflow_run`` runs on the default branch, so its own check never shows on the
 pull request; a commit status on the PR's head SHA does, and a branch protection rule can require
-it. The gate sets it in both workflow forms under one context (``RagaliQ Gate``), so one required
-status covers pull requests from branches and from forks alike: ``pending`` while it judges, then
-``success``, ``failure`` or ``error`` (not judged). Never ``success`` for a change nobody judged.
+it. A status belongs to a commit, not to a pull request, so its context names the base branch the
+change was judged against (``RagaliQ Gate (main)``): a head shared by pull requests into several
+branches, or a pull request re-targeted to another one, can never make main's context green with
+another branch's bar. The gate sets it in both workflow forms, so one required status covers pull
+requests from branches and from forks alike: ``pending`` while it judges, then ``success``,
+``failure`` or ``error`` (not judged), its description starting with the base commit judged
+(``main@1a2b3c4: ...``). Never ``success`` for a change nobody judged.
+
+The context of earlier versions, ``RagaliQ Gate`` with no base, is set to ``error`` with a line
+naming the context to require instead, so that a rule still requiring it never passes again.
 """
 
 from __future__ import annotations
@@ -17,16 +24,29 @@ from github import GithubException
 
 from ragaliq.github.client import build_github, describe_failure, retrying
 
-__all__ = ["CONTEXT", "CommitStatus", "StatusState", "status_context"]
+__all__ = ["CONTEXT", "CommitStatus", "StatusState", "retired_context", "status_context"]
 
 CONTEXT = "RagaliQ Gate"
 StatusState = Literal["pending", "success", "failure", "error"]
 _MAX_DESCRIPTION = 140
 
 
-def status_context(comment_id: str) -> str:
-    """The status's name: ``RagaliQ Gate``, or ``RagaliQ Gate (<comment-id>)`` for a second gate."""
-    return CONTEXT if comment_id == "default" else f"{CONTEXT} ({comment_id})"
+def status_context(comment_id: str, base_ref: str) -> str:
+    """The status's name, with the base branch: ``RagaliQ Gate (main)``.
+
+    A second gate (comment-id ``docs``) is ``RagaliQ Gate docs (main)``.
+    """
+    name = CONTEXT if comment_id == "default" else f"{CONTEXT} {comment_id}"
+    return f"{name} ({base_ref or 'unknown base'})"
+
+
+def retired_context(comment_id: str) -> str | None:
+    """The context earlier versions set, which must never pass again.
+
+    None for a second gate, whose old name (``RagaliQ Gate (<comment-id>)``) could be another
+    gate's new one.
+    """
+    return CONTEXT if comment_id == "default" else None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ragaliq.config import JudgeConfig
+from ragaliq.judges.answers import AnswerRows
 from ragaliq.judges.base import Judge
 from ragaliq.judges.cache import CachedJudge
 from ragaliq.judges.cascade import CascadeJudge, cascade_info
@@ -117,15 +118,20 @@ def describe_judge(config: JudgeConfig, *, env: Mapping[str, str]) -> JudgeInfo:
 
 
 def build_judge(
-    config: JudgeConfig, *, env: Mapping[str, str], cache_path: Path | None
+    config: JudgeConfig,
+    *,
+    env: Mapping[str, str],
+    cache_path: Path | None,
+    answers: AnswerRows | None = None,
 ) -> JudgeChoice:
     """The configured judge; ``auto`` falls back to the offline judge without a key.
 
     ``cascade`` puts the offline judge in front of Claude. ``bedrock`` and ``vertex`` reach
-    Claude through the cloud platform. The cache (``cache_path``, when the config keeps one)
-    wraps Claude, signed with a key derived from the API key (on Bedrock and Vertex, from
-    ``RAGALIQ_CACHE_SECRET``). With ``judge.batch``, the batches sent are recorded beside the
-    cache, so that an interrupted run can collect them.
+    Claude through the cloud platform. The answer store wraps Claude, signed with a key derived
+    from the API key (on Bedrock and Vertex, from ``RAGALIQ_CACHE_SECRET``): ``answers`` when
+    given (the action's signed rows, whatever the config says of a cache), else the cache file
+    ``cache_path`` when the config keeps one. With ``judge.batch``, the batches sent are recorded
+    beside the cache, so that an interrupted run can collect them.
 
     Raises:
         ConfigError: ``provider: claude`` or ``cascade`` without an API key; Bedrock or Vertex
@@ -139,7 +145,7 @@ def build_judge(
     platform = provider.route.open(config, env)
     register_secret(platform.cache_secret)  # whoever built the judge (CLI, action, Python API...)
     claude = ClaudeJudge(config, platform=platform, batch_state=_batch_state(cache_path))
-    cached, notices = _cache(claude, platform, config, cache_path)
+    cached, notices = _cache(claude, platform, config, cache_path, answers)
     inner: Judge = cached or claude
     judge = CascadeJudge(OfflineJudge(), inner) if provider.offline_first else inner
     return JudgeChoice(judge=judge, cache=cached, claude=claude, notices=notices)
@@ -165,12 +171,19 @@ def _route_info(route: Route, config: JudgeConfig, env: Mapping[str, str]) -> Ju
 
 
 def _cache(
-    claude: Judge, platform: Platform, config: JudgeConfig, cache_path: Path | None
+    claude: Judge,
+    platform: Platform,
+    config: JudgeConfig,
+    cache_path: Path | None,
+    answers: AnswerRows | None,
 ) -> tuple[CachedJudge | None, tuple[str, ...]]:
-    """The cache in front of Claude, when the config keeps one and a secret can sign it."""
-    if not config.cache or cache_path is None:
+    """The answer store in front of Claude, when there is one and a secret can sign it."""
+    if answers is None and (not config.cache or cache_path is None):
         return None, ()
     if platform.cache_secret:
+        if answers is not None:
+            answers.bind(platform.cache_secret)
+            return CachedJudge(claude, store=answers), ()
         return CachedJudge(claude, cache_path, secret=platform.cache_secret), ()
     return None, (
         f"The judge cache is not used: {platform.label} has no API key to sign its "
@@ -195,20 +208,24 @@ def _batch_state(cache_path: Path | None) -> Path | None:
 
 
 JudgeOpener = Callable[..., AbstractAsyncContextManager[JudgeChoice]]
-"""Opens the judge of a config: ``(config, *, env, cache_path)``; :func:`open_judge` by default,
-a fake in tests."""
+"""Opens the judge of a config: ``(config, *, env, cache_path, answers=None)``; :func:`open_judge`
+by default, a fake in tests."""
 
 
 @asynccontextmanager
 async def open_judge(
-    config: JudgeConfig, *, env: Mapping[str, str], cache_path: Path | None
+    config: JudgeConfig,
+    *,
+    env: Mapping[str, str],
+    cache_path: Path | None,
+    answers: AnswerRows | None = None,
 ) -> AsyncIterator[JudgeChoice]:
     """The configured judge (as :func:`build_judge`), closed when the block ends.
 
     Raises:
         ConfigError: as :func:`build_judge`.
     """
-    choice = build_judge(config, env=env, cache_path=cache_path)
+    choice = build_judge(config, env=env, cache_path=cache_path, answers=answers)
     try:
         yield choice
     finally:

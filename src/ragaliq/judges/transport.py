@@ -29,6 +29,7 @@ from anthropic.types import Message
 
 from ragaliq.errors import JudgeError, JudgeUnavailableError
 from ragaliq.models import Usage
+from ragaliq.redaction import excerpt
 
 if TYPE_CHECKING:
     from ragaliq.judges.platforms import Client, Platform
@@ -109,13 +110,17 @@ def backoff(attempt: int, wait: float | None, rng: random.Random) -> float:
 
 
 def api_message(exc: anthropic.APIStatusError) -> str:
-    """What the API said in an error's body, else the SDK's message."""
+    """What the API said in an error's body, else the SDK's message (which quotes the body).
+
+    A short, decoded and redacted excerpt (:func:`~ragaliq.redaction.excerpt`): a gateway's
+    answer may echo the key in any encoding.
+    """
     body = exc.body
     if isinstance(body, dict):
         error = body.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
-    return exc.message
+            return excerpt(str(error["message"]))
+    return excerpt(exc.message)
 
 
 def describe(exc: Exception) -> str:

@@ -332,6 +332,30 @@ def test_claim_ids_tell_apart_claims_in_any_script_and_any_currency():
     assert claim_id("faq", MADE_UP) != claim_id("other", MADE_UP)
 
 
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("Store it above 5 °C.", "Store it above -5 °C."),
+        ("Store it above 5 °C.", "Store it above \u22125 °C."),
+        ("The plan covers 100% of repairs.", "The plan covers 100 of repairs."),
+        ("The fee is $1.000 a year.", "The fee is $1,000 a year."),
+        ("The fee is $1.000 a year.", "The fee is $1 000 a year."),
+        ("Open from 9:30.", "Open from 930."),
+        ("It weighs 2.5 kg.", "It weighs 25 kg."),
+        ("Up 3 points.", "Up +3 points."),
+    ],
+)
+def test_claim_ids_tell_apart_signs_percentages_separators_and_currencies(one, other):
+    assert claim_id("faq", one) != claim_id("faq", other)
+
+
+def test_claim_ids_still_fold_case_spacing_and_dashes_that_are_not_signs():
+    assert claim_key("Store it  ABOVE -5 °C!") == claim_key("store it above \u22125 °C")
+    assert claim_key("A well-known plan, renewed.") == "a well known plan renewed"
+    assert claim_key("COVID-19 cover") == claim_key("covid 19 cover")
+    assert claim_key("Rates: 5-10%.") == "rates 5-10%"
+
+
 def test_local_acceptances_come_from_a_file(tmp_path):
     path = tmp_path / "acceptances.yaml"
     path.write_text(f"acceptances:\n  - {{by: maintainer, claims: [{ID_A}]}}\n", encoding="utf-8")

@@ -14,20 +14,21 @@ workflow says ``trust-pr-code: true``, and never reports a pull request nobody j
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from ragaliq._files import check_writable, own_files_like, write_atomic
-from ragaliq.baseline import write_baseline
+from ragaliq._files import check_writable, own_files_like
+from ragaliq.action.answers import BASELINE_ANSWERS, gather_answers, keep_answers
+from ragaliq.action.outputs import ResultFiles
+from ragaliq.action.recording import DATASET_INPUT, store_baseline, update_baseline
 from ragaliq.environment import Hardening, harden_action_environment
 from ragaliq.errors import ConfigError, RagaliqError
 from ragaliq.exits import ExitCode, stopped_exit
-from ragaliq.gate import GateDecision
 from ragaliq.gate.acceptance import Acceptance
-from ragaliq.gate_sequence import GatePlan, GateRun, GateSetup, GateWatch, plan_gate, run_gate
+from ragaliq.gate_sequence import GatePlan, GateRun, GateSetup, plan_gate, run_gate
 from ragaliq.github.commands import Workflow
 from ragaliq.github.publication import (
     Publication,
@@ -46,7 +47,8 @@ from ragaliq.github.zones import (
     proposal_source,
     review_without_data,
 )
-from ragaliq.inputs import Inputs, load_inputs_from
+from ragaliq.inputs import Inputs
+from ragaliq.judges.answers import AnswerRows
 from ragaliq.judges.factory import (
     API_KEY_ENV,
     BASE_URL_ENV,
@@ -54,22 +56,13 @@ from ragaliq.judges.factory import (
     has_credentials,
     open_judge,
 )
-from ragaliq.judging import judge_with
-from ragaliq.models import ReportHead
 from ragaliq.redaction import register_env_secrets, register_secret
-from ragaliq.report.html import write_html
-from ragaliq.report.markdown import render_summary
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
-from ragaliq.run_report import ReportFile
 from ragaliq.text.counts import plural
 
-__all__ = ["DECISION_PATH", "REPORT_PATH", "action", "main"]
+__all__ = ["action", "main"]
 
-REPORT_PATH = ".ragaliq/report.json"
-"""Where the run report is written, relative to the workspace, for later steps to upload."""
-DECISION_PATH = ".ragaliq/decision.json"
-"""Where the gate decision is written, e.g. for `ragaliq render` in a separate workflow."""
 ISSUES_URL = "https://github.com/ragaliq/ragaliq-gate/issues"
 
 
@@ -147,7 +140,9 @@ async def action(
         judge_env[BASE_URL_ENV] = settings.anthropic_base_url
     checked_comment_id(settings.comment_id)
     if settings.mode == "update-baseline":
-        return await _update_baseline(settings, judge_env, workflow, open_judge)
+        return await update_baseline(settings, judge_env, workflow, open_judge, remote)
+    if settings.mode == "store-baseline":
+        return store_baseline(settings, workflow, remote)
     run = settings.workflow_run
     if run is not None and run.event not in PULL_REQUEST_EVENTS:
         workflow.notice(
@@ -156,10 +151,6 @@ async def action(
             title="RagaliQ Gate",
         )
         return ExitCode.PASSED
-    pr = settings.pull_request if run is None else remote.pull_request_of(run)
-    head = run.head_sha if run is not None else pr.head_sha if pr is not None else None
-    if head is not None:
-        result.aim(head, pr)
     if review_without_data(settings):
         workflow.notice(
             "The review that started this run accepts nothing, so nothing ran: there is nothing "
@@ -167,31 +158,78 @@ async def action(
             title="RagaliQ Gate",
         )
         return ExitCode.PASSED
-    gate = await _gate(settings, judge_env, result, remote, open_judge, hardening, pr)
-    return _publish(settings, result, gate)
+    job = _Job(
+        settings=settings,
+        env=judge_env,
+        remote=remote,
+        open_judge=open_judge,
+        hardening=hardening,
+        answers=AnswerRows(),
+    )
+    if settings.pull_request is None and run is None:  # a gate outside a pull request
+        return _publish(settings, result, await _gate(job, result, None))
+    targets = (settings.pull_request,) if run is None else remote.pull_requests_of(run)
+    if not targets:
+        assert run is not None
+        raise ConfigError(
+            f"no open pull request has commit {run.head_sha[:12]}, the head of the run this "
+            "gate follows; it may have been closed, or pushed to since"
+        )
+    codes = []
+    for i, target in enumerate(targets):
+        assert target is not None
+        publication = result if i == 0 else dataclasses.replace(result, status=None, retired=None)
+        publication.aim(target)
+        codes.append(await _gate_pull_request(job, publication, target))
+    if len(codes) > 1:
+        workflow.set_output("passed", "true" if set(codes) == {ExitCode.PASSED} else "false")
+    return max(codes)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Job:
+    """What every gate of one run shares: its settings, its collaborators, the judge answers."""
+
+    settings: ActionSettings
+    env: Mapping[str, str]
+    """The environment the judge is built with (the inputs' key and endpoint in it)."""
+    remote: Remote
+    open_judge: JudgeOpener
+    hardening: Hardening
+    answers: AnswerRows
+    """The signed answers every gate of the run reuses and adds to."""
+
+
+async def _gate_pull_request(job: _Job, result: Publication, pr: PullRequest) -> ExitCode:
+    """Gate one pull request against its own base; a failure is reported on it alone."""
+    try:
+        if job.settings.workflow_run is None:
+            pr = job.remote.check_pull_request(pr)
+            result.pull_request = pr
+        gate = await _gate(job, result, pr)
+    except RagaliqError as exc:
+        said = str(exc) if f"#{pr.number}" in str(exc) else f"pull request #{pr.number}: {exc}"
+        result.workflow.error(said, title="RagaliQ Gate")
+        result.could_not_judge(str(exc))
+        return ExitCode.UNJUDGED
+    return _publish(job.settings, result, gate)
 
 
 @dataclass(frozen=True, kw_only=True)
 class _Gated:
     run: GateRun
-    outputs: _Outputs
+    outputs: ResultFiles
     html_path: str
 
 
-async def _gate(
-    settings: ActionSettings,
-    env: Mapping[str, str],
-    result: Publication,
-    remote: Remote,
-    open_judge: JudgeOpener,
-    hardening: Hardening,
-    pr: PullRequest | None,
-) -> _Gated:
+async def _gate(job: _Job, result: Publication, pr: PullRequest | None) -> _Gated:
     """The gate sequence on the pull request: where it may judge, what, and the decision."""
+    settings, remote = job.settings, job.remote
     zone_notice = check_zone(settings, pr)
     work = WorkTree(settings.workspace)
     data = dataset_of(settings, remote, pr)
     result.set_status("pending", "judging the pull request's RAG outputs")
+    finder = remote.baselines_of(pr.base_sha, pr.base_ref) if pr is not None else None
     plan = plan_gate(
         GateSetup(
             trusted=(
@@ -207,9 +245,12 @@ async def _gate(
                 repo_path(settings.baseline, what="input baseline") if settings.baseline else None
             ),
             dataset=data.path,
+            dataset_option=DATASET_INPUT,
+            base=pr.base if pr is not None else None,
+            finder=finder,
         )
     )
-    plan = _judge_for_key(plan, env)
+    plan = _judge_for_key(plan, job.env)
     acceptances: tuple[Acceptance, ...] = ()
     review_notes: tuple[str, ...] = ()
     if pr is not None:
@@ -221,24 +262,29 @@ async def _gate(
     notices = [
         *zone_notice,
         *((data.notice.format(cases=_count(plan.inputs)),) if data.notice else ()),
-        *hardening.notices,
+        *job.hardening.notices,
         *review_notes,
     ]
     result.workflow.log(f"the bar: {plan.source}; the baseline: {plan.inputs.baseline_file}")
-    outputs = _Outputs.of(settings)
+    outputs = ResultFiles.of(settings)
     check_writable(*outputs.paths, reads=plan.inputs.files)
+    found = finder.found if finder is not None else None
+    for note in gather_answers(job.answers, baseline=found, remote=remote):
+        result.workflow.log(note)
     gate_run = await run_gate(
         plan,
-        open_judge=open_judge,
-        env=env,
+        open_judge=job.open_judge,
+        env=job.env,
         report_path=outputs.report,
         on_progress=ProgressPrinter(result.workflow.stream, live=False),
         comment_id=settings.comment_id,
         details_url=settings.run_url,
         extra_notices=tuple(notices),
         acceptances=acceptances,
+        answers=job.answers,
     )
     html_path = outputs.write(plan.inputs, gate_run.head, gate_run.decision)
+    keep_answers(job.answers, outputs, skip=(BASELINE_ANSWERS,))
     return _Gated(run=gate_run, outputs=outputs, html_path=html_path)
 
 
@@ -291,133 +337,3 @@ def _judge_for_key(plan: GatePlan, env: Mapping[str, str]) -> GatePlan:
         "from a secret; pull requests from forks get secrets only in a workflow_run job "
         "(examples/workflows/ragaliq-forks.yml)"
     )
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Outputs:
-    """The files a gate writes in the workspace, none of them through a symbolic link."""
-
-    workspace: Path
-    report: Path
-    decision: Path
-    html: Path | None
-
-    @classmethod
-    def of(cls, settings: ActionSettings) -> _Outputs:
-        return cls(
-            workspace=settings.workspace,
-            report=_workspace_file(settings, REPORT_PATH, "the report"),
-            decision=_workspace_file(settings, DECISION_PATH, "the decision"),
-            html=(
-                _workspace_file(settings, settings.html_report, "input html-report")
-                if settings.html_report
-                else None
-            ),
-        )
-
-    @property
-    def paths(self) -> tuple[Path | None, ...]:
-        return (self.report, self.decision, self.html)
-
-    def shown(self, path: Path) -> str:
-        return _in_workspace(path, self.workspace)
-
-    def write(self, inputs: Inputs, head: ReportHead, decision: GateDecision) -> str:
-        """Write the decision and the HTML report (when asked for) beside the run's report.
-
-        Returned: the HTML report's path relative to the workspace, empty when none.
-        """
-        write_atomic(self.decision, decision.model_dump_json(indent=2) + "\n")
-        if self.html is None:
-            return ""
-        write_html(
-            self.html,
-            head=head,
-            cases=ReportFile(self.report).iter_cases(),
-            decision=decision,
-            dataset=inputs.cases,
-        )
-        return self.shown(self.html)
-
-
-def _workspace_file(settings: ActionSettings, raw: str, what: str) -> Path:
-    """A result file: a path inside the workspace that passes through no symbolic link."""
-    path = repo_path(raw, what=what)
-    WorkTree(settings.workspace).check(path, what=what)
-    return settings.workspace / path
-
-
-async def _update_baseline(
-    settings: ActionSettings,
-    env: Mapping[str, str],
-    workflow: Workflow,
-    open_judge: JudgeOpener,
-) -> ExitCode:
-    """Judge the workspace's dataset and write the baseline (a push to the default branch)."""
-    work = WorkTree(settings.workspace)
-    inputs = load_inputs_from(
-        work,
-        config_file=repo_path(settings.config, what="input config"),
-        config_path=settings.workspace / settings.config,
-        dataset=settings.dataset or None,
-    )
-    explicit = repo_path(settings.baseline, what="input baseline") if settings.baseline else None
-    baseline_file = explicit or inputs.baseline_file
-    work.check(baseline_file, what="baseline")
-    baseline_path = settings.workspace / baseline_file
-    outputs = _Outputs.of(settings)
-    check_writable(*outputs.paths, baseline_path, reads=inputs.files)
-    judge = inputs.config.judge
-    if not has_credentials(judge, env):
-        raise ConfigError(
-            "mode update-baseline needs the judge the gate uses: set the anthropic-api-key "
-            "input (or judge.provider: offline in the config)"
-        )
-    watch = GateWatch.of(inputs, None)
-    run = await judge_with(
-        inputs,
-        judge,
-        open_judge=open_judge,
-        env=env,
-        report_path=outputs.report,
-        sinks=watch.sinks,
-        on_progress=ProgressPrinter(workflow.stream, live=False),
-    )
-    rules = inputs.config.rules()
-    write_baseline(
-        baseline_path,
-        head=run.head,
-        cases=ReportFile(outputs.report).iter_cases(),
-        commit=settings.sha or None,
-        policy=rules.recorded(run.head.evaluators),
-    )
-    decision = watch.comparison.decide(run.head)
-    html_path = outputs.write(inputs, run.head, decision)
-    workflow.write_summary(render_summary(decision, report=run.head, cases=watch.digest))
-    shown = outputs.shown(baseline_path)
-    workflow.set_output("baseline-path", shown)
-    set_outputs(
-        workflow,
-        passed=decision.passed,
-        report_path=outputs.shown(outputs.report),
-        comment_url="",
-        decision=decision,
-        html_report_path=html_path,
-    )
-    workflow.notice(
-        f"Baseline recorded in {shown} ({plural(run.head.summary.cases, 'case')}); commit it "
-        "to the default branch for pull requests to be compared with it."
-    )
-    return ExitCode.PASSED
-
-
-def _in_workspace(path: Path, workspace: Path) -> str:
-    """``path`` relative to the workspace, as later steps of the job see it.
-
-    A Docker action sees the workspace at its own mount point (``/github/workspace``), which is
-    not where the runner keeps it; a relative path means the same file in every step.
-    """
-    try:
-        return path.resolve().relative_to(workspace.resolve()).as_posix()
-    except ValueError:
-        return str(path)
