@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_BASELINE_WORKFLOW",
     "DEFAULT_CLAUDE_MODEL",
     "DEFAULT_CONFIG_FILE",
+    "DOCS_URL",
     "MAX_CONFIG_BYTES",
     "PLATFORM_DEFAULT_MODELS",
     "BaselinesConfig",
@@ -47,6 +48,9 @@ __all__ = [
 ]
 
 DEFAULT_CONFIG_FILE = "ragaliq.yaml"
+DOCS_URL = "https://github.com/ragaliq/ragaliq-gate/blob/main/docs"
+"""Where messages send a user to read a documentation page: online, since an installed package
+has no docs/ folder."""
 DEFAULT_CLAUDE_MODEL = "claude-sonnet-5-5"
 PLATFORM_DEFAULT_MODELS = {
     "bedrock": "global.anthropic.claude-sonnet-4-6",
