@@ -43,6 +43,8 @@ __all__ = [
     "ModelPrice",
     "TemplatesConfig",
     "config_json_schema",
+    "config_or_defaults",
+    "defaults_notice",
     "load_config",
     "parse_config",
 ]
@@ -267,6 +269,38 @@ def load_config(path: Path, *, named_by: str = "--config") -> GateConfig:
     if config.judge.api_key is not None:
         register_secret(config.judge.api_key.get_secret_value())
     return config
+
+
+def defaults_notice(name: str, named_by: str = "--config") -> str:
+    """What a run says when no config is named and there is none: the defaults apply."""
+    return (
+        f"{name} is not there, so this run uses the built-in defaults; write one with "
+        f"`ragaliq init`, or pass {named_by} with the right path."
+    )
+
+
+def config_or_defaults(
+    path: Path, *, named: bool, named_by: str = "--config"
+) -> tuple[GateConfig, str | None]:
+    """The one rule for finding the config, wherever a run starts (a command, Python, pytest).
+
+    A config the user named must exist; when none is named and ``path`` (the default
+    ``ragaliq.yaml``) is not there, the built-in defaults apply, with the notice that says so.
+
+    Args:
+        path: The config named, or the default one.
+        named: Whether the user named ``path``.
+        named_by: How the user names a config where they run, for the messages.
+
+    Returns:
+        The config, and the notice to show when the built-in defaults apply (else None).
+
+    Raises:
+        ConfigError: the config is named and missing, or is invalid (:func:`load_config`).
+    """
+    if not named and not path.exists():
+        return GateConfig(), defaults_notice(str(path), named_by)
+    return load_config(path, named_by=named_by), None
 
 
 def parse_config(text: str, *, name: str = DEFAULT_CONFIG_FILE) -> GateConfig:
