@@ -46,6 +46,7 @@ __all__ = [
     "config_or_defaults",
     "defaults_notice",
     "load_config",
+    "missing_config_fix",
     "parse_config",
 ]
 
@@ -261,14 +262,21 @@ def load_config(path: Path, *, named_by: str = "--config") -> GateConfig:
         path,
         limit=MAX_CONFIG_BYTES,
         error=ConfigError,
-        missing="write one with `ragaliq init` (or by hand: see docs/configuration.md), "
-        f"or pass {named_by} with the right path",
+        missing=missing_config_fix(f"pass {named_by} with the right path"),
         too_big=f"a config is a few settings; check that {named_by} names the right file",
     )
     config = parse_config(decode_utf8(raw, name=name, error=ConfigError), name=name)
     if config.judge.api_key is not None:
         register_secret(config.judge.api_key.get_secret_value())
     return config
+
+
+def missing_config_fix(other: str) -> str:
+    """How to fix a config that is not there; ``other`` says how to name the right one."""
+    return (
+        f"write one with `ragaliq init` (or by hand: every key is in {DOCS_URL}/configuration.md)"
+        f", or {other}"
+    )
 
 
 def defaults_notice(name: str, named_by: str = "--config") -> str:

@@ -35,6 +35,7 @@ from ragaliq.config import (
     GatePolicy,
     JudgeConfig,
     defaults_notice,
+    missing_config_fix,
     parse_config,
 )
 from ragaliq.errors import BaselineError, ConfigError, RepositoryError
@@ -119,15 +120,12 @@ MissingConfig = Literal["error", "defaults", "as-read"]
 
 
 def _config_not_found(name: str, option: str = "--config") -> ConfigError:
-    fix = (
+    other = (
         f"pass {option} with the right path"
         if option.startswith("--")
-        else (f"set {option} to the right path")
+        else f"set {option} to the right path"
     )
-    return ConfigError(
-        f"{name}: not found; write one with `ragaliq init` (or by hand: see "
-        f"docs/configuration.md), or {fix}"
-    )
+    return ConfigError(f"{name}: not found; {missing_config_fix(other)}")
 
 
 def read_bar(

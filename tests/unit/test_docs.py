@@ -221,3 +221,17 @@ def test_the_files_the_docs_say_init_writes_are_the_files_it_writes(tmp_path):
     assert {Path(name).name for name in WORKFLOW_FILES} <= named
     for name in (DATASET_FILE, GITIGNORE_FILE, "ragaliq.yaml"):
         assert name in README, name
+
+
+def test_the_pages_messages_send_users_to_online_are_pages_of_ours():
+    from ragaliq.config import DOCS_URL
+
+    assert DOCS_URL.endswith("/blob/main/docs")
+    linked = {
+        name
+        for path in (ROOT / "src").rglob("*.py")
+        for name in re.findall(r"DOCS_URL\}/([\w-]+\.md)", path.read_text(encoding="utf-8"))
+    }
+    assert {"configuration.md", "baselines.md"} <= linked
+    for name in linked:
+        assert (ROOT / "docs" / name).is_file(), name
