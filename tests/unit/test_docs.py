@@ -235,3 +235,20 @@ def test_the_pages_messages_send_users_to_online_are_pages_of_ours():
     assert {"configuration.md", "baselines.md"} <= linked
     for name in linked:
         assert (ROOT / "docs" / name).is_file(), name
+
+
+def test_the_sections_skip_messages_send_contributors_to_are_there():
+    """A test that skips for want of shared data or a Docker daemon says where CONTRIBUTING.md
+    tells how to get them; those sections exist and name the same commands and folders."""
+    headings = set(re.findall(r"^## (.+)$", PAGES["CONTRIBUTING.md"], re.M))
+    sent = {
+        section
+        for path in (ROOT / "tests").rglob("*.py")
+        for section in re.findall(r"CONTRIBUTING\.md, ([A-Z][\w -]+)\)", path.read_text("utf-8"))
+    }
+    assert {"The Docker stand-in", "The shared data"} <= sent
+    assert sent <= headings
+    docker = (ROOT / "tests" / "e2e" / "test_docker.py").read_text(encoding="utf-8")
+    standin = re.search(r'^STANDIN = "([^"]+)"', docker, re.M)[1]
+    assert f"sudo {standin}" in PAGES["CONTRIBUTING.md"]
+    assert "`../shared/data`" in PAGES["CONTRIBUTING.md"]
