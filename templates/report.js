@@ -299,7 +299,7 @@
     add(head, el("span", "text", claimText(r, c)));
     if (isNew(c)) { add(head, el("span", "tag new", "new")); }
     if (showLocated && !c[5]) { add(head, el("span", "tag plain", "not in text")); }
-    add(head, el("span", "conf", Math.round(c[2] * 100) + "%"));
+    if (c[2] != null) { add(head, el("span", "conf", Math.round(c[2] * 100) + "%")); }
     var dl = add(add(box, el("div", "claim-body")), el("dl"));
     function row(term) { add(dl, el("dt", "", term)); return add(dl, el("dd")); }
     var evidence = row("evidence");
@@ -309,10 +309,12 @@
       add(evidence, el("span", "muted", "no quote from the context"));
     }
     row("reason").textContent = str(c[4]) || DASH;
-    var confidence = row("confidence");
-    var meter = add(confidence, el("span", "meter"));
-    add(meter, el("span")).style.width = Math.round(c[2] * 100) + "%";
-    confidence.appendChild(doc.createTextNode(c[2].toFixed(2)));
+    if (c[2] != null) {
+      var confidence = row("confidence");
+      var meter = add(confidence, el("span", "meter"));
+      add(meter, el("span")).style.width = Math.round(c[2] * 100) + "%";
+      confidence.appendChild(doc.createTextNode(c[2].toFixed(2)));
+    }
     if (c[7] != null) {
       row("agreement").textContent = Math.round(c[7] * 100) + "% of the judge's repeated verdicts";
     }

@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_BASELINE_WORKFLOW",
     "DEFAULT_CLAUDE_MODEL",
     "DEFAULT_CONFIG_FILE",
+    "DOCS_URL",
     "MAX_CONFIG_BYTES",
     "PLATFORM_DEFAULT_MODELS",
     "BaselinesConfig",
@@ -42,11 +43,17 @@ __all__ = [
     "ModelPrice",
     "TemplatesConfig",
     "config_json_schema",
+    "config_or_defaults",
+    "defaults_notice",
     "load_config",
+    "missing_config_fix",
     "parse_config",
 ]
 
 DEFAULT_CONFIG_FILE = "ragaliq.yaml"
+DOCS_URL = "https://github.com/ragaliq/ragaliq-gate/blob/main/docs"
+"""Where messages send a user to read a documentation page: online, since an installed package
+has no docs/ folder."""
 DEFAULT_CLAUDE_MODEL = "claude-sonnet-5-5"
 PLATFORM_DEFAULT_MODELS = {
     "bedrock": "global.anthropic.claude-sonnet-4-6",
@@ -255,14 +262,53 @@ def load_config(path: Path, *, named_by: str = "--config") -> GateConfig:
         path,
         limit=MAX_CONFIG_BYTES,
         error=ConfigError,
-        missing="write one with `ragaliq init` (or by hand: see docs/configuration.md), "
-        f"or pass {named_by} with the right path",
+        missing=missing_config_fix(f"pass {named_by} with the right path"),
         too_big=f"a config is a few settings; check that {named_by} names the right file",
     )
     config = parse_config(decode_utf8(raw, name=name, error=ConfigError), name=name)
     if config.judge.api_key is not None:
         register_secret(config.judge.api_key.get_secret_value())
     return config
+
+
+def missing_config_fix(other: str) -> str:
+    """How to fix a config that is not there; ``other`` says how to name the right one."""
+    return (
+        f"write one with `ragaliq init` (or by hand: every key is in {DOCS_URL}/configuration.md)"
+        f", or {other}"
+    )
+
+
+def defaults_notice(name: str, named_by: str = "--config") -> str:
+    """What a run says when no config is named and there is none: the defaults apply."""
+    return (
+        f"{name} is not there, so this run uses the built-in defaults; write one with "
+        f"`ragaliq init`, or pass {named_by} with the right path."
+    )
+
+
+def config_or_defaults(
+    path: Path, *, named: bool, named_by: str = "--config"
+) -> tuple[GateConfig, str | None]:
+    """The one rule for finding the config, wherever a run starts (a command, Python, pytest).
+
+    A config the user named must exist; when none is named and ``path`` (the default
+    ``ragaliq.yaml``) is not there, the built-in defaults apply, with the notice that says so.
+
+    Args:
+        path: The config named, or the default one.
+        named: Whether the user named ``path``.
+        named_by: How the user names a config where they run, for the messages.
+
+    Returns:
+        The config, and the notice to show when the built-in defaults apply (else None).
+
+    Raises:
+        ConfigError: the config is named and missing, or is invalid (:func:`load_config`).
+    """
+    if not named and not path.exists():
+        return GateConfig(), defaults_notice(str(path), named_by)
+    return load_config(path, named_by=named_by), None
 
 
 def parse_config(text: str, *, name: str = DEFAULT_CONFIG_FILE) -> GateConfig:

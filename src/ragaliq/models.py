@@ -442,6 +442,15 @@ class JudgeInfo(_Frozen):
     JSON schema, one forced tool, or JSON asked for in the prompt; None for judges that are not
     language models."""
 
+    @property
+    def shows_confidence(self) -> bool:
+        """Whether a reader is shown its verdicts' confidence.
+
+        Not a heuristic judge's, whose figure is fixed per rule, not measured. The comment and
+        the HTML report both ask here.
+        """
+        return not self.heuristic
+
 
 class EvaluatorInfo(_Frozen):
     """An evaluator as configured for a run."""

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ragaliq.config import GateConfig, load_config
+from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_or_defaults
 from ragaliq.dataset import cases_from_records, load_dataset
 from ragaliq.evaluators import build_evaluators, response_judged_by
 from ragaliq.inputs import local_cache_path
@@ -41,7 +41,9 @@ def evaluate(
         cases: Test cases (:class:`~ragaliq.TestCase`, or mappings of a dataset record's fields,
             RagaliQ's, RAGAS's or DeepEval's, checked as a file's records are), or the path of
             a dataset file (JSONL, JSON, YAML, CSV, RAGAS or DeepEval shaped).
-        config: A config, or the path of a ``ragaliq.yaml``; the defaults without one.
+        config: A config, or the path of a ``ragaliq.yaml``, which must exist. Without one,
+            ``ragaliq.yaml`` of the current folder, as ``ragaliq run`` finds it; the built-in
+            defaults (with a notice in the report) when there is none.
         env: Where the API key is looked up (``ANTHROPIC_API_KEY``); the process's environment
             by default.
         open_judge: Opens the judge (a fake one in tests).
@@ -60,13 +62,17 @@ async def evaluate_async(
     open_judge: JudgeOpener = open_judge,
 ) -> RunReport:
     """:func:`evaluate`, awaited."""
-    if isinstance(config, str | Path):
-        config_path = Path(config)
-        gate_config = load_config(config_path, named_by="the config= argument")
-    else:
+    notice: str | None = None
+    if isinstance(config, GateConfig):
         # A config held in memory is read as if it were a ragaliq.yaml in the current folder.
-        config_path = Path.cwd() / "ragaliq.yaml"
-        gate_config = config or GateConfig()
+        config_path = Path.cwd() / DEFAULT_CONFIG_FILE
+        gate_config = config
+    else:
+        # As a command finds it: the one named, else ./ragaliq.yaml, else the defaults.
+        config_path = Path(DEFAULT_CONFIG_FILE if config is None else config)
+        gate_config, notice = config_or_defaults(
+            config_path, named=config is not None, named_by="the config= argument"
+        )
     cache_path = local_cache_path(gate_config, config_path)
     if isinstance(cases, str | Path):
         loaded = load_dataset(
@@ -89,4 +95,5 @@ async def evaluate_async(
             evaluators=build_evaluators(gate_config.evaluators),
             settings=run_settings(judge_config),
         )
-        return report.model_copy(update={"notices": (*choice.all_notices(), *report.notices)})
+        notices = (*((notice,) if notice else ()), *choice.all_notices(), *report.notices)
+        return report.model_copy(update={"notices": notices})

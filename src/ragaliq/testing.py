@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, load_config
+from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_or_defaults
 from ragaliq.evaluators import build_evaluators
 from ragaliq.inputs import local_cache_path
 from ragaliq.judges.factory import JudgeOpener, open_judge
@@ -182,10 +182,7 @@ def project_session(
         RepositoryError: the judge cache passes through a symbolic link.
     """
     path = config_path or root / DEFAULT_CONFIG_FILE
-    if config_path is not None or path.is_file():
-        config = load_config(path, named_by=named_by)
-    else:
-        config = GateConfig()
+    config, _ = config_or_defaults(path, named=config_path is not None, named_by=named_by)
     if judge:
         config = config.model_copy(update={"judge": config.judge.model_copy(update=dict(judge))})
     if cache_path is None:

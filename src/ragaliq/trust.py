@@ -29,7 +29,15 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ragaliq.baseline import MAX_BASELINE_BYTES, Baseline, parse_baseline
-from ragaliq.config import BaselinesConfig, GateConfig, GatePolicy, JudgeConfig, parse_config
+from ragaliq.config import (
+    BaselinesConfig,
+    GateConfig,
+    GatePolicy,
+    JudgeConfig,
+    defaults_notice,
+    missing_config_fix,
+    parse_config,
+)
 from ragaliq.errors import BaselineError, ConfigError, RepositoryError
 from ragaliq.evaluators import evaluator_class
 from ragaliq.judges.providers import PROVIDER_OF_RECORD
@@ -112,15 +120,12 @@ MissingConfig = Literal["error", "defaults", "as-read"]
 
 
 def _config_not_found(name: str, option: str = "--config") -> ConfigError:
-    fix = (
+    other = (
         f"pass {option} with the right path"
         if option.startswith("--")
-        else (f"set {option} to the right path")
+        else f"set {option} to the right path"
     )
-    return ConfigError(
-        f"{name}: not found; write one with `ragaliq init` (or by hand: see "
-        f"docs/configuration.md), or {fix}"
-    )
+    return ConfigError(f"{name}: not found; {missing_config_fix(other)}")
 
 
 def read_bar(
@@ -177,10 +182,7 @@ def read_bar(
     present = True
     if same_source:
         if proposed is None and missing_config == "defaults":
-            notices.append(
-                f"{config_name or config_file} is not there, so this run uses the built-in "
-                "defaults; write one with `ragaliq init`, or pass --config with the right path."
-            )
+            notices.append(defaults_notice(config_name or config_file))
             proposed = GateConfig()
         if proposed is None:
             raise _config_not_found(config_name or config_file, config_option)

@@ -60,15 +60,29 @@ RUNNER_UID = 1001
 """The GitHub runner's user, which owns the checkout (when this test runs as root)."""
 
 
+STANDIN = "../shared/tools/docker-standin/standin.sh up"
+"""The Docker stand-in, in the shared tools folder beside this project (CONTRIBUTING.md)."""
+HOW_TO_GET_DOCKER = (
+    "start a Docker daemon (`sudo dockerd &`, or Docker Desktop); where no image registry "
+    f"answers, the Docker stand-in installs one and builds the base image: `sudo {STANDIN}` "
+    "(CONTRIBUTING.md, The Docker stand-in)"
+)
+
+BUILD_IT = (
+    f"the Docker stand-in builds it without a registry: `sudo {STANDIN}` (CONTRIBUTING.md, The "
+    "Docker stand-in)"
+)
+
+
 def _docker_unavailable() -> str | None:
     if shutil.which("docker") is None:
-        return "no docker CLI"
+        return f"no docker CLI: {HOW_TO_GET_DOCKER}"
     try:
         info = subprocess.run(["docker", "info"], capture_output=True, check=False, timeout=30)
     except subprocess.TimeoutExpired:
-        return "the Docker daemon does not answer within 30 s"
+        return f"the Docker daemon does not answer within 30 s: {HOW_TO_GET_DOCKER}"
     if info.returncode != 0:
-        return "no Docker daemon answers (CONTRIBUTING.md: The Docker stand-in)"
+        return f"no Docker daemon answers: {HOW_TO_GET_DOCKER}"
     return None
 
 
@@ -103,12 +117,9 @@ def _missing_base_image() -> str | None:
                 ["docker", "pull", image], capture_output=True, check=False, timeout=300
             )
         except subprocess.TimeoutExpired:
-            return f"the base image {image} is not present and pulling it timed out"
+            return f"the base image {image} is not present and pulling it timed out; {BUILD_IT}"
         if pulled.returncode != 0:
-            return (
-                f"the base image {image} is neither present nor pullable (CONTRIBUTING.md: "
-                "The Docker stand-in)"
-            )
+            return f"the base image {image} is neither present nor pullable; {BUILD_IT}"
     return None
 
 

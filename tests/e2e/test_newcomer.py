@@ -5,7 +5,8 @@ new git repository whose code answers questions about returning bikes: the insta
 from the repository's address to this checkout, installs the package into an empty virtual
 environment (its dependencies come from the one running the tests); `python produce.py` is the
 team's own pipeline, written here; the change on the branch invents a fact, as a pull request
-might. Every other line runs as the README writes it. `ragaliq gate` must then fail and list the
+might. Every other line runs as the README writes it: main's baseline is recorded for main's own
+commit, and the gate on the branch compares with it. `ragaliq gate` must then fail and list the
 invented claim with the id a reviewer would accept it by.
 """
 
@@ -81,6 +82,10 @@ def test_the_readme_adoption_steps_are_the_path_this_test_plays():
     assert steps[-1].startswith("ragaliq gate")
     branch = next(i for i, step in enumerate(steps) if step.startswith("git switch -c"))
     assert branch < len(steps) - 1 and "python produce.py" in steps[branch:]
+    # Main's baseline is recorded for main's commit: after the set-up is committed, before the
+    # branch is cut.
+    commit = next(i for i, step in enumerate(steps) if "git commit" in step)
+    assert commit < commands.index("ragaliq baseline record") < branch
 
 
 @pytest.fixture
@@ -129,6 +134,7 @@ def test_a_newcomer_gates_a_change_that_invents_a_fact_from_the_readme_alone(new
     repo, venv, shell = newcomer
     outputs: list[tuple[str, subprocess.CompletedProcess[str]]] = []
     changed = False
+    main = ""
     for step in adoption_steps():
         command = step
         if step.startswith("pip install"):
@@ -149,12 +155,16 @@ def test_a_newcomer_gates_a_change_that_invents_a_fact_from_the_readme_alone(new
             assert installed is not None, "the install gives the ragaliq command"
         if step.startswith("git switch -c"):
             changed = True
+        if step.startswith("ragaliq baseline record"):
+            main = shell("git rev-parse HEAD").stdout.strip()
+            assert f"as the baseline of {main[:12]}" in done.stdout, done.stdout
     gate = outputs[-1][1]
     new_id = claim_id("return-window", INVENTED)
     assert f"  new in return-window: {INVENTED} [contradicted] id {new_id}" in gate.stdout
     assert "failed: 1 newly hallucinated claim" in gate.stdout
-    assert "the baseline: .ragaliq/baseline.json (found)" in gate.stdout
+    assert f"the baseline of the base commit {main[:12]}, read from the folder" in gate.stdout
     comment = (repo / ".ragaliq" / "comment.md").read_text(encoding="utf-8")
     assert "RagaliQ Gate failed" in comment and new_id in comment
+    assert f"Baseline: commit {main[:12]}" in comment
     init = next(done for step, done in outputs if step.startswith("ragaliq init"))
     assert "wrote ragaliq.yaml" in init.stdout

@@ -280,8 +280,9 @@ def test_without_a_base_a_missing_config_says_how_to_write_one(tmp_path):
     with pytest.raises(ConfigError) as caught:
         read_bar(trusted=work, proposal=work, config_file="ragaliq.yaml")
     assert str(caught.value) == (
-        "ragaliq.yaml: not found; write one with `ragaliq init` (or by hand: see "
-        "docs/configuration.md), or pass --config with the right path"
+        "ragaliq.yaml: not found; write one with `ragaliq init` (or by hand: every key is in "
+        "https://github.com/ragaliq/ragaliq-gate/blob/main/docs/configuration.md), or pass "
+        "--config with the right path"
     )
 
 

@@ -428,5 +428,9 @@ def test_sample_builder_rebuilds_the_shipped_sample(monkeypatch):
     monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up
     spec.loader.exec_module(module)
     if not module.DEFAULT_DATA.is_dir():
-        pytest.skip(f"the shared data sets are not in {module.DEFAULT_DATA}")
+        pytest.skip(
+            f"the shared data sets (RAGTruth, WiCE, HaluEval) are not in {module.DEFAULT_DATA}: "
+            "put the shared folder beside this project, so that ../shared/data holds them "
+            "(CONTRIBUTING.md, The shared data)"
+        )
     assert module.build(module.DEFAULT_DATA) == SAMPLE.read_text(encoding="utf-8")

@@ -84,22 +84,42 @@ def test_the_pages_name_commands_at_all():
     assert {"ragaliq run", "ragaliq gate", "ragaliq init", "ragaliq baseline record"} <= named
 
 
-@pytest.mark.parametrize(("page", "words"), sorted(set(mentions())))
-def test_every_command_and_option_the_docs_name_exists(page, words):
+def problems_of(page: str, words: str) -> list[str]:
+    """What is wrong with ``ragaliq <words>`` as ``page`` writes it: no such command or option."""
     tokens = words.split()
     if tokens and re.fullmatch(r"[A-Z_]+", tokens[0]):
-        return  # `ragaliq COMMAND --help`: a placeholder for any command
+        return []  # `ragaliq COMMAND --help`: a placeholder for any command
     command, rest, name = resolve(tokens)
-    if tokens and not tokens[0].startswith("-"):
-        assert name != "ragaliq" or tokens[0] not in {"", None}, words
-        assert command is not cli, f"{page}: `ragaliq {words}`: no command {tokens[0]!r}"
+    if tokens and not tokens[0].startswith("-") and command is cli:
+        return [f"{page}: `ragaliq {words}`: no command {tokens[0]!r}"]
     if isinstance(command, click.Group) and rest and not rest[0].startswith("-"):
-        pytest.fail(f"{page}: `ragaliq {words}`: {name} has no command {rest[0]!r}")
+        return [f"{page}: `ragaliq {words}`: {name} has no command {rest[0]!r}"]
     known = options_of(command) | GLOBAL | (options_of(cli) if command is cli else set())
-    for token in rest:
-        flag = token.split("=", 1)[0]
-        if re.fullmatch(r"--?[A-Za-z][\w-]*", flag):
-            assert flag in known, f"{page}: `ragaliq {words}`: {name} has no option {flag}"
+    return [
+        f"{page}: `ragaliq {words}`: {name} has no option {flag}"
+        for flag in (token.split("=", 1)[0] for token in rest)
+        if re.fullmatch(r"--?[A-Za-z][\w-]*", flag) and flag not in known
+    ]
+
+
+@pytest.mark.parametrize(("page", "words"), sorted(set(mentions())))
+def test_every_command_and_option_the_docs_name_exists(page, words):
+    assert problems_of(page, words) == []
+
+
+@pytest.mark.parametrize(
+    ("words", "problem"),
+    [
+        ("gat --config x.yaml", "no command 'gat'"),
+        ("baseline recrod", "ragaliq baseline has no command 'recrod'"),
+        ("run --datset d.jsonl", "ragaliq run has no option --datset"),
+        ("gate -x", "ragaliq gate has no option -x"),
+    ],
+)
+def test_a_command_or_option_the_cli_lacks_is_reported(words, problem):
+    assert problems_of("page.md", words) == [f"page.md: `ragaliq {words}`: {problem}"]
+    assert problems_of("page.md", "COMMAND --help") == []
+    assert problems_of("page.md", "baseline record --commit abc -q") == []
 
 
 def test_every_repository_path_the_docs_name_exists():
@@ -145,3 +165,90 @@ def test_the_readme_counts_the_workflows_init_writes():
         for other in {"two", "three", "four"} - {words}:
             assert f"the {other} workflows `ragaliq init` writes" not in text
             assert f"{other} workflows (`.github" not in text
+
+
+def test_the_console_script_the_readme_runs_from_its_venv_is_the_one_the_package_installs():
+    import importlib
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "scripts"
+    ]
+    module, _, function = scripts["ragaliq"].partition(":")
+    assert callable(getattr(importlib.import_module(module), function))
+    runs = [
+        (page, code)
+        for page, text in PAGES.items()
+        for code in code_of(text)
+        if re.search(r"/bin/ragaliq\b", code)
+    ]
+    assert any(page == "README.md" and ".venv/bin/ragaliq" in code for page, code in runs)
+    for page, code in runs:
+        for venv, tool, words in re.findall(
+            r"([\w./-]+)/bin/([\w-]+)((?:[ \t]+[^\s`#|;&)>]+)*)", code
+        ):
+            assert tool in {"pip", "python", "python3", *scripts}, f"{page}: {venv}/bin/{tool}"
+            if tool in scripts:
+                # The same line makes that environment and installs this package into it first.
+                made = code.index(f"-m venv {venv}")
+                installed = code.index(f"{venv}/bin/pip install -e .")
+                assert made < installed < code.index(f"{venv}/bin/{tool}"), f"{page}: {code}"
+                assert problems_of(page, words) == []
+
+
+def test_the_files_the_docs_say_init_writes_are_the_files_it_writes(tmp_path):
+    from ragaliq.scaffold import DATASET_FILE, GITIGNORE_FILE, WORKFLOW_FILES, write_scaffold
+
+    written = {path.relative_to(tmp_path).as_posix() for path in write_scaffold(tmp_path)}
+    assert written == {"ragaliq.yaml", DATASET_FILE, GITIGNORE_FILE, *WORKFLOW_FILES}
+    examples = {path.name for path in (ROOT / "examples" / "workflows").glob("*.yml")}
+    for name in WORKFLOW_FILES:
+        assert (ROOT / "examples" / "workflows" / Path(name).name).read_text(encoding="utf-8") == (
+            tmp_path / name
+        ).read_text(encoding="utf-8"), name
+    named = set()
+    for page, text in PAGES.items():
+        for path in re.findall(r"(?<![\w./-])\.github/workflows/([\w.-]+\.ya?ml)", text):
+            where = f".github/workflows/{path}"
+            # A gate's workflow is one init writes; any other is this repository's own.
+            assert where in written or (ROOT / where).is_file(), f"{page}: {where}"
+            assert where in written or not path.startswith("ragaliq"), f"{page}: {where}"
+        for name in re.findall(r"(?<![\w-])(ragaliq[\w-]*\.yml)\b", text):
+            named.add(name)
+            assert name in examples, (
+                f"{page}: {name} is no workflow init writes or the examples hold"
+            )
+    assert {Path(name).name for name in WORKFLOW_FILES} <= named
+    for name in (DATASET_FILE, GITIGNORE_FILE, "ragaliq.yaml"):
+        assert name in README, name
+
+
+def test_the_pages_messages_send_users_to_online_are_pages_of_ours():
+    from ragaliq.config import DOCS_URL
+
+    assert DOCS_URL.endswith("/blob/main/docs")
+    linked = {
+        name
+        for path in (ROOT / "src").rglob("*.py")
+        for name in re.findall(r"DOCS_URL\}/([\w-]+\.md)", path.read_text(encoding="utf-8"))
+    }
+    assert {"configuration.md", "baselines.md"} <= linked
+    for name in linked:
+        assert (ROOT / "docs" / name).is_file(), name
+
+
+def test_the_sections_skip_messages_send_contributors_to_are_there():
+    """A test that skips for want of shared data or a Docker daemon says where CONTRIBUTING.md
+    tells how to get them; those sections exist and name the same commands and folders."""
+    headings = set(re.findall(r"^## (.+)$", PAGES["CONTRIBUTING.md"], re.M))
+    sent = {
+        section
+        for path in (ROOT / "tests").rglob("*.py")
+        for section in re.findall(r"CONTRIBUTING\.md, ([A-Z][\w -]+)\)", path.read_text("utf-8"))
+    }
+    assert {"The Docker stand-in", "The shared data"} <= sent
+    assert sent <= headings
+    docker = (ROOT / "tests" / "e2e" / "test_docker.py").read_text(encoding="utf-8")
+    standin = re.search(r'^STANDIN = "([^"]+)"', docker, re.M)[1]
+    assert f"sudo {standin}" in PAGES["CONTRIBUTING.md"]
+    assert "`../shared/data`" in PAGES["CONTRIBUTING.md"]

@@ -133,3 +133,52 @@ def test_the_set_up_branch_is_gated_locally_as_a_first_run_on_its_own_dataset(tm
     assert "no dataset given" not in result.output
     comment = (root / "c.md").read_text(encoding="utf-8")
     assert f"No bar protects the base commit {main[:12]} yet" in comment
+
+
+def main_moves_on(root: Path) -> None:
+    """A commit on main after the branch was cut: main's tip is no longer the merge base."""
+    git(root, "checkout", "-q", "main")
+    (root / "LATER.md").write_text("main moved on\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "later on main")
+    git(root, "checkout", "-q", "feature")
+
+
+def footer(root: Path) -> str:
+    comment = (root / "c.md").read_text(encoding="utf-8")
+    return next(line for line in comment.splitlines() if "Baseline: " in line)
+
+
+def test_the_local_comment_names_the_merge_base_its_baseline_was_kept_for(repo):
+    merge_base = git(repo, "rev-parse", "HEAD")
+    recorded = CliRunner().invoke(
+        cli, ["baseline", "record", "--config", str(repo / "ragaliq.yaml")]
+    )
+    assert recorded.exit_code == 0, recorded.output
+    on_a_branch(repo)
+    main_moves_on(repo)
+    assert git(repo, "merge-base", "HEAD", "main") == merge_base != git(repo, "rev-parse", "main")
+    result = gate(repo)
+    assert result.exit_code == 0, result.output
+    assert f"Baseline: commit {merge_base[:12]} ·" in footer(repo)
+
+
+def test_the_local_comment_names_the_merge_base_a_committed_baseline_was_read_at(tmp_path):
+    root = new_repository(tmp_path / "committed")
+    shutil.copy(QUICKSTART / "rag_outputs.jsonl", root / "rag_outputs.jsonl")
+    (root / "ragaliq.yaml").write_text(
+        CONFIG.replace("{store: branch}", "{store: file}"), encoding="utf-8"
+    )
+    recorded = CliRunner().invoke(
+        cli, ["baseline", "record", "--config", str(root / "ragaliq.yaml")]
+    )
+    assert recorded.exit_code == 0, recorded.output
+    assert '"commit":null' in (root / ".ragaliq" / "baseline.json").read_text(encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "the gate, with a baseline recorded by hand")
+    merge_base = git(root, "rev-parse", "HEAD")
+    on_a_branch(root)
+    main_moves_on(root)
+    result = gate(root)
+    assert result.exit_code == 0, result.output
+    assert f"Baseline: commit {merge_base[:12]} ·" in footer(root)

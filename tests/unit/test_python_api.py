@@ -97,3 +97,56 @@ def test_evaluate_names_each_bad_record_by_its_position(tmp_path, monkeypatch):
         "(got int)"
     )
     assert lines[2].startswith("cases:4: id: duplicate id 'a' (first used on line 1)")
+
+
+CASE = {
+    "id": "return-window",
+    "query": "How long do I have to return a bike?",
+    "context": ["Unused bikes may be returned within 30 days of delivery."],
+    "response": "Unused bikes may be returned within 30 days of delivery.",
+}
+
+
+def test_without_a_config_evaluate_reads_the_folders_ragaliq_yaml_as_run_does(
+    tmp_path, monkeypatch
+):
+    import json
+
+    from click.testing import CliRunner
+
+    from ragaliq.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ragaliq.yaml").write_text(
+        "dataset: cases.jsonl\n"
+        "judge: {provider: offline, cache: true, cache_path: answers.sqlite}\n"
+        "evaluators:\n  faithfulness: {threshold: 0.95}\n  relevance: {enabled: false}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "cases.jsonl").write_text(json.dumps(CASE) + "\n", encoding="utf-8")
+    opener = CacheOpener()
+    report = evaluate([CASE], env={}, open_judge=opener)
+    run = CliRunner().invoke(cli, ["run", "-o", "report.json"], env={"ANTHROPIC_API_KEY": ""})
+    assert run.exit_code == 0, run.output
+    by_run = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    thresholds = {name: info.threshold for name, info in report.evaluators.items()}
+    assert thresholds == {"faithfulness": 0.95, "hallucination": 0.8}
+    assert thresholds == {name: info["threshold"] for name, info in by_run["evaluators"].items()}
+    assert opener.cache_paths == [tmp_path / "answers.sqlite"]
+    assert not any("built-in defaults" in notice for notice in report.notices)
+
+
+def test_without_a_config_or_a_ragaliq_yaml_evaluate_says_it_uses_the_defaults(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    report = evaluate([CASE], env={}, open_judge=CacheOpener())
+    from ragaliq.evaluators import EVALUATORS
+
+    defaults = {cls.name: cls.default_threshold for cls in EVALUATORS}
+    assert set(report.evaluators) == {"faithfulness", "hallucination", "relevance"}
+    assert all(info.threshold == defaults[name] for name, info in report.evaluators.items())
+    assert report.notices[0] == (
+        "ragaliq.yaml is not there, so this run uses the built-in defaults; write one with "
+        "`ragaliq init`, or pass the config= argument with the right path."
+    )

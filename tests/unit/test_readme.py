@@ -116,3 +116,46 @@ def test_the_readme_workflow_snippets_pass_actionlint(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def required_status() -> str:
+    """The status the README's adoption steps tell a team to require."""
+    adopt = README.split("## Adopt it", 1)[1].split("\n## ", 1)[0]
+    named = re.findall(r"require the status `([^`]+)`", adopt)
+    assert len(named) == 1, f"the adoption steps name one status to require, not {named}"
+    return named[0]
+
+
+def test_the_status_the_readme_says_to_require_is_the_one_the_gate_sets_for_main():
+    from ragaliq.github.status import status_context
+
+    assert required_status() == status_context("default", "main")
+    for said in re.findall(r"`(RagaliQ Gate \([^`)]*\))`", README):
+        assert said == required_status(), f"the README also names the status {said!r}"
+
+
+def test_init_says_what_the_readme_says_it_writes_and_the_status_to_require(tmp_path):
+    from click.testing import CliRunner
+
+    from ragaliq.cli import cli
+    from ragaliq.scaffold import scaffold_files
+
+    done = CliRunner().invoke(cli, ["init", "--dir", str(tmp_path)], env={"ANTHROPIC_API_KEY": ""})
+    assert done.exit_code == 0, done.output
+    files = [f.path.relative_to(tmp_path).as_posix() for f in scaffold_files(tmp_path)]
+    adopt = README.split("## Adopt it", 1)[1].split("\n## ", 1)[0]
+    init_line = next(line for line in adopt.splitlines() if line.startswith("ragaliq init "))
+    workflows = [name for name in files if name.startswith(".github/workflows/")]
+    for name in files:
+        assert f"wrote {tmp_path / name}" in done.output
+        assert (tmp_path / name).is_file()
+        if name in workflows:
+            assert f"`{Path(name).name}`" in adopt, f"the README's adoption omits {name}"
+        else:
+            assert name in init_line, f"the README's `ragaliq init` line omits {name}"
+    count = {2: "two", 3: "three", 4: "four"}[len(workflows)]
+    assert f"{count} workflows" in init_line and f"wrote {count} workflows" in adopt
+    closing = done.output.strip().splitlines()[-1]
+    assert f'"{required_status()}"' in closing
+    for name in ("ragaliq-baselines", *(Path(n).name for n in workflows if "forks" not in n)):
+        assert name in closing and name in adopt, name

@@ -278,8 +278,9 @@ def test_a_named_config_that_is_missing_says_how_to_name_the_right_one(tmp_path)
     with pytest.raises(ConfigError) as caught:
         testing.project_session(root=tmp_path, config_path=missing)
     assert str(caught.value) == (
-        f"{missing}: not found; write one with `ragaliq init` (or by hand: see "
-        "docs/configuration.md), or pass --config with the right path"
+        f"{missing}: not found; write one with `ragaliq init` (or by hand: every key is in "
+        "https://github.com/ragaliq/ragaliq-gate/blob/main/docs/configuration.md), or pass "
+        "--config with the right path"
     )
 
 

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from ragaliq._files import write_atomic
 from ragaliq._validation import field_problems
-from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, load_config
+from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_or_defaults
 from ragaliq.errors import ConfigError, RagaliqError
 from ragaliq.exits import ExitCode, stopped_exit
 from ragaliq.judges.factory import JudgeOpener, open_judge
@@ -198,14 +198,10 @@ def missing_config() -> MissingConfig:
 
 def config_or_default(path: Path) -> GateConfig:
     """The config at ``path``; the defaults, with a notice, when none was named and it is absent."""
-    if not config_named() and not path.exists():
-        echo(
-            f"notice: {path} is not there, so this run uses the built-in defaults; write one "
-            "with `ragaliq init`, or pass --config with the right path.",
-            err=True,
-        )
-        return GateConfig()
-    return load_config(path)
+    config, notice = config_or_defaults(path, named=config_named())
+    if notice is not None:
+        echo(f"notice: {notice}", err=True)
+    return config
 
 
 def progress_printer() -> ProgressPrinter:

@@ -180,7 +180,8 @@ def run(
         )
     )
     print_report(run)
-    failing = format_failing_cases(run.failing, total=run.failing_count)
+    passed = run_exit_code(run.head, inputs.config.gate) is ExitCode.PASSED
+    failing = format_failing_cases(run.failing, total=run.failing_count, run_passed=passed)
     if failing:
         echo(f"\n{failing}")
     if output is not None:

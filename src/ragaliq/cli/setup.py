@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import click
 
@@ -19,7 +19,13 @@ from ragaliq.cli._common import (
     edge,
     write_result,
 )
-from ragaliq.config import DEFAULT_CONFIG_FILE, GateConfig, config_json_schema
+from ragaliq.config import (
+    DEFAULT_BASELINE_BRANCH,
+    DEFAULT_CONFIG_FILE,
+    DOCS_URL,
+    GateConfig,
+    config_json_schema,
+)
 from ragaliq.evaluators import HallucinationEvaluator
 from ragaliq.exits import calibration_exit_code
 from ragaliq.inputs import local_cache_path
@@ -45,9 +51,10 @@ _INIT_HELP = (
     f"({DEFAULT_CONFIG_FILE}), a one-case sample dataset ({DATASET_FILE}), three workflows "
     f"({WORKFLOW_FILE} runs a pull request's pipeline without secrets, then gates it on a fresh "
     f"runner at the base commit; {FORKS_WORKFLOW_FILE} gates pull requests from forks; "
-    f"{BASELINE_WORKFLOW_FILE} records the baseline on main) and {GITIGNORE_FILE} (keeps the "
-    "baseline in git and local results out). The config starts on the offline judge, which "
-    "needs no API key. Nothing is overwritten without --force."
+    f"{BASELINE_WORKFLOW_FILE} records main's baseline on the data branch "
+    f"{DEFAULT_BASELINE_BRANCH}) and {GITIGNORE_FILE} (keeps local results out of git). The "
+    "config starts on the offline judge, which needs no API key. Nothing is overwritten without "
+    "--force."
 )
 
 
@@ -69,12 +76,22 @@ def init(root: Path, force: bool) -> None:
     for path in write_scaffold(root, force=force):
         echo(f"wrote {path}")
     echo(judge_note(collaborators().env))
-    echo(
-        "next: check them with `ragaliq validate` and try `ragaliq gate` (results you keep, "
-        "such as `ragaliq run -o .ragaliq/report.json`, stay out of git in .ragaliq/); in the "
-        "workflows, make the pipeline step run your pipeline and pin the action's commit SHA; "
-        "then push to main, where ragaliq-baseline.yml records the baseline pull requests are "
-        'compared with, and require the "RagaliQ Gate" status in main\'s branch protection'
+    echo(next_steps())
+
+
+def next_steps() -> str:
+    """What to do after ``init``, in the README's order: on this machine, then on GitHub."""
+    from ragaliq.github.status import status_context  # PyGithub: only once init has run
+
+    return (
+        "next: check them with `ragaliq validate`, commit, and record main's baseline with "
+        "`ragaliq baseline record`; then `ragaliq gate` on a branch compares with it (local "
+        'results stay out of git, in .ragaliq/). On GitHub: make the "Generate RAG outputs" '
+        f"step of {WORKFLOW_FILE} and {BASELINE_WORKFLOW_FILE} run your pipeline; merge the "
+        f"set-up; let {PurePosixPath(BASELINE_WORKFLOW_FILE).name} record main's baseline on "
+        f"the data branch {DEFAULT_BASELINE_BRANCH}; then require the status "
+        f'"{status_context("default", "main")}" (named after the base branch) in main\'s '
+        f"branch protection ({DOCS_URL}/baselines.md)"
     )
 
 

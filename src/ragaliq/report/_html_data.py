@@ -7,7 +7,8 @@ ratings ``[relevant, reason, heuristic]``, ``e`` the evaluators' results in the 
 ``rq-config``'s ``evaluators`` (``[score, passed, status, reasoning, baseline]``, ``null`` when
 absent), and with the dataset ``p`` the response, ``t`` the context, ``a`` the expected answer, or
 ``n`` why the response is not shown. A claim or fact is ``[text, verdict, confidence, evidence,
-reason, span, flags, agreement, new]``, trailing defaults left out; ``verdict`` indexes
+reason, span, flags, agreement, new]``, trailing defaults left out (``confidence`` is ``null``
+for a heuristic judge, whose figure measures nothing); ``verdict`` indexes
 ``rq-config``'s ``verdicts``; ``text`` is ``null`` when it is the response's text at ``span``. A
 string that recurs may be written as an integer: its index in ``rq-totals``' ``strings``.
 
@@ -172,6 +173,7 @@ def _verdict_record(
     claim: ClaimVerdict,
     strings: _Strings,
     *,
+    confidence: bool,
     response: str | None = None,
     span: Span | None = None,
     new: bool = False,
@@ -183,7 +185,7 @@ def _verdict_record(
         [
             text,
             verdict_code(claim),
-            claim.confidence,
+            claim.confidence if confidence else None,
             strings.ref(claim.evidence) if claim.evidence else None,
             strings.ref(claim.reason) if claim.reason else None,
             list(span) if span is not None else None,
@@ -201,6 +203,8 @@ class _Judged:
     evaluators: tuple[str, ...]
     new: Mapping[str, frozenset[str]]
     regressed: Mapping[tuple[str, str], float]
+    confidence: bool
+    """Whether verdicts carry their confidence (:attr:`JudgeInfo.shows_confidence`)."""
 
     @classmethod
     def of(cls, head: ReportHead, decision: GateDecision | None) -> _Judged:
@@ -214,6 +218,7 @@ class _Judged:
             evaluators=tuple(head.summary.evaluators),
             new={case_id: frozenset(texts) for case_id, texts in new.items()},
             regressed=regressed,
+            confidence=head.judge.shows_confidence,
         )
 
 
@@ -301,13 +306,24 @@ def _case_record(
     for claim, span in zip(case.claims, spans, strict=True):
         new = claim.text in new_texts
         new_count += new
-        claims.append(_verdict_record(claim, strings, response=response, span=span, new=new))
+        claims.append(
+            _verdict_record(
+                claim,
+                strings,
+                confidence=judged.confidence,
+                response=response,
+                span=span,
+                new=new,
+            )
+        )
         totals.verdicts[verdict_code(claim)] += 1
         totals.unverifiable += not claim.verifiable
     if claims:
         record["c"] = claims
     if case.facts:
-        record["f"] = [_verdict_record(fact, strings) for fact in case.facts]
+        record["f"] = [
+            _verdict_record(fact, strings, confidence=judged.confidence) for fact in case.facts
+        ]
     if case.chunks:
         record["k"] = [
             _trim([1 if c.relevant else 0, strings.ref(c.reason), 1 if c.heuristic else None])

@@ -83,14 +83,20 @@ def format_run_table(
     return "\n".join(lines)
 
 
-def format_failing_cases(cases: Sequence[CaseResult], *, total: int) -> str:
+def format_failing_cases(
+    cases: Sequence[CaseResult], *, total: int, run_passed: bool = False
+) -> str:
     """The cases below a threshold, worst first: each with its failing evaluators and claims.
 
-    ``cases`` are the ones kept to show (the worst), ``total`` how many failed in all.
+    ``cases`` are the ones kept to show (the worst), ``total`` how many failed in all. A run
+    passes or fails on each evaluator's mean score, so where it passed (``run_passed``) the
+    heading says so: single cases below a threshold do not fail it.
     """
     if not total:
         return ""
     shown = f"the worst {len(cases)}" if total > len(cases) else "worst first"
+    if run_passed:
+        shown += "; the run passes on the mean scores"
     lines = [f"{plural(total, 'case')} below a threshold ({shown}):"]
     for case in cases:
         failing = case.failing_evaluators()

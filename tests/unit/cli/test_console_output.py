@@ -81,6 +81,17 @@ def test_a_passing_run_lists_nothing_and_quiet_keeps_one_line(runner, tmp_path):
     assert result.output.strip().splitlines() == ["run: FAILED"]
 
 
+def test_a_run_that_passes_on_its_means_says_so_above_its_cases_below_a_threshold(runner, tmp_path):
+    config = setup(tmp_path, [row(i) for i in range(9)] + [row(9, invented(60))])
+    result = runner.invoke(cli, ["run", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    assert (
+        "1 case below a threshold (worst first; the run passes on the mean scores):\n"
+        "  case-09: faithfulness 0.000, hallucination 0.000\n"
+    ) in result.output
+    assert "failed:" not in result.output
+
+
 def gate(runner, config: Path, *extra: str):
     return runner.invoke(
         cli,

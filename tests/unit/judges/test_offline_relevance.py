@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragaliq.judges.offline.relevance import rate_relevance
+from ragaliq.judges.offline.relevance import NEAR_PREFIX, rate_relevance
 
 
 def test_the_reasoning_names_whole_words_as_the_query_writes_them():
@@ -92,6 +92,38 @@ def test_plurals_and_tenses_take_up_a_key_term(query, response, taken):
     rated = rate_relevance(query, response)
     assert rated.score is not None and rated.score > 0
     assert f"({taken}" in rated.reasoning or f", {taken}" in rated.reasoning, rated.reasoning
+
+
+@pytest.mark.parametrize(
+    ("query", "response", "asked", "answered"),
+    [
+        (
+            "Which cities do you deliver to?",
+            "We deliver in every city in Belgium.",
+            "cities",
+            "city",
+        ),
+        (
+            "What taxes do I pay on an order?",
+            "Each order carries a sales tax of 21%.",
+            "taxes",
+            "tax",
+        ),
+        ("Did you try the saddle?", "We tried every saddle we sell.", "try", "tried"),
+        ("Do you sell boxes?", "Every bike ships in a cardboard box.", "boxes", "box"),
+        ("How long do the tyres last?", "A tyre lasts about 3,000 km.", "tyres", "tyre"),
+        ("Which routes are mapped?", "Every route has a map online.", "mapped", "map"),
+    ],
+)
+def test_a_key_term_only_its_inflection_takes_up_is_taken_up(query, response, asked, answered):
+    # Neither the same word nor a shared prefix: only taking the ending off finds the term.
+    words = [word.strip(".,") for word in response.lower().split()]
+    assert answered in words and asked not in words
+    short = min(len(asked), len(answered)) < NEAR_PREFIX
+    assert short or asked[:NEAR_PREFIX] != answered[:NEAR_PREFIX]
+    rated = rate_relevance(query, response)
+    assert rated.score is not None and rated.score > 0
+    assert f"({asked}" in rated.reasoning or f", {asked}" in rated.reasoning, rated.reasoning
 
 
 def test_an_answer_about_something_else_still_scores_nothing():
