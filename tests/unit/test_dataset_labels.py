@@ -266,3 +266,52 @@ def test_a_case_dumps_as_the_dataset_record_that_reads_back_as_it(tmp_path):
         "tags",
         "metadata",
     }
+
+
+# --- a retrieval that found nothing -------------------------------------------------------------
+
+NOTHING_FOUND = {"id": "tide", "query": "When is high tide?", "context": []}
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        {**NOTHING_FOUND, "relevant_chunks": ["tide#1", "tide#2"]},
+        {**NOTHING_FOUND, "relevant_sources": {"tide-tables.md": 2}},
+        {
+            "user_input": "When is high tide?",
+            "retrieved_contexts": [],
+            "reference_context_ids": ["tide#1"],
+        },
+    ],
+)
+def test_an_empty_context_with_labels_is_a_retrieval_that_found_nothing(tmp_path, row):
+    (case,) = load_dataset(write_jsonl(tmp_path / "d.jsonl", [row]), response_judged_by=None)
+    assert case.context == () and case.chunk_refs == () and case.response == ""
+    assert case.labels is not None and case.labels.relevant
+
+
+def test_an_empty_context_cell_with_labels_is_read_from_csv_too(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text(
+        'id,query,context,response,relevant_chunks\ntide,When is high tide?,,,"[""tide#1""]"\n',
+        encoding="utf-8",
+    )
+    (case,) = load_dataset(path, response_judged_by=None)
+    assert case.context == () and case.labels == Labels(level="chunk", grades={"tide#1": 1})
+
+
+def test_labels_without_any_context_written_are_still_a_case_the_system_never_ran(tmp_path):
+    row = {"id": "tide", "query": "When is high tide?", "relevant_chunks": ["tide#1"]}
+    path = write_jsonl(tmp_path / "d.jsonl", [row])
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path, response_judged_by=None)
+    assert str(info.value).startswith(f"{path}:1: response, context: both missing or empty")
+
+
+def test_the_writer_writes_a_retrieval_that_found_nothing_and_it_reads_back(tmp_path):
+    path = tmp_path / "out.jsonl"
+    with DatasetWriter(path, responses=False) as writer:
+        writer.add(id="tide", query="When is high tide?", context=[], relevant_sources=["tide.md"])
+    (case,) = load_dataset(path, response_judged_by=None)
+    assert case.context == () and case.labels == Labels(level="source", grades={"tide.md": 1})

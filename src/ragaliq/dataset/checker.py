@@ -16,7 +16,7 @@ from pydantic import AliasChoices, ValidationError
 from ragaliq._ids import IdRegistry, derive_id
 from ragaliq._validation import describe_value, field_problems
 from ragaliq.dataset.csv_records import CsvTable, Unreadable
-from ragaliq.dataset.fields import MAX_FIELD_CHARS, CaseFields, context_chars
+from ragaliq.dataset.fields import LABEL_FIELDS, MAX_FIELD_CHARS, CaseFields, context_chars
 from ragaliq.dataset.records import InvalidJson
 from ragaliq.dataset.shapes import Shape, ShapeRecord, detect_shape
 from ragaliq.errors import DatasetError
@@ -234,9 +234,15 @@ def _unanswered(item: dict[str, Any], shape: Shape) -> str | None:
     """Why a record holds nothing the RAG system produced, if it has no answer and no chunk.
 
     A DeepEval golden or a RAGAS sample before the system ran on it: never judged as a case.
+    A record with relevance labels and its context written empty is a retrieval that found
+    nothing: read, to score 0 against its labels.
     """
     names = [shape.field_name("response"), shape.field_name("context")]
     if any(_written(_as_written(item, shape, name)) for name in names):
+        return None
+    if _as_written(item, shape, names[1]) is not None and any(
+        item.get(name) is not None for name in LABEL_FIELDS
+    ):
         return None
     return (
         f"{', '.join(names)}: both missing or empty, so the case holds nothing your RAG system "

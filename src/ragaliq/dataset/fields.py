@@ -20,6 +20,7 @@ from ragaliq.models import MAX_GRADE, ChunkRef, Labels
 from ragaliq.text.plain import is_blank
 
 __all__ = [
+    "LABEL_FIELDS",
     "MAX_FIELD_CHARS",
     "CaseFields",
     "CaseId",
@@ -53,6 +54,11 @@ MAX_FIELD_CHARS = {
 }
 """Size limits per field, in characters; ``context`` and ``expected_facts`` count all items,
 ``chunk_id`` is each id of a chunk, a source or a label."""
+
+
+LABEL_FIELDS = frozenset({"relevant_chunks", "relevant_sources", "reference_context_ids"})
+"""The fields that name what a case's retrieval should find, in every shape (RAGAS's
+``reference_context_ids`` is ``relevant_chunks``)."""
 
 
 @dataclass(frozen=True)

@@ -214,3 +214,21 @@ async def test_the_decision_json_lists_lost_chunks_by_name_and_reads_back():
     assert data["found_chunks"] == [] and data["new_hallucinations"] == []
     assert "findings" not in data
     assert GateDecision.model_validate_json(decision.model_dump_json()) == decision
+
+
+async def test_a_retrieval_that_found_nothing_scores_zero_and_loses_every_chunk_main_found():
+    baseline = record_baseline(await run(MAIN, k=2))
+    head = await run([case("refunds", [], {"r1": 1, "r2": 3}), MAIN[1]], k=2)
+    (nothing,) = [c for c in head.cases if c.id == "refunds"]
+    assert {n: (r.status, r.score) for n, r in nothing.results.items()} == {
+        "hit_rate": ("ok", 0.0),
+        "recall_at_k": ("ok", 0.0),
+        "mrr": ("ok", 0.0),
+        "ndcg": ("ok", 0.0),
+    }
+    decision = compare(head, baseline, rules=GateRules())
+    lost = [
+        (c.case_id, c.item, c.rank_before, c.rank_after) for c in decision.listed("lost_chunks")
+    ]
+    assert lost == [("refunds", "r2", 2, None), ("refunds", "r1", 1, None)]
+    assert decision.evaluators["hit_rate"].delta == pytest.approx(-0.5)
