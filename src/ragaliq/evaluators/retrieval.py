@@ -289,7 +289,7 @@ class RetrievedRelevant(FindingKind):
             notices.append(
                 f"This change proposes new relevance labels for "
                 f"{plural(self._proposed, 'case')} ({shown}"
-                + (f"; and {more} more" if more else "")
+                + (f"; ... and {plural(more, 'more case')}" if more else "")
                 + "). Labels are part of the bar: until the change is merged and the baseline "
                 "updated, its retrieval is scored against the baseline's labels."
             )
@@ -306,10 +306,12 @@ class RetrievedRelevant(FindingKind):
 
 _SHOWN = 3
 """Cases whose proposed labels a notice spells out; the rest are counted."""
+_IDS_SHOWN = 5
+"""Changed ids a notice spells out per case; the rest are counted."""
 
 
 def _proposal(case_id: str, before: Labels | None, after: Labels | None) -> str:
-    """``refunds: relevant_chunks +doc-9, -doc-2, doc-3 1 → 3``."""
+    """``refunds: relevant_chunks +doc-9, -doc-2, doc-3 1 → 3``, at most :data:`_IDS_SHOWN` ids."""
     if before is None or after is None or before.level != after.level:
         was = "none" if before is None else before.field
         now = "none" if after is None else after.field
@@ -321,7 +323,12 @@ def _proposal(case_id: str, before: Labels | None, after: Labels | None) -> str:
         for i in after.grades
         if i in before.grades and before.grades[i] != after.grades[i]
     ]
-    return f"{case_id}: {after.field} " + ", ".join([*added, *removed, *regraded])
+    changes = [*added, *removed, *regraded]
+    more = len(changes) - _IDS_SHOWN
+    shown = ", ".join(changes[:_IDS_SHOWN])
+    if more > 0:
+        shown += f", ... and {plural(more, 'more id')}"
+    return f"{case_id}: {after.field} {shown}"
 
 
 class _RankEvaluator(Evaluator[RetrievalOptions]):

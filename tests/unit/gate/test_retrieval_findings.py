@@ -232,3 +232,21 @@ async def test_a_retrieval_that_found_nothing_scores_zero_and_loses_every_chunk_
     ]
     assert lost == [("refunds", "r2", 2, None), ("refunds", "r1", 1, None)]
     assert decision.evaluators["hit_rate"].delta == pytest.approx(-0.5)
+
+
+async def test_a_long_proposal_spells_out_three_cases_and_five_ids_each_and_counts_the_rest():
+    main = [case(f"c{i}", ["a", "b"], {"a": 1}) for i in range(5)]
+    baseline = record_baseline(await run(main))
+    many = {"a": 1, **{f"new{n}": 1 for n in range(8)}}
+    edited = [case("c0", ["a", "b"], many)] + [
+        case(f"c{i}", ["a", "b"], {"a": 2}) for i in range(1, 5)
+    ]
+    decision = compare(await run(edited), baseline, rules=GateRules())
+    (notice,) = [n for n in decision.notices if n.startswith("This change proposes")]
+    assert notice == (
+        "This change proposes new relevance labels for 5 cases (c0: relevant_chunks +new0, "
+        "+new1, +new2, +new3, +new4, ... and 3 more ids; c1: relevant_chunks a 1 → 2; "
+        "c2: relevant_chunks a 1 → 2; ... and 2 more cases). Labels are part of the bar: until "
+        "the change is merged and the baseline updated, its retrieval is scored against the "
+        "baseline's labels."
+    )
