@@ -315,3 +315,73 @@ def test_the_writer_writes_a_retrieval_that_found_nothing_and_it_reads_back(tmp_
         writer.add(id="tide", query="When is high tide?", context=[], relevant_sources=["tide.md"])
     (case,) = load_dataset(path, response_judged_by=None)
     assert case.context == () and case.labels == Labels(level="source", grades={"tide.md": 1})
+
+
+# --- ids that look alike --------------------------------------------------------------------------
+
+FIX = "write an id the same way wherever the case uses it, in its chunks and in its labels"
+
+
+@pytest.mark.parametrize(
+    ("label", "shown"),
+    [
+        ("tide#1 ", "'tide#1 '"),  # a trailing space
+        ("\u200btide#1", "'\\u200btide#1'"),  # a zero-width space
+        ("tide#1\u202e", "'tide#1\\u202e'"),  # a bidi override
+        ("\ufb01rst", None),  # a compatibility ligature, against the chunk id "first"
+    ],
+)
+def test_a_label_that_looks_like_a_chunk_id_but_differs_is_refused(tmp_path, label, shown):
+    chunks = [*CHUNKS, {"id": "first", "text": "The first chunk."}]
+    path = write_jsonl(
+        tmp_path / "d.jsonl", [{**ROW, "context": chunks, "relevant_chunks": [label]}]
+    )
+    earlier, place = ("'first'", "at chunk 3") if shown is None else ("'tide#1'", "at chunk 0")
+    assert problems(path) == (
+        f"{path}:1: relevant_chunks: id {shown or repr(label)} looks the same as id {earlier} "
+        f"{place}: they differ only by invisible, compatibility or surrounding space characters; "
+        f"{FIX}"
+    )
+
+
+def test_two_chunk_ids_or_sources_that_look_alike_are_refused_and_a_plain_repeat_is_not(tmp_path):
+    repeated = [*CHUNKS, CHUNKS[0]]
+    (case,) = load_dataset(write_jsonl(tmp_path / "ok.jsonl", [{**ROW, "context": repeated}]))
+    assert case.chunk_refs[3] == case.chunk_refs[0]
+    lookalikes = [
+        CHUNKS[0],
+        {"id": "tide#1\u00a0", "source": "tide-tables.md", "text": "Again."},
+        {"id": "x", "source": " ferry.md", "text": "Ferry."},
+        {"id": "y", "source": "ferry.md", "text": "Ferry again."},
+    ]
+    path = write_jsonl(tmp_path / "d.jsonl", [{**ROW, "context": lookalikes}])
+    assert problems(path).splitlines() == [
+        f"{path}:1: context: chunk 1: id: id 'tide#1\\u00a0' looks the same as id 'tide#1' at "
+        f"chunk 0: they differ only by invisible, compatibility or surrounding space characters; "
+        f"{FIX}",
+        f"{path}:1: context: chunk 3: source: id 'ferry.md' looks the same as id ' ferry.md' at "
+        f"chunk 2: they differ only by invisible, compatibility or surrounding space characters; "
+        f"{FIX}",
+    ]
+
+
+def test_two_labels_that_look_alike_are_refused_and_ragas_ids_are_named_by_their_field(tmp_path):
+    path = write_jsonl(
+        tmp_path / "d.jsonl", [{**ROW, "relevant_sources": {"faq.md": 1, "faq.md\u200b": 2}}]
+    )
+    assert problems(path) == (
+        f"{path}:1: relevant_sources: id 'faq.md\\u200b' looks the same as id 'faq.md' in "
+        "relevant_sources: they differ only by invisible, compatibility or surrounding space "
+        f"characters; {FIX}"
+    )
+    sample = {
+        "user_input": "q?",
+        "response": "a",
+        "retrieved_contexts": ["one", "two"],
+        "retrieved_context_ids": ["c1", "c2"],
+        "reference_context_ids": ["c2 "],
+    }
+    path = write_jsonl(tmp_path / "r.jsonl", [sample])
+    assert problems(path).startswith(
+        f"{path}:1: reference_context_ids: id 'c2 ' looks the same as id 'c2' at chunk 1: "
+    )
