@@ -385,3 +385,46 @@ def test_two_labels_that_look_alike_are_refused_and_ragas_ids_are_named_by_their
     assert problems(path).startswith(
         f"{path}:1: reference_context_ids: id 'c2 ' looks the same as id 'c2' at chunk 1: "
     )
+
+
+# --- a key given twice --------------------------------------------------------------------------
+
+
+def test_a_label_map_that_gives_an_id_twice_is_refused_in_json_lines_json_and_csv(tmp_path):
+    twice = '{"tide#1": 1, "tide#2": 2, "tide#1": 3}'
+    line = json.dumps(ROW)[:-1] + f', "relevant_chunks": {twice}}}'
+    jsonl = tmp_path / "d.jsonl"
+    jsonl.write_text(line + "\n", encoding="utf-8")
+    said = "relevant_chunks: the id 'tide#1' is given twice; keep one, with the relevance it has"
+    assert problems(jsonl) == f"{jsonl}:1: {said}"
+    document = tmp_path / "d.json"
+    document.write_text('{"cases": [\n' + line + "\n]}", encoding="utf-8")
+    assert problems(document) == f"{document}:2: {said}"
+    table = tmp_path / "d.csv"
+    with table.open("w", encoding="utf-8", newline="") as out:
+        csv.writer(out).writerows(
+            [
+                ["id", "query", "context", "response", "relevant_chunks"],
+                ["t", "q?", "c", "r", twice],
+            ]
+        )
+    assert problems(table) == f"{table}:2: {said}"
+
+
+def test_a_yaml_label_map_that_gives_an_id_twice_is_refused_as_yaml_refuses_any_key(tmp_path):
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "cases:\n  - id: t\n    query: q?\n    context: [c]\n    response: r\n"
+        "    relevant_chunks: {a: 1, a: 2}\n",
+        encoding="utf-8",
+    )
+    assert "the key 'a' is given twice; keep one" in problems(path)
+
+
+def test_a_case_that_gives_a_field_twice_is_refused(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(
+        '{"id": "t", "query": "q?", "context": ["c"], "response": "r", "query": "other?"}\n',
+        encoding="utf-8",
+    )
+    assert problems(path) == f"{path}:1: query: the key 'query' is given twice; keep one"

@@ -16,7 +16,13 @@ from pydantic import AliasChoices, ValidationError
 from ragaliq._ids import IdRegistry, derive_id, fold_id, lookalike
 from ragaliq._validation import describe_value, field_problems
 from ragaliq.dataset.csv_records import CsvTable, Unreadable
-from ragaliq.dataset.fields import LABEL_FIELDS, MAX_FIELD_CHARS, CaseFields, context_chars
+from ragaliq.dataset.fields import (
+    LABEL_FIELDS,
+    MAX_FIELD_CHARS,
+    CaseFields,
+    KeyedTwice,
+    context_chars,
+)
 from ragaliq.dataset.records import InvalidJson
 from ragaliq.dataset.shapes import Shape, ShapeRecord, detect_shape
 from ragaliq.errors import DatasetError
@@ -102,6 +108,9 @@ class CaseChecker:
             return None
         if not isinstance(item, dict):
             self.problems.add(f"{where}: a case must be an object (got {describe_value(item)})")
+            return None
+        if isinstance(item, KeyedTwice):
+            self.problems.add(f"{where}: {item.repeated[0]}: {item.problem()}")
             return None
         if self.shape is None or self.model is None:
             self.shape = detect_shape(item, among=self.shapes)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragaliq._reading import TooLong
-from ragaliq.dataset.fields import LABEL_FIELDS
+from ragaliq.dataset.fields import LABEL_FIELDS, json_object
 from ragaliq.dataset.shapes import (
     NATIVE,
     NATIVE_ID_OPTIONAL,
@@ -304,7 +304,7 @@ def _list_cell(
 def _structured(text: str) -> Any:
     """JSON, else a Python literal (pandas writes lists and dicts that way); None if neither."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=json_object)
     except ValueError:
         pass
     except RecursionError:
