@@ -17,6 +17,7 @@ from tests.e2e.workspace import (
     pr_event,
     record_baseline_on_main,
     regress,
+    update_baseline_on_main,
     write_dataset,
 )
 
@@ -325,16 +326,10 @@ def test_a_gate_whose_evaluators_ask_no_judge_needs_no_key(setup):
     (action.workspace / "ragaliq.yaml").write_text(RETRIEVAL_ONLY, encoding="utf-8")
     write_dataset(action.workspace, _retrieval_rows())
     action.commit("main: retrieval data")
-    code, log, _, _ = action.run(
-        event={"ref": "refs/heads/main"},
-        event_name="push",
-        mode="update-baseline",
-        anthropic_api_key="",
-    )
+    code, log, _, _ = update_baseline_on_main(action, anthropic_api_key="")
     assert code == 0, log
     assert "Baseline recorded" in log
-    for produced in (".ragaliq/report.json", ".ragaliq/decision.json"):
-        (action.workspace / produced).unlink()
+    assert action.anthropic.requests == []
     base = action.commit("main: record the baseline")
 
     write_dataset(action.workspace, _retrieval_rows(narrowed=4))
