@@ -5,7 +5,8 @@ The baseline comparison matches cases by id, so two ids that print alike must no
 ligature), or ``refund `` (a trailing space) would let one case shadow another in every comment.
 :class:`IdRegistry` folds each id (NFKC, invisible characters removed, surrounding space
 stripped) and refuses an id whose folded form was seen before, naming both lines; for a million
-cases it keeps one short string and one number per id.
+cases it keeps one short string and one number per id. A case's chunk ids, sources and labels are
+folded alike, and two that look the same but differ are refused with :func:`lookalike`'s words.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import hashlib
 import re
 import unicodedata
 
-__all__ = ["IdRegistry", "derive_id", "fold_id", "looks_generated", "visible"]
+__all__ = ["IdRegistry", "derive_id", "fold_id", "lookalike", "looks_generated", "visible"]
 
 _INVISIBLE = re.compile(
     "[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0"
@@ -75,11 +76,17 @@ class IdRegistry:
                 f"duplicate id {visible(value)} (first used on line {earlier_line}); ids must be "
                 "unique and stable"
             )
-        return (
-            f"id {visible(value)} looks the same as id {visible(earlier)} on line "
-            f"{earlier_line}: they differ only by invisible, compatibility or surrounding space "
-            "characters; give each case an id of its own"
+        return lookalike(
+            value, earlier, f"on line {earlier_line}", fix="give each case an id of its own"
         )
+
+
+def lookalike(value: str, earlier: str, place: str, *, fix: str) -> str:
+    """Why ``value`` is refused beside ``earlier`` (used ``place``): two ids that look the same."""
+    return (
+        f"id {visible(value)} looks the same as id {visible(earlier)} {place}: they differ only "
+        f"by invisible, compatibility or surrounding space characters; {fix}"
+    )
 
 
 _SLUG_WORDS = 8

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -109,8 +109,11 @@ class Provenance(_Model):
             endpoint=self.judge_endpoint,
         )
 
-    def differences(self, other: Provenance) -> list[str]:
-        """Human-readable differences, e.g. ``judge model: a → b``; empty when comparable."""
+    def differences(self, other: Provenance, *, leaving_out: Collection[str] = ()) -> list[str]:
+        """Human-readable differences, e.g. ``judge model: a → b``; empty when comparable.
+
+        The versions of the evaluators in ``leaving_out`` are not compared.
+        """
         out = []
         for label, mine, theirs in (
             ("judge provider", self.judge_provider, other.judge_provider),
@@ -121,6 +124,8 @@ class Provenance(_Model):
             if mine != theirs:
                 out.append(f"{label}: {mine} → {theirs}")
         for name in sorted(set(self.evaluator_versions) & set(other.evaluator_versions)):
+            if name in leaving_out:
+                continue
             if self.evaluator_versions[name] != other.evaluator_versions[name]:
                 out.append(
                     f"{name} evaluator version: {self.evaluator_versions[name]} → "

@@ -17,6 +17,7 @@ from tests.e2e.workspace import (
     pr_event,
     record_baseline_on_main,
     regress,
+    update_baseline_on_main,
     write_dataset,
 )
 
@@ -289,3 +290,57 @@ def test_all_five_evaluators_and_the_retrieval_section(setup):
     assert {f["case_id"] for f in decision["lost_facts"]} <= {r["id"] for r in rows[:3]}
     assert decision["lost_facts"]
     assert any(c["reason"] for c in decision["irrelevant_chunks"])
+
+
+RETRIEVAL_ONLY = """\
+dataset: rag_outputs.jsonl
+judge:
+  provider: claude
+evaluators:
+  faithfulness: {enabled: false}
+  hallucination: {enabled: false}
+  relevance: {enabled: false}
+  hit_rate: {k: 2}
+  recall_at_k: {k: 2}
+"""
+
+
+def _retrieval_rows(narrowed: int = 0) -> list[dict]:
+    """Six cases whose relevant chunk is retrieved first; the first ``narrowed`` lose it."""
+    rows = []
+    for i in range(6):
+        kept = [] if i < narrowed else [{"id": f"guide-{i}", "text": f"Step {i} of the guide."}]
+        rows.append(
+            {
+                "id": f"step-{i}",
+                "query": f"What is step {i}?",
+                "context": [*kept, {"id": f"blog-{i}", "text": f"A post about step {i}."}],
+                "relevant_chunks": [f"guide-{i}"],
+            }
+        )
+    return rows
+
+
+def test_a_gate_whose_evaluators_ask_no_judge_needs_no_key(setup):
+    action = setup
+    (action.workspace / "ragaliq.yaml").write_text(RETRIEVAL_ONLY, encoding="utf-8")
+    write_dataset(action.workspace, _retrieval_rows())
+    action.commit("main: retrieval data")
+    code, log, _, _ = update_baseline_on_main(action, anthropic_api_key="")
+    assert code == 0, log
+    assert "Baseline recorded" in log
+    assert action.anthropic.requests == []
+    base = action.commit("main: record the baseline")
+
+    write_dataset(action.workspace, _retrieval_rows(narrowed=4))
+    head = action.commit("feature: a narrower retriever")
+    action.github.add_pull(REPO, 21, base_sha=base, head_sha=head)
+    code, log, outputs, _ = action.run(
+        event=pr_event(21, base, head), event_name="pull_request", anthropic_api_key=""
+    )
+    assert code == 1, log
+    assert "was not judged" not in log
+    assert outputs["passed"] == "false"
+    body = action.github.comments(REPO, 21)[0].body
+    assert "guide-0" in body and "guide-3" in body
+    assert action.anthropic.requests == []

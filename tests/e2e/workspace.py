@@ -297,14 +297,16 @@ def pr_event(
     }
 
 
+def update_baseline_on_main(action: Action, **inputs: str) -> tuple[int, str, dict, str]:
+    """The baseline workflow's run on a push to main (``mode: update-baseline``)."""
+    return action.run(
+        event={"ref": "refs/heads/main"}, event_name="push", mode="update-baseline", **inputs
+    )
+
+
 def record_baseline_on_main(action: Action) -> str:
     action.commit("main: the RAG outputs")
-    code, log, outputs, summary = action.run(
-        event={"ref": "refs/heads/main"},
-        event_name="push",
-        mode="update-baseline",
-        html_report="main-report.html",
-    )
+    code, log, outputs, summary = update_baseline_on_main(action, html_report="main-report.html")
     assert code == 0, log
     baseline = action.workspace / ".ragaliq" / "baseline.json"
     # Paths in outputs are relative to the workspace: a Docker action mounts it elsewhere.

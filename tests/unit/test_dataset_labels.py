@@ -266,3 +266,165 @@ def test_a_case_dumps_as_the_dataset_record_that_reads_back_as_it(tmp_path):
         "tags",
         "metadata",
     }
+
+
+# --- a retrieval that found nothing -------------------------------------------------------------
+
+NOTHING_FOUND = {"id": "tide", "query": "When is high tide?", "context": []}
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        {**NOTHING_FOUND, "relevant_chunks": ["tide#1", "tide#2"]},
+        {**NOTHING_FOUND, "relevant_sources": {"tide-tables.md": 2}},
+        {
+            "user_input": "When is high tide?",
+            "retrieved_contexts": [],
+            "reference_context_ids": ["tide#1"],
+        },
+    ],
+)
+def test_an_empty_context_with_labels_is_a_retrieval_that_found_nothing(tmp_path, row):
+    (case,) = load_dataset(write_jsonl(tmp_path / "d.jsonl", [row]), response_judged_by=None)
+    assert case.context == () and case.chunk_refs == () and case.response == ""
+    assert case.labels is not None and case.labels.relevant
+
+
+def test_an_empty_context_cell_with_labels_is_read_from_csv_too(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text(
+        'id,query,context,response,relevant_chunks\ntide,When is high tide?,,,"[""tide#1""]"\n',
+        encoding="utf-8",
+    )
+    (case,) = load_dataset(path, response_judged_by=None)
+    assert case.context == () and case.labels == Labels(level="chunk", grades={"tide#1": 1})
+
+
+def test_labels_without_any_context_written_are_still_a_case_the_system_never_ran(tmp_path):
+    row = {"id": "tide", "query": "When is high tide?", "relevant_chunks": ["tide#1"]}
+    path = write_jsonl(tmp_path / "d.jsonl", [row])
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path, response_judged_by=None)
+    assert str(info.value).startswith(f"{path}:1: response, context: both missing or empty")
+
+
+def test_the_writer_writes_a_retrieval_that_found_nothing_and_it_reads_back(tmp_path):
+    path = tmp_path / "out.jsonl"
+    with DatasetWriter(path, responses=False) as writer:
+        writer.add(id="tide", query="When is high tide?", context=[], relevant_sources=["tide.md"])
+    (case,) = load_dataset(path, response_judged_by=None)
+    assert case.context == () and case.labels == Labels(level="source", grades={"tide.md": 1})
+
+
+# --- ids that look alike --------------------------------------------------------------------------
+
+FIX = "write an id the same way wherever the case uses it, in its chunks and in its labels"
+
+
+@pytest.mark.parametrize(
+    ("label", "shown"),
+    [
+        ("tide#1 ", "'tide#1 '"),  # a trailing space
+        ("\u200btide#1", "'\\u200btide#1'"),  # a zero-width space
+        ("tide#1\u202e", "'tide#1\\u202e'"),  # a bidi override
+        ("\ufb01rst", None),  # a compatibility ligature, against the chunk id "first"
+    ],
+)
+def test_a_label_that_looks_like_a_chunk_id_but_differs_is_refused(tmp_path, label, shown):
+    chunks = [*CHUNKS, {"id": "first", "text": "The first chunk."}]
+    path = write_jsonl(
+        tmp_path / "d.jsonl", [{**ROW, "context": chunks, "relevant_chunks": [label]}]
+    )
+    earlier, place = ("'first'", "at chunk 3") if shown is None else ("'tide#1'", "at chunk 0")
+    assert problems(path) == (
+        f"{path}:1: relevant_chunks: id {shown or repr(label)} looks the same as id {earlier} "
+        f"{place}: they differ only by invisible, compatibility or surrounding space characters; "
+        f"{FIX}"
+    )
+
+
+def test_two_chunk_ids_or_sources_that_look_alike_are_refused_and_a_plain_repeat_is_not(tmp_path):
+    repeated = [*CHUNKS, CHUNKS[0]]
+    (case,) = load_dataset(write_jsonl(tmp_path / "ok.jsonl", [{**ROW, "context": repeated}]))
+    assert case.chunk_refs[3] == case.chunk_refs[0]
+    lookalikes = [
+        CHUNKS[0],
+        {"id": "tide#1\u00a0", "source": "tide-tables.md", "text": "Again."},
+        {"id": "x", "source": " ferry.md", "text": "Ferry."},
+        {"id": "y", "source": "ferry.md", "text": "Ferry again."},
+    ]
+    path = write_jsonl(tmp_path / "d.jsonl", [{**ROW, "context": lookalikes}])
+    assert problems(path).splitlines() == [
+        f"{path}:1: context: chunk 1: id: id 'tide#1\\u00a0' looks the same as id 'tide#1' at "
+        f"chunk 0: they differ only by invisible, compatibility or surrounding space characters; "
+        f"{FIX}",
+        f"{path}:1: context: chunk 3: source: id 'ferry.md' looks the same as id ' ferry.md' at "
+        f"chunk 2: they differ only by invisible, compatibility or surrounding space characters; "
+        f"{FIX}",
+    ]
+
+
+def test_two_labels_that_look_alike_are_refused_and_ragas_ids_are_named_by_their_field(tmp_path):
+    path = write_jsonl(
+        tmp_path / "d.jsonl", [{**ROW, "relevant_sources": {"faq.md": 1, "faq.md\u200b": 2}}]
+    )
+    assert problems(path) == (
+        f"{path}:1: relevant_sources: id 'faq.md\\u200b' looks the same as id 'faq.md' in "
+        "relevant_sources: they differ only by invisible, compatibility or surrounding space "
+        f"characters; {FIX}"
+    )
+    sample = {
+        "user_input": "q?",
+        "response": "a",
+        "retrieved_contexts": ["one", "two"],
+        "retrieved_context_ids": ["c1", "c2"],
+        "reference_context_ids": ["c2 "],
+    }
+    path = write_jsonl(tmp_path / "r.jsonl", [sample])
+    assert problems(path).startswith(
+        f"{path}:1: reference_context_ids: id 'c2 ' looks the same as id 'c2' at chunk 1: "
+    )
+
+
+# --- a key given twice --------------------------------------------------------------------------
+
+
+def test_a_label_map_that_gives_an_id_twice_is_refused_in_json_lines_json_and_csv(tmp_path):
+    twice = '{"tide#1": 1, "tide#2": 2, "tide#1": 3}'
+    line = json.dumps(ROW)[:-1] + f', "relevant_chunks": {twice}}}'
+    jsonl = tmp_path / "d.jsonl"
+    jsonl.write_text(line + "\n", encoding="utf-8")
+    said = "relevant_chunks: the id 'tide#1' is given twice; keep one, with the relevance it has"
+    assert problems(jsonl) == f"{jsonl}:1: {said}"
+    document = tmp_path / "d.json"
+    document.write_text('{"cases": [\n' + line + "\n]}", encoding="utf-8")
+    assert problems(document) == f"{document}:2: {said}"
+    table = tmp_path / "d.csv"
+    with table.open("w", encoding="utf-8", newline="") as out:
+        csv.writer(out).writerows(
+            [
+                ["id", "query", "context", "response", "relevant_chunks"],
+                ["t", "q?", "c", "r", twice],
+            ]
+        )
+    assert problems(table) == f"{table}:2: {said}"
+
+
+def test_a_yaml_label_map_that_gives_an_id_twice_is_refused_as_yaml_refuses_any_key(tmp_path):
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "cases:\n  - id: t\n    query: q?\n    context: [c]\n    response: r\n"
+        "    relevant_chunks: {a: 1, a: 2}\n",
+        encoding="utf-8",
+    )
+    assert "the key 'a' is given twice; keep one" in problems(path)
+
+
+def test_a_case_that_gives_a_field_twice_is_refused(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text(
+        '{"id": "t", "query": "q?", "context": ["c"], "response": "r", "query": "other?"}\n',
+        encoding="utf-8",
+    )
+    assert problems(path) == f"{path}:1: query: the key 'query' is given twice; keep one"

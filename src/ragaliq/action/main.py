@@ -26,6 +26,7 @@ from ragaliq.action.outputs import ResultFiles
 from ragaliq.action.recording import DATASET_INPUT, store_baseline, update_baseline
 from ragaliq.environment import Hardening, harden_action_environment
 from ragaliq.errors import ConfigError, RagaliqError
+from ragaliq.evaluators.registry import judge_asked
 from ragaliq.exits import ExitCode, stopped_exit
 from ragaliq.gate.acceptance import Acceptance
 from ragaliq.gate_sequence import GatePlan, GateRun, GateSetup, plan_gate, run_gate
@@ -321,16 +322,19 @@ def _judge_for_key(plan: GatePlan, env: Mapping[str, str]) -> GatePlan:
     """The plan's judge when its key may be missing (a fork's run gets no secrets).
 
     ``gate.on_missing_key: offline`` judges with the offline judge instead; otherwise the pull
-    request is reported not judged (exit 2, ``passed=false``, the status ``error``).
+    request is reported not judged (exit 2, ``passed=false``, the status ``error``). A run whose
+    evaluators ask the judge nothing (the retrieval metrics) needs no key: the offline judge
+    stands in, never asked.
 
     Raises:
-        ConfigError: no key, and the policy is not ``offline``.
+        ConfigError: no key, an evaluator asks the judge, and the policy is not ``offline``.
     """
     if has_credentials(plan.judge, env):
         return plan
-    policy = plan.inputs.config.gate
-    if policy.on_missing_key == "offline":
+    config = plan.inputs.config
+    if config.gate.on_missing_key == "offline" or not judge_asked(config.evaluators):
         return plan.with_judge(plan.judge.model_copy(update={"provider": "offline"}))
+    policy = config.gate
     raise ConfigError(
         "No Anthropic API key is available to this run, so the pull request was not judged "
         f"(gate.on_missing_key: {policy.on_missing_key}). Pass the anthropic-api-key input "

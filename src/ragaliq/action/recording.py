@@ -25,6 +25,7 @@ from ragaliq.action.outputs import ANSWERS_PATH, ResultFiles
 from ragaliq.baseline import MAX_BASELINE_BYTES, Origin, parse_baseline, write_baseline
 from ragaliq.config import BaselinesConfig
 from ragaliq.errors import ConfigError, RagaliqError
+from ragaliq.evaluators.registry import judge_asked
 from ragaliq.exits import ExitCode
 from ragaliq.gate_sequence import GateWatch
 from ragaliq.github.commands import Workflow
@@ -80,6 +81,8 @@ async def update_baseline(
     outputs = ResultFiles.of(settings)
     check_writable(*outputs.paths, baseline_path, reads=inputs.files)
     judge = inputs.config.judge
+    if not has_credentials(judge, env) and not judge_asked(inputs.config.evaluators):
+        judge = judge.model_copy(update={"provider": "offline"})  # asked nothing: no key needed
     if not has_credentials(judge, env):
         raise ConfigError(
             "mode update-baseline needs the judge the gate uses: set the anthropic-api-key "

@@ -13,10 +13,16 @@ from typing import Any
 
 from pydantic import AliasChoices, ValidationError
 
-from ragaliq._ids import IdRegistry, derive_id
+from ragaliq._ids import IdRegistry, derive_id, fold_id, lookalike
 from ragaliq._validation import describe_value, field_problems
 from ragaliq.dataset.csv_records import CsvTable, Unreadable
-from ragaliq.dataset.fields import MAX_FIELD_CHARS, CaseFields, context_chars
+from ragaliq.dataset.fields import (
+    LABEL_FIELDS,
+    MAX_FIELD_CHARS,
+    CaseFields,
+    KeyedTwice,
+    context_chars,
+)
 from ragaliq.dataset.records import InvalidJson
 from ragaliq.dataset.shapes import Shape, ShapeRecord, detect_shape
 from ragaliq.errors import DatasetError
@@ -102,6 +108,9 @@ class CaseChecker:
             return None
         if not isinstance(item, dict):
             self.problems.add(f"{where}: a case must be an object (got {describe_value(item)})")
+            return None
+        if isinstance(item, KeyedTwice):
+            self.problems.add(f"{where}: {item.repeated[0]}: {item.problem()}")
             return None
         if self.shape is None or self.model is None:
             self.shape = detect_shape(item, among=self.shapes)
@@ -224,19 +233,25 @@ def _validate_case(
     if beyond:
         return None
     fields = record.fields()
-    oversized = _size_problems(fields, shape)
-    for problem in oversized:
+    wrong = _size_problems(fields, shape) + _lookalike_ids(fields, item, shape)
+    for problem in wrong:
         problems.add(f"{where}: {problem}")
-    return None if oversized else fields
+    return None if wrong else fields
 
 
 def _unanswered(item: dict[str, Any], shape: Shape) -> str | None:
     """Why a record holds nothing the RAG system produced, if it has no answer and no chunk.
 
     A DeepEval golden or a RAGAS sample before the system ran on it: never judged as a case.
+    A record with relevance labels and its context written empty is a retrieval that found
+    nothing: read, to score 0 against its labels.
     """
     names = [shape.field_name("response"), shape.field_name("context")]
     if any(_written(_as_written(item, shape, name)) for name in names):
+        return None
+    if _as_written(item, shape, names[1]) is not None and any(
+        item.get(name) is not None for name in LABEL_FIELDS
+    ):
         return None
     return (
         f"{', '.join(names)}: both missing or empty, so the case holds nothing your RAG system "
@@ -292,6 +307,48 @@ def to_case(fields: CaseFields, case_id: str) -> TestCase:
         chunk_refs=fields.chunk_refs,
         labels=fields.labels,
     )
+
+
+_LOOKALIKE_FIX = (
+    "write an id the same way wherever the case uses it, in its chunks and in its labels"
+)
+
+
+def _lookalike_ids(fields: CaseFields, item: dict[str, Any], shape: Shape) -> list[str]:
+    """Chunk ids, sources and labels of one case that look alike but differ, as case ids would.
+
+    A repeat of the same id is a chunk retrieved twice, or a label naming it; an id that differs
+    from another only by invisible, compatibility or surrounding space characters would match
+    nothing while it reads as a match.
+    """
+    seen: dict[tuple[str, str], tuple[str, str]] = {}  # (level, folded) -> (as written, where)
+    problems: list[str] = []
+
+    def check(level: str, value: str, field: str, place: str) -> None:
+        key = (level, fold_id(value))
+        earlier = seen.setdefault(key, (value, place))
+        if earlier[0] != value:
+            problems.append(
+                f"{field}: {lookalike(value, earlier[0], earlier[1], fix=_LOOKALIKE_FIX)}"
+            )
+
+    context = shape.field_name("context")
+    for n, ref in enumerate(fields.chunk_refs):
+        if ref.id is not None:
+            field = (
+                f"retrieved_context_ids: id {n}"
+                if item.get("retrieved_context_ids") is not None
+                else f"{context}: chunk {n}: id"
+            )
+            check("chunk", ref.id, field, f"at chunk {n}")
+        if ref.source is not None:
+            check("source", ref.source, f"{context}: chunk {n}: source", f"at chunk {n}")
+    labels = fields.labels
+    if labels is not None:
+        written = next((n for n in sorted(LABEL_FIELDS) if item.get(n) is not None), labels.field)
+        for label in labels.grades:
+            check(labels.level, label, written, f"in {written}")
+    return problems
 
 
 def _size_problems(fields: CaseFields, shape: Shape) -> list[str]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragaliq._reading import TooLong
+from ragaliq.dataset.fields import LABEL_FIELDS, json_object
 from ragaliq.dataset.shapes import (
     NATIVE,
     NATIVE_ID_OPTIONAL,
@@ -63,7 +64,6 @@ _LIST_FIELDS = frozenset(
     }
 )
 _MAPPING_FIELDS = frozenset({"metadata", "additional_metadata", "custom_column_key_values"})
-_LABEL_FIELDS = frozenset({"relevant_chunks", "relevant_sources", "reference_context_ids"})
 _CHUNK_FIELDS = frozenset({"context", "retrieved_contexts", "contexts", "retrieval_context"})
 """Fields whose items may be chunk objects (with an id and a source) as well as text."""
 _REQUIRED = {"query", "context", "response"}
@@ -250,7 +250,7 @@ class CsvTable:
 def _cell(column: str, cell: str, *, shape: Shape) -> Any:
     """A cell's value for ``column``: text, a list, a mapping, or None for an empty cell."""
     required = {shape.field_name(name) for name in _REQUIRED}
-    if column in _LABEL_FIELDS:
+    if column in LABEL_FIELDS:
         if is_blank(cell):
             return None
         text = cell.strip()
@@ -304,7 +304,7 @@ def _list_cell(
 def _structured(text: str) -> Any:
     """JSON, else a Python literal (pandas writes lists and dicts that way); None if neither."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=json_object)
     except ValueError:
         pass
     except RecursionError:

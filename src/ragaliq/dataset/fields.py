@@ -15,11 +15,13 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
+from ragaliq._ids import visible
 from ragaliq._validation import describe_value, field_problems
 from ragaliq.models import MAX_GRADE, ChunkRef, Labels
 from ragaliq.text.plain import is_blank
 
 __all__ = [
+    "LABEL_FIELDS",
     "MAX_FIELD_CHARS",
     "CaseFields",
     "CaseId",
@@ -27,6 +29,7 @@ __all__ = [
     "Chunks",
     "Facts",
     "ItemId",
+    "KeyedTwice",
     "LabelMap",
     "Metadata",
     "OptionalCaseId",
@@ -38,6 +41,7 @@ __all__ = [
     "Unquoted",
     "as_chunks",
     "context_chars",
+    "json_object",
     "labels_of",
     "split_chunks",
 ]
@@ -55,6 +59,11 @@ MAX_FIELD_CHARS = {
 ``chunk_id`` is each id of a chunk, a source or a label."""
 
 
+LABEL_FIELDS = frozenset({"relevant_chunks", "relevant_sources", "reference_context_ids"})
+"""The fields that name what a case's retrieval should find, in every shape (RAGAS's
+``reference_context_ids`` is ``relevant_chunks``)."""
+
+
 @dataclass(frozen=True)
 class Unquoted:
     """A YAML id written without quotes that YAML read as something else than text."""
@@ -63,6 +72,41 @@ class Unquoted:
     """The id as written, such as ``010``."""
     value: Any
     """What YAML made of it, such as ``8``."""
+
+
+class KeyedTwice(dict[str, Any]):
+    """A JSON object that gives a key more than once, as JSON reads it (the last value kept).
+
+    YAML refuses such a mapping as it reads it (:mod:`ragaliq._yaml`); JSON has no such rule, so
+    the object is kept, and refused where it is validated, with its field.
+    """
+
+    repeated: tuple[str, ...] = ()
+    """The keys given more than once, in the order they come."""
+
+    def problem(self, noun: str = "key") -> str:
+        """``the key 'a' is given twice; keep one``."""
+        shown = ", ".join(visible(key) for key in self.repeated)
+        return f"the {noun} {shown} is given twice; keep one"
+
+
+def json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as ``json.loads(..., object_pairs_hook=json_object)`` reads it.
+
+    A plain dict; a :class:`KeyedTwice` when a key comes more than once.
+    """
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    twice = KeyedTwice(value)
+    seen: set[str] = set()
+    repeated: dict[str, None] = {}
+    for key, _ in pairs:
+        if key in seen:
+            repeated[key] = None
+        seen.add(key)
+    twice.repeated = tuple(repeated)
+    return twice
 
 
 def _strict_text(value: Any) -> Any:
@@ -157,6 +201,8 @@ def _labels(value: Any) -> Any:
             "must be a list of ids, or a mapping from id to its relevance 0 to "
             f"{MAX_GRADE} (got {describe_value(value)})"
         )
+    if isinstance(value, KeyedTwice):
+        raise ValueError(value.problem("id") + ", with the relevance it has")
     for item, grade in value.items():
         try:
             _item_id(item)

@@ -22,7 +22,7 @@ from ragaliq._reading import TooLong, decode_utf8, describe_size, numbered_lines
 from ragaliq._validation import describe_value, unicode_problem, unparsable
 from ragaliq._yaml import load_yaml_node
 from ragaliq.dataset.csv_records import Unreadable, sniff_header
-from ragaliq.dataset.fields import Unquoted
+from ragaliq.dataset.fields import Unquoted, json_object
 from ragaliq.dataset.formats import MAX_LINE_BYTES, Container
 from ragaliq.errors import DatasetError
 
@@ -41,7 +41,7 @@ class InvalidJson:
 
 def _json_line(line: str) -> Any:
     try:
-        value = json.loads(line)
+        value = json.loads(line, object_pairs_hook=json_object)
     except json.JSONDecodeError as exc:
         return InvalidJson(f"{exc.msg} (column {exc.colno})")
     except (RecursionError, ValueError) as exc:
@@ -143,7 +143,7 @@ def document_records(raw: bytes, name: str, container: Container) -> Iterator[tu
 
 def _json_records(text: str, name: str) -> list[tuple[int, Any]]:
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=json_object)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{name}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
     except (RecursionError, ValueError) as exc:

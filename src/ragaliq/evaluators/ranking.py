@@ -10,7 +10,9 @@ and ``R`` the labelled items of grade 1 or more:
 - recall at k: ``|{i <= k: rel_i > 0}| / R``;
 - MRR: ``1 / i`` for the first ``i <= k`` with ``rel_i > 0``, else 0;
 - nDCG: ``DCG / IDCG`` with ``DCG = sum_{i <= k} (2^rel_i - 1) / log2(i + 1)`` and IDCG the same
-  sum over the ideal ranking of every labelled item (grades in decreasing order), cut at ``k``.
+  sum over the ideal ranking of every labelled item (grades in decreasing order), cut at ``k``
+  when it is set: with ``k`` unset, a short list is measured against every labelled item, so
+  one that retrieves 1 of 3 relevant items scores below 1.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ class Ranking:
     """Every relevant label's grade, highest first: the best a retrieval could do."""
     cut: int
     """The ranks counted: ``k``, or every retrieved chunk."""
+    k: int | None
+    """The option ``k``; None for every retrieved chunk (the ideal ranking is then uncut)."""
     found: dict[str, int]
     """Each relevant item retrieved within the cut, and its rank."""
 
@@ -54,6 +58,7 @@ class Ranking:
             grades=tuple(grades),
             ideal=tuple(sorted(relevant.values(), reverse=True)),
             cut=cut,
+            k=k,
             found=found,
         )
 
@@ -85,6 +90,6 @@ def _dcg(grades: Sequence[int]) -> float:
 
 
 def ndcg(ranking: Ranking) -> float:
-    """The discounted gain within the cut over the ideal ranking's; 0 when nothing is cut."""
-    ideal = _dcg(ranking.ideal[: ranking.cut])
-    return _dcg(ranking.grades) / ideal if ideal else 0.0
+    """The discounted gain within the cut over the ideal ranking's, over ``k`` or every label."""
+    ideal = _dcg(ranking.ideal if ranking.k is None else ranking.ideal[: ranking.k])
+    return _dcg(ranking.grades) / ideal

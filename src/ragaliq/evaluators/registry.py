@@ -38,6 +38,7 @@ __all__ = [
     "evaluator_sections",
     "finding_kinds",
     "finding_lists",
+    "judge_asked",
     "response_judged_by",
 ]
 
@@ -187,6 +188,11 @@ def response_judged_by(config: EvaluatorSections) -> str | None:
     if not names:
         return None
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def judge_asked(config: EvaluatorSections) -> bool:
+    """Whether an enabled evaluator asks the judge anything (the retrieval metrics ask none)."""
+    return any(config.section(e.name).enabled and e.asks_judge() for e in EVALUATORS)
 
 
 def build_evaluators(config: EvaluatorSections) -> list[Evaluator[Any]]:

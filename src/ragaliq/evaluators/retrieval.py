@@ -11,7 +11,7 @@ with its reason, never scored. They have no absolute threshold by default (0): t
 the baseline by ``max_drop`` and the paired statistics, like every evaluator.
 
 The labels are part of the bar (:class:`RetrievedRelevant`): the baseline keeps each case's
-labels and the relevant items its retrieval found within ``k``, with their ranks; a later run is
+labels and the rank of each relevant item its retrieval found, however deep; a later run is
 scored against the baseline's labels (a change to them is a proposal, applied once merged), and
 the comparison lists the relevant items it no longer retrieves within ``k`` (lost), the ones it
 newly finds, and the ones whose rank moved.
@@ -90,7 +90,7 @@ class RetrievalChange(Finding):
     relevance: int
     """Its grade under the labels of the bar (the baseline's)."""
     rank_before: int | None
-    """Its rank in the baseline's retrieval, when within ``k``."""
+    """Its rank in the baseline's retrieval, however deep; None when it was not retrieved."""
     rank_after: int | None
     """Its rank in this run's retrieval; None when it is not retrieved at all."""
     k: int | None
@@ -106,13 +106,17 @@ class RetrievalChange(Finding):
         past = self.k is not None and rank > self.k
         return f"rank {rank}" + (f" (past k={self.k})" if past else "")
 
+    def _within(self, rank: int | None) -> bool:
+        return rank is not None and (self.k is None or rank <= self.k)
+
     @property
     def headline(self) -> str:
         """``lost``, ``found``, or the way it moved: ``up``, ``down``."""
-        if self.rank_before is None:
+        if not self._within(self.rank_before):
             return "found"
-        if self.rank_after is None or (self.k is not None and self.rank_after > self.k):
+        if not self._within(self.rank_after):
             return "lost"
+        assert self.rank_before is not None and self.rank_after is not None
         return "down" if self.rank_after > self.rank_before else "up"
 
     @property
@@ -162,13 +166,16 @@ class RetrievalKept(BaseModel):
     labels: Labels | None = None
     """The case's labels when the baseline was recorded; None when it had none."""
     found: dict[str, int] = Field(default_factory=dict)
-    """Each relevant item retrieved within ``k``, and its rank."""
+    """Each relevant item retrieved, and its rank, however deep: a later run cuts both at its
+    ``k``, and names the rank a newly found item had."""
 
 
 def _cut(case: CaseResult) -> tuple[bool, int | None]:
     """Whether a retrieval metric scored the case, and the ranks that count for listing.
 
-    The largest ``k`` of the metrics the run has (None, every chunk, when one counts them all).
+    The largest ``k`` of the metrics the run has (None, every chunk, when one counts them all):
+    a relevant item whose rank changes a metric's score moves within the largest ``k``, or
+    crosses it, so it is listed as moved, lost or found.
     """
     ks = [
         r.details.get("k")
@@ -217,11 +224,11 @@ class RetrievedRelevant(FindingKind):
 
     @classmethod
     def keep(cls, case: CaseResult) -> RetrievalKept | None:
-        scored, k = _cut(case)
+        scored, _ = _cut(case)
         if not scored:
             return None
         labels = case.labels
-        found = _within(_ranks(case.retrieved, labels), k) if labels is not None else {}
+        found = _ranks(case.retrieved, labels) if labels is not None else {}
         return RetrievalKept(labels=labels, found=found)
 
     def as_decided(
@@ -256,7 +263,7 @@ class RetrievedRelevant(FindingKind):
         if kept.labels is None or not kept.labels.relevant:
             return
         ranks = _ranks(case.retrieved, kept.labels)
-        now = _within(ranks, k)
+        was, now = _within(kept.found, k), _within(ranks, k)
         relevant = kept.labels.relevant
 
         def change(entry: type[RetrievalChange], item: str) -> RetrievalChange:
@@ -272,13 +279,13 @@ class RetrievedRelevant(FindingKind):
                 k=k,
             )
 
-        for item in kept.found:
+        for item in was:
             if item not in now:
                 emit("lost_chunks", change(LostChunk, item))
-            elif now[item] != kept.found[item]:
+            elif now[item] != was[item]:
                 emit("moved_chunks", change(MovedChunk, item))
         for item in now:
-            if item not in kept.found:
+            if item not in was:
                 emit("found_chunks", change(FoundChunk, item))
 
     def notices(self) -> list[str]:
@@ -289,7 +296,7 @@ class RetrievedRelevant(FindingKind):
             notices.append(
                 f"This change proposes new relevance labels for "
                 f"{plural(self._proposed, 'case')} ({shown}"
-                + (f"; and {more} more" if more else "")
+                + (f"; ... and {plural(more, 'more case')}" if more else "")
                 + "). Labels are part of the bar: until the change is merged and the baseline "
                 "updated, its retrieval is scored against the baseline's labels."
             )
@@ -306,10 +313,12 @@ class RetrievedRelevant(FindingKind):
 
 _SHOWN = 3
 """Cases whose proposed labels a notice spells out; the rest are counted."""
+_IDS_SHOWN = 5
+"""Changed ids a notice spells out per case; the rest are counted."""
 
 
 def _proposal(case_id: str, before: Labels | None, after: Labels | None) -> str:
-    """``refunds: relevant_chunks +doc-9, -doc-2, doc-3 1 → 3``."""
+    """``refunds: relevant_chunks +doc-9, -doc-2, doc-3 1 → 3``, at most :data:`_IDS_SHOWN` ids."""
     if before is None or after is None or before.level != after.level:
         was = "none" if before is None else before.field
         now = "none" if after is None else after.field
@@ -321,7 +330,12 @@ def _proposal(case_id: str, before: Labels | None, after: Labels | None) -> str:
         for i in after.grades
         if i in before.grades and before.grades[i] != after.grades[i]
     ]
-    return f"{case_id}: {after.field} " + ", ".join([*added, *removed, *regraded])
+    changes = [*added, *removed, *regraded]
+    more = len(changes) - _IDS_SHOWN
+    shown = ", ".join(changes[:_IDS_SHOWN])
+    if more > 0:
+        shown += f", ... and {plural(more, 'more id')}"
+    return f"{case_id}: {after.field} {shown}"
 
 
 class _RankEvaluator(Evaluator[RetrievalOptions]):

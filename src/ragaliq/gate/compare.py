@@ -382,7 +382,8 @@ class Comparison:
             passed=not failures,
             failures=tuple(failures),
             first_run=baseline is None,
-            comparable=comparable,
+            comparable=baseline is not None
+            and all(e.comparable for e in evaluators.values() if not e.turned_off),
             evaluators=evaluators,
             findings={name: tuple(lst.items) for name, lst in self._lists.items() if lst.items},
             regressed_cases=tuple(regressed),

@@ -66,6 +66,9 @@ class EvaluatorDecision(_Model):
     max_drop: float
     status: EvaluatorStatus
     passed: bool
+    comparable: bool = False
+    """Whether a drop from the baseline counts: there is one, judged alike for this evaluator
+    (an evaluator asking no judge is held to it whatever judge ran)."""
     errors: int = 0
     turned_off: bool = False
     """The baseline has this evaluator but the run does not: the PR turned it off."""
@@ -141,7 +144,8 @@ class GateDecision(_Model):
     first_run: bool
     """No baseline yet: thresholds only."""
     comparable: bool
-    """Whether the baseline's provenance equals the head's, so regressions count."""
+    """Whether the baseline's provenance equals the head's, so every evaluator's regressions
+    count (each evaluator's ``comparable`` says whether its own do)."""
     evaluators: dict[str, EvaluatorDecision]
     findings: dict[str, tuple[SerializeAsAny[Finding], ...]] = Field(default_factory=dict)
     """The evaluators' findings by list name (``ragaliq.evaluators.findings``): newly

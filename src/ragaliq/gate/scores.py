@@ -10,16 +10,18 @@ in force, already held to the baseline's (:mod:`ragaliq.trust`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from ragaliq.baseline import Baseline, Provenance
+from ragaliq.evaluators.registry import evaluator_class
 from ragaliq.gate.decision import EvaluatorDecision, EvaluatorStatus
 from ragaliq.gate.statistics import PairedDelta, cases_to_resolve, paired_delta
 from ragaliq.models import NOT_SCORED, ReportHead
 from ragaliq.policy import GateRules
 from ragaliq.text.counts import plural
 
-__all__ = ["Shared", "comparable", "decide_evaluators", "failure_line"]
+__all__ = ["Comparability", "Shared", "comparable", "decide_evaluators", "failure_line"]
 
 
 class Shared(NamedTuple):
@@ -37,7 +39,7 @@ def decide_evaluators(
     shared: Mapping[str, Shared],
     thresholds: Mapping[str, float],
     rules: GateRules,
-    comparable: bool,
+    comparable: Comparability,
     notices: list[str],
 ) -> dict[str, EvaluatorDecision]:
     """Each evaluator's head score against its threshold and, where comparable, the baseline.
@@ -46,6 +48,7 @@ def decide_evaluators(
     """
     decisions: dict[str, EvaluatorDecision] = {}
     for name, summary in head.summary.evaluators.items():
+        held = comparable.holds(name)
         threshold = thresholds.get(name, summary.threshold)
         scores = _SharedScores()
         if baseline is not None:
@@ -53,13 +56,13 @@ def decide_evaluators(
         max_drop = rules.drop_for(name)
         head_score = summary.score
         delta = scores.delta
-        change = paired_delta(scores.deltas, confidence=rules.confidence) if comparable else None
+        change = paired_delta(scores.deltas, confidence=rules.confidence) if held else None
         to_resolve = None
         if head_score is None:
             status: EvaluatorStatus = "no_score"
         elif head_score < threshold or (scores.head is not None and scores.head < threshold):
             status = "below_threshold"
-        elif comparable and delta is not None and delta < -max_drop - 1e-9:
+        elif held and delta is not None and delta < -max_drop - 1e-9:
             if change is not None and change.resolved_drop:
                 status = "regressed"
             else:
@@ -80,6 +83,7 @@ def decide_evaluators(
             max_drop=max_drop,
             status=status,
             passed=passed,
+            comparable=held,
             errors=summary.errors,
             shared_cases=scores.cases if baseline is not None else None,
             head_shared=scores.head,
@@ -110,23 +114,91 @@ def decide_evaluators(
     return decisions
 
 
-def comparable(head: ReportHead, baseline: Baseline | None, notices: list[str]) -> bool:
-    """Whether drops from the baseline can count: it exists, and it was judged alike."""
+@dataclass(frozen=True, kw_only=True)
+class Comparability:
+    """Which evaluators' drops from the baseline count: those judged alike.
+
+    A judge, a prompt or an evaluator version that differs from the baseline's sets apart the
+    evaluators that ask the judge; an evaluator that asks none (the retrieval metrics) is set
+    apart only by a change of its own version.
+    """
+
+    baseline: bool
+    """Whether there is a baseline at all."""
+    judge_differences: tuple[str, ...] = ()
+    """How the judging differs from the baseline's, for the evaluators that ask the judge."""
+    apart: frozenset[str] = frozenset()
+    """The evaluators asking no judge whose own version differs from the baseline's."""
+
+    def holds(self, name: str) -> bool:
+        """Whether ``name``'s drops from the baseline count."""
+        if not self.baseline or name in self.apart:
+            return False
+        return not (_asks_judge(name) and self.judge_differences)
+
+
+def comparable(head: ReportHead, baseline: Baseline | None, notices: list[str]) -> Comparability:
+    """Which evaluators' drops from the baseline can count: it exists, and it was judged alike."""
     if baseline is None:
         notices.append(
             "No baseline yet: only thresholds apply, and no hallucinated claim counts as new. "
             "Record one on the main branch with the action's mode: update-baseline, or with "
             "ragaliq baseline record."
         )
-        return False
-    differences = baseline.provenance.differences(Provenance.of(head))
-    if differences:
+        return Comparability(baseline=False)
+    ours, theirs = baseline.provenance, Provenance.of(head)
+    judge_free = {name for name in head.evaluators if not _asks_judge(name)}
+    judge_differences = tuple(ours.differences(theirs, leaving_out=judge_free))
+    apart = frozenset(
+        name
+        for name in judge_free
+        if name in ours.evaluator_versions
+        and ours.evaluator_versions[name] != theirs.evaluator_versions[name]
+    )
+    result = Comparability(baseline=True, judge_differences=judge_differences, apart=apart)
+    differences = [
+        *judge_differences,
+        *(
+            f"{name} evaluator version: {ours.evaluator_versions[name]} → "
+            f"{theirs.evaluator_versions[name]}"
+            for name in sorted(apart)
+        ),
+    ]
+    held = [name for name in head.summary.evaluators if result.holds(name)]
+    set_apart = [name for name in head.summary.evaluators if not result.holds(name)]
+    if not differences or not set_apart:
+        return result  # nothing this run scores was judged apart
+    if held:
+        notices.append(
+            "The baseline was judged differently (" + "; ".join(differences) + "), so "
+            f"drops of {', '.join(set_apart)} are shown but do not fail the gate; "
+            f"{', '.join(held)}{_held_because(judge_differences, len(held))} still held to the "
+            "baseline; thresholds still apply. Update the baseline on main to compare like with "
+            "like."
+        )
+    else:
         notices.append(
             "The baseline was judged differently (" + "; ".join(differences) + "), so "
             "score drops are shown but do not fail the gate; thresholds still apply. "
             "Update the baseline on main to compare like with like."
         )
-    return not differences
+    return result
+
+
+def _held_because(judge_differences: tuple[str, ...], count: int) -> str:
+    """`` ask no judge and are`` where the judging differs, else `` are``."""
+    be = "is" if count == 1 else "are"
+    if judge_differences:
+        return f" {'asks' if count == 1 else 'ask'} no judge and {be}"
+    return f" {be}"
+
+
+def _asks_judge(name: str) -> bool:
+    """Whether the evaluator ``name`` asks the judge; an unknown one is taken to."""
+    try:
+        return evaluator_class(name).asks_judge()
+    except KeyError:
+        return True
 
 
 class _SharedScores(NamedTuple):

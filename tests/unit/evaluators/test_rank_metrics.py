@@ -95,7 +95,29 @@ def test_graded_relevance_gains_two_to_the_grade_minus_one():
 def test_ties_in_grade_score_alike_in_either_order():
     labels = relevant(a=2, b=2, c=1)
     assert scores(chunks("a", "b"), labels) == scores(chunks("b", "a"), labels)
-    assert scores(chunks("a", "b"), labels)["ndcg"] == pytest.approx(1.0)  # the ideal, cut at 2
+    assert scores(chunks("a", "b"), labels, k=2)["ndcg"] == pytest.approx(1.0)  # ideal cut at 2
+
+
+def test_with_k_unset_the_ideal_is_every_labelled_item_so_a_short_list_scores_below_one():
+    # a (2) and b (2) at ranks 1 and 2; c (1) is labelled but not retrieved.
+    # DCG = 3/log2(2) + 3/log2(3); IDCG = 3/log2(2) + 3/log2(3) + 1/log2(4).
+    got = scores(chunks("a", "b"), relevant(a=2, b=2, c=1))
+    dcg = 3 + 3 / log2(3)
+    assert got == approx(
+        {"hit_rate": 1.0, "recall_at_k": 2 / 3, "mrr": 1.0, "ndcg": dcg / (dcg + 1 / 2)}
+    )
+
+
+def test_with_k_unset_one_of_three_relevant_items_retrieved_is_scored_against_all_three():
+    # Only a retrieved: DCG = 1; IDCG = 1 + 1/log2(3) + 1/log2(4) = 1 + 0.6309 + 0.5.
+    got = scores(chunks("a"), relevant("a", "b", "c"))
+    assert got["ndcg"] == pytest.approx(1 / (1 + 1 / log2(3) + 0.5))
+    assert got["ndcg"] == pytest.approx(0.4693, abs=1e-4)
+    sources = Labels(level="source", grades={"guide": 3, "faq": 1})
+    # One chunk of guide: DCG = 7; IDCG = 7 + 1/log2(3).
+    assert scores((ChunkRef(id="g1", source="guide"),), sources)["ndcg"] == pytest.approx(
+        7 / (7 + 1 / log2(3))
+    )
 
 
 def test_a_grade_of_zero_is_not_relevant():
@@ -201,25 +223,55 @@ IDS = st.sampled_from(["a", "b", "c", "d", "e", "f"])
 
 
 @st.composite
-def retrievals(draw: st.DrawFn) -> tuple[tuple[ChunkRef, ...], Labels, int]:
-    retrieved = tuple(ChunkRef(id=i) for i in draw(st.lists(st.none() | IDS, max_size=8)))
+def retrievals(draw: st.DrawFn) -> tuple[tuple[ChunkRef, ...], Labels, int | None]:
+    """A retrieval, labels with at least one relevant item, and ``k`` (None: every chunk).
+
+    Labels name chunk ids or, half the time, documents: each chunk's source is drawn too.
+    """
+    level = draw(st.sampled_from(["chunk", "source"]))
+    drawn = draw(st.lists(st.none() | IDS, max_size=8))
+    if level == "chunk":
+        retrieved = tuple(ChunkRef(id=i) for i in drawn)
+    else:
+        retrieved = tuple(ChunkRef(id=f"chunk-{n}", source=i) for n, i in enumerate(drawn))
     grades = draw(st.dictionaries(IDS, st.integers(0, 3), min_size=1))
     first = next(iter(grades))
     grades[first] = draw(st.integers(1, 3))  # at least one relevant label
-    return retrieved, Labels(level="chunk", grades=grades), draw(st.integers(1, 10))
+    k = draw(st.none() | st.integers(1, 10))
+    return retrieved, Labels(level=level, grades=grades), k
+
+
+def irrelevant(
+    retrieved: tuple[ChunkRef, ...], labels: Labels, more: list[str | None]
+) -> tuple[ChunkRef, ...]:
+    """Chunks that add nothing: unlabelled ids, ids graded 0, repeats, and chunks without one."""
+    seen = set(labels.ranked_items(retrieved))
+    relevant_ids = set(labels.relevant)
+    keep = [i for i in more if i is None or i not in relevant_ids or i in seen]
+    if labels.level == "chunk":
+        return tuple(ChunkRef(id=i) for i in keep)
+    return tuple(ChunkRef(id=f"more-{n}", source=i) for n, i in enumerate(keep))
 
 
 @given(retrievals(), st.lists(st.sampled_from(["x", "y", "a", "b"]) | st.none(), max_size=5))
 def test_metrics_stay_in_the_unit_interval_and_ignore_irrelevant_chunks_after_k(drawn, more):
     retrieved, labels, k = drawn
     before = scores(retrieved, labels, k)
-    assert all(0.0 <= value <= 1.0 for value in before.values() if value is not None)
-    relevant_ids = set(labels.relevant)
-    seen = {ref.id for ref in retrieved}
-    # Irrelevant: unlabelled ids, ids labelled 0, repeats of ids already retrieved, no id.
-    appended = tuple(
-        ChunkRef(id=i) for i in more if i is None or i not in relevant_ids or i in seen
-    )
-    padded = retrieved + (ChunkRef(id="pad"),) * max(0, k - len(retrieved))
-    assert scores(padded + appended, labels, k) == scores(padded, labels, k)
+    assert all(value is not None and 0.0 <= value <= 1.0 for value in before.values()), before
+    appended = irrelevant(retrieved, labels, more)
+    if k is not None:
+        pad = ChunkRef(id="pad") if labels.level == "chunk" else ChunkRef(id="pad", source="pad")
+        padded = retrieved + (pad,) * max(0, k - len(retrieved))
+        assert scores(padded + appended, labels, k) == scores(padded, labels, k)
+    # With k unset every appended chunk is within the cut, and still changes nothing.
     assert scores(retrieved + appended, labels, k) == before
+
+
+@given(retrievals())
+def test_with_k_unset_ndcg_is_one_only_when_every_relevant_item_is_retrieved(drawn):
+    retrieved, labels, _ = drawn
+    got = scores(retrieved, labels, None)
+    everything = set(labels.relevant) <= set(labels.ranked_items(retrieved))
+    assert (got["recall_at_k"] == 1.0) == everything
+    if not everything:
+        assert got["ndcg"] is not None and got["ndcg"] < 1.0

@@ -9,6 +9,7 @@ from ragaliq.evaluators import HallucinationEvaluator
 from ragaliq.gate import GateRules, compare
 from ragaliq.gate.statistics import cases_to_resolve
 from ragaliq.models import NOT_SCORED, Verdict
+from ragaliq.report.markdown import render_comment
 from tests.baselines import record_baseline
 from tests.conftest import make_verdict
 from tests.unit.gate.runs import SKIPPED, decided, judged, run_of, scored
@@ -252,3 +253,68 @@ def test_evaluators_a_pull_request_turned_off_are_named_and_fail():
         "This run has no hallucination, relevance score, which the baseline has: a PR cannot turn "
         "an evaluator off until it is merged and the baseline updated."
     ) in decision.notices
+
+
+RETRIEVAL_TOO = {"faithfulness": 0.5, "recall_at_k": 0.0}
+
+
+def _both(score: float) -> dict[str, dict[str, float]]:
+    return {f"c{i}": {"faithfulness": score, "recall_at_k": score} for i in range(6)}
+
+
+def test_a_judge_change_sets_apart_only_the_evaluators_that_ask_the_judge():
+    base = record_baseline(scored(_both(1.0), thresholds=RETRIEVAL_TOO))
+    judged_apart = base.provenance.model_copy(update={"judge_model": "other-model"})
+    other = base.model_copy(update={"provenance": judged_apart})
+    decision = compare(scored(_both(0.5), thresholds=RETRIEVAL_TOO), other, rules=GateRules())
+    faith, recall = decision.evaluators["faithfulness"], decision.evaluators["recall_at_k"]
+    assert (faith.comparable, faith.status, faith.delta) == (False, "pass", -0.5)
+    assert (recall.comparable, recall.status, recall.delta) == (True, "regressed", -0.5)
+    assert (decision.comparable, decision.passed) == (False, False)
+    assert decision.failures == (
+        "recall_at_k: 0.500 dropped 0.500 from the baseline 1.000 (max_drop 0.05)",
+    )
+    assert decision.notices == (
+        "The baseline was judged differently (judge model: other-model → fake-1), so drops of "
+        "faithfulness are shown but do not fail the gate; recall_at_k asks no judge and is still "
+        "held to the baseline; thresholds still apply. Update the baseline on main to compare "
+        "like with like.",
+    )
+    assert (
+        "_The baseline was judged differently, so score drops are shown but do not fail the "
+        "gate, except those of recall&#95;at&#95;k, judged alike and still held to it._"
+    ) in render_comment(decision)
+
+
+def test_a_retrieval_metrics_own_version_change_sets_apart_only_it():
+    base = record_baseline(scored(_both(1.0), thresholds=RETRIEVAL_TOO))
+    versions = {**base.provenance.evaluator_versions, "recall_at_k": "0"}
+    other = base.model_copy(
+        update={"provenance": base.provenance.model_copy(update={"evaluator_versions": versions})}
+    )
+    decision = compare(scored(_both(0.5), thresholds=RETRIEVAL_TOO), other, rules=GateRules())
+    assert decision.evaluators["recall_at_k"].status == "pass"
+    assert decision.evaluators["faithfulness"].status == "regressed"
+    assert decision.notices == (
+        "The baseline was judged differently (recall_at_k evaluator version: 0 → 1), so drops of "
+        "recall_at_k are shown but do not fail the gate; faithfulness is still held to the "
+        "baseline; thresholds still apply. Update the baseline on main to compare like with like.",
+    )
+
+
+def test_a_judge_change_with_only_retrieval_metrics_holds_them_all_and_says_nothing():
+    only = {"recall_at_k": 0.0, "mrr": 0.0}
+    runs = [{f"c{i}": {"recall_at_k": s, "mrr": s} for i in range(6)} for s in (1.0, 0.5)]
+    base = record_baseline(scored(runs[0], thresholds=only))
+    offline = base.provenance.model_copy(update={"judge_provider": "claude"})
+    decision = compare(
+        scored(runs[1], thresholds=only),
+        base.model_copy(update={"provenance": offline}),
+        rules=GateRules(),
+    )
+    assert decision.comparable is True
+    assert {n: e.status for n, e in decision.evaluators.items()} == {
+        "recall_at_k": "regressed",
+        "mrr": "regressed",
+    }
+    assert decision.notices == ()

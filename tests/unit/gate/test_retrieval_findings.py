@@ -108,8 +108,26 @@ async def test_a_relevant_chunk_brought_within_k_is_newly_found():
     decision = compare(head, baseline, rules=GateRules())
     (found,) = decision.listed("found_chunks")
     (lost,) = decision.listed("lost_chunks")
-    assert (found.item, found.rank_before, found.rank_after) == ("s2", None, 1)
+    assert (found.item, found.rank_before, found.rank_after) == ("s2", 3, 1)
     assert (lost.item, lost.rank_before, lost.rank_after) == ("s1", 1, 2)
+    # s2 was retrieved before, past k: its old rank is named, never "not retrieved".
+    assert (found.headline, found.text) == (
+        "found",
+        "chunk s2 (relevance 2): rank 3 (past k=1) → rank 1",
+    )
+    assert (lost.headline, lost.text) == (
+        "lost",
+        "chunk s1 (relevance 2): rank 1 → rank 2 (past k=1)",
+    )
+
+
+async def test_a_relevant_chunk_newly_retrieved_at_all_was_not_retrieved_before():
+    baseline = record_baseline(await run([case("a", ["x", "y"], {"r": 1})], k=1))
+    decision = compare(
+        await run([case("a", ["r", "x"], {"r": 1})], k=1), baseline, rules=GateRules()
+    )
+    (found,) = decision.listed("found_chunks")
+    assert found.text == "chunk r (relevance 1): not retrieved → rank 1"
 
 
 async def test_source_labels_survive_a_re_chunking():
@@ -171,11 +189,11 @@ async def test_a_baseline_without_labels_kept_scores_a_case_on_its_own_and_says_
     )
 
 
-async def test_the_baseline_keeps_labels_and_what_was_found_within_k():
+async def test_the_baseline_keeps_labels_and_the_rank_of_each_relevant_chunk_however_deep():
     baseline = record_baseline(await run(MAIN, k=2))
     kept = baseline.by_id["shipping"].kept["retrieval"]
     assert kept.labels == Labels(level="chunk", grades={"s1": 2, "s2": 2})
-    assert kept.found == {"s1": 1}
+    assert kept.found == {"s1": 1, "s2": 3}
     assert (
         record_baseline(await run([case("a", ["x"], None)])).by_id["a"].kept["retrieval"].labels
         is None
@@ -214,3 +232,80 @@ async def test_the_decision_json_lists_lost_chunks_by_name_and_reads_back():
     assert data["found_chunks"] == [] and data["new_hallucinations"] == []
     assert "findings" not in data
     assert GateDecision.model_validate_json(decision.model_dump_json()) == decision
+
+
+async def test_a_retrieval_that_found_nothing_scores_zero_and_loses_every_chunk_main_found():
+    baseline = record_baseline(await run(MAIN, k=2))
+    head = await run([case("refunds", [], {"r1": 1, "r2": 3}), MAIN[1]], k=2)
+    (nothing,) = [c for c in head.cases if c.id == "refunds"]
+    assert {n: (r.status, r.score) for n, r in nothing.results.items()} == {
+        "hit_rate": ("ok", 0.0),
+        "recall_at_k": ("ok", 0.0),
+        "mrr": ("ok", 0.0),
+        "ndcg": ("ok", 0.0),
+    }
+    decision = compare(head, baseline, rules=GateRules())
+    lost = [
+        (c.case_id, c.item, c.rank_before, c.rank_after) for c in decision.listed("lost_chunks")
+    ]
+    assert lost == [("refunds", "r2", 2, None), ("refunds", "r1", 1, None)]
+    assert decision.evaluators["hit_rate"].delta == pytest.approx(-0.5)
+
+
+async def test_a_long_proposal_spells_out_three_cases_and_five_ids_each_and_counts_the_rest():
+    main = [case(f"c{i}", ["a", "b"], {"a": 1}) for i in range(5)]
+    baseline = record_baseline(await run(main))
+    many = {"a": 1, **{f"new{n}": 1 for n in range(8)}}
+    edited = [case("c0", ["a", "b"], many)] + [
+        case(f"c{i}", ["a", "b"], {"a": 2}) for i in range(1, 5)
+    ]
+    decision = compare(await run(edited), baseline, rules=GateRules())
+    (notice,) = [n for n in decision.notices if n.startswith("This change proposes")]
+    assert notice == (
+        "This change proposes new relevance labels for 5 cases (c0: relevant_chunks +new0, "
+        "+new1, +new2, +new3, +new4, ... and 3 more ids; c1: relevant_chunks a 1 → 2; "
+        "c2: relevant_chunks a 1 → 2; ... and 2 more cases). Labels are part of the bar: until "
+        "the change is merged and the baseline updated, its retrieval is scored against the "
+        "baseline's labels."
+    )
+
+
+async def run_each(cases: list[TestCase], ks: dict[str, int | None]) -> RunReport:
+    """A run of some retrieval metrics, each with its own k."""
+    metrics = {m.name: m for m in (HitRateEvaluator, RecallAtKEvaluator, MrrEvaluator)}
+    judge = FakeJudge()
+    evaluators = [metrics[name](k=k) for name, k in ks.items()]
+    return await run_suite(cases, judge=judge, evaluators=evaluators)
+
+
+THREE = {"r1": 1, "r2": 1, "r3": 1}
+
+
+async def test_metrics_with_different_k_list_against_the_largest():
+    # hit_rate counts rank 1 and recall_at_k the first 3: a listing at 3 shows what moves either.
+    ks = {"hit_rate": 1, "recall_at_k": 3}
+    baseline = record_baseline(await run_each([case("a", ["r1", "x", "r2", "r3"], THREE)], ks))
+    head = await run_each([case("a", ["x", "r1", "y", "r2"], THREE)], ks)
+    decision = compare(head, baseline, rules=GateRules())
+    assert [c.text for c in decision.listed("lost_chunks")] == [
+        "chunk r2 (relevance 1): rank 3 → rank 4 (past k=3)"
+    ]
+    assert [c.text for c in decision.listed("moved_chunks")] == [
+        "chunk r1 (relevance 1): rank 1 → rank 2"
+    ]
+    assert decision.listed("found_chunks") == ()  # r3 was past 3 and is not retrieved now
+    assert decision.evaluators["hit_rate"].delta == -1.0
+
+
+async def test_a_metric_with_k_unset_lists_against_every_retrieved_chunk():
+    ks = {"hit_rate": 1, "mrr": None}
+    baseline = record_baseline(await run_each([case("a", ["r1", "x", "r2", "y", "r3"], THREE)], ks))
+    head = await run_each([case("a", ["x", "y", "z", "w", "r1", "r3"], THREE)], ks)
+    decision = compare(head, baseline, rules=GateRules())
+    assert [c.text for c in decision.listed("lost_chunks")] == [
+        "chunk r2 (relevance 1): rank 3 → not retrieved"
+    ]
+    assert [c.text for c in decision.listed("moved_chunks")] == [
+        "chunk r1 (relevance 1): rank 1 → rank 5",
+        "chunk r3 (relevance 1): rank 5 → rank 6",
+    ]
