@@ -397,10 +397,12 @@ class _RankEvaluator(Evaluator[RetrievalOptions]):
         ]
 
 
-def _rank_metric(name: str, measure: Callable[[Ranking], float], summary: str) -> Any:
+def _rank_metric(
+    name: str, measure: Callable[[Ranking], float], summary: str, *, version: str = "1"
+) -> Any:
     """The evaluator class of one rank metric, named ``<Name>Evaluator`` in this module."""
     title = "".join(part.title() for part in name.split("_")) + "Evaluator"
-    body = {"name": name, "measure": staticmethod(measure), "__doc__": summary}
+    body = {"name": name, "version": version, "measure": staticmethod(measure), "__doc__": summary}
     body |= {"__module__": __name__, "__qualname__": title}
     return type(title, (_RankEvaluator,), body)
 
@@ -415,7 +417,10 @@ MrrEvaluator: type[_RankEvaluator] = _rank_metric(
     "mrr", mrr, "1 / the rank of the first relevant chunk within k; 0 without one."
 )
 NdcgEvaluator: type[_RankEvaluator] = _rank_metric(
-    "ndcg", ndcg, "nDCG at k: gain 2^rel - 1, log2 discount, the ideal over all the labels."
+    "ndcg",
+    ndcg,
+    "nDCG at k: gain 2^rel - 1, log2 discount, the ideal over all the labels.",
+    version="2",  # 2: the ideal ranking over every labelled item, not only those retrieved
 )
 
 
