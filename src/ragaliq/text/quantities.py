@@ -156,11 +156,32 @@ _A_UNIT = re.compile(
     r"most|to)\s+(?P<a>an?)\s+(?P<unit>[a-z]+)\b",
     re.I,
 )
-_FIGURE_HINT = re.compile(
-    rf"\d|{_NUMBER_WORD}|hour|min|second|day|week|month|year|decade|centur|half|quarter",
-    re.I,
-)
-"""A quick test for a text with no figure at all (no digit, number word or unit of time)."""
+_DIGIT = re.compile(r"\d")
+_HINTS = (*NUMBER_WORDS, "hour", "min", "second", "day", "week", "month", "year", "decade")
+_HINTS += ("centur", "half", "quarter")
+
+
+def _shortest(words: tuple[str, ...] | frozenset[str]) -> tuple[str, ...]:
+    """The words that hold no other of them ("sixteen" holds "six").
+
+    A text holds one of ``words`` (as a part of a word) exactly when it holds one of these.
+    """
+    return tuple(sorted(w for w in set(words) if not any(o != w and o in w for o in words)))
+
+
+_FIGURE_HINTS = _shortest(_HINTS)
+"""A text with a figure in words holds one of these (in any case): number words, units of time."""
+_NUMBER_HINTS = _shortest(tuple(NUMBER_WORDS))
+"""A text that :data:`_WORDS` can match holds one of these (in any case)."""
+_DURATION_HINTS = ("half", "quarter")
+"""A text that :data:`_DURATION` can match holds one of these (in any case)."""
+
+
+def _holds(folded: str, hints: tuple[str, ...]) -> bool:
+    """Whether the case-folded text holds one of ``hints``: a quick test before a long pattern."""
+    return any(hint in folded for hint in hints)
+
+
 _LONG = re.compile(r"\b(hour|day|week|month|year)[\s-]?long\b", re.I)
 """A length of time said as one word ("a weeklong trip" lasts a week)."""
 _CLOCK = re.compile(r"\s?([ap])\.?\s?m\b\.?", re.I)
@@ -257,7 +278,8 @@ def quantities(text: str) -> tuple[Quantity, ...]:
 
     Cached: a context's sentences are read again for every claim and every response.
     """
-    if not _FIGURE_HINT.search(text):
+    folded = text.casefold()
+    if not (_DIGIT.search(text) or _holds(folded, _FIGURE_HINTS)):
         return ()
     found: list[Quantity] = []
     starts: list[int] = []
@@ -273,7 +295,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         ends.insert(k, end)
         found.append(quantity)
 
-    for match in _DURATION.finditer(text):
+    for match in _DURATION.finditer(text) if _holds(folded, _DURATION_HINTS) else ():
         index = int(next(k for k, v in match.groupdict().items() if v)[1:])
         minutes = float(DURATION_PHRASES[index][1].split()[0])
         keep(
@@ -284,7 +306,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         )
     for match in _DIGITS.finditer(text):
         keep(*_from_digits(text, match))
-    for match in _WORDS.finditer(text):
+    for match in _WORDS.finditer(text) if _holds(folded, _NUMBER_HINTS) else ():
         keep(*_from_words(text, match))
     for match in _LONG.finditer(text):
         keep(

@@ -87,6 +87,9 @@ _PHRASES = (
 _PHRASE = re.compile(
     "|".join(f"(?P<p{i}>{pattern})" for i, (pattern, _) in enumerate(_PHRASES)), re.I
 )
+PHRASE_HINTS = ("half", "quarter", "own", "free", "charge", "cost", "nothing", "place")
+"""A text that one of :data:`_PHRASES` can match holds one of these (in any case): a quick test
+before the long pattern."""
 SYNONYMS = (
     "install installation fit mount",
     "themselves himself herself itself yourself yourselves ourselves myself oneself",
@@ -132,7 +135,8 @@ def _read_phrases(text: str) -> str:
 
     Cached: the words, the figures and the negations of one sentence are each read from it.
     """
-    if not _PHRASE.search(text):
+    folded = text.casefold()
+    if not any(hint in folded for hint in PHRASE_HINTS) or not _PHRASE.search(text):
         return text
 
     def replace(match: re.Match[str]) -> str:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ragaliq.text.quantities import quantities
+from ragaliq.text import quantities as quantities_module
+from ragaliq.text import words as words_module
+from ragaliq.text.quantities import DURATION_PHRASES, quantities
 from ragaliq.text.words import calendar_words, drop_answer_word, names, numbers
 
 
@@ -121,3 +123,66 @@ def test_a_weekday_or_month_abbreviation_is_a_date_never_a_name(text, dates):
 )
 def test_the_first_word_of_a_sentence_or_list_item_is_never_a_name(text, expected):
     assert names(drop_answer_word(text)) == expected
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of a pattern (``a|b(c|d)`` is ``a`` and ``b(c|d)``)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(pattern):
+        if ch == "(" and pattern[i - 1 : i] != "\\":
+            depth += 1
+        elif ch == ")" and pattern[i - 1 : i] != "\\":
+            depth -= 1
+        elif ch == "|" and depth == 0 and pattern[i - 1 : i] != "\\":
+            parts.append(pattern[start:i])
+            start = i + 1
+    return [*parts, pattern[start:]]
+
+
+def test_every_long_pattern_holds_a_hint_its_quick_test_looks_for():
+    """A text is read with a long pattern only when it holds a hint, so each way the pattern
+    can match must write one of the hints literally."""
+    checks = [
+        ([p for p, _ in DURATION_PHRASES], quantities_module._DURATION_HINTS),
+        ([p for p, _ in words_module._PHRASES], words_module.PHRASE_HINTS),
+    ]
+    for patterns, hints in checks:
+        for pattern in patterns:
+            for alternative in _alternatives(pattern):
+                assert any(hint in alternative for hint in hints), alternative
+    numbers = quantities_module._NUMBER_HINTS
+    assert all(any(h in word for h in numbers) for word in quantities_module.NUMBER_WORDS)
+    figures = quantities_module._FIGURE_HINTS
+    assert all(any(h in word for h in figures) for word in quantities_module._HINTS)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The ferry leaves every HALF HOUR.",
+        "Doors open at nine and close at ELEVEN.",
+        "A three-quarters of an hour wait, then ninety-nine steps.",
+        "The warranty runs for a decade, twenty years for the frame.",
+        "Shipping takes 4 days; pickup takes place on Monday.",
+        "Delivery is FREE OF CHARGE on weekends; returns cost nothing.",
+        "The crew fixed it on their own in an hour and a half.",
+        "No figure here at all.",
+    ],
+)
+def test_the_quick_tests_change_nothing_that_is_read(text, monkeypatch):
+    """Figures and phrases read with the quick tests are those read without them."""
+    with_tests = (quantities(text), words_module._read_phrases(text))
+    for module, name in (
+        (quantities_module, "_FIGURE_HINTS"),
+        (quantities_module, "_NUMBER_HINTS"),
+        (quantities_module, "_DURATION_HINTS"),
+        (words_module, "PHRASE_HINTS"),
+    ):
+        monkeypatch.setattr(module, name, ("",))  # "" is in every text: no quick test
+    quantities.cache_clear()
+    words_module._read_phrases.cache_clear()
+    try:
+        assert (quantities(text), words_module._read_phrases(text)) == with_tests
+    finally:
+        quantities.cache_clear()
+        words_module._read_phrases.cache_clear()
