@@ -128,7 +128,8 @@ def make_verdict(verdict: Verdict = Verdict.SUPPORTED, **overrides: Any) -> Clai
 
 
 def every_evaluator() -> list[Any]:
-    """The five evaluators that ask the judge, context precision and recall (off by default) on."""
+    """Every evaluator that asks the judge, the ones off by default (context precision and recall,
+    citation accuracy) on."""
     from ragaliq.evaluators import EVALUATORS
 
     return [kind(enabled=True) for kind in EVALUATORS if kind.asks_judge()]

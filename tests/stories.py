@@ -30,6 +30,18 @@ def new_repository(root: Path) -> Path:
     return root
 
 
+def main_with_baseline(root: Path, config: str, write: Callable[[], None], message: str) -> Path:
+    """A new repository whose main holds ``config`` and what ``write`` writes, with its baseline."""
+    new_repository(root)
+    (root / "ragaliq.yaml").write_text(config, encoding="utf-8")
+    write()
+    code, output = invoke(["baseline", "record", "--config", str(root / "ragaliq.yaml")])
+    assert code == 0, output
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+    return root
+
+
 def pull_request(
     repo: Path, name: str, change: Callable[[], None]
 ) -> tuple[int, dict[str, Any], str, str]:

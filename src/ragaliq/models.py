@@ -321,8 +321,9 @@ class ClaimVerdict(_Frozen):
     """A quote from the context that the verdict rests on."""
     chunks: tuple[int, ...] = ()
     """The chunks of the context that back the claim, by their number in retrieval order (from
-    1), as the judge cited them; empty when none does, or when the judge cites none (the offline
-    judge). Claude's reply is refused (and asked again) when it names a chunk the context lacks."""
+    1), as the judge named them (the offline judge: the chunks that state the sentence its
+    support rests on); empty when none does. Claude's reply is refused (and asked again) when it
+    names a chunk the context lacks."""
     reason: str = ""
     """One sentence on why."""
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)

@@ -23,13 +23,15 @@ from tests.fakes.claude_sim import SHORT, answer, request_text, system_text, tas
 from tests.integration.test_claude_judge import CONTEXT, RESPONSE
 
 LONG = {short: name for name, short in SHORT.items()}
+CITED = RESPONSE.replace(" purchase.", " purchase [1].").replace(" storage.", " storage [2].")
+"""The response, citing the chunks two of its sentences come from."""
 REJECTED = "Your previous reply was rejected"
 
 
 def case(**overrides: Any):
     values = {
         "context": CONTEXT,
-        "response": RESPONSE,
+        "response": CITED,
         "query": "Can I get a refund on the Business plan?",
         "expected_facts": ("Annual plans can be refunded within 14 days.",),
     }
@@ -38,8 +40,8 @@ def case(**overrides: Any):
 
 
 NEEDS = {
-    "extract": ("faithfulness", "hallucination"),
-    "verify": ("faithfulness", "hallucination"),
+    "extract": ("faithfulness", "hallucination", "citation_accuracy"),
+    "verify": ("faithfulness", "hallucination", "citation_accuracy"),
     "relevance": ("relevance",),
     "chunks": ("context_precision",),
     "facts": ("context_recall",),
@@ -126,7 +128,9 @@ def apart(request: pytest.FixtureRequest) -> bool:
     return bool(request.param)
 
 
-async def test_five_evaluators_cost_two_calls_asked_together(make_judge, fake_anthropic, apart):
+async def test_every_judged_evaluator_costs_two_calls_asked_together(
+    make_judge, fake_anthropic, apart
+):
     judge = make_judge(one_question_per_call=apart)
     report = await run_suite([case()], judge=judge, evaluators=every_evaluator())
     await judge.aclose()

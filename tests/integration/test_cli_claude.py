@@ -86,7 +86,7 @@ def test_a_bad_key_stops_the_run_with_exit_2_and_one_clear_line(tmp_path, env, f
 
 
 def test_budget_stops_new_cases_writes_a_partial_report_and_exits_2(tmp_path, env, fake_anthropic):
-    pricing = "  pricing:\n    claude-sonnet-5-5: {input: 1000, output: 1000}\n  budget_usd: 3\n"
+    pricing = "  pricing:\n    claude-sonnet-5-5: {input: 1000, output: 1000}\n  budget_usd: 4\n"
     config = project(tmp_path, n=12)
     config.write_text(
         config.read_text().replace(
@@ -96,9 +96,9 @@ def test_budget_stops_new_cases_writes_a_partial_report_and_exits_2(tmp_path, en
     out = tmp_path / "report.json"
     result = invoke(config, env, "-o", str(out))
     assert result.exit_code == 2, result.output
-    assert "stopped early: budget_usd 3 reached" in result.stderr
+    assert "stopped early: budget_usd 4 reached" in result.stderr
     report = json.loads(out.read_text())
-    assert report["usage"]["cost_usd"] <= 3
+    assert report["usage"]["cost_usd"] <= 4
     statuses = [c["status"] for c in report["cases"]]
     assert "skipped" in statuses
     assert statuses.count("ok") >= 1

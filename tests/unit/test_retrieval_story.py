@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from ragaliq.report.markdown import escape_markdown
-from tests.stories import git, invoke, new_repository
+from tests.stories import main_with_baseline
 from tests.stories import pull_request as gated
 
 CONFIG = """\
@@ -190,14 +190,10 @@ def write_suite(
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The help desk's repository: its suite and the baseline recorded on main."""
-    root = new_repository(tmp_path_factory.mktemp("help-desk"))
-    (root / "ragaliq.yaml").write_text(CONFIG, encoding="utf-8")
-    write_suite(root, main_retriever)
-    code, output = invoke(["baseline", "record", "--config", str(root / "ragaliq.yaml")])
-    assert code == 0, output
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "Retrieval suite and its baseline")
-    return root
+    root = tmp_path_factory.mktemp("help-desk")
+    return main_with_baseline(
+        root, CONFIG, lambda: write_suite(root, main_retriever), "Retrieval suite and its baseline"
+    )
 
 
 def pull_request(

@@ -17,6 +17,7 @@ from pydantic_core import CoreSchema
 
 from ragaliq._fields import Section
 from ragaliq.evaluators.base import Evaluator, EvaluatorOptions
+from ragaliq.evaluators.citations import CitationAccuracyEvaluator
 from ragaliq.evaluators.context_precision import ContextPrecisionEvaluator
 from ragaliq.evaluators.context_recall import ContextRecallEvaluator
 from ragaliq.evaluators.faithfulness import FaithfulnessEvaluator
@@ -48,6 +49,7 @@ EVALUATORS: tuple[type[Evaluator[Any]], ...] = (
     RelevanceEvaluator,
     ContextPrecisionEvaluator,
     ContextRecallEvaluator,
+    CitationAccuracyEvaluator,
     HitRateEvaluator,
     RecallAtKEvaluator,
     MrrEvaluator,
@@ -75,8 +77,8 @@ class EvaluatorSections(Section):
     """``evaluators`` in ``ragaliq.yaml``: one section per registered evaluator.
 
     An evaluator whose section is written is on unless it says ``enabled: false``; one whose
-    section is left out is at its default (``context_precision``, ``context_recall`` and the
-    retrieval metrics off).
+    section is left out is at its default (``context_precision``, ``context_recall``,
+    ``citation_accuracy`` and the retrieval metrics off).
     """
 
     def sections(self) -> Iterator[tuple[str, EvaluatorOptions]]:

@@ -194,6 +194,8 @@ class ContextIndex:
     """The initials of the names of several words the context writes (``LA`` for Los Angeles)."""
     record_facts: tuple[tuple[int, ...], ...] = ()
     """For each record, the positions of the sentences that read its short fields."""
+    stated_in: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
+    """Each sentence's text, and the chunks that state it (by number, from 1, in order)."""
     work: Work = dataclasses.field(default_factory=lambda: Work(0), compare=False)
     """What judging the case has spent so far, against its bound."""
     _by_letter: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict, repr=False)
@@ -211,8 +213,8 @@ class ContextIndex:
         """
         if work is None:
             work = Work(sum(len(chunk) for chunk in chunks) + len(query))
-        texts, records, openings, owners = _read_chunks(chunks)
-        texts, openings, owners = _windows(texts, openings, owners)
+        texts, records, openings, owners, holders = _read_chunks(chunks)
+        texts, openings, owners, holders = _windows(texts, openings, owners, holders)
         readings = [_read_sentence(text) for text in texts]
         sentences: list[Sentence] = []
         postings: dict[str, list[int]] = {}
@@ -226,6 +228,7 @@ class ContextIndex:
         record_facts: list[list[int]] = [[] for _ in records]
         fact_texts = [frozenset(record.facts) for record in records]
         first_seen: dict[str, int] = {}
+        stated_in: dict[str, list[int]] = {}
         opening = 0
         for position, (text, read) in enumerate(zip(texts, readings, strict=True)):
             owner = owners[position]
@@ -240,6 +243,9 @@ class ContextIndex:
                 if quantity.dimension is not None:
                     measures.setdefault(quantity.dimension, []).append(quantity)
             calendar |= read.days
+            chunks_of = stated_in.setdefault(text, [])
+            if holders[position] not in chunks_of:
+                chunks_of.append(holders[position])
             if text not in first_seen:  # a sentence said again is no new evidence to look up
                 first_seen[text] = position
                 for word in read.words:
@@ -299,6 +305,7 @@ class ContextIndex:
             initials=frozenset(initials),
             record_facts=tuple(tuple(found) for found in record_facts),
             acronyms=frozenset(acronyms),
+            stated_in={text: tuple(found) for text, found in stated_in.items()},
             work=work,
             _by_letter={letter: tuple(found) for letter, found in by_letter.items()},
         )
@@ -510,15 +517,17 @@ def _read_sentence(text: str) -> _Reading:
 
 
 def _windows(
-    texts: list[str], openings: set[int], owners: list[int | None]
-) -> tuple[list[str], set[int], list[int | None]]:
+    texts: list[str], openings: set[int], owners: list[int | None], holders: list[int]
+) -> tuple[list[str], set[int], list[int | None], list[int]]:
     """The sentences with each longer than MAX_SENTENCE_WORDS words cut into windows of that many.
 
-    Returned with where each chunk (or record's prose) now starts, and each one's record.
+    Returned with where each chunk (or record's prose) now starts, and each one's record and
+    chunk.
     """
     out: list[str] = []
     opened: set[int] = set()
     owned: list[int | None] = []
+    held: list[int] = []
     for position, (text, owner) in enumerate(zip(texts, owners, strict=True)):
         if position in openings:
             opened.add(len(out))
@@ -531,26 +540,29 @@ def _windows(
                 for start in range(0, len(pieces), MAX_SENTENCE_WORDS)
             )
         owned.extend([owner] * (len(out) - len(owned)))
-    return out, opened, owned
+        held.extend([holders[position]] * (len(out) - len(held)))
+    return out, opened, owned, held
 
 
 def _read_chunks(
     chunks: Sequence[str],
-) -> tuple[list[str], list[Record], set[int], list[int | None]]:
+) -> tuple[list[str], list[Record], set[int], list[int | None], list[int]]:
     """The context's sentences, its records, where each chunk or record's prose starts.
 
-    Returned with each sentence's record (None for prose outside a record).
+    Returned with each sentence's record (None for prose outside a record) and chunk (from 1).
     """
     texts: list[str] = []
     records: list[Record] = []
     openings: set[int] = set()
     owners: list[int | None] = []
-    for chunk in chunks:
+    holders: list[int] = []
+    for number, chunk in enumerate(chunks, start=1):
         record = parse_record(chunk)
         openings.add(len(texts))
         if record is None:
             texts.extend(split_context(chunk))
             owners.extend([None] * (len(texts) - len(owners)))
+            holders.extend([number] * (len(texts) - len(holders)))
             continue
         records.append(record)
         texts.extend(record.facts)
@@ -558,7 +570,8 @@ def _read_chunks(
             openings.add(len(texts))
             texts.extend(split_context(prose))
         owners.extend([len(records) - 1] * (len(texts) - len(owners)))
-    return texts, records, openings, owners
+        holders.extend([number] * (len(texts) - len(holders)))
+    return texts, records, openings, owners, holders
 
 
 def _surface_words(text: str, raw: Sequence[str]) -> set[str]:

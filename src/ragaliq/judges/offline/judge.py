@@ -75,6 +75,7 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
+from ragaliq.text.citations import CitationReader, without_citations
 from ragaliq.text.words import (
     NEGATIONS,
     STOPWORDS,
@@ -122,6 +123,7 @@ _SOURCES = (
     ("ragaliq.judges.offline", "relevance.py"),
     ("ragaliq.judges.offline", MODEL_RESOURCE),
     ("ragaliq.text", "words.py"),
+    ("ragaliq.text", "citations.py"),
     ("ragaliq.text", "sentences.py"),
     ("ragaliq.text", "quantities.py"),
 )
@@ -294,14 +296,20 @@ class OfflineJudge:
             + sum(len(chunk) for chunk in case.context)
             + sum(len(text) for text in (*claims, *facts))
         )
+        markers = CitationReader.of(
+            chunks=len(case.context), ids=[ref.id for ref in case.chunk_refs]
+        )
+        stated = [_stated(claim, markers) for claim in claims]
         try:
             index = ContextIndex.build(case.context, query=case.query, work=work)
             model = self.model.for_index(index)
             verdicts = tuple(
-                _verdict(analysis, model, index) for analysis in analyse_claims(claims, index)
+                _naming_chunks(_verdict(analysis, model, index), analysis, index, claim)
+                for claim, analysis in zip(claims, analyse_claims(stated, index), strict=True)
             )
             fact_verdicts = tuple(
-                _verdict(analysis, model, index) for analysis in analyse_claims(facts, index)
+                _naming_chunks(_verdict(analysis, model, index), analysis, index, fact)
+                for fact, analysis in zip(facts, analyse_claims(facts, index), strict=True)
             )
         finally:
             self.work_spent += work.spent
@@ -340,6 +348,32 @@ class OfflineJudge:
 
     async def aclose(self) -> None:
         return None
+
+
+def _stated(claim: str, markers: CitationReader) -> str:
+    """What a claim states: without the markers that cite the case's chunks (``[2]``, ``[doc-7]``).
+
+    A citation says where the response credits the claim from, not what it claims: its number
+    is no figure to ground. The verdict keeps the claim as written, markers and all.
+    """
+    return without_citations(claim, markers.find(claim))
+
+
+_BACKING = (Verdict.SUPPORTED, Verdict.PARTIALLY_SUPPORTED)
+
+
+def _naming_chunks(
+    verdict: ClaimVerdict, a: Analysis, index: ContextIndex, claim: str
+) -> ClaimVerdict:
+    """The verdict on ``claim`` as written, naming the chunks that back it.
+
+    The chunks that state the sentence its support rests on back a SUPPORTED or
+    PARTIALLY_SUPPORTED claim; any other verdict names none.
+    """
+    chunks: tuple[int, ...] = ()
+    if verdict.verdict in _BACKING and a.best is not None:
+        chunks = index.stated_in.get(a.best.text, ())
+    return verdict.model_copy(update={"text": claim, "chunks": chunks})
 
 
 def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdict:

@@ -1,0 +1,198 @@
+from __future__ import annotations
+
+import pydantic
+import pytest
+
+from ragaliq.evaluators.base import CaseJudgement
+from ragaliq.evaluators.citations import (
+    CitationAccuracyEvaluator,
+    CitationOptions,
+    MiscitedClaim,
+    MiscitedClaims,
+)
+from ragaliq.judges.offline import OfflineJudge
+from ragaliq.models import NOT_VERIFIABLE, CaseResult, ChunkRef, Verdict
+from tests.conftest import make_case, make_verdict
+
+CONTEXT = (
+    "Allotment plots cost 40 euros per season.",
+    "The water taps run from April to October.",
+    "The tool shed opens on Saturday mornings.",
+)
+
+
+def judged(response: str, *verdicts, **case):
+    return CaseJudgement(
+        case=make_case(context=CONTEXT, response=response, **case), verdicts=tuple(verdicts)
+    )
+
+
+S, P, N, C = (
+    Verdict.SUPPORTED,
+    Verdict.PARTIALLY_SUPPORTED,
+    Verdict.NOT_ENOUGH_INFO,
+    Verdict.CONTRADICTED,
+)
+
+
+def test_the_score_is_the_share_of_checked_cited_claims_whose_citations_back_them():
+    verdicts = [
+        make_verdict(S, text="Plots cost 40 euros [1].", chunks=(1,)),  # right
+        make_verdict(P, text="Taps run all year [2].", chunks=(2,)),  # right: partly backed there
+        make_verdict(S, text="The shed opens on Saturdays [2].", chunks=(3,)),  # miscited
+        make_verdict(C, text="Plots cost 50 euros [1].", chunks=()),  # miscited: nothing backs it
+        make_verdict(N, text="Plots come with a hose [3].", flags=(NOT_VERIFIABLE,)),  # unchecked
+        make_verdict(S, text="Water is free [2].", chunks=()),  # unchecked: no chunk named
+        make_verdict(S, text="Plots cost 40 euros.", chunks=(1,)),  # cites nothing
+    ]
+    result = CitationAccuracyEvaluator().evaluate(judged("(see the claims)", *verdicts))
+    assert result.score == 0.5  # 2 right of 4 checked; 2 unchecked and 1 uncited left out
+    assert result.passed is False  # below the default 0.8
+    assert result.details == {
+        "cited_claims": 6,
+        "checked": 4,
+        "miscited": [
+            {"claim": 2, "cited": ["2"], "backed_by": ["3"]},
+            {"claim": 3, "cited": ["1"], "backed_by": []},
+        ],
+    }
+    assert result.reasoning == (
+        "2 of 4 cited claims are credited to chunks that do not back them. 2 cited claims the "
+        "judge could not check left out."
+    )
+
+
+def test_a_claim_citing_several_chunks_is_right_when_one_of_them_backs_it():
+    verdicts = [
+        make_verdict(S, text="Plots cost 40 euros [1][3].", chunks=(1,)),
+        make_verdict(S, text="The shed opens on Saturdays [1, 2].", chunks=(3,)),
+        make_verdict(S, text="Taps run from April [2].", chunks=(2,)),
+    ]
+    result = CitationAccuracyEvaluator().evaluate(judged("(see the claims)", *verdicts))
+    assert result.score == pytest.approx(2 / 3)
+    assert result.details["miscited"] == [{"claim": 1, "cited": ["1", "2"], "backed_by": ["3"]}]
+
+
+def test_chunks_are_named_by_their_ids_where_the_dataset_names_them():
+    refs = (ChunkRef(id="fees"), ChunkRef(id="taps"), ChunkRef())
+    verdicts = [
+        make_verdict(S, text="Plots cost 40 euros [taps].", chunks=(1,)),
+        make_verdict(S, text="The shed opens on Saturdays [1].", chunks=(3,)),
+    ]
+    result = CitationAccuracyEvaluator().evaluate(
+        judged("(see the claims)", *verdicts, chunk_refs=refs)
+    )
+    assert result.score == 0.0
+    assert result.details["miscited"] == [
+        {"claim": 0, "cited": ["taps"], "backed_by": ["fees"]},
+        {"claim": 1, "cited": ["fees"], "backed_by": ["3"]},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("response", "verdicts", "reason"),
+    [
+        pytest.param(
+            "Plots cost 40 euros [sic]. Built in [2019].",
+            [make_verdict(S, text="Plots cost 40 euros [sic].", chunks=(1,))],
+            "The response cites no retrieved chunk: no citation to check.",
+            id="no citation",
+        ),
+        pytest.param(
+            "Plots cost 40 euros [1].",
+            [make_verdict(S, text="Plots cost 40 euros.", chunks=(1,))],
+            "The response cites chunks, but none of its claims kept a citation marker, so no "
+            "citation could be checked.",
+            id="markers lost in extraction",
+        ),
+        pytest.param(
+            "Plots come with a hose [1].",
+            [make_verdict(N, text="Plots come with a hose [1].", flags=(NOT_VERIFIABLE,))],
+            "The one cited claim is unchecked (not verifiable offline, or backed without the "
+            "judge naming a chunk), so the case has no score.",
+            id="nothing checked",
+        ),
+    ],
+)
+def test_a_case_without_a_checked_citation_is_skipped_with_its_reason(response, verdicts, reason):
+    result = CitationAccuracyEvaluator().evaluate(judged(response, *verdicts))
+    assert (result.status, result.score, result.reasoning) == ("skipped", None, reason)
+
+
+def test_a_pattern_of_its_own_reads_other_markers():
+    evaluator = CitationAccuracyEvaluator(pattern=r"\(source (\d+)\)")
+    verdicts = [
+        make_verdict(S, text="Plots cost 40 euros (source 2).", chunks=(1,)),
+        make_verdict(S, text="Taps run from April [1].", chunks=(2,)),  # not a marker now
+    ]
+    result = evaluator.evaluate(judged("(see the claims)", *verdicts))
+    assert (result.score, result.details["cited_claims"]) == (0.0, 1)
+    assert evaluator.options == {"pattern": r"\(source (\d+)\)"}
+
+
+@pytest.mark.parametrize(
+    ("pattern", "problem"),
+    [("[unclosed", "is not a regular expression"), (r"\[?", "matches the empty text")],
+)
+def test_a_pattern_that_cannot_find_markers_is_refused(pattern, problem):
+    with pytest.raises(pydantic.ValidationError, match=problem):
+        CitationOptions(pattern=pattern)
+
+
+def test_it_is_off_until_its_section_is_written():
+    assert CitationOptions().enabled is False
+
+
+def test_the_miscited_claims_are_listed_with_the_chunk_cited_and_the_chunks_that_back_it():
+    verdicts = (
+        make_verdict(S, text="Plots cost 40 euros [2].", chunks=(1,)),
+        make_verdict(C, text="Plots cost 50 euros [1].", chunks=()),
+    )
+    evaluator = CitationAccuracyEvaluator()
+    result = evaluator.evaluate(judged("(see the claims)", *verdicts))
+    case = CaseResult(
+        id="fees",
+        input_hash="h",
+        status="ok",
+        query="How much is a plot?",
+        claims=verdicts,
+        results={evaluator.name: result},
+    )
+    found: list[tuple[str, MiscitedClaim]] = []
+    MiscitedClaims().find(case, None, first_run=True, emit=lambda n, f: found.append((n, f)))
+    assert [(name, f.headline, f.text) for name, f in found] == [
+        (
+            "miscited_claims",
+            "miscited",
+            "Plots cost 40 euros [2]. (cites chunk 2; chunk 1 backs it)",
+        ),
+        (
+            "miscited_claims",
+            "miscited",
+            "Plots cost 50 euros [1]. (cites chunk 1; no chunk backs it)",
+        ),
+    ]
+    assert evaluator.describe_shortfall(case, label=str) == [
+        "miscited: Plots cost 40 euros [2]. (cites chunk 2; chunk 1 backs it)",
+        "miscited: Plots cost 50 euros [1]. (cites chunk 1; no chunk backs it)",
+    ]
+
+
+async def test_the_offline_judge_reads_no_marker_as_a_figure_and_names_the_chunks_that_back():
+    context = (*CONTEXT, "The water taps run from April to October.")
+    case = make_case(
+        context=context,
+        chunk_refs=(ChunkRef(id="fees"), ChunkRef(), ChunkRef(), ChunkRef()),
+        response="",
+    )
+    claims = (
+        "Allotment plots cost 40 euros per season [fees].",
+        "The water taps run from April to October [3].",
+        "The tool shed opens on Sunday mornings [3].",
+    )
+    result = await OfflineJudge().verify_claims(case, claims)
+    assert [(v.text, v.verdict, v.chunks) for v in result.verdicts] == [
+        (claims[0], S, (1,)),
+        (claims[1], S, (2, 4)),  # stated in two chunks: both back it
+        (claims[2], C, ()),
+    ]
