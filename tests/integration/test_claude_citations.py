@@ -81,3 +81,25 @@ async def test_claims_keep_their_markers_and_miscited_comes_from_the_backing_chu
         {"claim": 1, "cited": ["water-1"], "backed_by": ["fees-1"]},
     ]
     assert result.results["hallucination"].score == 1.0  # supported claims, credited wrongly
+
+
+async def test_a_response_without_citations_is_not_asked_about_them(make_judge, fake_anthropic):
+    """The citation sections are shown only to cases that cite: the rest pay nothing for them."""
+    case = make_case(
+        query="How much is a plot?",
+        context=(FEES, WATER),
+        response="A full plot costs 40 euros per season [sic].",
+    )
+    claim = "A full plot costs 40 euros per season [sic]."
+    fake_anthropic.enqueue(
+        Reply(json_output={"claims": [claim]}),
+        Reply(json_output={"verdicts": [verdict(0, FEES[:38], [1])]}),
+    )
+    judge = make_judge()
+    report = await run_suite([case], judge=judge, evaluators=[HallucinationEvaluator()])
+    await judge.aclose()
+
+    assert report.usage.calls == 2
+    extract, verify = (request.body for request in fake_anthropic.requests)
+    assert "Citations:" not in system_text(extract)
+    assert "Citations:" not in system_text(verify)

@@ -118,16 +118,18 @@ def text_block(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def system_text(prompts: Prompts, wordings: Sequence[Wording[Any, Any]]) -> str:
-    """The system prompt of a call: the judge's own, then each question's sections."""
+def system_text(prompts: Prompts, wordings: Sequence[Wording[Any, Any]], case: TestCase) -> str:
+    """The system prompt of a call about ``case``: the judge's own, then each question's."""
     if len(wordings) == 1:
-        return "\n\n".join([prompts.system, *(prompts.sections[f] for f in wordings[0].prompt)])
+        own = wordings[0].sections(case)
+        return "\n\n".join([prompts.system, *(prompts.sections[f] for f in own)])
     names = ", ".join(f'"{w.question.name}"' for w in wordings)
     parts = [prompts.system, prompts.compose.replace("{tasks}", names)]
     shown: set[str] = set()
     for wording in wordings:
-        sections = [prompts.sections[f] for f in wording.prompt if f not in shown]
-        shown.update(wording.prompt)
+        own = wording.sections(case)
+        sections = [prompts.sections[f] for f in own if f not in shown]
+        shown.update(own)
         parts.append("\n\n".join([f'## Task "{wording.question.name}"', *sections]))
     return "\n\n".join(parts)
 

@@ -294,7 +294,7 @@ class ClaudeJudge:
         return request_params(
             wordings,
             model=self.model,
-            system=[text_block(system_text(self.prompts, wordings))],
+            system=[text_block(system_text(self.prompts, wordings, call.case))],
             blocks=blocks,
             max_tokens=max_tokens,
             mode=self._modes[mode],

@@ -37,5 +37,5 @@ def estimate_usage(
 
 
 def _chars(call: Call, prompts: Prompts) -> int:
-    chars = len(system_text(prompts, call.wordings)) + len(asked_text(call))
+    chars = len(system_text(prompts, call.wordings, call.case)) + len(asked_text(call))
     return chars + (len(context_text(call.case)) if call.reads_context else 0)

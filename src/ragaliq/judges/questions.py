@@ -48,6 +48,7 @@ from ragaliq.models import (
     VerdictName,
     VerificationResult,
 )
+from ragaliq.text.citations import CitationReader
 
 __all__ = [
     "PROMPT_VERSION",
@@ -142,6 +143,12 @@ class Shown:
     """The claims (or needed facts) of this call, numbered from 0 in it."""
 
 
+def cites_chunks(case: TestCase) -> bool:
+    """Whether the response cites a retrieved chunk with a marker of the default form."""
+    reader = CitationReader.of(chunks=len(case.context), ids=[r.id for r in case.chunk_refs])
+    return bool(reader.find(case.response))
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Wording(Generic[R, A]):
     """One question as Claude is asked it."""
@@ -166,6 +173,13 @@ class Wording(Generic[R, A]):
     missing for one claim, a chunk that does not exist."""
     join: Callable[[Sequence[A]], A] | None = None
     """For a question over items: its answers over several calls, as one answer in order."""
+    cited: tuple[str, ...] = ()
+    """Sections shown only for a case whose response cites its chunks (``[2]``, ``[doc-7]``):
+    a case without citations is not asked to read them, nor pays for them."""
+
+    def sections(self, case: TestCase) -> tuple[str, ...]:
+        """The prompt sections shown for ``case``."""
+        return self.prompt + self.cited if self.cited and cites_chunks(case) else self.prompt
 
 
 def check_indices(items: Sequence[VerdictItem], count: int, noun: str) -> None:
@@ -253,7 +267,7 @@ def _read_chunks(reply: ChunksReply, shown: Shown) -> ChunkRatings:
 
 
 def _verdicts(
-    question: Question[VerificationResult], prompt: str, *, ask: str
+    question: Question[VerificationResult], prompt: str, *, ask: str, cited: tuple[str, ...] = ()
 ) -> Wording[VerifyReply, VerificationResult]:
     """A question over items, answered by a verdict for each: the verdict fields are shared."""
     noun = question.name.removeprefix("verify_").removesuffix("s")
@@ -267,6 +281,7 @@ def _verdicts(
         join=_join_verdicts,
         tool=f"record_{noun}_verdicts",
         reply_tokens=lambda _, items: 75 * items + 10,
+        cited=cited,
     )
 
 
@@ -276,6 +291,7 @@ WORDINGS: Mapping[str, Wording[Any, Any]] = {
         Wording(
             question=EXTRACT,
             prompt=("extract_claims.md",),
+            cited=("extract_citations.md",),
             ask="Extract the claims of the response.",
             reply=ExtractReply,
             read=lambda reply, _: ClaimsResult(
@@ -284,7 +300,12 @@ WORDINGS: Mapping[str, Wording[Any, Any]] = {
             tool="record_claims",
             reply_tokens=lambda case, _: len(case.response) // 4 + 20,
         ),
-        _verdicts(VERIFY, "verify_claims.md", ask="Verify each claim against the context."),
+        _verdicts(
+            VERIFY,
+            "verify_claims.md",
+            ask="Verify each claim against the context.",
+            cited=("verify_citations.md",),
+        ),
         Wording(
             question=RELEVANCE,
             prompt=("relevance.md",),
@@ -322,7 +343,7 @@ def wording_version(question: Question[Any]) -> str:
         question.name,
         list(question.reads),
         prompts.system,
-        [[name, prompts.sections[name]] for name in wording.prompt],
+        [[name, prompts.sections[name]] for name in wording.prompt + wording.cited],
         wording.ask,
         wording.tool,
         wording.reply.model_json_schema(),

@@ -33,7 +33,7 @@ def test_every_question_is_worded_once_with_its_own_sections_and_tool():
     firsts = [w.prompt[0] for w in WORDINGS.values()]
     assert len(set(firsts)) == len(firsts)
     assert len({w.tool for w in WORDINGS.values()}) == len(WORDINGS)
-    used = {name for w in WORDINGS.values() for name in w.prompt}
+    used = {name for w in WORDINGS.values() for name in (*w.prompt, *w.cited)}
     assert used == set(prompts.sections)  # no prompt file is left unasked
 
 
@@ -89,9 +89,13 @@ def test_a_composed_call_asks_one_member_per_question_each_its_own_reply_model()
     assert schema["required"] == ["verify_claims", "rate_chunks"]
     assert schema["additionalProperties"] is False
     assert reply_model((WORDINGS["verify_claims"],)) is VerifyReply
-    text = system_text(Prompts.load(), (WORDINGS["verify_claims"], WORDINGS["verify_facts"]))
+    pair = (WORDINGS["verify_claims"], WORDINGS["verify_facts"])
+    text = system_text(Prompts.load(), pair, make_case(response="Plans renew yearly."))
     assert text.count("## Task ") == 2
     assert text.count("Verdict fields, for every item") == 1
+    assert "Citations:" not in text
+    citing = make_case(context=("Plans renew yearly.",), response="Plans renew yearly [1].")
+    assert system_text(Prompts.load(), pair, citing).count("Citations:") == 1
 
 
 def test_a_change_to_one_question_is_a_new_version_of_that_question_only():
