@@ -230,7 +230,8 @@ def main() -> None:
     print(
         f"one question per call: calls_per_case={apart.usage.calls / n:.2f} "
         f"five_calls_per_case={apart5.usage.calls / n:.2f} "
-        f"input_tokens_per_case={apart.usage.input_tokens // n} wall_s={apart_wall:.2f}"
+        f"input_tokens_per_case={apart.usage.input_tokens // n} wall_s={apart_wall:.2f} "
+        f"wall_over_ideal={apart_wall / (apart.usage.calls * args.latency / args.concurrency):.3f}"
     )
     print(
         f"calls_per_case_cold={cold.usage.calls / n:.2f} "

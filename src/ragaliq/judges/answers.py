@@ -185,6 +185,10 @@ class SqliteAnswers:
                 # root, SQLite gives them the database's owner.
                 give_to_owner(self.path)
                 db.execute("PRAGMA journal_mode=WAL")
+                # A cache: a commit need not wait for the disk (WAL stays consistent; a power cut
+                # may lose the last answers, which are asked again), so storing one answer does not
+                # hold up the judging of the others.
+                db.execute("PRAGMA synchronous=NORMAL")
                 db.execute(
                     f"CREATE TABLE IF NOT EXISTS {TABLE} (key TEXT PRIMARY KEY, "
                     "value TEXT NOT NULL, signature TEXT NOT NULL, created REAL NOT NULL)"
