@@ -422,6 +422,9 @@ def test_the_image_gates_a_pull_request_and_leaves_the_runner_its_files(image, b
             head_sha=head_sha,
         )
         runner.git(workspace, "checkout", "-q", base_sha)
+        # The gate job's runner is a fresh one: nothing the baseline job left (its HTML report)
+        # is in its checkout of the base commit.
+        (workspace / "main.html").unlink()
         pull = gh.run(
             event=pr_event(7, base_sha, head_sha),
             event_name="pull_request",
