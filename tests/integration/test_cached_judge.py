@@ -6,7 +6,8 @@ import threading
 from ragaliq.errors import JudgeError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
 from ragaliq.evaluators.questions import EXTRACT, VERIFY
-from ragaliq.judges.cache import TABLE, UNSIGNED_WARNING, CachedJudge
+from ragaliq.judges.answers import TABLE, UNSIGNED_WARNING
+from ragaliq.judges.cache import CachedJudge
 from ragaliq.models import ClaimVerdict, Usage, Verdict, VerificationResult
 from ragaliq.runner import run_suite
 from tests.conftest import make_case

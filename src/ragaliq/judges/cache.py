@@ -27,23 +27,13 @@ from pydantic import BaseModel, ValidationError
 
 from ragaliq.errors import JudgeError, JudgeUnavailableError
 from ragaliq.evaluators.questions import EXTRACT, Answers, Question, Questions
-from ragaliq.judges.answers import (
-    ANSWER_FORMAT,
-    LOCK_TIMEOUT_S,
-    TABLE,
-    UNSIGNED_WARNING,
-    AnswerStore,
-    SqliteAnswers,
-    answer_key,
-)
+from ragaliq.judges.answers import LOCK_TIMEOUT_S, AnswerStore, SqliteAnswers, answer_key
 from ragaliq.judges.base import EstimatingJudge, Judge, verified_evidence
 from ragaliq.judges.questions import cache_payload
 from ragaliq.models import ClaimsResult, JudgeInfo, TestCase, Usage, VerificationResult
 
-__all__ = ["CACHE_FORMAT", "LOCK_TIMEOUT_S", "TABLE", "UNSIGNED_WARNING", "CachedJudge"]
+__all__ = ["CachedJudge"]
 
-CACHE_FORMAT = ANSWER_FORMAT
-"""Part of every key (see :data:`~ragaliq.judges.answers.ANSWER_FORMAT`)."""
 UNREADABLE_WARNING = (
     "judge cache {path}: stored results that could not be read were dropped; those questions "
     "are judged again"
