@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import html
 import re
-from typing import Any
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from ragaliq.judges.offline import OfflineJudge, extract_sentence_claims
 from ragaliq.models import TestCase
@@ -77,6 +79,19 @@ def blocks(body: dict[str, Any]) -> dict[str, str]:
     return {name: html.unescape(text.strip()) for name, text in _BLOCK.findall(request_text(body))}
 
 
+T = TypeVar("T")
+_LOOPS = threading.local()
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """The coroutine's result, on an event loop the server's thread keeps: a new loop for each
+    answer (``asyncio.run``) costs more than the offline judge's answer itself."""
+    loop = getattr(_LOOPS, "loop", None)
+    if loop is None:
+        loop = _LOOPS.loop = asyncio.new_event_loop()
+    return loop.run_until_complete(coroutine)
+
+
 def answer(body: dict[str, Any]) -> dict[str, Any]:
     """What a careful judge would answer to one request."""
     found = blocks(body)
@@ -95,7 +110,7 @@ def answer_task(task: str, found: dict[str, str]) -> dict[str, Any]:
         return {"claims": extract_sentence_claims(found["response"])}
     if task == "chunks":
         case = TestCase(id="x", query=found["query"], context=chunks, response="")
-        rated = asyncio.run(judge.rate_chunks(case))
+        rated = _run(judge.rate_chunks(case))
         return {
             "chunks": [
                 {"chunk": i, "relevant": r.relevant, "reason": r.reason}
@@ -104,12 +119,12 @@ def answer_task(task: str, found: dict[str, str]) -> dict[str, Any]:
         }
     if task == "relevance":
         case = TestCase(id="x", query=found["query"], context=(), response=found["response"])
-        result = asyncio.run(judge.evaluate_relevance(case))
+        result = _run(judge.evaluate_relevance(case))
         return {"score": result.score, "reasoning": result.reasoning}
     listing = found["claims" if task == "verify" else "facts"]
     items = [text for _, text in sorted((int(i), t) for i, t in _ITEM.findall(listing))]
     case = TestCase(id="x", query="", context=chunks, response="")
-    result = asyncio.run(judge.verify_claims(case, items))
+    result = _run(judge.verify_claims(case, items))
     return {
         "verdicts": [
             {

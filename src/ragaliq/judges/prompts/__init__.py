@@ -97,7 +97,7 @@ def as_data(text: str) -> str:
     letters of other scripts, and brackets and slashes a reader takes for ``<`` and ``/``.
     Everything else is left as it is, so quotes from the context still match it.
     """
-    if not any(char in _OPENERS for char in text):
+    if _OPENERS.isdisjoint(text):
         return text
     parts = []
     for i, char in enumerate(text):
