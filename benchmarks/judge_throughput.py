@@ -1,26 +1,36 @@
 """Claude judge throughput against the local fake Messages API with injected latency.
 
 Usage: python benchmarks/judge_throughput.py [--cases 500] [--latency 0.4] [--concurrency 8]
+                                             [--repeat 3]
 
 Runs the three claim and answer evaluators over synthetic cases of about six claims each, through
 the real `anthropic` SDK and the judge cache, twice: cold (empty cache) and warm (same dataset).
-Prints judge calls and tokens per case, and the cold run's wall time against the ideal
-`calls x latency / concurrency`. Then the same cases with two expected facts each, judged by all
-five evaluators (context precision and recall too), cold and warm, for the calls per changed and
-per unchanged case. Then the three evaluators' cold run again through the fake Message Batches
-API (`judge.batch`), for its cost next to the interactive run's: every token at half price. Then
-one case of more claims than `judge.claims_per_call`, for what a larger case costs, and the cold
-runs again with `judge.one_question_per_call` (each question in a call of its own). The last line
-is machine-readable.
+Prints judge calls and tokens per case. Then the cold run's wall time against the ideal
+`calls x latency / concurrency`, asked both ways (the questions a case needs composed by what they
+read, and each in a call of its own), taking turns `--repeat` times, the median printed: against
+a fake API in a process of its own (a real API does not share the judge's interpreter), after a
+warm-up run of other cases (the SDK's and the client's first-use costs, which a suite pays once;
+the first run's figure is printed beside). Then the same cases with two expected facts each,
+judged by all five evaluators (context precision and recall too), cold and warm, for the calls
+per changed and per unchanged case. Then the three evaluators' cold run again through the fake
+Message Batches API (`judge.batch`), for its cost next to the interactive run's: every token at
+half price. Then one case of more claims than `judge.claims_per_call`, for what a larger case
+costs, and the cold runs again with `judge.one_question_per_call` (each question in a call of its
+own). The last line is machine-readable.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
+import multiprocessing.connection
+import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -152,13 +162,65 @@ async def run_once(
     return report, time.perf_counter() - start
 
 
+def _serve(latency: float, conn: multiprocessing.connection.Connection) -> None:
+    """In a process of its own: the fake API, its address sent, its peak sent when told to stop."""
+    with FakeAnthropic(claude_like(), latency=latency) as fake:
+        conn.send(fake.base_url)
+        conn.recv()
+        conn.send(fake.peak_in_flight)
+
+
+@contextmanager
+def fake_elsewhere(latency: float) -> Iterator[tuple[str, list[int]]]:
+    """The fake API's address in another process; the list gets its peak requests in flight."""
+    ours, theirs = multiprocessing.get_context("spawn").Pipe()
+    process = multiprocessing.get_context("spawn").Process(target=_serve, args=(latency, theirs))
+    process.start()
+    peak: list[int] = []
+    try:
+        yield ours.recv(), peak
+        ours.send("stop")
+        peak.append(ours.recv())
+    finally:
+        process.join(timeout=10)
+        if process.is_alive():
+            process.kill()
+
+
+def wall_over_ideal(
+    cases: list[TestCase], args: argparse.Namespace, tmp: Path
+) -> dict[str, list[float]]:
+    """Each way's cold-run wall time over its ideal, ``args.repeat`` times, the ways in turn."""
+    ratios: dict[str, list[float]] = {"together": [], "apart": []}
+    warm_up = make_cases(len(cases) + 8)[len(cases) :]
+    with fake_elsewhere(args.latency) as (url, peak):
+        first, first_wall = asyncio.run(
+            run_once(cases, url, tmp / "first.sqlite", args.concurrency)
+        )
+        ratios["first"] = [first_wall / (first.usage.calls * args.latency / args.concurrency)]
+        asyncio.run(run_once(warm_up, url, tmp / "warm-up.sqlite", args.concurrency, apart=True))
+        for k in range(args.repeat):
+            for way in ("together", "apart"):
+                cache = tmp / f"{way}-{k}.sqlite"
+                report, wall = asyncio.run(
+                    run_once(cases, url, cache, args.concurrency, apart=way == "apart")
+                )
+                ideal = report.usage.calls * args.latency / args.concurrency
+                ratios[way].append(wall / ideal)
+    ratios["peak"] = [float(p) for p in peak]
+    return ratios
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", type=int, default=500)
     parser.add_argument("--latency", type=float, default=0.4)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     cases = make_cases(args.cases)
+    with tempfile.TemporaryDirectory() as tmp:
+        ratios = wall_over_ideal(cases, args, Path(tmp))  # first: its first run is the process's
     with (
         tempfile.TemporaryDirectory() as tmp,
         FakeAnthropic(claude_like(), latency=args.latency) as fake,
@@ -230,19 +292,29 @@ def main() -> None:
     print(
         f"one question per call: calls_per_case={apart.usage.calls / n:.2f} "
         f"five_calls_per_case={apart5.usage.calls / n:.2f} "
-        f"input_tokens_per_case={apart.usage.input_tokens // n} wall_s={apart_wall:.2f} "
-        f"wall_over_ideal={apart_wall / (apart.usage.calls * args.latency / args.concurrency):.3f}"
+        f"input_tokens_per_case={apart.usage.input_tokens // n} wall_s={apart_wall:.2f}"
+    )
+    together, apart_ratio = (statistics.median(ratios[way]) for way in ("together", "apart"))
+    print(
+        f"wall over ideal, fake API in its own process, after a warm-up, median of {args.repeat}: "
+        f"composed {together:.3f} ({_listed(ratios['together'])}), one question per call "
+        f"{apart_ratio:.3f} ({_listed(ratios['apart'])}); the process's first run, composed: "
+        f"{ratios['first'][0]:.3f}; peak_in_flight={int(ratios['peak'][0])}"
     )
     print(
         f"calls_per_case_cold={cold.usage.calls / n:.2f} "
         f"calls_per_case_warm={warm.usage.calls / n:.2f} "
-        f"wall_over_ideal={cold_wall / ideal:.3f} "
+        f"wall_over_ideal={together:.3f} wall_over_ideal_apart={apart_ratio:.3f} "
         f"input_tokens_per_case={cold.usage.input_tokens // n} "
         f"five_calls_per_changed_case={cold5.usage.calls / n:.2f} "
         f"five_calls_per_unchanged_case={warm5.usage.calls / n:.2f} "
         f"batch_cost_ratio={ratio:.3f} "
         f"larger_case_claims={claims_large} larger_case_calls={large.usage.calls}"
     )
+
+
+def _listed(values: list[float]) -> str:
+    return " ".join(f"{v:.3f}" for v in values)
 
 
 if __name__ == "__main__":
