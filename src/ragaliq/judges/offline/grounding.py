@@ -22,7 +22,8 @@ is stated there:
 
 Words that may go ungrounded (:data:`MAY_GO_UNGROUNDED`) are function words (never content words
 at all), discourse and filler words, generic verbs that carry no fact of their own ("offers",
-"provides", "includes", "needs", "allows"), hedges and frequency words ("usually"), and words
+"provides", "includes", "needs", "allows"; a relation verb such as "offers" or "operates" keeps
+a SUPPORTED claim from being settled offline by the cascade unless its evidence states it), hedges and frequency words ("usually"), and words
 about the exchange itself ("the passage says"). Every noun, adjective, object, place, agent,
 condition, quantity, weekday and any other verb must be stated: a word the evidence does not
 state makes the claim *not verifiable offline*, with that word named in the reason.
@@ -48,6 +49,7 @@ from ragaliq.text.words import (
 __all__ = [
     "MAY_GO_UNGROUNDED",
     "MAY_GO_UNGROUNDED_IN_RECORDS",
+    "RELATIONS",
     "Evidence",
     "evidence_of",
     "polarity_gap",
@@ -55,12 +57,19 @@ __all__ = [
     "ungrounded",
 ]
 
-_GENERIC_VERBS = """
-offer provide include make get give take come go use need allow let help keep find become remain
-contain feature available able possible require want ensure mean put set see know show happen
-apply stay exist receive hold carry bring enable support accept operate
+_LIGHT_VERBS = """
+make get give take come go use need allow let help keep find become remain available able possible
+require want ensure mean put set see know show happen apply stay exist
 """
 """Verbs and adjectives that carry no fact of their own: the fact is in their objects."""
+_RELATION_VERBS = """
+offer provide include contain feature receive hold carry bring enable support accept operate
+"""
+"""Verbs that say what a thing has or does with its objects ("offers", "includes", "operates"):
+a paraphrase often puts one where the context says "has" or "with", so a claim is SUPPORTED
+without its evidence stating it; but the relation is part of the fact, and a claim is settled
+offline (:data:`RELATIONS`) only when its evidence states it."""
+_GENERIC_VERBS = f"{_LIGHT_VERBS} {_RELATION_VERBS}"
 _GENERIC_AGENTS = "people person someone anyone everyone"
 """Nouns for whoever does something, which a paraphrase names where the context is passive."""
 _HEDGES = """
@@ -117,6 +126,9 @@ MAY_GO_UNGROUNDED = (
 """Words a claim may use that its evidence does not state, as written (lower case)."""
 MAY_GO_UNGROUNDED_IN_RECORDS = MAY_GO_UNGROUNDED | _inflections(_RECORD_WORDS)
 """The same for a claim about a JSON record, with the words for the record's structure."""
+RELATIONS = _inflections(_RELATION_VERBS)
+"""The relation verbs as written: a SUPPORTED claim using one its evidence does not state is not
+settled offline (the cascade asks Claude)."""
 _FREE_KEYS = frozenset(word_key(word) for word in MAY_GO_UNGROUNDED)
 
 _DERIVATIONS = (
@@ -292,13 +304,16 @@ def ungrounded(
     figures: Sequence[Quantity],
     hours: bool = False,
     initials: Iterable[str] = (),
+    free: frozenset[str] | None = None,
 ) -> list[str]:
     """The claim's content words (as written) that its evidence does not state, in order.
 
     ``tokens`` are the claim's content words with how it writes them; ``names`` the words of its
     names (lower case); ``figures`` its figures; ``hours`` whether a record's opening hours
     agree with the claim (its times, days and "open" are then stated); ``initials`` the short
-    capitalised words of the context (``CA``), which may write a name of the claim short.
+    capitalised words of the context (``CA``), which may write a name of the claim short;
+    ``free`` the words that may go ungrounded (by default :data:`MAY_GO_UNGROUNDED`, or
+    :data:`MAY_GO_UNGROUNDED_IN_RECORDS` for a record).
     """
     if evidence is None:
         return list(dict.fromkeys(written for _, written in tokens))
@@ -313,7 +328,8 @@ def ungrounded(
                 stated |= UNIT_WORDS.get(figure.dimension, frozenset())
     named = set(names)
     topic = evidence.topic.words if evidence.topic is not None else frozenset()
-    free = MAY_GO_UNGROUNDED_IN_RECORDS if evidence.record else MAY_GO_UNGROUNDED
+    if free is None:
+        free = MAY_GO_UNGROUNDED_IN_RECORDS if evidence.record else MAY_GO_UNGROUNDED
     out: list[str] = []
     for key, written in tokens:
         lower = written.lower().replace("\u2019", "'").removesuffix("'s")

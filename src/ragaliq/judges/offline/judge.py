@@ -58,7 +58,7 @@ from ragaliq.judges.base import (
 from ragaliq.judges.offline.context import ContextIndex
 from ragaliq.judges.offline.features import FEATURES, MAX_CLAIM_WORDS, Analysis, analyse_claims
 from ragaliq.judges.offline.findings import find
-from ragaliq.judges.offline.grounding import polarity_gap
+from ragaliq.judges.offline.grounding import RELATIONS, polarity_gap, ungrounded
 from ragaliq.judges.offline.relevance import rate_relevance
 from ragaliq.judges.offline.work import Work
 from ragaliq.models import (
@@ -79,6 +79,7 @@ from ragaliq.text.citations import CitationReader, without_citations
 from ragaliq.text.words import (
     NEGATIONS,
     STOPWORDS,
+    content_tokens,
     content_words,
     split_sentences,
     word_key,
@@ -479,10 +480,15 @@ def settled(a: Analysis) -> bool:
 
     The cascade keeps such a verdict and asks Claude about every other claim. Not sure of: a
     claim whose subject is a pronoun ("This is the router's address": its words are grounded,
-    not what it stands for), and a claim about a record with a figure stated only in another
-    field than the one the claim rests on ("$20" where the record's "20" is a closing hour).
+    not what it stands for), a claim about a record with a figure stated only in another field
+    than the one the claim rests on ("$20" where the record's "20" is a closing hour), and a
+    claim whose relation verb its evidence does not state ("operates in Lyon on Mondays" where
+    the context says the van "is there" on Mondays: :data:`.grounding.RELATIONS`).
     """
-    return not _PRONOUN_SUBJECT.match(a.text) and a.figures_near
+    if _PRONOUN_SUBJECT.match(a.text) or not a.figures_near:
+        return False
+    relations = [(k, w) for k, w in content_tokens(a.text) if w.lower() in RELATIONS]
+    return not ungrounded(relations, evidence=a.evidence, names=(), figures=(), free=frozenset())
 
 
 def record_lacks(a: Analysis) -> bool:
