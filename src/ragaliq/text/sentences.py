@@ -8,7 +8,9 @@ A response is read as Markdown-ish text, block by block:
 - each list item stands alone, and a line break ends a claim when the line has no final
   punctuation (unless the next line starts in lower case, as a hard-wrapped sentence does);
 - within a paragraph, sentences end at ``.``, ``!`` or ``?`` (not after an abbreviation, an
-  initial or a decimal point), and a sentence that ends inside a quote keeps its closing quote;
+  initial or a decimal point; also with no space before the next sentence's capital, where
+  passages were joined without one), and a sentence that ends inside a quote keeps its closing
+  quote;
 - a sentence joining independent statements with ``;`` or with ``, and`` / ``, but`` (a subject
   and a verb on each side) is split, so that a wrong figure is located in its own clause;
 - a part that adds to a statement stands as a claim of its own (:func:`split_added`): a relative
@@ -56,7 +58,13 @@ _EMPHASIS_LINE = re.compile(r"^\s*(\*\*|__)(?P<text>[^*_]+)\1\s*:?\s*$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _FINAL = re.compile(r"[.!?:;][\"'\u201d\u2019)\]*_]*\s*$")
 _CLOSERS = "\"'\u201d\u2019)]"
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?P<close>[\"'\u201d\u2019)\]]*)\s+|(?<=:)\s+(?=[A-Z])")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?P<close>[\"'\u201d\u2019)\]]*)\s+|(?<=:)\s+(?=[A-Z])"
+    r"|(?<=[a-z0-9]{2}[.!?])(?=[A-Z][a-z])|(?<=[)\"\u201d][.!?])(?=[A-Z][a-z])"
+)
+"""Where a sentence ends: at a stop and the space after it, at a colon before a capital, and at
+a stop glued to the next sentence ("... in Vancouver.Kings of Leon is ...", "... in 1987.Hot Rod
+is ...", where passages were joined without a space; not after an initial: "J.Smith")."""
 _NUMBER_NEXT = re.compile(r"\s*[#\d]")
 _NEXT_WORD = re.compile(r"(?P<word>[A-Z][A-Za-z'\u2019-]*)(?P<dot>\.)?(?:\s+(?P<then>[A-Z][a-z]))?")
 """The word after an abbreviation: whether it ends in a full stop, and whether a capitalised

@@ -400,3 +400,49 @@ def test_every_module_of_the_offline_judge_is_part_of_its_version():
         if item.name.endswith((".py", ".json")) and item.name != "__init__.py"
     }
     assert shipped <= {name for package, name in judge._SOURCES if package == judge.__package__}
+
+
+LIBRARY = (
+    "The Elm Street branch library lends laptops for two weeks. "
+    "On Saturdays the branch has a volunteer who repairs bicycles in the courtyard. "
+    "Both reading rooms close at 8 pm. "
+    "The courtyard is kept by the Friends of Elm Street Library.",
+)
+
+
+async def _judged(claim: str, context: tuple[str, ...] = LIBRARY):
+    case = make_case(context=context)
+    return (await OfflineJudge().verify_claims(case, [claim])).verdicts[0]
+
+
+async def test_a_claim_whose_relation_verb_the_evidence_lacks_is_supported_but_not_settled():
+    # "offers" is a generic verb, so the claim may be SUPPORTED; the relation is still part of
+    # the fact, and the cascade asks Claude about it
+    said = await _judged("The Elm Street branch library lends laptops for two weeks.")
+    assert said.verdict is Verdict.SUPPORTED and settles_offline(said)
+    related = await _judged("The Elm Street branch library offers laptops for two weeks.")
+    assert related.verdict is Verdict.SUPPORTED
+    assert not settles_offline(related)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Only the Elm Street branch library lends laptops for two weeks.",
+        "The Elm Street branch library lends laptops for two weeks before exams.",
+    ],
+)
+async def test_a_word_of_reach_or_comparison_the_evidence_lacks_is_never_settled(claim):
+    assert not settles_offline(await _judged(claim))
+
+
+async def test_a_word_of_reach_the_evidence_writes_may_be_settled():
+    v = await _judged("Both reading rooms close at 8 pm.")
+    assert v.verdict is Verdict.SUPPORTED and settles_offline(v)
+
+
+async def test_a_claim_that_only_names_something_is_never_settled():
+    v = await _judged("Friends of Elm Street Library")
+    assert not settles_offline(v)
+    said = await _judged("The courtyard is kept by the Friends of Elm Street Library.")
+    assert said.verdict is Verdict.SUPPORTED and settles_offline(said)

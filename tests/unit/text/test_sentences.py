@@ -260,3 +260,17 @@ def test_a_very_long_response_is_split_without_hanging(unit):
         timeout=HANG_GUARD_S,
     )
     assert int(done.stdout) > 0
+
+
+def test_sentences_glued_without_a_space_end_at_their_stop_but_not_after_an_initial():
+    text = (
+        'The ferry runs hourly.Tickets cost 4 euros in 2024.The pier reopened in "Spring".'
+        "Boats leave from J.Smith Quay. The fare is 3.5 euros."
+    )
+    assert split_context(text) == [
+        "The ferry runs hourly.",
+        "Tickets cost 4 euros in 2024.",
+        'The pier reopened in "Spring".',
+        "Boats leave from J.Smith Quay.",
+        "The fare is 3.5 euros.",
+    ]

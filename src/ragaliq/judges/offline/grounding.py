@@ -23,7 +23,8 @@ is stated there:
 Words that may go ungrounded (:data:`MAY_GO_UNGROUNDED`) are function words (never content words
 at all), discourse and filler words, generic verbs that carry no fact of their own ("offers",
 "provides", "includes", "needs", "allows"; a relation verb such as "offers" or "operates" keeps
-a SUPPORTED claim from being settled offline by the cascade unless its evidence states it), hedges and frequency words ("usually"), and words
+a SUPPORTED claim from being settled offline by the cascade unless its evidence states it),
+hedges and frequency words ("usually"), and words
 about the exchange itself ("the passage says"). Every noun, adjective, object, place, agent,
 condition, quantity, weekday and any other verb must be stated: a word the evidence does not
 state makes the claim *not verifiable offline*, with that word named in the reason.
@@ -50,6 +51,7 @@ __all__ = [
     "MAY_GO_UNGROUNDED",
     "MAY_GO_UNGROUNDED_IN_RECORDS",
     "RELATIONS",
+    "SCOPES",
     "Evidence",
     "evidence_of",
     "polarity_gap",
@@ -129,6 +131,17 @@ MAY_GO_UNGROUNDED_IN_RECORDS = MAY_GO_UNGROUNDED | _inflections(_RECORD_WORDS)
 RELATIONS = _inflections(_RELATION_VERBS)
 """The relation verbs as written: a SUPPORTED claim using one its evidence does not state is not
 settled offline (the cascade asks Claude)."""
+SCOPES = frozenset(
+    """
+    only all each every both either neither none more most less least fewer fewest same first
+    last before after better best worse worst earlier earliest later latest older oldest younger
+    youngest larger largest bigger biggest smaller smallest higher highest lower lowest longer
+    longest shorter shortest faster fastest cheaper cheapest greater greatest
+    """.split()
+)
+"""Words that say how far a claim reaches or how it compares ("both", "only", "first", "more",
+"largest", "before"): function words to the grounding, yet they make the claim; a SUPPORTED
+claim with one its evidence does not write is not settled offline (the cascade asks Claude)."""
 _FREE_KEYS = frozenset(word_key(word) for word in MAY_GO_UNGROUNDED)
 
 _DERIVATIONS = (

@@ -58,7 +58,7 @@ from ragaliq.judges.base import (
 from ragaliq.judges.offline.context import ContextIndex
 from ragaliq.judges.offline.features import FEATURES, MAX_CLAIM_WORDS, Analysis, analyse_claims
 from ragaliq.judges.offline.findings import find
-from ragaliq.judges.offline.grounding import RELATIONS, polarity_gap, ungrounded
+from ragaliq.judges.offline.grounding import RELATIONS, SCOPES, polarity_gap, ungrounded
 from ragaliq.judges.offline.relevance import rate_relevance
 from ragaliq.judges.offline.work import Work
 from ragaliq.models import (
@@ -421,7 +421,7 @@ def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdic
             evidence=evidence,
             reason="The context states this almost word for word.",
             confidence=round(max(1 - p, 0.95), 3),
-            flags=(CONFIDENT,),
+            flags=(CONFIDENT,) if worded_as_evidence(a) else (),
         )
     if p < model.threshold:
         return ClaimVerdict(
@@ -470,6 +470,23 @@ def polarity_of(a: Analysis) -> str:
     return polarity_gap(a.text, a.words, a.evidence)
 
 
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+_COPULAS = frozenset("is are was were be been has have had".split())
+
+
+def _states(text: str) -> bool:
+    """Whether a claim says something of a thing rather than only naming one.
+
+    Whether it has a content word in lower case or a copula: "Mike's Gym in Oostzaan" and "The
+    Art Gallery of Ontario" have neither, "Solano Café is in Cork" has one. A name's fact is the
+    question's ("which gym?"), which the offline judge does not read: a claim that only names is
+    never settled offline.
+    """
+    return any(w.islower() and (w not in STOPWORDS or w in _COPULAS) for w in _WORD.findall(text))
+
+
 _PRONOUN_SUBJECT = re.compile(
     r"\W*(?:it|its|they|their|this|these|that|those|he|she|his|her)\b", re.IGNORECASE
 )
@@ -481,11 +498,25 @@ def settled(a: Analysis) -> bool:
     The cascade keeps such a verdict and asks Claude about every other claim. Not sure of: a
     claim whose subject is a pronoun ("This is the router's address": its words are grounded,
     not what it stands for), a claim about a record with a figure stated only in another field
-    than the one the claim rests on ("$20" where the record's "20" is a closing hour), and a
-    claim whose relation verb its evidence does not state ("operates in Lyon on Mondays" where
-    the context says the van "is there" on Mondays: :data:`.grounding.RELATIONS`).
+    than the one the claim rests on ("$20" where the record's "20" is a closing hour), and any
+    claim :func:`worded_as_evidence` is not sure of.
     """
-    if _PRONOUN_SUBJECT.match(a.text) or not a.figures_near:
+    return not _PRONOUN_SUBJECT.match(a.text) and a.figures_near and worded_as_evidence(a)
+
+
+def worded_as_evidence(a: Analysis) -> bool:
+    """Whether the claim's evidence says all that its wording adds to its grounded words.
+
+    Not sure of: a claim that only names something ("The Art Gallery of Ontario", whose fact is
+    the question's: :func:`_states`), one with a word of reach or comparison its evidence does
+    not write ("both are Canadian", "was born first": :data:`.grounding.SCOPES`), and one whose
+    relation verb its evidence does not state ("operates in Lyon on Mondays" where the context
+    says the van "is there" on Mondays: :data:`.grounding.RELATIONS`).
+    """
+    if a.evidence is None or not _states(a.text):
+        return False
+    written = {w.lower() for w in _WORD.findall(a.text)}
+    if not (written & SCOPES) <= a.evidence.surface:
         return False
     relations = [(k, w) for k, w in content_tokens(a.text) if w.lower() in RELATIONS]
     return not ungrounded(relations, evidence=a.evidence, names=(), figures=(), free=frozenset())
