@@ -11,10 +11,11 @@ sure of taken out first:
   verbatim support (the offline judge's surest case) common.
 - **verifies** every claim with the offline judge first. Only what it grounds is settled there:
   a claim it rates SUPPORTED (the ``offline_confident`` flag: its evidence, the context sentence
-  the claim rests on, states every content word of the claim and its negations) keeps that
-  verdict and never reaches the API. Everything else goes to Claude, the offline judge's
-  accusations included (a figure or a name it cannot find may be said otherwise in the
-  context), and so do claims it could not check: all in the call that reads the context
+  the claim rests on, states every content word of the claim and its negations, writes its
+  words of reach and comparison and states its relation verb, and the claim says more than a
+  name) keeps that verdict and never reaches the API. Everything else goes to Claude, the
+  offline judge's accusations included (a figure or a name it cannot find may be said otherwise
+  in the context), and so do claims it could not check: all in the call that reads the context
   (batched only past ``judge.claims_per_call``), the verdicts merged back in the claims' order.
   A case whose claims are all settled costs no verification call; a case the offline judge
   stops on (its work bound) sends every claim to Claude.
