@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -187,28 +188,36 @@ def fake_elsewhere(latency: float) -> Iterator[tuple[str, list[int]]]:
             process.kill()
 
 
-def wall_over_ideal(
-    cases: list[TestCase], args: argparse.Namespace, tmp: Path
-) -> dict[str, list[float]]:
+@dataclass
+class WallOverIdeal:
+    """Cold runs' wall time over their ideal, against a fake API in a process of its own."""
+
+    first: float
+    """The process's first run, composed: with the SDK's and the client's first-use costs."""
+    together: list[float] = field(default_factory=list)
+    """After a warm-up, the questions a case needs composed by what they read."""
+    apart: list[float] = field(default_factory=list)
+    """After a warm-up, each question in a call of its own."""
+    peak_in_flight: int = 0
+
+
+def wall_over_ideal(cases: list[TestCase], args: argparse.Namespace, tmp: Path) -> WallOverIdeal:
     """Each way's cold-run wall time over its ideal, ``args.repeat`` times, the ways in turn."""
-    ratios: dict[str, list[float]] = {"together": [], "apart": []}
     warm_up = make_cases(len(cases) + 8)[len(cases) :]
+
+    def ratio(name: str, batch: list[TestCase], *, apart: bool = False) -> float:
+        cache = tmp / f"{name}.sqlite"
+        report, wall = asyncio.run(run_once(batch, url, cache, args.concurrency, apart=apart))
+        return wall / (report.usage.calls * args.latency / args.concurrency)
+
     with fake_elsewhere(args.latency) as (url, peak):
-        first, first_wall = asyncio.run(
-            run_once(cases, url, tmp / "first.sqlite", args.concurrency)
-        )
-        ratios["first"] = [first_wall / (first.usage.calls * args.latency / args.concurrency)]
-        asyncio.run(run_once(warm_up, url, tmp / "warm-up.sqlite", args.concurrency, apart=True))
+        measured = WallOverIdeal(first=ratio("first", cases))
+        ratio("warm-up", warm_up, apart=True)
         for k in range(args.repeat):
-            for way in ("together", "apart"):
-                cache = tmp / f"{way}-{k}.sqlite"
-                report, wall = asyncio.run(
-                    run_once(cases, url, cache, args.concurrency, apart=way == "apart")
-                )
-                ideal = report.usage.calls * args.latency / args.concurrency
-                ratios[way].append(wall / ideal)
-    ratios["peak"] = [float(p) for p in peak]
-    return ratios
+            measured.together.append(ratio(f"together-{k}", cases))
+            measured.apart.append(ratio(f"apart-{k}", cases, apart=True))
+    measured.peak_in_flight = peak[0]
+    return measured
 
 
 def main() -> None:
@@ -294,12 +303,12 @@ def main() -> None:
         f"five_calls_per_case={apart5.usage.calls / n:.2f} "
         f"input_tokens_per_case={apart.usage.input_tokens // n} wall_s={apart_wall:.2f}"
     )
-    together, apart_ratio = (statistics.median(ratios[way]) for way in ("together", "apart"))
+    together, apart_ratio = statistics.median(ratios.together), statistics.median(ratios.apart)
     print(
         f"wall over ideal, fake API in its own process, after a warm-up, median of {args.repeat}: "
-        f"composed {together:.3f} ({_listed(ratios['together'])}), one question per call "
-        f"{apart_ratio:.3f} ({_listed(ratios['apart'])}); the process's first run, composed: "
-        f"{ratios['first'][0]:.3f}; peak_in_flight={int(ratios['peak'][0])}"
+        f"composed {together:.3f} ({_listed(ratios.together)}), one question per call "
+        f"{apart_ratio:.3f} ({_listed(ratios.apart)}); the process's first run, composed: "
+        f"{ratios.first:.3f}; peak_in_flight={ratios.peak_in_flight}"
     )
     print(
         f"calls_per_case_cold={cold.usage.calls / n:.2f} "

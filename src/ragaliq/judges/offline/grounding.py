@@ -22,12 +22,12 @@ is stated there:
 
 Words that may go ungrounded (:data:`MAY_GO_UNGROUNDED`) are function words (never content words
 at all), discourse and filler words, generic verbs that carry no fact of their own ("offers",
-"provides", "includes", "needs", "allows"; a relation verb such as "offers" or "operates" keeps
-a SUPPORTED claim from being settled offline by the cascade unless its evidence states it),
-hedges and frequency words ("usually"), and words
+"provides", "includes", "needs", "allows"), hedges and frequency words ("usually"), and words
 about the exchange itself ("the passage says"). Every noun, adjective, object, place, agent,
 condition, quantity, weekday and any other verb must be stated: a word the evidence does not
-state makes the claim *not verifiable offline*, with that word named in the reason.
+state makes the claim *not verifiable offline*, with that word named in the reason. The cascade
+asks more before it settles a SUPPORTED claim offline: its relation verb (:data:`RELATIONS`:
+"offers", "operates") stated, and its words of reach and comparison (:data:`SCOPES`) written.
 """
 
 from __future__ import annotations

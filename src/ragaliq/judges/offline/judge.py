@@ -471,8 +471,6 @@ def polarity_of(a: Analysis) -> str:
 
 
 _WORD = re.compile(r"[A-Za-z]+")
-
-
 _COPULAS = frozenset("is are was were be been has have had".split())
 
 
