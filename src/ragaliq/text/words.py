@@ -297,8 +297,12 @@ def _normalise_number(token: str) -> str:
     return f"{whole}.{fraction}" if fraction else whole
 
 
+@lru_cache(maxsize=16384)
 def is_negated(text: str) -> bool:
-    """Whether a sentence contains a negation word (or "unless", which negates a condition)."""
+    """Whether a sentence contains a negation word (or "unless", which negates a condition).
+
+    Cached: a context sentence is compared with each claim it may support, several ways.
+    """
     text = _read_phrases(text)
     return (
         any(token.lower().replace("\u2019", "'") in NEGATION_CUES for token in _WORD.findall(text))

@@ -398,14 +398,11 @@ def _cooccurrence(
     links = list(itertools.pairwise(known))
     if not links:
         return best_cov
-    holders: dict[str, set[int]] = {}
-    for i, shared in found.overlaps.items():
-        for word in shared:
-            holders.setdefault(word, set()).add(i)
     index.work.spend(len(links) + sum(len(shared) for shared in found.overlaps.values()))
-    return sum(
-        a == b or not holders.get(a, set()).isdisjoint(holders.get(b, ())) for a, b in links
-    ) / len(links)
+    # the best sentence first: it holds most pairs, so most links are settled by the first look
+    best = found.best_id
+    held = [found.overlaps[best], *found.overlaps.values()] if best is not None else []
+    return sum(a == b or any(a in s and b in s for s in held) for a, b in links) / len(links)
 
 
 def _longest_run(state: list[int], kind: int) -> int:
@@ -611,17 +608,18 @@ def _best_sentences(words: frozenset[str], index: ContextIndex) -> _Found:
     index.work.spend(3 * len(candidates) * len(words))
     overlaps = {i: words & sentences[i].words for i in candidates}
     overlap = {i: len(shared) for i, shared in overlaps.items()}
-    ranked = sorted(
-        (i for i in overlap if 2 * overlap[i] >= len(words)), key=lambda i: (-overlap[i], i)
-    )
-    close = tuple(sentences[i] for i in ranked[:CLOSE])
-    best_id = min(overlap, key=lambda i: (-overlap[i], i))
+    keyed = sorted((-count, i) for i, count in overlap.items())  # most words first, then order
+    best_id = keyed[0][1]
+    close = tuple(sentences[i] for count, i in keyed[:CLOSE] if -2 * count >= len(words))
     best = sentences[best_id]
     n = len(words)
     covered = overlap[best_id]
     rest = words - best.words
     shares = []
     for _ in range(2):
+        if not rest:  # the best sentence holds every word: no other adds one
+            shares.append(covered / n)
+            continue
         gains = {i: len(rest & sentences[i].words) for i in overlap if i != best_id}
         pick = min(gains, key=lambda i: (-gains[i], i), default=None)
         if pick is not None and gains[pick]:
