@@ -46,7 +46,9 @@ def one_line(json_text: str) -> str:
     JSON allows both raw inside strings, and they can only occur there, so the escape keeps the
     value; tools that split lines the way Python's ``str.splitlines`` does would break them.
     """
-    return json_text.translate(_LINE_SEPARATORS)
+    if "\u2028" in json_text or "\u2029" in json_text:  # rare: a scan is far cheaper than a map
+        return json_text.translate(_LINE_SEPARATORS)
+    return json_text
 
 
 def _dumps(value: Any) -> str:
