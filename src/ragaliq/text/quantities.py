@@ -143,6 +143,7 @@ _ADJECTIVES = frozenset(
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)$", re.I)
 
 _DIGITS = re.compile(
+    r"(?=[$\u20ac\u00a3\d])"  # where a figure can start: a quick test at every position
     r"(?:(?P<cur>[$\u20ac\u00a3]\s?)|(?<![\w.$\u20ac\u00a3])(?<![A-Za-z]-))"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?"
     r"|\d{1,2}:[0-5]\d(?!\d)|\d+(?:\.\d+)?)(?P<suf>(?:[A-Za-z\u00b0%]+(?:/[A-Za-z]+)?|%))?(?![\w])"
@@ -173,6 +174,8 @@ _FIGURE_HINTS = _shortest(_HINTS)
 """A text with a figure in words holds one of these (in any case): number words, units of time."""
 _NUMBER_HINTS = _shortest(tuple(NUMBER_WORDS))
 """A text that :data:`_WORDS` can match holds one of these (in any case)."""
+_TIME_HINTS = _shortest(_TIME_WORDS)
+"""A text where :data:`_A_UNIT` can find a unit of time ("in a week") holds one of these."""
 _DURATION_HINTS = ("half", "quarter")
 """A text that :data:`_DURATION` can match holds one of these (in any case)."""
 
@@ -308,14 +311,14 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         keep(*_from_digits(text, match))
     for match in _WORDS.finditer(text) if _holds(folded, _NUMBER_HINTS) else ():
         keep(*_from_words(text, match))
-    for match in _LONG.finditer(text):
+    for match in _LONG.finditer(text) if "long" in folded else ():
         keep(
             _quantity(
                 1.0, UNITS[match[1].lower()], match.group(0), in_words=True, start=match.start()
             ),
             match.end(),
         )
-    for match in _A_UNIT.finditer(text):
+    for match in _A_UNIT.finditer(text) if _holds(folded, _TIME_HINTS) else ():
         word = match["unit"].lower()
         if word in _TIME_WORDS:
             quantity = _quantity(
