@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from ragaliq.errors import JudgeWorkError
@@ -9,7 +11,7 @@ from ragaliq.evaluators.questions import VERIFY
 from ragaliq.judges.cascade import CascadeJudge
 from ragaliq.judges.offline import OfflineJudge
 from ragaliq.judges.offline.context import MAX_CANDIDATES
-from ragaliq.judges.offline.work import WORK_FLOOR, Work
+from ragaliq.judges.offline.work import WORK_FLOOR, Work, collection_paused
 from ragaliq.models import TestCase, Verdict
 from tests.conftest import make_case
 from tests.unit.judges.test_cascade import RecordingClaude
@@ -113,3 +115,25 @@ async def test_the_cascade_sends_every_claim_to_claude_when_the_offline_judge_st
     assert judge.stats.unchecked_cases == 1
     notice = judge.stats.notice()
     assert notice is not None and "stopped on 1 case" in notice
+
+
+def test_the_cycle_collector_is_held_off_while_judging_and_back_on_after_it_even_on_an_error():
+    assert gc.isenabled()
+    with collection_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(JudgeWorkError), collection_paused():
+        Work(size=0).spend(WORK_FLOOR + 1)
+    assert gc.isenabled()
+
+
+async def test_judging_a_case_leaves_the_cycle_collector_as_it_found_it():
+    case, claims = shared_words_case(3)
+    await work_of(case, claims)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        await work_of(case, claims)
+        assert not gc.isenabled()  # a caller that turned it off keeps it off
+    finally:
+        gc.enable()

@@ -60,7 +60,7 @@ from ragaliq.judges.offline.features import FEATURES, MAX_CLAIM_WORDS, Analysis,
 from ragaliq.judges.offline.findings import find
 from ragaliq.judges.offline.grounding import RELATIONS, SCOPES, polarity_gap, ungrounded
 from ragaliq.judges.offline.relevance import rate_relevance
-from ragaliq.judges.offline.work import Work
+from ragaliq.judges.offline.work import Work, collection_paused
 from ragaliq.models import (
     NOT_VERIFIABLE,
     ChunkRating,
@@ -302,16 +302,17 @@ class OfflineJudge:
         )
         stated = [_stated(claim, markers) for claim in claims]
         try:
-            index = ContextIndex.build(case.context, query=case.query, work=work)
-            model = self.model.for_index(index)
-            verdicts = tuple(
-                _naming_chunks(_verdict(analysis, model, index), analysis, index, claim)
-                for claim, analysis in zip(claims, analyse_claims(stated, index), strict=True)
-            )
-            fact_verdicts = tuple(
-                _naming_chunks(_verdict(analysis, model, index), analysis, index, fact)
-                for fact, analysis in zip(facts, analyse_claims(facts, index), strict=True)
-            )
+            with collection_paused():  # no await inside: nothing else runs meanwhile
+                index = ContextIndex.build(case.context, query=case.query, work=work)
+                model = self.model.for_index(index)
+                verdicts = tuple(
+                    _naming_chunks(_verdict(analysis, model, index), analysis, index, claim)
+                    for claim, analysis in zip(claims, analyse_claims(stated, index), strict=True)
+                )
+                fact_verdicts = tuple(
+                    _naming_chunks(_verdict(analysis, model, index), analysis, index, fact)
+                    for fact, analysis in zip(facts, analyse_claims(facts, index), strict=True)
+                )
         finally:
             self.work_spent += work.spent
         result = VerificationResult(verdicts=verdicts, fact_verdicts=fact_verdicts)
