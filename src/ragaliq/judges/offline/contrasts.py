@@ -343,6 +343,8 @@ def widened(claim: str, sentence: str) -> Change | None:
     widen anything itself.
     """
     said = tokens(claim)
+    if WIDE_WORDS.isdisjoint(said) and WIDE_PLACE_WORDS.isdisjoint(said):
+        return None  # nothing in the claim that could widen a scope
     context = tokens(sentence)
     if set(context) & (WIDE_WORDS | WIDE_PLACE_WORDS):
         return None
