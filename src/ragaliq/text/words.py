@@ -243,7 +243,7 @@ def stem(word: str) -> str:
 
 def content_words(text: str) -> list[str]:
     """Stemmed words that carry meaning (no stopwords), numbers normalised, in order."""
-    return [key for key, _ in content_tokens(text)]
+    return [key for key, _ in _content_tokens(text)]
 
 
 def content_tokens(text: str) -> list[tuple[str, str]]:
@@ -393,6 +393,8 @@ def negation_scopes(text: str) -> tuple[tuple[str, ...], ...]:
 
 def tokens(text: str) -> list[str]:
     """Every word and number of a text, lower-cased, stopwords kept: for verbatim matching."""
+    if text.isascii():  # lower-cased at once: the same words, as no letter changes its length
+        return _WORD.findall(text.lower())
     return [token.lower().replace("\u2019", "'") for token in _WORD.findall(text)]
 
 
