@@ -355,7 +355,8 @@ def negated_words(text: str) -> frozenset[str]:
 
 
 _NEGATION_HINT = re.compile(
-    r"\b(?:not?|never|none|nobody|nothing|neither|nor|cannot|without|unless)\b|n['\u2019]t\b",
+    r"(?=[ncwu])"  # where a negation can start: a quick test at every position
+    r"(?:\b(?:not?|never|none|nobody|nothing|neither|nor|cannot|without|unless)\b|n['\u2019]t\b)",
     re.IGNORECASE,
 )
 """A quick test for a text with no negation at all (most sentences), before reading it word

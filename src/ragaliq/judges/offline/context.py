@@ -95,9 +95,11 @@ _ACRONYM = re.compile(r"\b(?:[A-Za-z]\.){2,}")
 _PRONOUN_START = re.compile(r"\W*(?:it|they|this|these|he|she)\b", re.IGNORECASE)
 _CAPITALS = re.compile(r"\b[A-Z](?:[A-Z]{1,4}|[a-z]{1,3})\b")
 _DOTTED = re.compile(r"\b[A-Za-z]+(?:\.[A-Za-z]+)+\b")
+"""A word written with inner full stops (``Ph.D``), to be known without them (``phd``)."""
+_LETTER_DOT_LETTER = re.compile(r"[A-Za-z]\.[A-Za-z]")
+"""What an acronym (``U.S.``) and a dotted word (``Ph.D``) both hold: a quick test for them."""
 _RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+){1,3}\b")
 """A name of two to four capitalised words, whose initials a claim may write (``LA``)."""
-"""A word written with inner full stops (``Ph.D``), to be known without them (``phd``)."""
 NEAR_PREFIX = 5
 """A novel word sharing this many first letters with a context word is a near match."""
 
@@ -578,6 +580,7 @@ def _surface_words(text: str, raw: Sequence[str]) -> set[str]:
     """A sentence's words as written: its tokens, the parts of hyphenated ones, its acronyms."""
     found = set(raw)
     found.update(piece for token in raw if "-" in token for piece in token.split("-"))
-    found.update(m.replace(".", "").lower() for m in _ACRONYM.findall(text))
-    found.update(m.replace(".", "").lower() for m in _DOTTED.findall(text))
+    if _LETTER_DOT_LETTER.search(text):  # what both need: most sentences have neither
+        found.update(m.replace(".", "").lower() for m in _ACRONYM.findall(text))
+        found.update(m.replace(".", "").lower() for m in _DOTTED.findall(text))
     return found
