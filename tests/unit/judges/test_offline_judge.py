@@ -446,3 +446,148 @@ async def test_a_claim_that_only_names_something_is_never_settled():
     assert not settles_offline(v)
     said = await _judged("The courtyard is kept by the Friends of Elm Street Library.")
     assert said.verdict is Verdict.SUPPORTED and settles_offline(said)
+
+
+async def _settled(claim: str, *context: str) -> bool:
+    v = await _judged(claim, context)
+    return v.verdict is Verdict.SUPPORTED and settles_offline(v)
+
+
+@pytest.mark.parametrize(
+    ("claim", "context"),
+    [
+        pytest.param(
+            "Mount the shelf with the stainless-steel brackets supplied in the box.",
+            "Mount the shelf with the stainless steel brackets supplied in the box.",
+            id="one word for two, hyphenated",
+        ),
+        pytest.param(
+            "Every guest room has a coffee maker and a hairdryer.",
+            "Every guest room has a coffee maker and a hair dryer.",
+            id="one word for two",
+        ),
+        pytest.param(
+            "Spare batteries are reasonable in price at the front desk.",
+            "Spare batteries are priced reasonably at the front desk.",
+            id="a derivation",
+        ),
+        pytest.param(
+            "The hotel restaurant serves Thai and Vietnamese cuisine.",
+            "The hotel restaurant serves Thai and Vietnamese dishes.",
+            id="a noun of what is on offer",
+        ),
+        pytest.param(
+            "The ward offers same-day and walk-in appointment options.",
+            "The ward offers same-day and walk-in appointments.",
+            id="options",
+        ),
+        pytest.param(
+            "Unfortunately, the museum's east wing has closed for repairs until March.",
+            "The museum's east wing has closed for repairs until March.",
+            id="an adverb of attitude",
+        ),
+    ],
+)
+async def test_wording_that_states_no_fact_of_its_own_is_settled(claim, context):
+    assert await _settled(claim, context)
+
+
+@pytest.mark.parametrize(
+    ("claim", "context", "word"),
+    [
+        pytest.param(
+            "The ferry gave insight into the harbour all morning.",
+            "The ferry stayed in sight of the harbour all morning.",
+            "insight",
+            id="two words joined across a function word",
+        ),
+        pytest.param(
+            "The Definite Guide series covers Python packaging.",
+            "The Definitive Guide series covers Python packaging.",
+            "Definite",
+            id="a capitalised word is compared as written, not by its root",
+        ),
+    ],
+)
+async def test_a_word_read_as_written_grounds_only_what_it_says(claim, context, word):
+    v = await _judged(claim, (context,))
+    assert not v.verifiable and f'"{word}"' in v.reason
+
+
+async def test_a_plural_is_grounded_where_the_key_of_the_word_differs():
+    employee = await _judged(
+        "The inspectors found that each employee wore gloves.",
+        ("The inspectors found that each of the employees wore gloves.",),
+    )
+    assert employee.verdict is Verdict.SUPPORTED
+
+
+async def test_a_noun_of_what_is_on_offer_grounds_nothing_it_is_said_of():
+    v = await _judged(
+        "The hotel restaurant serves Korean cuisine.",
+        ("The hotel restaurant serves Thai and Vietnamese dishes.",),
+    )
+    assert not settles_offline(v) and "Korean" in v.reason
+
+
+ROUTER = (
+    "Annual plans can be cancelled within 30 days.",
+    "The router restarts itself every night at 3 am.",
+)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The router restarts itself every night at 3 am (Passage 2).",
+        "According to passages 1 and 2, annual plans can be cancelled within 30 days.",
+    ],
+)
+async def test_a_source_named_by_its_number_is_no_figure_to_ground(claim):
+    assert await _settled(claim, *ROUTER)
+
+
+async def test_a_figure_beside_a_source_number_is_still_checked():
+    v = await _judged("The router restarts itself every night at 4 am (Passage 2).", ROUTER)
+    assert v.verdict is Verdict.CONTRADICTED and "4 am" in v.reason
+    bare = await _judged("(Passage 2)", ROUTER)
+    assert not settles_offline(bare)
+
+
+NOODLE_BAR = json.dumps(
+    {
+        "name": "Harbor Noodle Bar",
+        "address": "12 Quay St",
+        "stars": 4.5,
+        "attributes": {
+            "OutdoorSeating": True,
+            "WiFi": "free",
+            "RestaurantsDelivery": None,
+            "RestaurantsReservations": False,
+        },
+        "categories": "Noodles, Ramen, Restaurants",
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Harbor Noodle Bar offers outdoor seating.",
+        "Harbor Noodle Bar provides free WiFi.",
+        "Harbor Noodle Bar has received a rating of 4.5 stars.",
+    ],
+)
+async def test_a_relation_verb_is_stated_by_the_record_fields_that_confirm_the_claim(claim):
+    assert await _settled(claim, NOODLE_BAR)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Harbor Noodle Bar offers outdoor seating and delivery.",
+        "Harbor Noodle Bar accepts reservations.",
+    ],
+)
+async def test_a_record_that_leaves_a_field_null_or_denies_it_settles_nothing(claim):
+    assert not settles_offline(await _judged(claim, (NOODLE_BAR,)))
