@@ -448,50 +448,6 @@ async def test_a_claim_that_only_names_something_is_never_settled():
     assert said.verdict is Verdict.SUPPORTED and settles_offline(said)
 
 
-async def _settled(claim: str, *context: str) -> bool:
-    v = await _judged(claim, context)
-    return v.verdict is Verdict.SUPPORTED and settles_offline(v)
-
-
-@pytest.mark.parametrize(
-    ("claim", "context"),
-    [
-        pytest.param(
-            "Mount the shelf with the stainless-steel brackets supplied in the box.",
-            "Mount the shelf with the stainless steel brackets supplied in the box.",
-            id="one word for two, hyphenated",
-        ),
-        pytest.param(
-            "Every guest room has a coffee maker and a hairdryer.",
-            "Every guest room has a coffee maker and a hair dryer.",
-            id="one word for two",
-        ),
-        pytest.param(
-            "Spare batteries are reasonable in price at the front desk.",
-            "Spare batteries are priced reasonably at the front desk.",
-            id="a derivation",
-        ),
-        pytest.param(
-            "The hotel restaurant serves Thai and Vietnamese cuisine.",
-            "The hotel restaurant serves Thai and Vietnamese dishes.",
-            id="a noun of what is on offer",
-        ),
-        pytest.param(
-            "The ward offers same-day and walk-in appointment options.",
-            "The ward offers same-day and walk-in appointments.",
-            id="options",
-        ),
-        pytest.param(
-            "Unfortunately, the museum's east wing has closed for repairs until March.",
-            "The museum's east wing has closed for repairs until March.",
-            id="an adverb of attitude",
-        ),
-    ],
-)
-async def test_wording_that_states_no_fact_of_its_own_is_settled(claim, context):
-    assert await _settled(claim, context)
-
-
 @pytest.mark.parametrize(
     ("claim", "context", "word"),
     [
@@ -505,46 +461,49 @@ async def test_wording_that_states_no_fact_of_its_own_is_settled(claim, context)
             "The Definite Guide series covers Python packaging.",
             "The Definitive Guide series covers Python packaging.",
             "Definite",
-            id="a capitalised word is compared as written, not by its root",
+            id="a name differing by a suffix",
         ),
     ],
 )
-async def test_a_word_read_as_written_grounds_only_what_it_says(claim, context, word):
+async def test_a_word_only_like_one_the_evidence_writes_is_not_grounded_by_it(claim, context, word):
     v = await _judged(claim, (context,))
     assert not v.verifiable and f'"{word}"' in v.reason
 
 
-async def test_a_plural_is_grounded_where_the_key_of_the_word_differs():
-    employee = await _judged(
-        "The inspectors found that each employee wore gloves.",
-        ("The inspectors found that each of the employees wore gloves.",),
-    )
-    assert employee.verdict is Verdict.SUPPORTED
-
-
-async def test_a_noun_of_what_is_on_offer_grounds_nothing_it_is_said_of():
-    v = await _judged(
-        "The hotel restaurant serves Korean cuisine.",
-        ("The hotel restaurant serves Thai and Vietnamese dishes.",),
-    )
-    assert not settles_offline(v) and "Korean" in v.reason
+@pytest.mark.parametrize(
+    ("claim", "context", "noun"),
+    [
+        pytest.param(
+            "The hotel restaurant serves Thai and Vietnamese cuisine.",
+            "The hotel restaurant serves Thai and Vietnamese dishes.",
+            "cuisine",
+            id="a noun of a kind of thing",
+        ),
+        pytest.param(
+            "The ward offers same-day and walk-in appointment options.",
+            "The ward offers same-day and walk-in appointments.",
+            "options",
+            id="a noun of choice",
+        ),
+        pytest.param(
+            "The bakery offers custom cake and catering services.",
+            "The bakery offers custom cakes.",
+            "catering",
+            id="an added service",
+        ),
+    ],
+)
+async def test_a_generic_noun_the_evidence_does_not_state_keeps_a_claim_from_being_settled(
+    claim, context, noun
+):
+    v = await _judged(claim, (context,))
+    assert not settles_offline(v) and noun in v.reason
 
 
 ROUTER = (
     "Annual plans can be cancelled within 30 days.",
     "The router restarts itself every night at 3 am.",
 )
-
-
-@pytest.mark.parametrize(
-    "claim",
-    [
-        "The router restarts itself every night at 3 am (Passage 2).",
-        "According to passages 1 and 2, annual plans can be cancelled within 30 days.",
-    ],
-)
-async def test_a_source_named_by_its_number_is_no_figure_to_ground(claim):
-    assert await _settled(claim, *ROUTER)
 
 
 async def test_a_figure_beside_a_source_number_is_still_checked():
@@ -578,8 +537,9 @@ NOODLE_BAR = json.dumps(
         "Harbor Noodle Bar has received a rating of 4.5 stars.",
     ],
 )
-async def test_a_relation_verb_is_stated_by_the_record_fields_that_confirm_the_claim(claim):
-    assert await _settled(claim, NOODLE_BAR)
+async def test_a_relation_verb_a_record_confirms_only_by_its_fields_is_sent_on(claim):
+    v = await _judged(claim, (NOODLE_BAR,))
+    assert v.verdict is Verdict.SUPPORTED and not settles_offline(v)
 
 
 @pytest.mark.parametrize(

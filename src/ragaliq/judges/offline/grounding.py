@@ -15,29 +15,23 @@ is stated there:
   the same group in the paraphrase table (:data:`ragaliq.text.words.SYNONYMS`: "buy" and
   "purchase", "fix" and "repair");
 - as a derivation of one: the same root once a suffix that derives one word from another is
-  dropped ("inspection" and "inspected", "rotation" and "rotates"; :func:`root`), from the
-  word's key or, for a word that is no name, from the word as written (:func:`family`);
-- as one word for two words of content the evidence writes next to each other ("heavy-duty"
-  or "breadsticks" where it says "heavy duty" or "bread sticks");
+  dropped ("inspection" and "inspected", "rotation" and "rotates"; :func:`root`);
 - for a figure, in any unit or spelling that says the same (90 days are three months);
 - for a weekday or a month, by a day the evidence names or implies ("Tuesday to Sunday" names
   Friday, not Monday).
 
 Words that may go ungrounded (:data:`MAY_GO_UNGROUNDED`) are function words (never content words
-at all), discourse and filler words, adverbs of the writer's attitude ("unfortunately"), nouns
-that only say a thing is on offer ("takeout options"), generic verbs that carry no fact of their
-own ("offers", "provides", "includes", "needs", "allows"), hedges and frequency words
-("usually"), and words about the exchange itself ("the passage says"). Every noun, adjective,
-object, place, agent, condition, quantity, weekday and any other verb must be stated: a word the
-evidence does not state makes the claim *not verifiable offline*, with that word named in the
-reason. The cascade asks more before it settles a SUPPORTED claim offline: its relation verb
-(:data:`RELATIONS`: "offers", "operates") stated, and its words of reach and comparison
-(:data:`SCOPES`) written.
+at all), discourse and filler words, generic verbs that carry no fact of their own ("offers",
+"provides", "includes", "needs", "allows"), hedges and frequency words ("usually"), and words
+about the exchange itself ("the passage says"). Every noun, adjective, object, place, agent,
+condition, quantity, weekday and any other verb must be stated: a word the evidence does not
+state makes the claim *not verifiable offline*, with that word named in the reason. The cascade
+asks more before it settles a SUPPORTED claim offline: its relation verb (:data:`RELATIONS`:
+"offers", "operates") stated, and its words of reach and comparison (:data:`SCOPES`) written.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -47,7 +41,6 @@ from ragaliq.judges.offline.context import GENERIC, ContextIndex, Sentence, shor
 from ragaliq.text.quantities import Quantity
 from ragaliq.text.words import (
     IRREGULAR_FORMS,
-    STOPWORDS,
     UNIT_WORDS,
     content_words,
     negation_scopes,
@@ -93,15 +86,6 @@ _FILLERS = "due others toward towards away now whole like along that's there's h
 "along with")."""
 _ADVICE = "important essential necessary crucial recommend advise sure careful involve"
 """Words that frame advice ("It is important to ...", "make sure to ...")."""
-_ATTITUDE = """
-unfortunately fortunately sadly luckily thankfully regrettably happily notably interestingly
-surprisingly
-"""
-"""Adverbs that say what the writer makes of a fact ("Unfortunately, it has closed"), not the
-fact."""
-_KINDS = "option options cuisine cuisines services"
-"""Nouns that only say a thing is on offer, whose fact is in the word before them ("takeout
-options", "Japanese cuisine", "catering services")."""
 _REPORTING = "argue believe highlight emphasise emphasize stress claim"
 """Verbs a summary reports a statement with, where the source says "said"."""
 _RECORD_WORDS = """
@@ -138,7 +122,7 @@ def _inflections(words: str) -> frozenset[str]:
 
 MAY_GO_UNGROUNDED = (
     _inflections(f"{_GENERIC_VERBS} {_GENERIC_AGENTS} {_REPORTING} {_META} {_ADVICE} {_SEQUENCE}")
-    | frozenset(f"{_HEDGES} {_FILLERS} {_ATTITUDE} {_KINDS}".split())
+    | frozenset(f"{_HEDGES} {_FILLERS}".split())
     | GENERIC
 )
 """Words a claim may use that its evidence does not state, as written (lower case)."""
@@ -225,25 +209,6 @@ def root(key: str) -> str:
     return _DOUBLED.sub(r"\1", key)
 
 
-MIN_FAMILY = 5
-"""A root read from a word as written shorter than this is no root: "gener" of "general" and
-"generous" is no one word's."""
-
-
-@lru_cache(maxsize=65536)
-def family(word: str) -> str:
-    """A word as written (lower case) without the suffix that derives it: its root.
-
-    The same as :func:`root`, read from the word itself rather than its key, whose stem or
-    paraphrase group may differ for two forms of one word; a root shorter than
-    :data:`MIN_FAMILY` leaves the word as it is.
-    """
-    for suffix in _DERIVATIONS:
-        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_FAMILY:
-            return _DOUBLED.sub(r"\1", word[: len(word) - len(suffix)])
-    return word
-
-
 _HOURS = frozenset(word_key(w) for w in "open opens close closes closed hour hours daily".split())
 """Words a claim gives opening hours with, stated by a record's hours that agree with it."""
 MAX_RECORD_FACTS = 512
@@ -275,15 +240,6 @@ class Evidence:
         """Its tokens as written, lower case, hyphens dropped and hyphenated pieces kept."""
         return frozenset().union(*(_surface(s.raw) for s in self.sentences))
 
-    def writes_as_two(self, word: str) -> bool:
-        """Whether a sentence of it writes a word as two words of content next to each other."""
-        return any(word in _compounds(s.raw) for s in self.sentences)
-
-    def writes_family(self, word: str) -> bool:
-        """Whether a sentence of it writes a word of the same root as written (:func:`family`)."""
-        derived = family(word)
-        return any(derived in _families(s.raw) for s in self.sentences)
-
     @cached_property
     def days(self) -> frozenset[str]:
         """The weekdays and months its sentences name or imply."""
@@ -300,20 +256,6 @@ def _surface(raw: tuple[str, ...]) -> frozenset[str]:
     return frozenset(
         piece.removesuffix("'s") for w in raw for piece in (w.replace("-", ""), *w.split("-"))
     )
-
-
-@lru_cache(maxsize=16384)
-def _compounds(raw: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(
-        first + second
-        for first, second in itertools.pairwise(raw)
-        if first.isalpha() and second.isalpha() and not {first, second} & STOPWORDS
-    )
-
-
-@lru_cache(maxsize=16384)
-def _families(raw: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(family(w) for w in raw if w.isalpha())
 
 
 NEIGHBOUR_SHARE = 0.4
@@ -416,27 +358,10 @@ def ungrounded(
             or root(key) in evidence.roots
             or (lower in named and _written_short(lower, evidence, initials))
             or (lower in named and key in topic)
-            or _stated_as_written(lower, evidence, named=lower in named or not written.islower())
         ):
             continue
         out.append(written)
     return list(dict.fromkeys(out))
-
-
-def _stated_as_written(lower: str, evidence: Evidence, *, named: bool) -> bool:
-    """Whether the evidence states a word that its key alone did not find.
-
-    Read from the word as written: as one word for two words of content the evidence writes next
-    to each other ("heavy-duty", "breadsticks" and "UN" where it says "heavy duty", "bread
-    sticks" and "U.N.", not "therapist" where it says "the rapist"); and, unless it is or may
-    be a name (``named``: a word of a name, or capitalised), as a derivation of a word the
-    evidence writes ("reasonable" and "reasonably", "employees" and "employee": :func:`family`),
-    where its key's stem or paraphrase group differs.
-    """
-    joined = lower.replace("-", "")
-    if joined.isalpha() and evidence.writes_as_two(joined):
-        return True
-    return not named and lower.isalpha() and evidence.writes_family(lower)
 
 
 def _written_short(name: str, evidence: Evidence, initials: Iterable[str]) -> bool:

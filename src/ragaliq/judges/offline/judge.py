@@ -356,21 +356,9 @@ def _stated(claim: str, markers: CitationReader) -> str:
     """What a claim states: without the markers that cite the case's chunks (``[2]``, ``[doc-7]``).
 
     A citation says where the response credits the claim from, not what it claims: its number
-    is no figure to ground. The same holds for a source named by its number in words ("(Passage
-    2)", "as passage 3 describes"), which is dropped too unless it is all the claim says. The
-    verdict keeps the claim as written, markers and all.
+    is no figure to ground. The verdict keeps the claim as written, markers and all.
     """
-    cited = without_citations(claim, markers.find(claim))
-    stated = _SOURCE_REFERENCE.sub("", cited)
-    return stated if content_words(stated) else cited
-
-
-_SOURCE_REFERENCE = re.compile(
-    r"\(?\b(?:passages?|sources?|documents?|excerpts?|snippets?|chunks?)\s+\d{1,3}"
-    r"(?:\s*(?:,|&|and|or)\s*\d{1,3})*\b\)?",
-    re.IGNORECASE,
-)
-"""A reference to a source by its number ("(Passage 2)", "according to passages 1 and 3")."""
+    return without_citations(claim, markers.find(claim))
 
 
 _BACKING = (Verdict.SUPPORTED, Verdict.PARTIALLY_SUPPORTED)
@@ -522,30 +510,15 @@ def worded_as_evidence(a: Analysis) -> bool:
     the question's: :func:`_states`), one with a word of reach or comparison its evidence does
     not write ("both are Canadian", "was born first": :data:`.grounding.SCOPES`), and one whose
     relation verb its evidence does not state ("operates in Lyon on Mondays" where the context
-    says the van "is there" on Mondays: :data:`.grounding.RELATIONS`), unless the claim is about
-    a record whose fields confirm it (:func:`_record_confirms`).
+    says the van "is there" on Mondays: :data:`.grounding.RELATIONS`).
     """
     if a.evidence is None or not _states(a.text):
         return False
     written = {w.lower() for w in _WORD.findall(a.text)}
     if not (written & SCOPES) <= a.evidence.surface:
         return False
-    if _record_confirms(a):
-        return True
     relations = [(k, w) for k, w in content_tokens(a.text) if w.lower() in RELATIONS]
     return not ungrounded(relations, evidence=a.evidence, names=(), figures=(), free=frozenset())
-
-
-def _record_confirms(a: Analysis) -> bool:
-    """Whether a record's fields confirm a claim about it, and leave nothing it says in doubt.
-
-    A field says what the thing has or does: ``"OutdoorSeating": true`` is "offers outdoor
-    seating" and ``"stars": 4.5`` "has received 4.5 stars", so the claim's relation verb is
-    stated by the fields that confirm it. Not when a field the claim talks about is null,
-    contradicts it, or names nothing the claim says the place has.
-    """
-    r = a.record
-    return r is not None and bool(r.confirmed) and not (r.unknown or r.absent or r.contradicted)
 
 
 def record_lacks(a: Analysis) -> bool:
