@@ -253,22 +253,28 @@ def content_tokens(text: str) -> list[tuple[str, str]]:
 
 @lru_cache(maxsize=16384)
 def _content_tokens(text: str) -> tuple[tuple[str, str], ...]:
-    out: list[tuple[str, str]] = []
-    for token in _WORD.findall(_read_phrases(text)):
-        lower = token.lower()
-        if lower in STOPWORDS or lower in NEGATIONS:
-            continue
-        if lower in NUMBER_WORDS:
-            out.append((NUMBER_WORDS[lower], token))
-        elif token[0].isdigit():
-            out.append((_normalise_number(token), token))
-        elif lower in _UNIT_KEYS and (len(lower) > 1 or token in "VW"):
-            out.append((_UNIT_KEYS[lower], token))
-        elif lower in CALENDAR and (lower == CALENDAR[lower] or token[:1].isupper()):
-            out.append((CALENDAR[lower], token))
-        else:
-            out.append((word_key(lower), token))
-    return tuple(out)
+    return tuple(
+        (key, token)
+        for token in _WORD.findall(_read_phrases(text))
+        if (key := _token_key(token)) is not None
+    )
+
+
+@lru_cache(maxsize=65536)
+def _token_key(token: str) -> str | None:
+    """A word's key as written (None for a stopword or a negation), read once per spelling."""
+    lower = token.lower()
+    if lower in STOPWORDS or lower in NEGATIONS:
+        return None
+    if lower in NUMBER_WORDS:
+        return NUMBER_WORDS[lower]
+    if token[0].isdigit():
+        return _normalise_number(token)
+    if lower in _UNIT_KEYS and (len(lower) > 1 or token in "VW"):
+        return _UNIT_KEYS[lower]
+    if lower in CALENDAR and (lower == CALENDAR[lower] or token[:1].isupper()):
+        return CALENDAR[lower]
+    return word_key(lower)
 
 
 def numbers(text: str) -> set[str]:
