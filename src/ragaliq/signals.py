@@ -42,7 +42,9 @@ def stop_held() -> Iterator[None]:
     """Hold a SIGTERM or SIGHUP that arrives in the block, and stop once the block is done.
 
     For what must not be cut in the middle: a process being started would be left reading a
-    half-written start-up (Ctrl-C needs no holding: asyncio delivers it between steps).
+    half-written start-up (Ctrl-C needs no holding: asyncio delivers it between steps). The stop
+    wins over an error the block raised meanwhile (a worker the same signal ended, found dead
+    as it was being started): that error is what the signal caused, kept as the stop's context.
     """
     global _held
     outer = _held
@@ -51,8 +53,8 @@ def stop_held() -> Iterator[None]:
         yield
     finally:
         held, _held = _held, outer
-    if outer is None and held:
-        _stop(held[0])
+        if outer is None and held:
+            _stop(held[0])
 
 
 def _stop(signum: int) -> None:

@@ -363,9 +363,10 @@ async def test_instructions_inside_the_response_are_framed_as_data(make_judge, f
 async def test_rate_limited_server_still_gets_every_case_judged(make_judge, fake_anthropic):
     fake_anthropic.max_in_flight = 2
     fake_anthropic.latency = 0.05
-    # Longer than a reply takes: each retry meets other requests than the last, so a request
-    # turned away ten times means ten pairs of others answered, more than the run holds.
-    fake_anthropic.rate_limit_retry_after = 0.06
+    # Twice as long as a reply takes: each retry meets other requests than the last, even on a
+    # busy machine, so a request turned away ten times means ten pairs of others answered,
+    # more than the run holds.
+    fake_anthropic.rate_limit_retry_after = 0.1
     judge = make_judge(max_retries=10)
     from ragaliq.judges.claude import ClaudeJudge  # real sleeps: the pause must really pass
 

@@ -123,5 +123,12 @@ def test_a_held_stop_waits_for_the_end_of_the_block(stop_handlers):
     assert done == ["the block went on"]
 
 
+def test_a_held_stop_wins_over_an_error_the_signal_caused_in_the_block(stop_handlers):
+    with pytest.raises(Terminated) as stopped, stop_held():
+        signal.raise_signal(signal.SIGTERM)
+        raise BrokenPipeError("a worker ended by the same signal, found as it was started")
+    assert isinstance(stopped.value.__context__, BrokenPipeError)
+
+
 def test_ctrl_c_is_130():
     assert stopped_exit(KeyboardInterrupt()) == (130, "interrupted: nothing more was written")
