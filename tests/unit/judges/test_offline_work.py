@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import weakref
 
 import pytest
 
@@ -10,7 +11,7 @@ from ragaliq.errors import JudgeWorkError
 from ragaliq.evaluators.questions import VERIFY
 from ragaliq.judges.cascade import CascadeJudge
 from ragaliq.judges.offline import OfflineJudge
-from ragaliq.judges.offline.context import MAX_CANDIDATES
+from ragaliq.judges.offline.context import MAX_CANDIDATES, ContextIndex
 from ragaliq.judges.offline.work import WORK_FLOOR, Work, collection_paused
 from ragaliq.models import TestCase, Verdict
 from tests.conftest import make_case
@@ -137,3 +138,24 @@ async def test_judging_a_case_leaves_the_cycle_collector_as_it_found_it():
         assert not gc.isenabled()  # a caller that turned it off keeps it off
     finally:
         gc.enable()
+
+
+async def test_a_cases_context_index_is_freed_before_the_cycle_collector_is_back_on(monkeypatch):
+    built: list[weakref.ref[ContextIndex]] = []
+    alive_when_enabled: list[bool] = []
+    build, enable = ContextIndex.build, gc.enable
+
+    def recording_build(*args: object, **kwargs: object) -> ContextIndex:
+        index = build(*args, **kwargs)  # type: ignore[arg-type]
+        built.append(weakref.ref(index))
+        return index
+
+    def recording_enable() -> None:
+        alive_when_enabled.extend(ref() is not None for ref in built)
+        enable()
+
+    monkeypatch.setattr(ContextIndex, "build", recording_build)
+    monkeypatch.setattr(gc, "enable", recording_enable)
+    await work_of(*shared_words_case(3))
+    assert len(built) == 1
+    assert alive_when_enabled == [False]  # the collector never walks a finished case's index

@@ -303,20 +303,36 @@ class OfflineJudge:
         stated = [_stated(claim, markers) for claim in claims]
         try:
             with collection_paused():  # no await inside: nothing else runs meanwhile
-                index = ContextIndex.build(case.context, query=case.query, work=work)
-                model = self.model.for_index(index)
-                verdicts = tuple(
-                    _naming_chunks(_verdict(analysis, model, index), analysis, index, claim)
-                    for claim, analysis in zip(claims, analyse_claims(stated, index), strict=True)
-                )
-                fact_verdicts = tuple(
-                    _naming_chunks(_verdict(analysis, model, index), analysis, index, fact)
-                    for fact, analysis in zip(facts, analyse_claims(facts, index), strict=True)
-                )
+                verdicts, fact_verdicts = self._judged(case, claims, stated, facts, work)
         finally:
             self.work_spent += work.spent
         result = VerificationResult(verdicts=verdicts, fact_verdicts=fact_verdicts)
         return check_verdict_count(claims, result, facts)
+
+    def _judged(
+        self,
+        case: TestCase,
+        claims: Sequence[str],
+        stated: Sequence[str],
+        facts: Sequence[str],
+        work: Work,
+    ) -> tuple[tuple[ClaimVerdict, ...], tuple[ClaimVerdict, ...]]:
+        """The verdicts on the claims (as written, judged as ``stated``) and on the facts.
+
+        The case's context index lives only here, so that it is freed as this returns, before
+        the cycle collector is let run again, and the collector never walks it.
+        """
+        index = ContextIndex.build(case.context, query=case.query, work=work)
+        model = self.model.for_index(index)
+        verdicts = tuple(
+            _naming_chunks(_verdict(analysis, model, index), analysis, index, claim)
+            for claim, analysis in zip(claims, analyse_claims(stated, index), strict=True)
+        )
+        fact_verdicts = tuple(
+            _naming_chunks(_verdict(analysis, model, index), analysis, index, fact)
+            for fact, analysis in zip(facts, analyse_claims(facts, index), strict=True)
+        )
+        return verdicts, fact_verdicts
 
     async def rate_chunks(self, case: TestCase) -> ChunkRatings:
         """A heuristic rating per chunk: the query's key terms, and whether the response uses it."""
