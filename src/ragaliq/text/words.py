@@ -243,21 +243,29 @@ def stem(word: str) -> str:
 
 def content_words(text: str) -> list[str]:
     """Stemmed words that carry meaning (no stopwords), numbers normalised, in order."""
-    return [key for key, _ in _content_tokens(text)]
+    return list(_content_tokens(text)[0])
 
 
 def content_tokens(text: str) -> list[tuple[str, str]]:
     """Like :func:`content_words`, each paired with the word as written (for reasons)."""
-    return list(_content_tokens(text))
+    keys, written = _content_tokens(text)
+    return list(zip(keys, written, strict=True))
 
 
 @lru_cache(maxsize=16384)
-def _content_tokens(text: str) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        (key, token)
-        for token in _WORD.findall(_read_phrases(text))
-        if (key := _token_key(token)) is not None
-    )
+def _content_tokens(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The keys of a text's content words, in order, and the same words as written.
+
+    Two flat tuples of strings rather than a pair per word: what the cache keeps is then two
+    objects a sentence for the cycle collector to pass over, not one a word.
+    """
+    keys: list[str] = []
+    written: list[str] = []
+    for token in _WORD.findall(_read_phrases(text)):
+        if (key := _token_key(token)) is not None:
+            keys.append(key)
+            written.append(token)
+    return tuple(keys), tuple(written)
 
 
 @lru_cache(maxsize=65536)

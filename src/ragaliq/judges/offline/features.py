@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -425,14 +425,14 @@ def _ngram_shares(
     close = found.close or ((found.best,) if found.best is not None else ())
     for sentence in close:
         index.work.spend(len(sentence.raw))
-    bigrams = list(itertools.pairwise(words))
+    bigrams = [_gram(pair) for pair in itertools.pairwise(words)]
     if bigrams:
         pairs = [_pairs(sentence.sequence) for sentence in close]
         bigram_share = sum(any(p in held for held in pairs) for p in bigrams) / len(bigrams)
     else:
         bigram_share = best_cov
     raw = tokens(text)
-    trigrams = list(zip(raw, raw[1:], raw[2:], strict=False))
+    trigrams = [_gram(g) for g in zip(raw, raw[1:], raw[2:], strict=False)]
     if trigrams:
         grams = [_trigrams(sentence.raw) for sentence in close]
         trigram_share = sum(any(g in held for held in grams) for g in trigrams) / len(trigrams)
@@ -441,19 +441,28 @@ def _ngram_shares(
     return bigram_share, trigram_share
 
 
+def _gram(words: Iterable[str]) -> str:
+    """Words as one string, each apart (no word holds a NUL), to look up among a sentence's.
+
+    A string, not a tuple: the cached sets of a sentence's pairs and triples then hold no object
+    the cycle collector has to pass over.
+    """
+    return "\x00".join(words)
+
+
 @lru_cache(maxsize=8192)
-def _pairs(sequence: tuple[str, ...]) -> frozenset[tuple[str, str]]:
-    found: set[tuple[str, str]] = set()
+def _pairs(sequence: tuple[str, ...]) -> frozenset[str]:
+    found: set[str] = set()
     for i, word in enumerate(sequence):
         for other in sequence[i + 1 : i + 1 + PAIR_WINDOW]:
-            found.add((word, other))
-            found.add((other, word))
+            found.add(f"{word}\x00{other}")
+            found.add(f"{other}\x00{word}")
     return frozenset(found)
 
 
 @lru_cache(maxsize=8192)
-def _trigrams(raw: tuple[str, ...]) -> frozenset[tuple[str, str, str]]:
-    return frozenset(zip(raw, raw[1:], raw[2:], strict=False))
+def _trigrams(raw: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(_gram(g) for g in zip(raw, raw[1:], raw[2:], strict=False))
 
 
 def _miscounts(
