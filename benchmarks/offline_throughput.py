@@ -11,7 +11,8 @@ offline judge, and prints the wall time and cases per second. **Largest case** (
 the largest case within the dataset's field limits, a 100,000-character response and a
 500,000-character context, built from RAGTruth responses and sources, and a crafted one of the
 same size whose every context sentence holds every word of the claims; printed: the claims,
-and the wall and CPU seconds to split the response and to verify the claims.
+the wall and CPU seconds to split the response and to verify the claims, and the seconds of the
+verification spent in Python's cycle collector.
 
 Each ``--src`` is a source tree's ``src`` folder (default: this checkout's), run as
 ``PYTHONPATH=DIR``, so that two versions are measured in one run on the same machine: the
@@ -39,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESPONSE_CHARS = 100_000
 CONTEXT_CHARS = 500_000
 _LARGEST = """
-import asyncio, json, sys, time
+import asyncio, gc, json, sys, time
 from ragaliq.judges.offline import OfflineJudge, extract_sentence_claims
 from ragaliq.models import TestCase
 data = json.load(open(sys.argv[1], encoding="utf-8"))
@@ -48,6 +49,13 @@ case = TestCase(id="largest", query="", context=(data["context"],), response=dat
 t, c = time.perf_counter(), time.process_time()
 claims = extract_sentence_claims(case.response)
 split = (time.perf_counter() - t, time.process_time() - c)
+collecting = [0.0, 0.0]  # seconds spent in the cycle collector, and when the last one began
+def collector(phase, info):
+    if phase == "start":
+        collecting[1] = time.perf_counter()
+    else:
+        collecting[0] += time.perf_counter() - collecting[1]
+gc.callbacks.append(collector)
 t, c = time.perf_counter(), time.process_time()
 try:
     verdicts = asyncio.run(judge.verify_claims(case, claims)).verdicts
@@ -56,6 +64,7 @@ except Exception as exc:
     verdicts, error = (), str(exc)
 verify = (time.perf_counter() - t, time.process_time() - c)
 print(json.dumps({"claims": len(claims), "split": split, "verify": verify, "error": error,
+                  "collector": collecting[0],
                   "supported": sum(v.verdict.value == "SUPPORTED" for v in verdicts)}))
 """
 
@@ -242,11 +251,12 @@ def _largest(folder: Path, sources: list[Path], args: argparse.Namespace) -> Non
             verify = statistics.median(r["verify"][0] for r in done)
             verify_cpu = statistics.median(r["verify"][1] for r in done)
             split = statistics.median(r["split"][0] for r in done)
+            collector = statistics.median(r["collector"] for r in done)
             error = done[0]["error"]
             print(
                 f"  {src}: claims={done[0]['claims']} supported={done[0]['supported']} "
-                f"split_s={split:.2f} verify_s={verify:.2f} verify_cpu_s={verify_cpu:.2f}"
-                + (f" error={error}" if error else ""),
+                f"split_s={split:.2f} verify_s={verify:.2f} verify_cpu_s={verify_cpu:.2f} "
+                f"collector_s={collector:.2f}" + (f" error={error}" if error else ""),
                 flush=True,
             )
 
