@@ -455,8 +455,8 @@ def _pairs(sequence: tuple[str, ...]) -> frozenset[str]:
     found: set[str] = set()
     for i, word in enumerate(sequence):
         for other in sequence[i + 1 : i + 1 + PAIR_WINDOW]:
-            found.add(f"{word}\x00{other}")
-            found.add(f"{other}\x00{word}")
+            found.add(_gram((word, other)))
+            found.add(_gram((other, word)))
     return frozenset(found)
 
 
