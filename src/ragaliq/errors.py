@@ -11,6 +11,8 @@ single message and an exit code, and nothing else is shown without ``--debug``::
     │   ├── JudgeWorkError       the offline judge passed a case's work bound: an error, no stall
     │   └── JudgeUnavailableError  the judge cannot be used at all (bad key, API down): stop the run
     ├── BaselineError            the baseline file is missing, corrupt or incompatible
+    │   ├── BaselineMissingError  the run records show no usable baseline for the base commit
+    │   └── BaselinePendingError  the base's baseline is still being recorded: nothing to decide yet
     ├── ReportError              a run report or decision file is missing, unreadable or invalid
     ├── RepositoryError          a file of the repository cannot be read for certain (the base
     │                            commit is missing, git or the GitHub API failed, a symlink)
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ArtifactError",
     "BaselineError",
+    "BaselineMissingError",
+    "BaselinePendingError",
     "BudgetError",
     "CommentForbiddenError",
     "ConfigError",
@@ -92,6 +96,27 @@ class JudgeUnavailableError(JudgeError):
 
 class BaselineError(RagaliqError):
     """The baseline file is missing, corrupt or from an incompatible version."""
+
+
+class BaselineMissingError(BaselineError):
+    """The host's run records show no usable baseline for the base commit.
+
+    Its run failed, was cancelled or was deleted, or it showed no recorded baseline: the change
+    is not judged, and is gated again when a baseline of its base lands.
+    """
+
+
+class BaselinePendingError(BaselineError):
+    """The base commit's baseline run has not finished: the gate waits rather than decide.
+
+    Not a failure of the change: its status is ``pending`` until the baseline lands, and then the
+    change is gated again.
+    """
+
+    def __init__(self, message: str, *, commit: str, run_id: int) -> None:
+        super().__init__(message)
+        self.commit = commit
+        self.run_id = run_id
 
 
 class ReportError(RagaliqError):

@@ -11,6 +11,8 @@
 * ``.github/workflows/ragaliq-forks.yml``: the gate for pull requests from forks, on
   ``workflow_run``, with the repository's secrets and no checkout at all;
 * ``.github/workflows/ragaliq-baseline.yml``: the workflow that records the baseline on main;
+* ``.github/workflows/ragaliq-follow.yml``: when a baseline lands, gates again the pull requests
+  that were waiting on it;
 * ``.ragaliq/.gitignore``: keeps local results out of git (baselines recorded on this machine,
   the judge cache, reports, the comment): main's baselines live on the data branch.
 
@@ -45,6 +47,7 @@ __all__ = [
     "API_KEY_SECRET",
     "BASELINE_WORKFLOW_FILE",
     "DATASET_FILE",
+    "FOLLOW_WORKFLOW_FILE",
     "FORKS_WORKFLOW_FILE",
     "GITIGNORE_FILE",
     "WORKFLOW_FILE",
@@ -60,7 +63,8 @@ DATASET_FILE = "rag_outputs.jsonl"
 WORKFLOW_FILE = ".github/workflows/ragaliq.yml"
 FORKS_WORKFLOW_FILE = ".github/workflows/ragaliq-forks.yml"
 BASELINE_WORKFLOW_FILE = ".github/workflows/ragaliq-baseline.yml"
-WORKFLOW_FILES = (WORKFLOW_FILE, FORKS_WORKFLOW_FILE, BASELINE_WORKFLOW_FILE)
+FOLLOW_WORKFLOW_FILE = ".github/workflows/ragaliq-follow.yml"
+WORKFLOW_FILES = (WORKFLOW_FILE, FORKS_WORKFLOW_FILE, BASELINE_WORKFLOW_FILE, FOLLOW_WORKFLOW_FILE)
 """The workflows ``init`` writes, each the file of that name in ``ragaliq/workflows`` (the same
 files as the repository's ``examples/workflows/``, linted there)."""
 GITIGNORE_FILE = ".ragaliq/.gitignore"

@@ -162,6 +162,7 @@ class Player:
             event=event_name,
             head_sha=_event_commit(event),
             head_branch=_event_branch(event),
+            head_repo=_event_repository(event),
         )
         self.action.runs += 1
         runner = self.action.tmp / f"runner{self.action.runs}-{job_name}"
@@ -310,6 +311,12 @@ def _event_commit(event: dict[str, Any]) -> str:
     if "after" in event:  # a push
         return str(event["after"])
     return str(event["workflow_run"]["head_sha"])
+
+
+def _event_repository(event: dict[str, Any]) -> str:
+    if "pull_request" in event:
+        return str((event["pull_request"]["head"].get("repo") or {}).get("full_name") or REPO)
+    return REPO
 
 
 def _event_branch(event: dict[str, Any]) -> str:

@@ -39,8 +39,14 @@ Supported endpoints (all under ``prefix``, e.g. ``/api/v3`` to mimic GHES):
   token that cannot see the team)
 * ``POST /repos/{owner}/{repo}/statuses/{sha}`` (:meth:`FakeGitHub.statuses` lists them)
 * ``GET /repos/{owner}/{repo}/actions/runs/{id}`` and
-  ``GET /repos/{owner}/{repo}/actions/workflows/{id}/runs`` (``event`` and ``head_sha`` filters;
-  :meth:`FakeGitHub.add_run`, and every run an artifact was uploaded by)
+  ``GET /repos/{owner}/{repo}/actions/workflows/{id or file name}/runs`` (``event``,
+  ``head_sha`` and ``branch`` filters; :meth:`FakeGitHub.add_run`, and every run an artifact was
+  uploaded by), each with its ``status``, ``conclusion``, ``run_attempt`` and ``run_started_at``
+  (:meth:`FakeGitHub.set_run`, :meth:`FakeGitHub.rerun`; :meth:`FakeGitHub.delete_run` removes
+  one with its artifacts)
+* ``GET /repos/{owner}/{repo}/compare/{base}...{head}`` (the mirrored repository's changed
+  files, at most 300 listed, as GitHub lists them)
+* ``GET /repos/{owner}/{repo}/commits/{ref}/statuses`` (newest first)
 * ``GET /repos/{owner}/{repo}/actions/artifacts`` (``name`` filter, newest first),
   ``GET /repos/{owner}/{repo}/actions/runs/{id}/artifacts`` (``name`` filter) and
   ``GET /repos/{owner}/{repo}/actions/artifacts/{id}/zip``, which redirects, as GitHub does, to
@@ -200,6 +206,11 @@ class _Run:
     head_sha: str
     created_at: str
     head_branch: str = ""
+    status: str = "completed"
+    conclusion: str | None = "success"
+    attempt: int = 1
+    started_at: str = ""
+    head_repo: str = ""
 
 
 @dataclass(kw_only=True)
@@ -230,6 +241,8 @@ class Status:
     context: str
     description: str
     target_url: str | None
+    creator: str = "github-actions[bot]"
+    created_at: str = ""
 
 
 class _HttpError(Exception):
@@ -366,8 +379,18 @@ class FakeGitHub:
             ("GET", re.compile(rf"{_REPO}/actions/runs/(?P<run>\d+)"), self._get_run),
             (
                 "GET",
-                re.compile(rf"{_REPO}/actions/workflows/(?P<workflow>\d+)/runs"),
+                re.compile(rf"{_REPO}/actions/workflows/(?P<workflow>{_SEG})/runs"),
                 self._list_workflow_runs,
+            ),
+            (
+                "GET",
+                re.compile(rf"{_REPO}/compare/(?P<base>[^/.]+)\.\.\.(?P<head>[^/.]+)"),
+                self._compare,
+            ),
+            (
+                "GET",
+                re.compile(rf"{_REPO}/commits/(?P<sha>{_SEG})/statuses"),
+                self._list_statuses,
             ),
             (
                 "GET",
@@ -640,22 +663,63 @@ class FakeGitHub:
         workflow: str = "ragaliq.yml",
         event: str = "pull_request",
         head_branch: str = "",
+        status: str = "completed",
+        conclusion: str | None = "success",
+        head_repo: str = "",
     ) -> None:
         """Register workflow run ``run_id`` of ``.github/workflows/{workflow}`` (if it is new)."""
         with self._lock:
             self.add_repo(repo)
-            self._runs.setdefault(
-                (_repo_key(repo), run_id),
-                _Run(
-                    id=run_id,
-                    repo=_repo_key(repo),
-                    workflow=workflow,
-                    event=event,
-                    head_sha=head_sha,
-                    created_at=self._tick(),
-                    head_branch=head_branch,
-                ),
+            if (_repo_key(repo), run_id) in self._runs:
+                return
+            created = self._tick()
+            self._runs[(_repo_key(repo), run_id)] = _Run(
+                id=run_id,
+                repo=_repo_key(repo),
+                workflow=workflow,
+                event=event,
+                head_sha=head_sha,
+                created_at=created,
+                head_branch=head_branch,
+                status=status,
+                conclusion=conclusion,
+                started_at=created,
+                head_repo=head_repo or repo,
             )
+
+    def set_run(
+        self, repo: str, run_id: int, *, status: str, conclusion: str | None = None
+    ) -> None:
+        """Move run ``run_id`` on: ``queued``, ``in_progress``, or ``completed`` with a
+        conclusion (``success``, ``failure``, ``cancelled``, ...)."""
+        with self._lock:
+            run = self._runs[(_repo_key(repo), run_id)]
+            run.status, run.conclusion = status, conclusion
+
+    def rerun(self, repo: str, run_id: int) -> None:
+        """Start run ``run_id``'s next attempt, as a re-run does (queued, a new start time)."""
+        with self._lock:
+            run = self._runs[(_repo_key(repo), run_id)]
+            run.attempt += 1
+            run.status, run.conclusion, run.started_at = "queued", None, self._tick()
+
+    def delete_run(self, repo: str, run_id: int) -> None:
+        """Delete run ``run_id`` and its artifacts, as a person may from the Actions page."""
+        with self._lock:
+            key = _repo_key(repo)
+            self._runs.pop((key, run_id), None)
+            for artifact_id, artifact in list(self._artifacts.items()):
+                if artifact.repo == key and artifact.run_id == run_id:
+                    del self._artifacts[artifact_id]
+
+    def runs(self, repo: str, *, workflow: str | None = None) -> list[dict[str, Any]]:
+        """The runs of ``repo`` (of one workflow file), as the API shows them, newest first."""
+        with self._lock:
+            return [
+                self._run_json(run)
+                for (key, _), run in sorted(self._runs.items(), key=lambda item: -item[1].id)
+                if key == _repo_key(repo) and workflow in (None, run.workflow)
+            ]
 
     def add_team_member(self, org: str, team: str, login: str) -> None:
         """Make ``login`` an active member of team ``org/team``."""
@@ -1092,18 +1156,24 @@ class FakeGitHub:
         )
 
     def _run_json(self, run: _Run) -> dict[str, Any]:
+        repo = self._display(run.repo)
         return {
             "id": run.id,
             "name": run.workflow.removesuffix(".yml"),
             "path": f".github/workflows/{run.workflow}",
-            "workflow_id": 7000 + zlib.crc32(run.workflow.encode()) % 1000,
+            "workflow_id": _workflow_id(run.workflow),
             "event": run.event,
             "head_sha": run.head_sha,
             "head_branch": run.head_branch or None,
-            "repository": {"full_name": self._display(run.repo)},
-            "status": "completed",
+            "repository": {"full_name": repo},
+            "head_repository": {"full_name": run.head_repo or repo},
+            "status": run.status,
+            "conclusion": run.conclusion if run.status == "completed" else None,
+            "run_attempt": run.attempt,
+            "run_started_at": run.started_at,
             "created_at": run.created_at,
-            "url": self._api(f"/repos/{self._display(run.repo)}/actions/runs/{run.id}"),
+            "url": self._api(f"/repos/{repo}/actions/runs/{run.id}"),
+            "html_url": f"{HTML_BASE}/{repo}/actions/runs/{run.id}",
         }
 
     def _get_run(self, ctx: _Context) -> _Response:
@@ -1113,21 +1183,51 @@ class FakeGitHub:
         return _Response(200, self._run_json(run))
 
     def _list_workflow_runs(self, ctx: _Context) -> _Response:
-        key, workflow = _repo_key(ctx.repo), ctx.int_param("workflow")
-        event, head_sha = ctx.first("event"), ctx.first("head_sha")
+        key, workflow = _repo_key(ctx.repo), ctx.params["workflow"]
+        event, head_sha, branch = ctx.first("event"), ctx.first("head_sha"), ctx.first("branch")
         found = [
             self._run_json(r)
             for (repo_key, _), r in sorted(self._runs.items(), key=lambda item: -item[1].id)
             if repo_key == key
-            and self._run_json(r)["workflow_id"] == workflow
+            and workflow in (str(_workflow_id(r.workflow)), r.workflow)
             and (event is None or r.event == event)
             and (head_sha is None or r.head_sha == head_sha)
+            and (branch is None or r.head_branch == branch)
         ]
         per_page = _parse_int(ctx.first("per_page"), _DEFAULT_PER_PAGE)
         per_page = _DEFAULT_PER_PAGE if per_page < 1 else min(per_page, _MAX_PER_PAGE)
         page = max(1, _parse_int(ctx.first("page"), 1))
         chunk = found[(page - 1) * per_page : page * per_page]
         return _Response(200, {"total_count": len(found), "workflow_runs": chunk})
+
+    def _compare(self, ctx: _Context) -> _Response:
+        key = _repo_key(ctx.repo)
+        base, head = ctx.params["base"], ctx.params["head"]
+        listed = self._mirror(key, "diff", "--name-status", "-M", f"{base}...{head}")
+        if listed is None:
+            raise _not_found()
+        files = []
+        for line in listed.decode().splitlines():
+            status, *names = line.split("\t")
+            entry: dict[str, Any] = {"filename": names[-1], "status": status[:1]}
+            if status.startswith("R"):
+                entry["previous_filename"] = names[0]
+            files.append(entry)
+        return _Response(200, {"status": "ahead", "files": files[:300]})
+
+    def _list_statuses(self, ctx: _Context) -> _Response:
+        key, sha = _repo_key(ctx.repo), ctx.params["sha"]
+        found = [
+            {
+                **dataclasses.asdict(status),
+                "creator": {"login": status.creator},
+                "created_at": status.created_at,
+            }
+            for repo_key, status in reversed(self._statuses)
+            if repo_key == key and status.sha == sha
+        ]
+        per_page = min(_parse_int(ctx.first("per_page"), _DEFAULT_PER_PAGE), _MAX_PER_PAGE)
+        return _Response(200, found[:per_page])
 
     def _create_status(self, ctx: _Context) -> _Response:
         body = ctx.body if isinstance(ctx.body, dict) else {}
@@ -1140,11 +1240,14 @@ class FakeGitHub:
             context=str(body.get("context") or "default"),
             description=str(body.get("description") or ""),
             target_url=body.get("target_url"),
+            creator=self.login,
+            created_at=self._tick(),
         )
         self._statuses.append((_repo_key(ctx.repo), status))
         return _Response(201, {"id": len(self._statuses), **dataclasses.asdict(status)})
 
     def _artifact_json(self, artifact: _Artifact) -> dict[str, Any]:
+        run = self._runs.get((artifact.repo, artifact.run_id))
         api = self._api(f"/repos/{self._display(artifact.repo)}/actions/artifacts/{artifact.id}")
         return {
             "id": artifact.id,
@@ -1155,7 +1258,11 @@ class FakeGitHub:
             "updated_at": artifact.created_at,
             "url": api,
             "archive_download_url": f"{api}/zip",
-            "workflow_run": {"id": artifact.run_id, "head_sha": artifact.head_sha},
+            "workflow_run": {
+                "id": artifact.run_id,
+                "head_sha": artifact.head_sha,
+                "head_branch": run.head_branch if run is not None else None,
+            },
         }
 
     def _list_artifacts(self, ctx: _Context) -> _Response:
@@ -1558,6 +1665,11 @@ class FakeGitHub:
         ]
         per_page = min(_parse_int(ctx.first("per_page"), _DEFAULT_PER_PAGE), _MAX_PER_PAGE)
         return _Response(200, {"total_count": len(found), "artifacts": found[:per_page]})
+
+
+def _workflow_id(workflow: str) -> int:
+    """The id the fake gives a workflow file (GitHub's ids are numbers; its file name works too)."""
+    return 7000 + zlib.crc32(workflow.encode()) % 1000
 
 
 def _decode_body(raw: bytes) -> Any:

@@ -91,11 +91,13 @@ STAGES: list[tuple[str, ...]] = [
     ("gate",),
     ("exits",),
     ("report",),
+    ("forge",),
     ("github",),
     ("trust",),
     ("inputs",),
     ("judging",),
     ("gate_sequence",),
+    ("ci",),
     ("python_api", "testing", "pytest_plugin"),
     ("cli", "action", "environment", "__main__", "__init__"),
 ]

@@ -1,10 +1,12 @@
 """The signed judge answers a run of the action reuses, and the ones it leaves for the next.
 
-A gate reads, as data and never onto its runner, the answers the baseline's run kept beside the
-baseline (every case unchanged since the base costs no call), then those earlier gates uploaded
-as the artifact ``ragaliq-answers``; it writes the answers it used, less those the next run will
-find in the baseline store, for the workflow to upload. Each answer is signed with a key derived
-from the API key, and checked before use (:mod:`ragaliq.judges.answers`).
+A gate reads, as data and never onto its runner, the answers the run that recorded its bar kept
+(beside the baseline in the store, or as that run's own artifact: every case unchanged since the
+base costs no call), then those this pull request's own earlier gates uploaded, found by their
+runs (``ragaliq-answers-pr<number>``); it writes the answers it used, less those the next run
+will find with the baseline, for the workflow to upload. Each file is signed as a whole with a
+key derived from the API key and checked before a row of it is read; all of them together are
+bounded (:mod:`ragaliq.judges.answers`).
 """
 
 from __future__ import annotations
@@ -13,23 +15,28 @@ from ragaliq._files import write_atomic
 from ragaliq.action.outputs import ResultFiles
 from ragaliq.errors import RagaliqError
 from ragaliq.github.remote import Remote
+from ragaliq.github.settings import PullRequest
 from ragaliq.judges.answers import AnswerRows
 from ragaliq.store.found import FoundBaseline
 from ragaliq.text.counts import plural
 
-__all__ = ["BASELINE_ANSWERS", "gather_answers", "keep_answers"]
+__all__ = ["BASELINE_ANSWERS", "answers_read", "gather_answers", "keep_answers"]
 
 BASELINE_ANSWERS = "the baseline store"
 """Where answers read from the baseline store are said to come from (and are not copied on)."""
 
 
 def gather_answers(
-    answers: AnswerRows, *, baseline: FoundBaseline | None, remote: Remote
+    answers: AnswerRows,
+    *,
+    baseline: FoundBaseline | None,
+    remote: Remote,
+    pr: PullRequest | None,
 ) -> list[str]:
-    """Load the signed answers a gate may reuse.
+    """Load the signed answers a gate may reuse; they are read once the judge's key checks them.
 
-    Those the baseline's run kept, then those of earlier gates' artifacts. Returned: what to
-    log (answers only save calls: nothing here fails the gate).
+    Those the run of the bar kept, then those of this pull request's earlier gates. Returned:
+    what to log (answers only save calls: nothing here fails the gate).
     """
     notes: list[str] = []
     if baseline is not None:
@@ -38,13 +45,22 @@ def gather_answers(
         except RagaliqError as exc:
             kept, notes = None, [f"the baseline run's judge answers were not read: {exc}"]
         if kept:
-            taken = answers.load(kept, source=BASELINE_ANSWERS)
-            notes.append(f"{plural(taken, 'judge answer')} read from the baseline store")
-    files, unread = remote.answer_files()
-    for where, data in files:
-        taken = answers.load(data, source=where)
-        notes.append(f"{plural(taken, 'judge answer')} read from {where}")
-    return [*notes, *unread]
+            answers.load(kept, source=BASELINE_ANSWERS)
+    if pr is not None:
+        files, unread = remote.answer_files(pr)
+        for where, data in files:
+            answers.load(data, source=where)
+        notes += unread
+    return notes
+
+
+def answers_read(answers: AnswerRows) -> list[str]:
+    """What the answers loaded gave, once checked: what to log after the run."""
+    said = [
+        f"{plural(count, 'judge answer')} read from {where}"
+        for where, count in answers.taken.items()
+    ]
+    return [*said, *answers.warnings]
 
 
 def keep_answers(answers: AnswerRows, outputs: ResultFiles, *, skip: tuple[str, ...] = ()) -> None:

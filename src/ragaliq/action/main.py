@@ -21,13 +21,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ragaliq._files import check_writable, own_files_like
-from ragaliq.action.answers import BASELINE_ANSWERS, gather_answers, keep_answers
+from ragaliq.action.answers import BASELINE_ANSWERS, answers_read, gather_answers, keep_answers
 from ragaliq.action.outputs import ResultFiles
 from ragaliq.action.recording import DATASET_INPUT, store_baseline, update_baseline
+from ragaliq.ci.custody import RunRecordFinder
+from ragaliq.ci.follow import LEFT_WAITING, STALE, Landing, StatusSeen, plan_follow, stale_pending
 from ragaliq.environment import Hardening, harden_action_environment
-from ragaliq.errors import ConfigError, RagaliqError
+from ragaliq.errors import (
+    BaselineMissingError,
+    BaselinePendingError,
+    ConfigError,
+    RagaliqError,
+)
 from ragaliq.evaluators.registry import judge_asked
 from ragaliq.exits import ExitCode, stopped_exit
+from ragaliq.forge import NO_BASELINE, WAITING
 from ragaliq.gate.acceptance import Acceptance
 from ragaliq.gate_sequence import GatePlan, GateRun, GateSetup, plan_gate, run_gate
 from ragaliq.github.commands import Workflow
@@ -38,8 +46,9 @@ from ragaliq.github.publication import (
     set_outputs,
     status_for,
 )
-from ragaliq.github.remote import Remote, connect
+from ragaliq.github.remote import Remote, answers_artifact, connect
 from ragaliq.github.settings import ActionSettings, PullRequest
+from ragaliq.github.status import status_context
 from ragaliq.github.zones import (
     PULL_REQUEST_EVENTS,
     bind_acceptances,
@@ -57,6 +66,7 @@ from ragaliq.judges.factory import (
     has_credentials,
     open_judge,
 )
+from ragaliq.models import Usage
 from ragaliq.redaction import register_env_secrets, register_secret
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
@@ -65,6 +75,9 @@ from ragaliq.text.counts import plural
 __all__ = ["action", "main"]
 
 ISSUES_URL = "https://github.com/ragaliq/ragaliq-gate/issues"
+EXPIRY_CHECKS = 20
+"""Open pull requests into the base whose waiting status a gate checks, most recently updated
+first (the follower checks every one it reads)."""
 
 
 def main(hardening: Hardening | None = None) -> int:
@@ -144,6 +157,8 @@ async def action(
         return await update_baseline(settings, judge_env, workflow, open_judge, remote)
     if settings.mode == "store-baseline":
         return store_baseline(settings, workflow, remote)
+    if settings.mode == "follow":
+        return await _follow(_job_of(settings, judge_env, remote, open_judge, hardening), result)
     run = settings.workflow_run
     if run is not None and run.event not in PULL_REQUEST_EVENTS:
         workflow.notice(
@@ -159,14 +174,7 @@ async def action(
             title="RagaliQ Gate",
         )
         return ExitCode.PASSED
-    job = _Job(
-        settings=settings,
-        env=judge_env,
-        remote=remote,
-        open_judge=open_judge,
-        hardening=hardening,
-        answers=AnswerRows(),
-    )
+    job = _job_of(settings, judge_env, remote, open_judge, hardening)
     if settings.pull_request is None and run is None:  # a gate outside a pull request
         return _publish(settings, result, await _gate(job, result, None))
     targets = (settings.pull_request,) if run is None else remote.pull_requests_of(run)
@@ -181,10 +189,104 @@ async def action(
         assert target is not None
         publication = result if i == 0 else dataclasses.replace(result, status=None, retired=None)
         publication.aim(target)
-        codes.append(await _gate_pull_request(job, publication, target))
+        codes.append((await _gate_pull_request(job, publication, target)).code)
     if len(codes) > 1:
         workflow.set_output("passed", "true" if set(codes) == {ExitCode.PASSED} else "false")
+    _expire_stale(job, result, targets[0].base_ref if targets[0] else "", skip=targets)
     return max(codes)
+
+
+def _job_of(
+    settings: ActionSettings,
+    env: Mapping[str, str],
+    remote: Remote,
+    open_judge: JudgeOpener,
+    hardening: Hardening,
+) -> _Job:
+    return _Job(
+        settings=settings,
+        env=env,
+        remote=remote,
+        open_judge=open_judge,
+        hardening=hardening,
+        answers=AnswerRows(),
+    )
+
+
+async def _follow(job: _Job, result: Publication) -> ExitCode:
+    """A baseline run of a branch ended: gate again the pull requests waiting on it.
+
+    The follower's own job passes whatever the pull requests' gates decide (each has its own
+    status); it fails only when it cannot do its work.
+    """
+    settings, remote, workflow = job.settings, job.remote, result.workflow
+    run = settings.workflow_run
+    if run is None or run.event != "push" or not run.head_branch:
+        raise ConfigError(
+            "mode follow runs on the workflow_run event of the baseline workflow (a push run "
+            "on the base branch); see ragaliq-follow.yml as `ragaliq init` writes it"
+        )
+    context = status_context(settings.comment_id, run.head_branch)
+    changes = []
+    for pr in remote.open_pulls_into(run.head_branch):
+        seen = remote.latest_status(pr.head_sha, context)
+        status = (
+            StatusSeen(state=seen.state, description=seen.description, created_at=seen.created_at)
+            if seen is not None
+            else None
+        )
+        changes.append((pr, status))
+    plan = plan_follow(changes, limit=settings.follow_limit)
+    landing = Landing(branch=run.head_branch)
+    for pr in plan.gate:
+        publication = dataclasses.replace(result, status=None, retired=None)
+        publication.aim(pr)
+        gated = await _gate_pull_request(job, publication, pr)
+        landing.add(f"#{pr.number}", gated.outcome, gated.usage)
+    for pr in plan.left:
+        publication = dataclasses.replace(result, status=None, retired=None)
+        publication.aim(pr)
+        publication.set_status("pending", f"{WAITING}: {LEFT_WAITING}")
+        landing.left += 1
+    _expire(result, plan.expired)
+    landing.expired = len(plan.expired)
+    workflow.write_summary(landing.summary())
+    workflow.set_output("passed", "true")
+    return ExitCode.PASSED
+
+
+def _expire_stale(
+    job: _Job, result: Publication, base_ref: str, *, skip: tuple[PullRequest | None, ...]
+) -> None:
+    """After a gate: the other pull requests into its base whose ``pending`` waited too long.
+
+    Reading them only saves a wait: a failure here is logged, never the gate's.
+    """
+    if not base_ref or not job.settings.commit_status:
+        return
+    context = status_context(job.settings.comment_id, base_ref)
+    gated = {pr.number for pr in skip if pr is not None}
+    try:
+        expired = []
+        for pr in job.remote.open_pulls_into(base_ref)[:EXPIRY_CHECKS]:
+            if pr.number in gated:
+                continue
+            seen = job.remote.latest_status(pr.head_sha, context)
+            if seen is not None and stale_pending(
+                StatusSeen(state=seen.state, description="", created_at=seen.created_at)
+            ):
+                expired.append(pr)
+        _expire(result, tuple(expired))
+    except RagaliqError as exc:
+        result.workflow.log(f"waiting pull requests were not checked: {exc}")
+
+
+def _expire(result: Publication, changes: tuple[PullRequest, ...]) -> None:
+    for pr in changes:
+        publication = dataclasses.replace(result, status=None, retired=None)
+        publication.aim(pr)
+        publication.set_status("error", f"not judged: {STALE}")
+        result.workflow.log(f"pull request #{pr.number}: {STALE}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -201,19 +303,39 @@ class _Job:
     """The signed answers every gate of the run reuses and adds to."""
 
 
-async def _gate_pull_request(job: _Job, result: Publication, pr: PullRequest) -> ExitCode:
+@dataclass(frozen=True, kw_only=True)
+class _Outcome:
+    """How one pull request's gate ended."""
+
+    code: ExitCode
+    outcome: str
+    """In a few words, for the follower's summary."""
+    usage: Usage | None = None
+
+
+async def _gate_pull_request(job: _Job, result: Publication, pr: PullRequest) -> _Outcome:
     """Gate one pull request against its own base; a failure is reported on it alone."""
     try:
         if job.settings.workflow_run is None:
             pr = job.remote.check_pull_request(pr)
             result.pull_request = pr
         gate = await _gate(job, result, pr)
+    except BaselinePendingError as exc:
+        result.wait_for_baseline(str(exc))
+        # Nothing failed: the change is gated again when its baseline lands.
+        return _Outcome(code=ExitCode.PASSED, outcome=f"still {WAITING}")
+    except BaselineMissingError as exc:
+        result.workflow.error(f"pull request #{pr.number}: {exc}", title="RagaliQ Gate")
+        result.could_not_judge(f"{NO_BASELINE}: {exc}")
+        return _Outcome(code=ExitCode.UNJUDGED, outcome=f"not judged: {NO_BASELINE}")
     except RagaliqError as exc:
         said = str(exc) if f"#{pr.number}" in str(exc) else f"pull request #{pr.number}: {exc}"
         result.workflow.error(said, title="RagaliQ Gate")
         result.could_not_judge(str(exc))
-        return ExitCode.UNJUDGED
-    return _publish(job.settings, result, gate)
+        return _Outcome(code=ExitCode.UNJUDGED, outcome="not judged")
+    code = _publish(job.settings, result, gate)
+    state, description = status_for(code, gate.run.decision)
+    return _Outcome(code=code, outcome=f"{state}: {description}", usage=gate.run.head.usage)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -230,14 +352,23 @@ async def _gate(job: _Job, result: Publication, pr: PullRequest | None) -> _Gate
     work = WorkTree(settings.workspace)
     data = dataset_of(settings, remote, pr)
     result.set_status("pending", "judging the pull request's RAG outputs")
-    finder = remote.baselines_of(pr.base_sha, pr.base_ref) if pr is not None else None
+    trusted = (
+        work if pr is None else remote.files_at(pr.base_sha, f"the base commit {pr.base_sha[:12]}")
+    )
+    finder = (
+        RunRecordFinder(
+            records=lambda config: remote.baseline_runs(pr.base_ref, config.workflow, trusted),
+            store=remote.baseline_store,
+            commit=pr.base_sha,
+            branch=pr.base_ref,
+            base=pr.base,
+        )
+        if pr is not None
+        else None
+    )
     plan = plan_gate(
         GateSetup(
-            trusted=(
-                work
-                if pr is None
-                else remote.files_at(pr.base_sha, f"the base commit {pr.base_sha[:12]}")
-            ),
+            trusted=trusted,
             proposal=proposal_source(settings, remote, pr, work),
             work=work,
             config_file=repo_path(settings.config, what="input config"),
@@ -270,7 +401,7 @@ async def _gate(job: _Job, result: Publication, pr: PullRequest | None) -> _Gate
     outputs = ResultFiles.of(settings)
     check_writable(*outputs.paths, reads=plan.inputs.files)
     found = finder.found if finder is not None else None
-    for note in gather_answers(job.answers, baseline=found, remote=remote):
+    for note in gather_answers(job.answers, baseline=found, remote=remote, pr=pr):
         result.workflow.log(note)
     gate_run = await run_gate(
         plan,
@@ -284,8 +415,12 @@ async def _gate(job: _Job, result: Publication, pr: PullRequest | None) -> _Gate
         acceptances=acceptances,
         answers=job.answers,
     )
+    for note in answers_read(job.answers):
+        result.workflow.log(note)
     html_path = outputs.write(plan.inputs, gate_run.head, gate_run.decision)
     keep_answers(job.answers, outputs, skip=(BASELINE_ANSWERS,))
+    if pr is not None:
+        result.workflow.set_output("answers-artifact", answers_artifact(pr.number))
     return _Gated(run=gate_run, outputs=outputs, html_path=html_path)
 
 

@@ -155,8 +155,8 @@ def _previous_answers(answers: AnswerRows, remote: Remote, store: BaselinesConfi
         return [f"the stored baselines' judge answers were not read: {exc}"]
     if not kept:
         return []
-    taken = answers.load(kept, source=BASELINE_ANSWERS)
-    return [f"{plural(taken, 'judge answer')} read from the baseline store"]
+    answers.load(kept, source=BASELINE_ANSWERS)
+    return ["judge answers found in the baseline store, read once the judge's key checks them"]
 
 
 def store_baseline(settings: ActionSettings, workflow: Workflow, remote: Remote) -> ExitCode:

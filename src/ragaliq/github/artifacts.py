@@ -22,6 +22,7 @@ import stat
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,13 +33,22 @@ import requests
 
 from ragaliq._version import __version__
 from ragaliq.errors import ArtifactError
-from ragaliq.github.client import build_github, describe_failure, read_time, retrying
+from ragaliq.github.client import (
+    PER_PAGE,
+    build_github,
+    describe_failure,
+    json_getter,
+    read_time,
+    retrying,
+)
 
 __all__ = [
     "MAX_ARTIFACT_BYTES",
     "ArtifactDataset",
     "download_dataset",
+    "fetch_archive",
     "read_answer_files",
+    "read_entries",
     "unpack_dataset",
 ]
 
@@ -104,7 +114,7 @@ def download_dataset(
     found = _the_artifact(listing, artifact, where, head_sha)
     with tempfile.TemporaryDirectory(prefix="ragaliq-artifact-") as scratch:
         archive = Path(scratch) / "artifact.zip"
-        _fetch(str(found["archive_download_url"]), token=token, into=archive, where=where)
+        fetch_archive(str(found["archive_download_url"]), token=token, into=archive, where=where)
         unpacked = unpack_dataset(archive, file_name=file_name, artifact=artifact, run_id=run_id)
     return dataclasses.replace(unpacked, handed_over=read_time(found.get("created_at")))
 
@@ -160,7 +170,7 @@ def _the_artifact(listing: Any, name: str, where: str, head_sha: str | None) -> 
     return found
 
 
-def _fetch(
+def fetch_archive(
     url: str, *, token: str, into: Path | BinaryIO, where: str, limit: int = MAX_ARTIFACT_BYTES
 ) -> None:
     """Stream the archive to ``into`` (a file, or a buffer), stopping at ``limit`` bytes.
@@ -196,13 +206,17 @@ def read_answer_files(
     repository: str,
     api_url: str,
     artifact: str,
-    newest: int,
+    trusted_run: Callable[[dict[str, Any]], bool],
+    runs: int,
     limit: int,
     attempts: int = 3,
 ) -> tuple[list[tuple[str, bytes]], list[str]]:
-    """The files of the newest ``newest`` artifacts named ``artifact`` in the repository.
+    """The files of the newest ``runs`` artifacts named ``artifact`` whose run is trusted.
 
-    Each is read into memory as data, never unpacked onto the runner, within ``limit`` bytes.
+    The repository's artifacts of that name are listed (newest first, one page); each one's run
+    is read from the API and kept only when ``trusted_run`` says so, before anything of the
+    artifact is downloaded. Each is read into memory as data, never unpacked onto the runner,
+    and all of them together within ``limit`` bytes.
 
     Returned: ``(where, content)`` of each file read, and a note for each artifact that could
     not be (answers only ever save calls, so nothing here stops a gate).
@@ -212,43 +226,53 @@ def read_answer_files(
         github = build_github(token=token, api_url=api_url)
     except ValueError as exc:
         return [], [f"earlier judge answers were not read: {exc}"]
+    files: list[tuple[str, bytes]] = []
     try:
-        _, listing = retrying(
-            lambda: github.requester.requestJsonAndCheck(
-                "GET",
-                f"/repos/{repository}/actions/artifacts",
-                parameters={"name": artifact, "per_page": newest},
-            ),
-            attempts=attempts,
+        get = json_getter(github, attempts=attempts)
+        listing = get(
+            f"/repos/{repository}/actions/artifacts", {"name": artifact, "per_page": PER_PAGE}
         )
+        left, read = limit, 0
+        for found in (listing or {}).get("artifacts") or []:
+            if read >= runs or left <= 0:
+                break
+            if not isinstance(found, dict) or found.get("name") != artifact or found.get("expired"):
+                continue
+            run_id = int((found.get("workflow_run") or {}).get("id") or 0)
+            where = f"artifact {artifact} of run {run_id}"
+            size = int(found.get("size_in_bytes") or 0)
+            if not run_id or not trusted_run(get(f"/repos/{repository}/actions/runs/{run_id}")):
+                notes.append(f"{where}: not written by a gate of this pull request; not read")
+                continue
+            read += 1
+            try:
+                if size > left:
+                    raise ArtifactError(f"{where}: is over what is left of the size limit")
+                buffer = io.BytesIO()
+                fetch_archive(
+                    str(found["archive_download_url"]),
+                    token=token,
+                    into=buffer,
+                    where=where,
+                    limit=left,
+                )
+                entries = read_entries(buffer, where=where, limit=left)
+            except (ArtifactError, KeyError, ValueError) as exc:
+                notes.append(f"earlier judge answers were not read: {exc}")
+                continue
+            left -= sum(len(data) for _, data in entries)
+            files += entries
     except Exception as exc:  # GithubException or a dropped connection: no earlier answers
-        return [], [f"earlier judge answers were not read: {_failure(exc, artifact, attempts)}"]
+        return files, [
+            *notes,
+            f"earlier judge answers were not read: {_failure(exc, artifact, attempts)}",
+        ]
     finally:
         github.close()
-    files: list[tuple[str, bytes]] = []
-    for found in ((listing or {}).get("artifacts") or [])[:newest]:
-        if not isinstance(found, dict) or found.get("name") != artifact or found.get("expired"):
-            continue
-        run = (found.get("workflow_run") or {}).get("id")
-        where = f"artifact {artifact} of run {run}"
-        try:
-            if int(found.get("size_in_bytes") or 0) > limit:
-                raise ArtifactError(f"{where}: is over the size limit of {limit:,} bytes")
-            buffer = io.BytesIO()
-            _fetch(
-                str(found["archive_download_url"]),
-                token=token,
-                into=buffer,
-                where=where,
-                limit=limit,
-            )
-            files += _read_entries(buffer, where=where, limit=limit)
-        except (ArtifactError, KeyError, ValueError) as exc:
-            notes.append(f"earlier judge answers were not read: {exc}")
     return files, notes
 
 
-def _read_entries(buffer: BinaryIO, *, where: str, limit: int) -> list[tuple[str, bytes]]:
+def read_entries(buffer: BinaryIO, *, where: str, limit: int) -> list[tuple[str, bytes]]:
     """Every file of a zip in memory, read (never written anywhere), within ``limit`` in all."""
     try:
         with zipfile.ZipFile(buffer) as bundle:

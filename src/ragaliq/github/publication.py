@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ragaliq.errors import CommentForbiddenError, ConfigError, PublishError, RagaliqError
 from ragaliq.exits import ExitCode
+from ragaliq.forge import WAITING
 from ragaliq.gate import GateDecision
 from ragaliq.github.commands import Workflow
 from ragaliq.github.remote import Remote
@@ -111,6 +112,28 @@ class Publication:
             return ""
         self.workflow.log(f"PR comment {result.action}: {result.url}")
         return result.url
+
+    def wait_for_baseline(self, reason: str) -> None:
+        """The base's baseline is being recorded: ``pending``, and the comment says so.
+
+        ``passed`` is false; the change is gated again when the baseline lands. Failures while
+        saying so are logged, not raised.
+        """
+        try:
+            self.workflow.set_output("passed", "false")
+            self.workflow.notice(reason, title="RagaliQ Gate is waiting")
+            self.workflow.write_summary(f"## RagaliQ Gate: waiting for the baseline\n\n{reason}\n")
+            self.set_status("pending", f"{WAITING}: {reason}")
+            if self.settings is not None:
+                self.comment(
+                    render_status(
+                        title="RagaliQ Gate is waiting for the base's baseline",
+                        reason=reason,
+                        comment_id=checked_comment_id(self.settings.comment_id),
+                    )
+                )
+        except (RagaliqError, OSError) as exc:
+            self.workflow.log(f"the wait could not be reported everywhere: {exc}")
 
     def could_not_judge(self, reason: str) -> None:
         """After a failure: ``passed`` is false, and the comment and status say why.

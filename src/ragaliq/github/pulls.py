@@ -25,7 +25,7 @@ from ragaliq.errors import ConfigError, RepositoryError
 from ragaliq.github.client import Get, build_github, describe_failure, json_getter
 from ragaliq.github.settings import PullRequest, WorkflowRun
 
-__all__ = ["MAX_PULLS", "check_pull_request", "find_pull_requests"]
+__all__ = ["MAX_PULLS", "check_pull_request", "find_pull_requests", "open_pulls_into"]
 
 MAX_PULLS = 100
 """Open pull requests of one head branch read at most (one page)."""
@@ -65,6 +65,34 @@ def find_pull_requests(
         if pr is not None and pr.head_sha == run.head_sha:
             found[pr.number] = pr
     return tuple(found[number] for number in sorted(found))
+
+
+def open_pulls_into(
+    base_ref: str, *, token: str, repository: str, api_url: str, attempts: int = 3
+) -> tuple[PullRequest, ...]:
+    """The open pull requests into ``base_ref``, most recently updated first (one page).
+
+    Raises:
+        RepositoryError: the API cannot be asked, or refuses.
+    """
+    found = _asking(
+        lambda get: get(
+            f"/repos/{repository}/pulls",
+            {
+                "state": "open",
+                "base": base_ref,
+                "sort": "updated",
+                "direction": "desc",
+                "per_page": MAX_PULLS,
+            },
+        ),
+        token=token,
+        api_url=api_url,
+        attempts=attempts,
+        doing=f"the open pull requests into {base_ref}",
+    )
+    pulls = (_open_pull(pull, repository) for pull in found or ())
+    return tuple(pr for pr in pulls if pr is not None and pr.base_ref == base_ref)
 
 
 def check_pull_request(
@@ -110,6 +138,7 @@ def check_pull_request(
         head_repo=now.head_repo,
         author=now.author,
         base_ref=now.base_ref,
+        head_ref=now.head_ref,
     )
 
 
@@ -147,6 +176,7 @@ def _open_pull(pull: Any, repository: str) -> PullRequest | None:
             head_repo=str((head.get("repo") or {}).get("full_name", "")),
             author=str((pull.get("user") or {}).get("login", "")),
             base_ref=str(base.get("ref") or ""),
+            head_ref=str(head.get("ref") or ""),
         )
     except (KeyError, TypeError, ValueError):
         return None

@@ -4,31 +4,72 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ragaliq.config import BaselinesConfig, GatePolicy
+from ragaliq.forge import BaselineRuns
 from ragaliq.gate.acceptance import Acceptance
 from ragaliq.github.artifacts import ArtifactDataset, download_dataset, read_answer_files
+from ragaliq.github.baseline_runs import ANSWERS_ARTIFACT, GitHubBaselineRuns
 from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
 from ragaliq.github.contents import ContentsAtCommit
 from ragaliq.github.data_branch import BranchBackend
 from ragaliq.github.provenance import Provenance
-from ragaliq.github.pulls import check_pull_request, find_pull_requests
+from ragaliq.github.pulls import check_pull_request, find_pull_requests, open_pulls_into
 from ragaliq.github.reviews import read_acceptances_from_reviews
 from ragaliq.github.runs import Upload, handed_over_at
 from ragaliq.github.settings import ActionSettings, PullRequest, WorkflowRun
-from ragaliq.github.status import CommitStatus
-from ragaliq.judges.answers import MAX_ANSWER_FILE_BYTES
+from ragaliq.github.status import CommitStatus, StatusRecord, latest_status
 from ragaliq.repository import FallbackSource, FileSource, GitCommit
-from ragaliq.store.finder import StoreFinder
 from ragaliq.store.layout import BaselineStore
 
-__all__ = ["ANSWERS_ARTIFACT", "ANSWER_ARTIFACTS_READ", "Remote", "connect"]
+__all__ = [
+    "ANSWERS_ARTIFACT",
+    "ANSWER_BYTES_READ",
+    "ANSWER_RUNS_READ",
+    "Remote",
+    "answers_artifact",
+    "connect",
+    "gate_of",
+]
 
-ANSWERS_ARTIFACT = "ragaliq-answers"
-"""The artifact the workflows upload a gate's signed judge answers as."""
-ANSWER_ARTIFACTS_READ = 10
-"""How many of the newest such artifacts a gate reads."""
+ANSWER_RUNS_READ = 5
+"""How many of a pull request's earlier gates' answers a gate reads, newest first."""
+ANSWER_BYTES_READ = 64 * 1024 * 1024
+"""The most bytes of earlier gates' answers one gate downloads, all artifacts together."""
+
+
+def answers_artifact(number: int) -> str:
+    """The artifact a gate of pull request ``number`` uploads its signed answers as.
+
+    (A baseline run's are :data:`~ragaliq.github.baseline_runs.ANSWERS_ARTIFACT`.)
+    """
+    return f"{ANSWERS_ARTIFACT}-pr{number}"
+
+
+def gate_of(pr: PullRequest) -> Callable[[dict[str, Any]], bool]:
+    """Whether a run (as the API shows it) may hold answers of a gate of ``pr``.
+
+    A run started by ``workflow_run`` runs a workflow of the default branch, where no pull
+    request's code runs; a ``pull_request`` run is kept only when it is of this pull request's
+    own head repository and branch, so another pull request's untrusted job can never push its
+    uploads in front of this one's. (Every file read is still checked as a whole against the
+    judge's key before a row of it is.)
+    """
+
+    def trusted(run: dict[str, Any]) -> bool:
+        event = run.get("event")
+        if event == "workflow_run":
+            return True
+        head = (run.get("head_repository") or {}).get("full_name")
+        return (
+            event in ("pull_request", "pull_request_review")
+            and str(head or "").lower() == pr.head_repo.lower()
+            and run.get("head_branch") == pr.head_ref
+        )
+
+    return trusted
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,9 +87,14 @@ class Remote:
     """The event's pull request, checked against the API (open, same head, same base)."""
     dataset_from: Callable[[int, str, str, str | None], ArtifactDataset]
     """``(run_id, artifact, file_name, head_sha)``: the dataset unpacked from an artifact."""
-    handed_over_at: Callable[[int, str, str], tuple[Upload, ...]]
-    """``(run_id, head_sha, artifact)``: the artifacts of that name the ``pull_request`` runs of
-    run N's workflow uploaded for the head commit, oldest first."""
+    handed_over_at: Callable[[int | str, str, str], tuple[Upload, ...]]
+    """``(run_id or workflow file, head_sha, artifact)``: the artifacts of that name the
+    ``pull_request`` runs of that workflow (run N's, or the file's) uploaded for the head commit,
+    oldest first."""
+    open_pulls_into: Callable[[str], tuple[PullRequest, ...]]
+    """The open pull requests into a branch, most recently updated first."""
+    latest_status: Callable[[str, str], StatusRecord | None]
+    """``(sha, context)``: the newest status of that name on a commit."""
     status_of: Callable[[str, str], CommitStatus]
     """``(sha, context)``: a commit status of the gate's on a commit."""
     acceptances_of: Callable[
@@ -56,16 +102,16 @@ class Remote:
     ]
     """Reviewers' acceptances at the pull request's head under the trusted policy, and notes on
     the reviews that do not count."""
-    baselines_of: Callable[[str, str], StoreFinder]
-    """``(commit, branch)``: the stored baseline of a commit of ``branch`` (or of its nearest
-    first-parent ancestor), each checked for the run that recorded it."""
+    baseline_runs: Callable[[str, str, FileSource], BaselineRuns]
+    """``(branch, workflow, trusted)``: the records of ``workflow``'s push runs on ``branch``,
+    with ``trusted`` (the base commit) to read the workflow's triggers from."""
     baseline_store: Callable[[BaselinesConfig], BaselineStore]
     """The data branch a config names, to write a baseline to."""
     provenance: Provenance
     """Checks runs and reads first parents through the API."""
-    answer_files: Callable[[], tuple[list[tuple[str, bytes]], list[str]]]
-    """The signed answers earlier gates uploaded (the newest ``ragaliq-answers`` artifacts),
-    read as data, and notes on those that could not be read."""
+    answer_files: Callable[[PullRequest], tuple[list[tuple[str, bytes]], list[str]]]
+    """The signed answers this pull request's earlier gates uploaded, found by their runs and
+    read as data, and notes on those that were not read."""
 
 
 def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
@@ -107,27 +153,28 @@ def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
         )
         return BaselineStore(backend, keep=config.keep)
 
-    def baselines_of(commit: str, branch: str) -> StoreFinder:
-        return StoreFinder(
-            stores=lambda config: (baseline_store(config),),
-            commit=commit,
-            base=f"{branch}@{commit[:7]}",
-            parent_of=provenance.first_parent,
-            verify=lambda baseline, digest, config: provenance.verify(
-                baseline, digest, config, branch
-            ),
-        )
-
-    return Remote(
-        answer_files=lambda: read_answer_files(
+    def baseline_runs(branch: str, workflow: str, trusted: FileSource) -> BaselineRuns:
+        return GitHubBaselineRuns(
             token=settings.github_token,
             repository=settings.repository,
             api_url=settings.api_url,
-            artifact=ANSWERS_ARTIFACT,
-            newest=ANSWER_ARTIFACTS_READ,
-            limit=MAX_ANSWER_FILE_BYTES,
+            server_url=settings.server_url,
+            branch=branch,
+            workflow=workflow,
+            trusted=trusted,
+        )
+
+    return Remote(
+        answer_files=lambda pr: read_answer_files(
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+            artifact=answers_artifact(pr.number),
+            trusted_run=gate_of(pr),
+            runs=ANSWER_RUNS_READ,
+            limit=ANSWER_BYTES_READ,
         ),
-        baselines_of=baselines_of,
+        baseline_runs=baseline_runs,
         baseline_store=baseline_store,
         provenance=provenance,
         files_at=files_at,
@@ -150,13 +197,27 @@ def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
             api_url=settings.api_url,
         ),
         dataset_from=dataset_from,
-        handed_over_at=lambda run_id, head, name: handed_over_at(
+        handed_over_at=lambda source, head, name: handed_over_at(
             token=settings.github_token,
             repository=settings.repository,
             api_url=settings.api_url,
-            run_id=run_id,
+            run_id=source if isinstance(source, int) else 0,
+            workflow=source if isinstance(source, str) else "",
             head_sha=head,
             artifact=name,
+        ),
+        open_pulls_into=lambda base: open_pulls_into(
+            base,
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+        ),
+        latest_status=lambda sha, context: latest_status(
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+            sha=sha,
+            context=context,
         ),
         status_of=lambda sha, context: CommitStatus(
             token=settings.github_token,

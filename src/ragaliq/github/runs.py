@@ -46,15 +46,17 @@ def handed_over_at(
     token: str,
     repository: str,
     api_url: str,
-    run_id: int,
     head_sha: str,
     artifact: str,
+    run_id: int = 0,
+    workflow: str = "",
     attempts: int = 3,
 ) -> tuple[Upload, ...]:
     """The datasets handed over for ``head_sha``, oldest first.
 
-    Every unexpired artifact named ``artifact`` that a ``pull_request`` run of run ``run_id``'s
-    workflow uploaded for that commit.
+    Every unexpired artifact named ``artifact`` that a ``pull_request`` run of the workflow
+    uploaded for that commit: the workflow of run ``run_id``, or the workflow file ``workflow``
+    (``ragaliq.yml``) when no run is given.
 
     Raises:
         ArtifactError: the API cannot be asked, or refuses.
@@ -69,15 +71,20 @@ def handed_over_at(
 
     uploads: list[Upload] = []
     try:
-        this = get(f"/repos/{repository}/actions/runs/{run_id}") or {}
-        workflow = int(this.get("workflow_id") or 0)
-        if not workflow:
-            raise ArtifactError(f"run {run_id}: GitHub names no workflow for it")
+        path = ""
+        if run_id:
+            this = get(f"/repos/{repository}/actions/runs/{run_id}") or {}
+            workflow = str(this.get("workflow_id") or "")
+            if not workflow:
+                raise ArtifactError(f"run {run_id}: GitHub names no workflow for it")
+        else:
+            path = f".github/workflows/{workflow}"
         for run in _runs(get, f"/repos/{repository}/actions/workflows/{workflow}/runs", head_sha):
             if (
                 run.get("event") != "pull_request"
                 or run.get("head_sha") != head_sha
-                or int(run.get("workflow_id") or 0) != workflow
+                or (not path and str(run.get("workflow_id") or "") != workflow)
+                or (path and str(run.get("path") or "").split("@", 1)[0] != path)
             ):
                 continue
             listing = get(

@@ -10,9 +10,13 @@ from typing import Any, Literal
 
 from ragaliq.config import DEFAULT_CONFIG_FILE
 from ragaliq.errors import ConfigError
+from ragaliq.forge import DEFAULT_FOLLOW_LIMIT
 from ragaliq.github.client import DEFAULT_API_URL
 
-__all__ = ["ActionSettings", "PullRequest", "WorkflowRun", "read_input"]
+__all__ = ["MAX_FOLLOW_LIMIT", "ActionSettings", "PullRequest", "WorkflowRun", "read_input"]
+
+MAX_FOLLOW_LIMIT = 100
+"""The most the follower gates in one run: one page of open pull requests."""
 
 
 def read_input(env: Mapping[str, str], name: str, default: str = "") -> str:
@@ -45,6 +49,8 @@ class PullRequest:
     """The login of the pull request's author."""
     base_ref: str = ""
     """The branch the pull request is to be merged into (``main``): the bar is that branch's."""
+    head_ref: str = ""
+    """The pull request's own branch, in its head repository."""
 
     @property
     def base(self) -> str:
@@ -78,7 +84,7 @@ class ActionSettings:
     config: str
     dataset: str
     baseline: str
-    mode: Literal["gate", "update-baseline", "store-baseline"]
+    mode: Literal["gate", "update-baseline", "store-baseline", "follow"]
     anthropic_api_key: str
     anthropic_base_url: str
     """An Anthropic-compatible endpoint chosen by the workflow; empty for the config's."""
@@ -93,6 +99,11 @@ class ActionSettings:
     """The team runs the gate in the job that ran the pull request's code, and says so."""
     commit_status: bool
     """Whether the result is also set as a commit status on the pull request's head."""
+    pull_request_workflow: str
+    """The workflow file whose ``pull_request`` runs hand over each pull request's dataset
+    (``ragaliq.yml``): where the follower finds what to judge."""
+    follow_limit: int
+    """Pull requests the follower gates again per landing of a baseline."""
     workspace: Path
     repository: str
     api_url: str
@@ -125,9 +136,16 @@ class ActionSettings:
             ConfigError: an input has a value outside its choices, or the event file is unreadable.
         """
         mode = read_input(env, "mode", "gate")
-        if mode not in ("gate", "update-baseline", "store-baseline"):
+        if mode not in ("gate", "update-baseline", "store-baseline", "follow"):
             raise ConfigError(
-                f"input mode: must be 'gate', 'update-baseline' or 'store-baseline' (got {mode!r})"
+                "input mode: must be 'gate', 'update-baseline', 'store-baseline' or 'follow' "
+                f"(got {mode!r})"
+            )
+        limit = read_input(env, "follow-limit", str(DEFAULT_FOLLOW_LIMIT))
+        if not limit.isdigit() or not 1 <= int(limit) <= MAX_FOLLOW_LIMIT:
+            raise ConfigError(
+                f"input follow-limit: must be a whole number from 1 to {MAX_FOLLOW_LIMIT} "
+                f"(got {limit!r})"
             )
         comment = read_input(env, "comment", "upsert")
         if comment not in ("upsert", "off"):
@@ -149,6 +167,8 @@ class ActionSettings:
             artifact=read_input(env, "artifact"),
             trust_pr_code=read_flag(env, "trust-pr-code", False),
             commit_status=read_flag(env, "commit-status", True),
+            pull_request_workflow=read_input(env, "pull-request-workflow", "ragaliq.yml"),
+            follow_limit=int(limit),
             workspace=workspace,
             repository=env.get("GITHUB_REPOSITORY", ""),
             api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
@@ -189,6 +209,7 @@ def _pull_request(event: dict[str, Any]) -> PullRequest | None:
             head_repo=str((pr["head"].get("repo") or {}).get("full_name", "")),
             author=str((pr.get("user") or {}).get("login", "")),
             base_ref=str(pr["base"].get("ref") or ""),
+            head_ref=str(pr["head"].get("ref") or ""),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError("GITHUB_EVENT_PATH: not a pull_request event") from exc

@@ -18,13 +18,31 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from github import GithubException
 
-from ragaliq.github.client import build_github, describe_failure, retrying
+from ragaliq.errors import RepositoryError
+from ragaliq.github.client import (
+    PER_PAGE,
+    build_github,
+    describe_failure,
+    json_getter,
+    read_time,
+    retrying,
+    unreachable,
+)
 
-__all__ = ["CONTEXT", "CommitStatus", "StatusState", "retired_context", "status_context"]
+__all__ = [
+    "CONTEXT",
+    "CommitStatus",
+    "StatusRecord",
+    "StatusState",
+    "latest_status",
+    "retired_context",
+    "status_context",
+]
 
 CONTEXT = "RagaliQ Gate"
 StatusState = Literal["pending", "success", "failure", "error"]
@@ -47,6 +65,52 @@ def retired_context(comment_id: str) -> str | None:
     gate's new one.
     """
     return CONTEXT if comment_id == "default" else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatusRecord:
+    """A commit status as the host shows it."""
+
+    state: str
+    description: str
+    created_at: datetime | None
+    creator: str
+    """The account that set it."""
+
+
+def latest_status(
+    *, token: str, repository: str, api_url: str, sha: str, context: str, attempts: int = 3
+) -> StatusRecord | None:
+    """The newest status named ``context`` on commit ``sha``; None when there is none.
+
+    Raises:
+        RepositoryError: the API cannot be asked.
+    """
+    try:
+        github = build_github(token=token, api_url=api_url)
+    except ValueError as exc:
+        raise RepositoryError(f"the statuses of {sha[:12]} cannot be read: {exc}") from exc
+    try:
+        found = json_getter(github, attempts=attempts)(
+            f"/repos/{repository}/commits/{sha}/statuses", {"per_page": PER_PAGE}
+        )
+    except GithubException as exc:
+        raise RepositoryError(
+            describe_failure(exc, doing=f"reading the statuses of {sha[:12]}", attempts=attempts)
+        ) from exc
+    except OSError as exc:
+        raise RepositoryError(unreachable(api_url, attempts)) from exc
+    finally:
+        github.close()
+    for status in found or ():  # newest first
+        if isinstance(status, dict) and status.get("context") == context:
+            return StatusRecord(
+                state=str(status.get("state") or ""),
+                description=str(status.get("description") or ""),
+                created_at=read_time(status.get("created_at")),
+                creator=str((status.get("creator") or {}).get("login") or ""),
+            )
+    return None
 
 
 @dataclass(frozen=True, kw_only=True)

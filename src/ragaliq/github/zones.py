@@ -74,7 +74,7 @@ def check_zone(settings: ActionSettings, pr: PullRequest | None) -> tuple[str, .
         UnsafeSetupError: the workspace is not the base commit's untouched checkout.
         ConfigError: the run this gate follows found no pull request, or did not succeed.
     """
-    run = settings.workflow_run
+    run = settings.workflow_run if settings.mode == "gate" else None
     if run is not None and pr is None:
         raise ConfigError(
             f"no open pull request has commit {run.head_sha[:12]}, the head of the run this "
@@ -118,8 +118,9 @@ class GatedData:
     """Where it came from, with ``{cases}`` to fill; empty when read from the workspace."""
     artifact: ArtifactDataset | None = None
     """The artifact it was unpacked from, when it was handed over as one."""
-    run_id: int = 0
-    """The run the gate belongs to (or follows): its workflow's runs are the head's."""
+    run_id: int | str = 0
+    """Whose ``pull_request`` runs hand over the head's data: the run the gate belongs to (or
+    follows), or the pull requests' workflow file, for a follower."""
 
 
 def dataset_of(settings: ActionSettings, remote: Remote, pr: PullRequest | None) -> GatedData:
@@ -139,25 +140,35 @@ def dataset_of(settings: ActionSettings, remote: Remote, pr: PullRequest | None)
     if not settings.artifact:
         return GatedData(path=settings.dataset or None)
     run = settings.workflow_run
-    run_id = run.id if run is not None else int(settings.run_id or 0)
+    run_id: int | str = run.id if run is not None else int(settings.run_id or 0)
+    if settings.mode == "follow":
+        run_id = settings.pull_request_workflow
     if not run_id:
         raise ConfigError("input artifact: the run that uploaded it is unknown (no GITHUB_RUN_ID)")
     name = PurePosixPath(settings.dataset).name if settings.dataset else ""
     head = pr.head_sha if pr is not None else None
-    produced_by, how = run_id, ""
-    if started_by_review(settings):
+    produced_by, how = run.id if run is not None else int(settings.run_id or 0), ""
+    if started_by_review(settings) or settings.mode == "follow":
         if head is None:
             raise ConfigError("a review's gate found no pull request to judge")
         uploads = remote.handed_over_at(run_id, head, settings.artifact)
+        review = isinstance(run_id, int)
+        which = "this workflow" if review else run_id
         if not uploads:
             raise ConfigError(
-                f"no pull_request run of this workflow handed over the artifact "
-                f"{settings.artifact} for the head commit {head[:12]}: a review's gate judges "
-                "only what the pull request's own run produced, and runs none of its code. "
-                "Let that run finish (or re-run it), then review again"
+                f"no pull_request run of {which} handed over the artifact "
+                f"{settings.artifact} for the head commit {head[:12]}: "
+                + ("a review's gate" if review else "a gate that follows a baseline")
+                + " judges only what the pull request's own run produced, and runs none of its "
+                "code. Let that run finish (or re-run it)"
+                + (", then review again" if review else "")
             )
         produced_by = uploads[-1].run_id
-        how = f" (the pull_request run of the head commit {head[:12]}; the review ran no code)"
+        how = (
+            f" (the pull_request run of the head commit {head[:12]}; the "
+            + ("review" if review else "follower")
+            + " ran no code)"
+        )
     found = remote.dataset_from(produced_by, settings.artifact, name, head)
     ignored = (
         f" It also held {', '.join(found.ignored[:3])}{' …' if len(found.ignored) > 3 else ''}, "

@@ -19,9 +19,15 @@ Two stores, one interface (:class:`AnswerStore`: get and put an answer by key):
   (``ragaliq-answers``) earlier gates uploaded, through the API and never unpacked onto the
   runner, and writes the answers its own run used for the workflow to upload.
 
-Bounds: a row is at most :data:`MAX_ROW_BYTES`, a file at most :data:`MAX_ANSWER_FILE_BYTES`;
-an artifact keeps a gate's answers for its ``retention-days`` (7 in the workflows ``ragaliq
-init`` writes), the baseline store those of its newest ten baselines.
+An answers file is also signed as a whole: its last line carries an HMAC of everything before
+it, under the same key. A file is held unread until the judge's key is known, and a file whose
+signature does not verify is dropped before a single row of it is read; only then are its rows
+taken (each still checked on its own when asked for).
+
+Bounds: a row is at most :data:`MAX_ROW_BYTES`, a file at most :data:`MAX_ANSWER_FILE_BYTES`, and
+all the files one run loads at most :data:`MAX_LOADED_BYTES`; an artifact keeps a gate's answers
+for its ``retention-days`` (7 in the workflows ``ragaliq init`` writes), the baseline store those
+of its newest ten baselines.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from ragaliq.models import JudgeInfo
 __all__ = [
     "ANSWER_FORMAT",
     "MAX_ANSWER_FILE_BYTES",
+    "MAX_LOADED_BYTES",
     "MAX_ROW_BYTES",
     "AnswerRows",
     "AnswerStore",
@@ -55,6 +62,12 @@ MAX_ROW_BYTES = 1024 * 1024
 """The longest row of an answers file: one answer, its key and its signature."""
 MAX_ANSWER_FILE_BYTES = 256 * 1024 * 1024
 """The largest answers file read (uncompressed)."""
+MAX_LOADED_BYTES = 320 * 1024 * 1024
+"""The most bytes of answers files one run holds, all files together (the baseline run's, up to
+:data:`MAX_ANSWER_FILE_BYTES`, and earlier gates'): a file past it is not read (answers only ever
+save calls)."""
+FILE_TRAILER = "ragaliq-answers"
+"""The key of an answers file's last line, which signs the file as a whole."""
 TABLE = "signed_results"
 LOCK_TIMEOUT_S = 15.0
 """How long a run waits for another run that is writing the same cache file before giving up on
@@ -112,6 +125,13 @@ class Signer:
 
     def verify(self, key: str, value: str, signature: str) -> bool:
         return hmac.compare_digest(signature, self.sign(key, value))
+
+    def sign_file(self, body: bytes) -> str:
+        """The signature of an answers file's rows, as a whole."""
+        return hmac.new(self._key, b"ragaliq-answers-file\x00" + body, hashlib.sha256).hexdigest()
+
+    def verify_file(self, body: bytes, signature: str) -> bool:
+        return hmac.compare_digest(signature, self.sign_file(body))
 
 
 class SqliteAnswers:
@@ -219,37 +239,69 @@ class SqliteAnswers:
 class AnswerRows:
     """Signed answers in memory: loaded from answer files as data, written out as one.
 
-    Rows are checked when asked for, once the judge's secret is known (:meth:`bind`): a row
-    that is not signed with it is dropped, and its question asked again. :meth:`export` writes
-    the rows this run used (asked or answered), signed, one JSON object per line.
+    A file loaded is held unread until the judge's secret is known (:meth:`bind`); then a file
+    whose whole-file signature does not verify is dropped unread, and the rows of the others are
+    taken. Each row is checked again when asked for. :meth:`export` writes the rows this run used
+    (asked or answered), signed row by row and as a whole, one JSON object per line.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, limit: int = MAX_LOADED_BYTES) -> None:
         self._rows: dict[str, tuple[str, str, str]] = {}
         """key -> (value, signature, where it was read)."""
         self._used: set[str] = set()
         self._signer: Signer | None = None
+        self._held: list[tuple[bytes, str]] = []
+        """Files loaded before the key was known: (content, where it was read)."""
+        self._loaded = 0
+        self._limit = limit
+        self.taken: dict[str, int] = {}
+        """Rows taken from each file, by where it was read (files that verified only)."""
         self.warnings: list[str] = []
 
     def bind(self, secret: str) -> None:
-        """Check and sign under the key derived from ``secret`` from now on."""
+        """Check and sign under the key derived from ``secret`` from now on.
+
+        Files loaded so far are checked as wholes now, and the rows of those that verify taken.
+        """
         self._signer = Signer(secret)
+        held, self._held = self._held, []
+        for data, source in held:
+            self._take(data, source)
 
     @property
     def bound(self) -> bool:
         return self._signer is not None
 
-    def load(self, data: bytes, *, source: str) -> int:
-        """Take the rows of one answers file (JSON lines); the number of rows taken.
+    def load(self, data: bytes, *, source: str) -> None:
+        """Take one answers file (JSON lines, signed as a whole), once the key can check it.
 
-        A file over :data:`MAX_ANSWER_FILE_BYTES`, or a row that is not a well-formed signed
-        answer, is skipped with a warning: answers only ever save calls.
+        A file over :data:`MAX_ANSWER_FILE_BYTES`, past :data:`MAX_LOADED_BYTES` in all, or not
+        signed as a whole with this judge's key is skipped with a warning: answers only ever
+        save calls.
         """
-        if len(data) > MAX_ANSWER_FILE_BYTES:
+        if len(data) > MAX_ANSWER_FILE_BYTES or self._loaded + len(data) > self._limit:
             self.warnings.append(f"judge answers from {source}: over the size limit, not read")
-            return 0
+            return
+        self._loaded += len(data)
+        if self._signer is None:
+            self._held.append((data, source))
+        else:
+            self._take(data, source)
+
+    def _take(self, data: bytes, source: str) -> None:
+        assert self._signer is not None
+        body, _, last = data.rstrip(b"\n").rpartition(b"\n")
+        trailer = _trailer(last)
+        if body:
+            body += b"\n"
+        if trailer is None or not self._signer.verify_file(body, trailer):
+            self.warnings.append(
+                f"judge answers from {source}: not signed as a whole with this judge's key, so "
+                "no row of it was read (answers from another key, an older version, or forged)"
+            )
+            return
         taken = bad = 0
-        for line in data.splitlines():
+        for line in body.splitlines():
             row = _row(line)
             if row is None:
                 bad += bool(line.strip())
@@ -258,11 +310,11 @@ class AnswerRows:
             if key not in self._rows:
                 self._rows[key] = (value, signature, source)
                 taken += 1
+        self.taken[source] = self.taken.get(source, 0) + taken
         if bad:
             self.warnings.append(
                 f"judge answers from {source}: {bad} rows that are not signed answers were skipped"
             )
-        return taken
 
     def get(self, key: str) -> str | None:
         row = self._rows.get(key)
@@ -294,7 +346,7 @@ class AnswerRows:
         """Nothing is held open."""
 
     def export(self, *, skip: Iterable[str] = ()) -> bytes:
-        """The rows this run used, as a signed answers file.
+        """The rows this run used, as an answers file signed as a whole (empty without rows).
 
         Rows read from a source in ``skip`` are left out: the next run reads them there.
         """
@@ -306,7 +358,25 @@ class AnswerRows:
             for value, signature, source in (self._rows[key],)
             if source not in skipped
         ]
-        return "".join(line + "\n" for line in lines).encode("utf-8")
+        if not lines or self._signer is None:
+            return b""
+        body = "".join(line + "\n" for line in lines).encode("utf-8")
+        trailer = {FILE_TRAILER: 1, "rows": len(lines), "sig": self._signer.sign_file(body)}
+        return body + json.dumps(trailer, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def _trailer(line: bytes) -> str | None:
+    """The whole-file signature an answers file's last line carries; None when it is not one."""
+    if len(line) > 512:
+        return None
+    try:
+        data = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, dict) or data.get(FILE_TRAILER) != 1:
+        return None
+    signature = data.get("sig")
+    return signature if isinstance(signature, str) and len(signature) == 64 else None
 
 
 def _row(line: bytes) -> tuple[str, str, str] | None:

@@ -45,64 +45,107 @@ async def test_answers_a_run_used_serve_the_next_run_at_no_call():
     asked = len(judge.calls)
     assert asked == 9  # claims, verdicts, relevance for three cases
     exported = first.export()
-    assert len(exported.splitlines()) == 9
+    assert len(exported.splitlines()) == 9 + 1  # the rows, and the line that signs them all
 
     again = AnswerRows()
-    assert again.load(exported, source="artifact ragaliq-answers of run 1") == 9
+    again.load(exported, source="artifact ragaliq-answers of run 1")
+    assert again.taken == {}  # held unread until the key can check the file
     again.bind(KEY)
+    assert again.taken == {"artifact ragaliq-answers of run 1": 9}
     fresh = FakeJudge()
     report, _ = await judged_with(again, fresh)
     assert fresh.calls == []  # every question answered by the rows
     assert report.usage.calls == 0 and report.usage.cache_hits == 9
 
 
-async def test_an_answer_not_signed_with_the_judges_key_is_never_used():
+def signed_file(rows: list[dict], signer: Signer) -> bytes:
+    """An answers file of ``rows``, signed as a whole by ``signer`` (as another run would)."""
+    body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows).encode()
+    trailer = {"ragaliq-answers": 1, "rows": len(rows), "sig": signer.sign_file(body)}
+    return body + json.dumps(trailer).encode() + b"\n"
+
+
+async def test_a_file_not_signed_as_a_whole_with_the_judges_key_is_never_read():
     honest = AnswerRows()
     honest.bind(KEY)
     await judged_with(honest, FakeJudge())
-    rows = [json.loads(line) for line in honest.export().splitlines()]
+    exported = honest.export()
+    rows = [json.loads(line) for line in exported.splitlines()[:-1]]
     forged = dict(rows[0])
     forged["v"] = forged["v"].replace("{", '{"verdict":"CONTRADICTED",', 1)  # a rewritten answer
+    edited = exported.replace(
+        json.dumps(rows[0], separators=(",", ":")).encode(),
+        json.dumps(forged, separators=(",", ":")).encode(),
+    )
+    cut = b"\n".join(exported.splitlines()[1:]) + b"\n"  # a row dropped
+    unsigned = b"".join(line + b"\n" for line in exported.splitlines()[:-1])  # no trailer
+    other = signed_file(rows, Signer("sk-ant-someone-else"))
+    for planted in (edited, cut, unsigned, other):
+        reader = AnswerRows()
+        reader.load(planted, source="artifact ragaliq-answers-pr9 of run 9")
+        reader.bind(KEY)
+        assert reader.taken == {}
+        assert all(reader.get(row["k"]) is None for row in rows)  # not one row read
+        assert reader.warnings == [
+            "judge answers from artifact ragaliq-answers-pr9 of run 9: not signed as a whole "
+            "with this judge's key, so no row of it was read (answers from another key, an "
+            "older version, or forged)"
+        ]
+    whole = AnswerRows()
+    whole.load(exported, source="x")
+    assert whole.get(rows[2]["k"]) is None  # no key, no answers
+    whole.bind(KEY)
+    assert whole.get(rows[2]["k"]) == rows[2]["v"]
+
+
+async def test_a_row_not_signed_with_the_judges_key_is_never_used_in_a_file_that_is():
+    honest = AnswerRows()
+    honest.bind(KEY)
+    await judged_with(honest, FakeJudge())
+    rows = [json.loads(line) for line in honest.export().splitlines()[:-1]]
     other_key = Signer("sk-ant-someone-else")
     resigned = {**rows[1], "s": other_key.sign(rows[1]["k"], rows[1]["v"])}
-    planted = "\n".join(json.dumps(r) for r in (forged, resigned, *rows[2:])).encode()
-
     reader = AnswerRows()
-    reader.load(planted, source="artifact ragaliq-answers of run 9")
+    reader.load(signed_file([resigned, *rows[2:]], Signer(KEY)), source="run 9")
     reader.bind(KEY)
-    assert reader.get(forged["k"]) is None
     assert reader.get(resigned["k"]) is None
     assert reader.get(rows[2]["k"]) == rows[2]["v"]
     assert reader.warnings == [
-        "judge answers from artifact ragaliq-answers of run 9: rows not signed with this judge's "
-        "key were ignored and asked again (answers from another key, or forged ones)"
+        "judge answers from run 9: rows not signed with this judge's key were ignored and asked "
+        "again (answers from another key, or forged ones)"
     ]
-    unbound = AnswerRows()
-    unbound.load(planted, source="x")
-    assert unbound.get(rows[2]["k"]) is None  # no key, no answers
 
 
 def test_rows_that_are_not_signed_answers_are_skipped_with_one_warning():
     rows = AnswerRows()
+    rows.bind(KEY)
     key = "a" * 64
     good = json.dumps({"k": key, "v": "{}", "s": "0" * 64})
-    text = "\n".join(
-        [
-            good,
-            "not json",
-            json.dumps({"k": "short", "v": "{}", "s": "x"}),
-            json.dumps({"k": key, "v": 1, "s": "x"}),
-            json.dumps({"k": key, "v": "{}", "s": "x", "extra": 1}),
-            "x" * (MAX_ROW_BYTES + 1),
-        ]
-    )
-    assert rows.load(text.encode(), source="the baseline store") == 1
+    lines = [
+        good,
+        "not json",
+        json.dumps({"k": "short", "v": "{}", "s": "x"}),
+        json.dumps({"k": key, "v": 1, "s": "x"}),
+        json.dumps({"k": key, "v": "{}", "s": "x", "extra": 1}),
+        "x" * (MAX_ROW_BYTES + 1),
+    ]
+    body = "".join(line + "\n" for line in lines).encode()
+    trailer = {"ragaliq-answers": 1, "rows": 6, "sig": Signer(KEY).sign_file(body)}
+    rows.load(body + json.dumps(trailer).encode() + b"\n", source="the baseline store")
+    assert rows.taken == {"the baseline store": 1}
     assert rows.warnings == [
         "judge answers from the baseline store: 5 rows that are not signed answers were skipped"
     ]
     huge = AnswerRows()
-    assert huge.load(b"x" * (MAX_ANSWER_FILE_BYTES + 1), source="big") == 0
+    huge.load(b"x" * (MAX_ANSWER_FILE_BYTES + 1), source="big")
     assert huge.warnings == ["judge answers from big: over the size limit, not read"]
+
+
+def test_the_files_one_run_loads_are_bounded_all_together():
+    rows = AnswerRows(limit=100)
+    rows.load(b"x" * 60, source="first")
+    rows.load(b"x" * 60, source="second")  # past the run's limit: never held
+    assert rows.warnings == ["judge answers from second: over the size limit, not read"]
 
 
 def test_a_key_is_the_question_its_prompt_version_the_judge_and_what_it_reads():
@@ -134,5 +177,5 @@ async def test_the_export_leaves_out_what_the_next_run_reads_where_it_is():
     changed = [make_case(id="c0", response="Refunds take 30 days.")]
     await run_suite([*changed, *cases()[1:]], judge=cached, evaluators=suite())
     exported = reread.export(skip=("the baseline store",))
-    assert 0 < len(exported.splitlines()) <= 3  # only the changed case's new answers
+    assert 0 < len(exported.splitlines()) - 1 <= 3  # only the changed case's new answers
     assert len(reread.export().splitlines()) > len(exported.splitlines())
