@@ -73,7 +73,8 @@ def test_a_succeeded_run_with_one_recorded_baseline_sets_the_bar_with_its_digest
 
 @pytest.mark.parametrize("phase", ["waiting", "running"])
 def test_a_run_still_recording_makes_the_gate_wait(phase):
-    with pytest.raises(BaselinePendingError, match="main@bbbbbbb's baseline is being recorded") as e:
+    said = "main@bbbbbbb's baseline is being recorded"
+    with pytest.raises(BaselinePendingError, match=said) as e:
         decide(Records(runs={BASE: run(phase, digest=None)}))
     assert (e.value.commit, e.value.run_id) == (BASE, 77)
 
