@@ -9,7 +9,7 @@ main is protected on the fake, so a workflow that tried to push to it would be r
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tests.e2e.workflows import JobResult, Player, load_workflow
@@ -38,6 +38,8 @@ class Repository:
     action: Action
     player: Player
     run_id: int = RUN_ID + 1000
+    baseline_runs: dict[str, int] = field(default_factory=dict)
+    """The baseline run recorded for each commit of main."""
 
     @classmethod
     def adopted(cls, action: Action, *, config: str = STORE_CONFIG) -> Repository:
@@ -53,18 +55,75 @@ class Repository:
 
     def push_main(self, message: str = "main: the RAG outputs") -> tuple[str, JobResult]:
         """Commit main and play ragaliq-baseline.yml's job on that push."""
-        first = not (self.action.workspace / ".git" / "refs" / "heads" / "main").exists()
-        before = "0" * 40 if first else git(self.action.workspace, "rev-parse", "HEAD")
-        sha = self.action.commit(message)
-        event = {"ref": "refs/heads/main", "before": before, "after": sha}
+        sha = self.commit_main(message)
+        return sha, self.record(sha)
+
+    def commit_main(
+        self, message: str = "main: the RAG outputs", *, rows: list[dict] | None = None
+    ) -> str:
+        """Commit main (with ``rows`` as its outputs, else as they are), playing nothing."""
+        if rows is not None:
+            write_dataset(self.action.workspace, rows)
+        return self.action.commit(message)
+
+    def start_baseline(self, sha: str) -> int:
+        """The push of ``sha`` started its baseline run, which is queued: nothing recorded yet."""
+        run_id = self.next_run()
+        self.action.github.add_run(
+            REPO,
+            run_id,
+            workflow="ragaliq-baseline.yml",
+            event="push",
+            head_sha=sha,
+            head_branch="main",
+            status="queued",
+            conclusion=None,
+        )
+        self.baseline_runs[sha] = run_id
+        return run_id
+
+    def record(self, sha: str, run_id: int | None = None, pipeline: Any = None) -> JobResult:
+        """Play ragaliq-baseline.yml's job for the push of ``sha`` (in run ``run_id``, already
+        started, or a new one), and end the run as the job ended; ``pipeline`` stands in for
+        its "Generate RAG outputs" step."""
+        run_id = run_id or self.next_run()
+        parent = git(self.action.workspace, "rev-parse", f"{sha}^") if self._has_parent(sha) else ""
+        event = {"ref": "refs/heads/main", "before": parent or "0" * 40, "after": sha}
         job = self.player.play(
             load_workflow("ragaliq-baseline.yml"),
             "baseline",
             event=event,
             event_name="push",
+            run_id=run_id,
+            pipeline=pipeline,
+        )
+        self.action.github.set_run(
+            REPO, run_id, status="completed", conclusion="success" if job.code == 0 else "failure"
+        )
+        self.baseline_runs[sha] = run_id
+        return job
+
+    def _has_parent(self, sha: str) -> bool:
+        return bool(git(self.action.workspace, "rev-list", "--parents", "-n", "1", sha).split()[1:])
+
+    def follow(self, sha: str, *, conclusion: str = "success") -> JobResult:
+        """Play ragaliq-follow.yml's job after the baseline run of ``sha`` ended."""
+        workflow_run = {
+            "id": self.baseline_runs.get(sha, 0),
+            "event": "push",
+            "conclusion": conclusion,
+            "head_sha": sha,
+            "head_branch": "main",
+            "head_repository": {"full_name": REPO, "owner": {"login": REPO.split("/")[0]}},
+            "pull_requests": [],
+        }
+        return self.player.play(
+            load_workflow("ragaliq-follow.yml"),
+            "follow",
+            event={"action": "completed", "workflow_run": workflow_run},
+            event_name="workflow_run",
             run_id=self.next_run(),
         )
-        return sha, job
 
     def open_pull(
         self,

@@ -30,7 +30,8 @@ Supported endpoints (all under ``prefix``, e.g. ``/api/v3`` to mimic GHES):
   :meth:`FakeGitHub.protect_branch` refuses every write with 422, as GitHub does a push the
   rules refuse. :meth:`FakeGitHub.mirror_git` serves the commits (parents and files) of a local
   git repository, as GitHub serves the repository's history
-* ``GET /repos/{owner}/{repo}/pulls`` (``state`` and ``head`` = ``owner:branch`` filters)
+* ``GET /repos/{owner}/{repo}/pulls`` (``state``, ``base`` and ``head`` = ``owner:branch``
+  filters; ``sort=updated`` lists the newest first)
 * ``GET /repos/{owner}/{repo}/pulls/{number}/reviews`` (:meth:`FakeGitHub.add_review`; paginated
   with ``Link``), ``GET /repos/{owner}/{repo}/collaborators/{login}/permission``
   (:meth:`FakeGitHub.set_permission`; anyone else is ``read``, and a login set to ``None``, such
@@ -93,7 +94,10 @@ DEFAULT_BASE_SHA = "b" * 40
 HTML_BASE = "https://github.example"
 DOCS_URL = "https://docs.github.com/rest"
 _RAW_BASE = "https://raw.github.example"
-_EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+_EPOCH = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=30)
+"""The fake's clock starts half an hour before the tests and moves a second per event: times keep
+their order, and a status or a run set during a test is never older than a gate's limits for
+waiting (hours)."""
 _DEFAULT_PER_PAGE = 30
 _MAX_PER_PAGE = 100
 _FIRST_COMMENT_ID = 1000
@@ -712,6 +716,20 @@ class FakeGitHub:
                 if artifact.repo == key and artifact.run_id == run_id:
                     del self._artifacts[artifact_id]
 
+    def pull(self, repo: str, number: int) -> dict[str, Any]:
+        """Pull request ``number`` as the API shows it now."""
+        with self._lock:
+            return self._pull_json(self._pulls[(_repo_key(repo), number)])
+
+    def artifacts(self, repo: str) -> list[dict[str, Any]]:
+        """Every artifact of ``repo`` as the API lists them, newest first."""
+        with self._lock:
+            return [
+                self._artifact_json(a)
+                for a in sorted(self._artifacts.values(), key=lambda a: -a.id)
+                if a.repo == _repo_key(repo)
+            ]
+
     def runs(self, repo: str, *, workflow: str | None = None) -> list[dict[str, Any]]:
         """The runs of ``repo`` (of one workflow file), as the API shows them, newest first."""
         with self._lock:
@@ -1097,6 +1115,7 @@ class FakeGitHub:
     def _list_pulls(self, ctx: _Context) -> _Response:
         key = _repo_key(ctx.repo)
         state, head = ctx.first("state") or "open", ctx.first("head")
+        base = ctx.first("base")
         found = []
         for (repo_key, _), pull in sorted(self._pulls.items()):
             if repo_key != key or state not in (pull.state, "all"):
@@ -1104,7 +1123,11 @@ class FakeGitHub:
             owner = pull.head_repo.split("/", 1)[0]
             if head is not None and head != f"{owner}:{pull.head_ref}":
                 continue
+            if base is not None and base != pull.base_ref:
+                continue
             found.append(self._pull_json(pull))
+        if ctx.first("sort") == "updated":  # the fake's pull requests: newest number last pushed
+            found.reverse()
         return _Response(200, found)
 
     def _list_reviews(self, ctx: _Context) -> _Response:

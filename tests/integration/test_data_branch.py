@@ -1,23 +1,29 @@
 """The baseline store on a data branch, written and read through the (fake) GitHub API, and the
-check of where each stored baseline came from."""
+bar read from the baseline workflow's run records: the store only a cache of what they show."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ragaliq.baseline import Origin, parse_baseline, write_baseline
+from ragaliq.baseline import Origin, write_baseline
+from ragaliq.ci.custody import RunRecordFinder
 from ragaliq.config import BaselinesConfig, GateConfig
-from ragaliq.errors import BaselineError, OutputError
+from ragaliq.errors import BaselineError, BaselineMissingError, BaselinePendingError, OutputError
 from ragaliq.evaluators import build_evaluators
+from ragaliq.github.baseline_runs import GitHubBaselineRuns
 from ragaliq.github.data_branch import BranchBackend
-from ragaliq.github.provenance import Provenance, baseline_artifact
+from ragaliq.github.provenance import baseline_artifact
+from ragaliq.repository import WorkTree
 from ragaliq.runner import run_suite
 from ragaliq.store.finder import StoreFinder
+from ragaliq.store.found import FoundBaseline
 from ragaliq.store.layout import BaselineStore, baseline_digest
 from tests.conftest import make_case
 from tests.fakes.github_server import FakeGitHub
@@ -109,57 +115,107 @@ def baseline_run(github: FakeGitHub, run_id: int, **run) -> None:
     github.add_run(REPO, run_id, **values)
 
 
-def verify(github: FakeGitHub, data: bytes, branch: str = "main") -> str:
-    provenance = Provenance(token=TOKEN, repository=REPO, api_url=github.base_url)
-    baseline = parse_baseline(data, source="stored")
-    return provenance.verify(baseline, baseline_digest(data), SETTINGS, branch)
-
-
-def test_a_baseline_its_push_run_recorded_is_trusted(github):
-    data = recorded(MAIN, 77)
-    baseline_run(github, 77)
-    github.add_artifact(REPO, 77, baseline_artifact(baseline_digest(data)), b"", head_sha=MAIN)
-    assert verify(github, data) == (
-        "recorded by run 77 of ragaliq-baseline.yml on a push to main, which uploaded this "
-        "file's digest"
+def records(github: FakeGitHub, branch: str = "main") -> GitHubBaselineRuns:
+    return GitHubBaselineRuns(
+        token=TOKEN,
+        repository=REPO,
+        api_url=github.base_url,
+        server_url="https://github.example",
+        branch=branch,
+        workflow="ragaliq-baseline.yml",
+        trusted=WorkTree(Path(tempfile.mkdtemp())),
     )
 
 
+def the_bar(github: FakeGitHub, store: BaselineStore | None = None) -> FoundBaseline:
+    finder = RunRecordFinder(
+        records=lambda settings: records(github),
+        store=lambda settings: store or BaselineStore(backend(github), keep=5),
+        commit=MAIN,
+        branch="main",
+        base=f"main@{MAIN[:7]}",
+    )
+    return finder.find(BaselinesConfig(store="branch", ancestors=0))
+
+
+def artifact_of(data: bytes) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("baseline.json", data)
+    return buffer.getvalue()
+
+
+def test_a_baseline_its_push_run_recorded_is_the_bar_from_the_store_or_the_run(github):
+    data = recorded(MAIN, 77)
+    baseline_run(github, 77)
+    name = baseline_artifact(baseline_digest(data))
+    github.add_artifact(REPO, 77, name, artifact_of(data), head_sha=MAIN)
+    found = the_bar(github)  # the store has no entry: read from the run
+    assert found.commit == MAIN and "run 77's own artifact" in found.description
+    BaselineStore(backend(github), keep=5).put(MAIN, data)
+    found = the_bar(github)
+    assert found.description.startswith(
+        f"the baseline of main@{MAIN[:7]}, read from the branch ragaliq-baselines of {REPO}"
+    )
+    assert "recorded by run 77 of ragaliq-baseline.yml on a push to main" in found.description
+
+
 @pytest.mark.parametrize(
-    ("run", "said"),
+    "run",
     [
-        ({"event": "pull_request"}, "started by 'pull_request', not a push"),
-        ({"event": "workflow_dispatch"}, "started by 'workflow_dispatch', not a push"),
-        ({"head_branch": "feature"}, "it ran on 'feature', not main"),
-        ({"head_sha": PARENT}, "not the baseline's commit"),
-        ({"workflow": "ragaliq.yml"}, "it ran .github/workflows/ragaliq.yml"),
+        {"event": "pull_request"},
+        {"event": "workflow_dispatch"},
+        {"head_branch": "feature"},
+        {"head_sha": PARENT},
+        {"workflow": "ragaliq.yml"},
     ],
 )
-def test_a_baseline_from_any_other_run_is_refused(github, run, said):
+def test_a_baseline_from_any_other_run_is_refused(github, run):
     data = recorded(MAIN, 78)
     baseline_run(github, 78, **run)
-    github.add_artifact(REPO, 78, baseline_artifact(baseline_digest(data)), b"", head_sha=MAIN)
-    with pytest.raises(BaselineError, match=said):
-        verify(github, data)
+    github.add_artifact(REPO, 78, baseline_artifact(baseline_digest(data)), artifact_of(data))
+    BaselineStore(backend(github), keep=5).put(MAIN, data)
+    with pytest.raises(BaselineMissingError, match=r"no baseline run of ragaliq-baseline\.yml"):
+        the_bar(github)
 
 
 def test_a_forged_file_naming_a_real_run_is_refused(github):
     genuine = recorded(MAIN, 79)
     baseline_run(github, 79)
-    github.add_artifact(REPO, 79, baseline_artifact(baseline_digest(genuine)), b"", head_sha=MAIN)
+    digest = baseline_digest(genuine)
+    github.add_artifact(REPO, 79, baseline_artifact(digest), artifact_of(genuine))
     forged = genuine.replace(b'"faithfulness":1.0', b'"faithfulness":0.0')
     assert forged != genuine
-    with pytest.raises(BaselineError, match="uploaded no artifact ragaliq-baseline-"):
-        verify(github, forged)
-    with pytest.raises(BaselineError, match="names no run"):
-        verify(github, recorded(MAIN, None))
-    with pytest.raises(BaselineError, match="a run of eve/rag, not of acme/rag"):
-        verify(github, recorded(MAIN, 79, repository="eve/rag"))
-    with pytest.raises(BaselineError, match="run 404, which GitHub does not know"):
-        verify(github, recorded(MAIN, 404))
+    store = BaselineStore(backend(github), keep=5)
+    store.put(MAIN, forged)
+    with pytest.raises(BaselineError, match="is not the file run 79 recorded"):
+        the_bar(github, store)
 
 
-def test_the_nearest_first_parent_ancestors_baseline_stands_in_and_says_so(github, tmp_path):
+@pytest.mark.parametrize(
+    ("origin", "said"), [(None, "names no run, not run 80"), (404, "names run 404, not run 80")]
+)
+def test_a_file_its_run_recorded_that_names_another_run_is_refused(github, origin, said):
+    data = recorded(MAIN, origin)
+    baseline_run(github, 80)
+    github.add_artifact(REPO, 80, baseline_artifact(baseline_digest(data)), artifact_of(data))
+    with pytest.raises(BaselineError, match=said):
+        the_bar(github)
+
+
+def test_an_earlier_attempts_baseline_is_never_the_bar(github):
+    first = recorded(MAIN, 81)
+    baseline_run(github, 81)
+    github.add_artifact(REPO, 81, baseline_artifact(baseline_digest(first)), artifact_of(first))
+    github.rerun(REPO, 81)  # the second attempt, still queued
+    with pytest.raises(BaselinePendingError):
+        the_bar(github)
+    github.set_run(REPO, 81, status="completed", conclusion="success")  # uploaded nothing
+    with pytest.raises(BaselineMissingError, match=r"run 81 \(attempt 2\).*showed no baseline"):
+        the_bar(github)
+
+
+def test_a_local_gate_takes_the_nearest_first_parent_ancestors_baseline_and_says_so(github):
     # main: ROOT <- PARENT <- MAIN; only ROOT has a baseline (MAIN's run is still going).
     root = "3" * 40
     repo_commits = {MAIN: [PARENT], PARENT: [root], root: []}
@@ -167,7 +223,6 @@ def test_the_nearest_first_parent_ancestors_baseline_stands_in_and_says_so(githu
     baseline_run(github, 80, head_sha=root)
     github.add_artifact(REPO, 80, baseline_artifact(baseline_digest(data)), b"", head_sha=root)
     BaselineStore(backend(github), keep=5).put(root, data)
-    provenance = Provenance(token=TOKEN, repository=REPO, api_url=github.base_url)
 
     def finder(ancestors: int) -> StoreFinder:
         return StoreFinder(
@@ -175,7 +230,6 @@ def test_the_nearest_first_parent_ancestors_baseline_stands_in_and_says_so(githu
             commit=MAIN,
             base=f"main@{MAIN[:7]}",
             parent_of=lambda sha: (repo_commits[sha] or [None])[0],
-            verify=lambda b, digest, settings: provenance.verify(b, digest, settings, "main"),
         )
 
     found = finder(2).find(BaselinesConfig(store="branch", ancestors=2))
@@ -183,6 +237,7 @@ def test_the_nearest_first_parent_ancestors_baseline_stands_in_and_says_so(githu
     assert found.description.startswith(
         f"the baseline of {root[:7]}, the first-parent ancestor of main@{MAIN[:7]} 2 commits back"
     )
+    assert "a local gate has no run records" in found.description
     assert finder(1).find(BaselinesConfig(store="branch", ancestors=1)) is None
 
 

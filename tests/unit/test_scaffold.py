@@ -22,6 +22,7 @@ WORKFLOWS = [
     ".github/workflows/ragaliq.yml",
     ".github/workflows/ragaliq-forks.yml",
     ".github/workflows/ragaliq-baseline.yml",
+    ".github/workflows/ragaliq-follow.yml",
 ]
 NAMES = ["ragaliq.yaml", "rag_outputs.jsonl", *WORKFLOWS, ".ragaliq/.gitignore"]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "workflows"
@@ -235,7 +236,7 @@ def test_pull_requests_run_in_two_zones(tmp_path):
     assert action["with"]["dataset"] == upload["with"]["path"]
     (answers,) = _steps_using(gate, "actions/upload-artifact@")
     assert answers["with"] == {
-        "name": "ragaliq-answers",
+        "name": "${{ steps.ragaliq.outputs.answers-artifact || 'ragaliq-answers-unused' }}",
         "path": ".ragaliq/answers.jsonl",
         "if-no-files-found": "ignore",
         "retention-days": 7,
@@ -359,7 +360,9 @@ def test_the_baseline_workflow_records_on_main_and_keeps_it_off_main(tmp_path):
     assert record["with"]["mode"] == "update-baseline"
     assert record["with"]["dataset"] == "rag_outputs.jsonl"  # as the gates find it
     assert store["with"]["mode"] == "store-baseline"
-    (proof,) = _steps_using(job, "actions/upload-artifact@")
+    proof, answers = _steps_using(job, "actions/upload-artifact@")
+    assert answers["with"]["name"] == "ragaliq-answers"  # gates find them by this run's id
+    assert "concurrency" not in workflow  # every push records: a group cancels waiting runs
     assert proof["with"]["name"] == "ragaliq-baseline-${{ steps.ragaliq.outputs.baseline-digest }}"
     assert proof["with"]["path"] == "${{ steps.ragaliq.outputs.baseline-path }}"
     assert job["steps"].index(record) < job["steps"].index(proof) < job["steps"].index(store)

@@ -213,7 +213,7 @@ def store_baseline(settings: ActionSettings, workflow: Workflow, remote: Remote)
             "keep only the baseline this job's update-baseline step wrote"
         )
     name = baseline_artifact(baseline_digest(data))
-    if not remote.provenance.uploaded(run_id, name):
+    if not remote.uploaded(run_id, name):
         raise ConfigError(
             f"mode store-baseline: this run uploaded no artifact {name}, which shows gates that "
             "this run recorded the file; upload the baseline under that name before this step "

@@ -92,7 +92,7 @@ def run_outcome(
     where = f"{run.describe()} of {workflow}" + (f" ({run.url})" if run.url else "")
     if not run.over and stale(run.started_at, now):
         raise BaselineMissingError(
-            f"{name}'s baseline run {where} is still {run.phase} more than "
+            f"{name}'s baseline: {where} is still {run.phase} more than "
             f"{PENDING_LIMIT_HOURS} hours after it started, so it may never finish; cancel it "
             "and re-run it, then the gate again"
         )
@@ -105,13 +105,13 @@ def run_outcome(
         )
     if run.phase != "succeeded":
         raise BaselineMissingError(
-            f"{name}'s baseline run {where} ended {run.said}, so {name} has no bar; re-run that "
+            f"{name}'s baseline: {where} ended {run.said}, so {name} has no bar; re-run that "
             "run (its failed jobs, or all of it) from the host's page, then the gate again"
         )
     if len(run.baselines) != 1:
         shown = "no baseline" if not run.baselines else plural(len(run.baselines), "baseline")
         raise BaselineMissingError(
-            f"{name}'s baseline run {where} succeeded but showed {shown} recorded by its latest "
+            f"{name}'s baseline: {where} succeeded but showed {shown} recorded by its latest "
             "attempt (one artifact ragaliq-baseline-<sha256>), so it sets no bar; re-run it with "
             f"the baseline workflow `ragaliq init` writes"
         )

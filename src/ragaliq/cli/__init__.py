@@ -64,7 +64,7 @@ COMMANDS: dict[str, CommandSpec] = {
     "init": CommandSpec(
         "ragaliq.cli.setup",
         "init",
-        "Write the config, a sample dataset, three workflows, a .gitignore.",
+        "Write the config, a sample dataset, four workflows, a .gitignore.",
     ),
     "calibrate": CommandSpec(
         "ragaliq.cli.setup", "calibrate_command", "Measure the judge against labelled claims."

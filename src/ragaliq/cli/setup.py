@@ -35,6 +35,7 @@ from ragaliq.report.calibration import format_calibration
 from ragaliq.scaffold import (
     BASELINE_WORKFLOW_FILE,
     DATASET_FILE,
+    FOLLOW_WORKFLOW_FILE,
     FORKS_WORKFLOW_FILE,
     GITIGNORE_FILE,
     WORKFLOW_FILE,
@@ -48,18 +49,20 @@ __all__ = ["action", "calibrate_command", "init", "schema"]
 
 _INIT_HELP = (
     "Write the files a repository needs to start gating, at --dir: the config "
-    f"({DEFAULT_CONFIG_FILE}), a one-case sample dataset ({DATASET_FILE}), three workflows "
+    f"({DEFAULT_CONFIG_FILE}), a one-case sample dataset ({DATASET_FILE}), four workflows "
     f"({WORKFLOW_FILE} runs a pull request's pipeline without secrets, then gates it on a fresh "
     f"runner at the base commit; {FORKS_WORKFLOW_FILE} gates pull requests from forks; "
     f"{BASELINE_WORKFLOW_FILE} records main's baseline on the data branch "
-    f"{DEFAULT_BASELINE_BRANCH}) and {GITIGNORE_FILE} (keeps local results out of git). The "
+    f"{DEFAULT_BASELINE_BRANCH}; {FOLLOW_WORKFLOW_FILE} gates again the pull requests that "
+    f"waited for a baseline, once it lands) and {GITIGNORE_FILE} (keeps local results out of "
+    "git). The "
     "config starts on the offline judge, which needs no API key. Nothing is overwritten without "
     "--force."
 )
 
 
 @click.command(
-    short_help="Write the config, a sample dataset, three workflows, a .gitignore.",
+    short_help="Write the config, a sample dataset, four workflows, a .gitignore.",
     help=_INIT_HELP,
 )
 @click.option(
@@ -89,7 +92,9 @@ def next_steps() -> str:
         'results stay out of git, in .ragaliq/). On GitHub: make the "Generate RAG outputs" '
         f"step of {WORKFLOW_FILE} and {BASELINE_WORKFLOW_FILE} run your pipeline; merge the "
         f"set-up; let {PurePosixPath(BASELINE_WORKFLOW_FILE).name} record main's baseline on "
-        f"the data branch {DEFAULT_BASELINE_BRANCH}; then require the status "
+        f"the data branch {DEFAULT_BASELINE_BRANCH} (while it records, pull requests wait, and "
+        f"{PurePosixPath(FOLLOW_WORKFLOW_FILE).name} gates them when it lands); then require "
+        "the status "
         f'"{status_context("default", "main")}" (named after the base branch) in main\'s '
         f"branch protection ({DOCS_URL}/baselines.md)"
     )

@@ -15,7 +15,7 @@ from ragaliq.github.commands import Workflow
 from ragaliq.github.comment import GitHubPublisher
 from ragaliq.github.contents import ContentsAtCommit
 from ragaliq.github.data_branch import BranchBackend
-from ragaliq.github.provenance import Provenance
+from ragaliq.github.provenance import uploaded
 from ragaliq.github.pulls import check_pull_request, find_pull_requests, open_pulls_into
 from ragaliq.github.reviews import read_acceptances_from_reviews
 from ragaliq.github.runs import Upload, handed_over_at
@@ -107,8 +107,8 @@ class Remote:
     with ``trusted`` (the base commit) to read the workflow's triggers from."""
     baseline_store: Callable[[BaselinesConfig], BaselineStore]
     """The data branch a config names, to write a baseline to."""
-    provenance: Provenance
-    """Checks runs and reads first parents through the API."""
+    uploaded: Callable[[int, str], bool]
+    """``(run_id, name)``: whether that run of the repository uploaded an artifact so named."""
     answer_files: Callable[[PullRequest], tuple[list[tuple[str, bytes]], list[str]]]
     """The signed answers this pull request's earlier gates uploaded, found by their runs and
     read as data, and notes on those that were not read."""
@@ -139,10 +139,6 @@ def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
             file_name=name,
             head_sha=head,
         )
-
-    provenance = Provenance(
-        token=settings.github_token, repository=settings.repository, api_url=settings.api_url
-    )
 
     def baseline_store(config: BaselinesConfig) -> BaselineStore:
         backend = BranchBackend(
@@ -176,7 +172,13 @@ def connect(settings: ActionSettings, workflow: Workflow) -> Remote:
         ),
         baseline_runs=baseline_runs,
         baseline_store=baseline_store,
-        provenance=provenance,
+        uploaded=lambda run_id, name: uploaded(
+            token=settings.github_token,
+            repository=settings.repository,
+            api_url=settings.api_url,
+            run_id=run_id,
+            name=name,
+        ),
         files_at=files_at,
         publisher=lambda number: GitHubPublisher(
             token=settings.github_token,

@@ -1,11 +1,10 @@
-"""Finding the baseline of a base commit in the stores a trusted config names.
+"""Finding the baseline of a base commit in the stores on this machine, for a local gate.
 
-The base commit's own baseline is the one to compare with. Its baseline run may not have
-finished yet (a pull request opened right after a merge), so the nearest first-parent ancestor's
-is taken instead, within the config's ``baselines.ancestors``, and the gate says which it took.
-A baseline found is checked before it is used: it must name the commit it is stored under, and
-(where the API can be asked) come from a ``push`` run of the baseline workflow on the base
-branch at that commit (:mod:`ragaliq.github.provenance`); anything else stops the gate.
+A local ``ragaliq gate`` has no run records to ask which baseline is the base's own (the action
+decides that from the host's records: :mod:`ragaliq.ci.custody`). So it takes the base commit's
+own baseline when a store on this machine has it, else the nearest first-parent ancestor's,
+within the config's ``baselines.ancestors``, and says which it took and that it was not checked.
+A baseline found must name the commit it is stored under; anything else stops the gate.
 """
 
 from __future__ import annotations
@@ -13,21 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ragaliq.baseline import Baseline, parse_baseline
+from ragaliq.baseline import parse_baseline
 from ragaliq.config import BaselinesConfig
 from ragaliq.errors import BaselineError
 from ragaliq.store.found import FoundBaseline
-from ragaliq.store.layout import BaselineStore, StoreView, baseline_digest
+from ragaliq.store.layout import BaselineStore, StoreView
 from ragaliq.text.counts import plural
 
-__all__ = ["StoreFinder", "Verify"]
+__all__ = ["NOT_VERIFIED", "StoreFinder"]
 
-Verify = Callable[[Baseline, str, BaselinesConfig], str]
-"""``(baseline, sha256, settings)``: how the baseline was shown to come from the baseline
-workflow; raises :class:`~ragaliq.errors.BaselineError` when it cannot be."""
 NOT_VERIFIED = (
-    "not checked for where it came from (the action checks each baseline's run through GitHub's "
-    "API; a local gate trusts the stores on this machine)"
+    "not checked for where it came from: a local gate has no run records, so it takes the "
+    "nearest recorded baseline in the stores on this machine (the action decides the base's own "
+    "from its baseline workflow's runs)"
 )
 
 
@@ -43,8 +40,6 @@ class StoreFinder:
     """How messages name the base: ``main@1a2b3c4``."""
     parent_of: Callable[[str], str | None]
     """A commit's first parent; None when unknown (a root commit, a shallow history)."""
-    verify: Verify | None = None
-    """None where no API can be asked: the description says the baseline was not checked."""
     hint: str = ""
     """How to get a baseline when none is found here (a local gate: fetch the branch)."""
     found: FoundBaseline | None = field(default=None, init=False)
@@ -58,7 +53,7 @@ class StoreFinder:
                 continue
             nearest = self._nearest(view, settings.ancestors)
             if nearest is not None:
-                self.found = self._read(view, *nearest, settings=settings)
+                self.found = self._read(view, *nearest)
                 return self.found
         return None
 
@@ -75,9 +70,7 @@ class StoreFinder:
                 commit = self._parents[commit]
         return None
 
-    def _read(
-        self, view: StoreView, commit: str, back: int, *, settings: BaselinesConfig
-    ) -> FoundBaseline:
+    def _read(self, view: StoreView, commit: str, back: int) -> FoundBaseline:
         stored = view.baseline(commit)
         source = f"the baseline of {commit[:12]} in {stored.where}"
         baseline = parse_baseline(stored.data, source=source)
@@ -87,11 +80,6 @@ class StoreFinder:
                 f"{commit[:12]}: it is not that commit's baseline, so it sets no bar; re-run the "
                 "baseline workflow on that commit"
             )
-        checked = (
-            self.verify(baseline, baseline_digest(stored.data), settings)
-            if self.verify is not None
-            else NOT_VERIFIED
-        )
         which = (
             f"the baseline of {self.base}"
             if back == 0
@@ -101,6 +89,6 @@ class StoreFinder:
         return FoundBaseline(
             baseline=baseline,
             commit=commit,
-            description=f"{which}, read from {stored.where}; {checked}",
+            description=f"{which}, read from {stored.where}; {NOT_VERIFIED}",
             answers=lambda: view.answers(commit),
         )

@@ -9,8 +9,9 @@
    usually missing or stale; the message then says to add the original repository as
    ``upstream`` and fetch it. Nothing is fetched for you: ``git fetch`` brings the branch.
 
-A local gate cannot ask GitHub which run recorded a baseline, so it says it did not check; the
-action checks every baseline it uses.
+A local gate has no run records to ask which baseline is the base's own: it keeps the nearest
+recorded ancestor's and says so; the action decides from its baseline workflow's runs
+(:mod:`ragaliq.ci.custody`).
 """
 
 from __future__ import annotations
@@ -70,6 +71,4 @@ def local_finder(*, root: Path, folder: Path, commit: str, base: str) -> StoreFi
         )
         + f"), or record one here with `ragaliq baseline record` on {base}"
     )
-    return StoreFinder(
-        stores=stores, commit=commit, base=base, parent_of=parent_of, verify=None, hint=hint
-    )
+    return StoreFinder(stores=stores, commit=commit, base=base, parent_of=parent_of, hint=hint)

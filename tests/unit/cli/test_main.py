@@ -48,7 +48,7 @@ def test_init_help_names_every_file_init_writes(tmp_path):
     unwrapped = "".join(text.split())  # click wraps long paths at their hyphens
     for file in scaffold_files(Path(".")):
         assert str(file.path) in unwrapped, file.path
-    assert "three workflows" in " ".join(text.split())
+    assert "four workflows" in " ".join(text.split())
 
 
 def test_the_help_says_how_to_turn_on_shell_completion():
