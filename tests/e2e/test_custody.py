@@ -76,7 +76,7 @@ def test_a_pull_request_waits_while_its_bases_baseline_records_then_the_follower
     assert follower.code == 0, follower.log_all
     state, description = repo.main_status(new_head)[-1]
     assert state == "failure" and description.startswith(f"main@{b[:7]}: ")
-    assert f"#102: failure: main@{b[:7]}" in follower.summary
+    assert "- #102: failure: " in follower.summary
     assert "This landing cost" in follower.summary
     assert len(setup.github.comments(REPO, 102)) == 1  # the same comment, now the verdict
     assert "RagaliQ Gate failed" in setup.github.comments(REPO, 102)[0].body

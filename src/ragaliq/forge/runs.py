@@ -1,14 +1,4 @@
-"""What a gate needs from a CI host, whichever it is: the port every host adapter fills.
-
-The gate on a host is written once (:mod:`ragaliq.ci`) against the facts below; an adapter
-(:mod:`ragaliq.github`, :mod:`ragaliq.gitlab`, the in-memory host of the tests) reads each fact
-from its host's API and event and decides nothing. Every rule of trust (which run's baseline is the
-bar, who may accept a finding, what a status means) is the core's.
-
-Two questions, two seams, as in danger-js: *where am I running* (the change judged, the run this
-job is, the hand-over) comes from the CI's environment; *what does the host say* (files at a
-commit, baseline runs, statuses, the comment) comes from the host's API.
-"""
+"""The baseline runs a host records, and what the core asks of those records."""
 
 from __future__ import annotations
 
@@ -16,16 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
-__all__ = [
-    "DEFAULT_FOLLOW_LIMIT",
-    "NO_BASELINE",
-    "RUN_PHASES",
-    "WAITING",
-    "BaselineRuns",
-    "RunPhase",
-    "RunRecord",
-    "waits_on_baseline",
-]
+__all__ = ["RUN_PHASES", "BaselineRuns", "RunPhase", "RunRecord"]
+
+# -------------------------------------------------------------------------- runs and baselines
 
 RunPhase = Literal["waiting", "running", "succeeded", "failed", "cancelled", "timed_out", "skipped"]
 """Where a host's run (a GitHub workflow run, a GitLab pipeline) stands, in the core's words.
@@ -33,25 +16,6 @@ RunPhase = Literal["waiting", "running", "succeeded", "failed", "cancelled", "ti
 ``waiting`` (queued, pending, waiting for a resource or an approval) and ``running`` are not over;
 the others are. A host's status or conclusion the adapter does not know is ``failed``: a run
 the core cannot read is never taken for one that succeeded."""
-DEFAULT_FOLLOW_LIMIT = 10
-"""Changes gated again per landing of a baseline, unless the workflow says another number."""
-WAITING = "waiting for the baseline"
-"""How a change's status says it waits for its base's baseline run (state ``pending``)."""
-NO_BASELINE = "no baseline"
-"""How a change's status says the run records show no baseline of its base (state ``error``)."""
-
-
-def waits_on_baseline(state: str, description: str) -> bool:
-    """Whether a gate's status (``main@1a2b3c4: ...``) says the change waits on a baseline.
-
-    A change waiting, or not judged for want of a baseline, is gated again when one lands.
-    """
-    said = description.split(": ", 1)[1] if ": " in description else ""
-    if state == "pending":
-        return said.startswith(WAITING)
-    return state == "error" and said.startswith(f"not judged: {NO_BASELINE}")
-
-
 RUN_PHASES: tuple[RunPhase, ...] = (
     "waiting",
     "running",

@@ -1,0 +1,76 @@
+"""What a gate needs from a CI host, whichever it is: the port every host adapter fills.
+
+The gate on a host is written once (:mod:`ragaliq.ci`) against the facts below; an adapter
+(:mod:`ragaliq.github`, :mod:`ragaliq.gitlab`, the in-memory host of the tests) reads each fact
+from its host's API and event and decides nothing. Every rule of trust (which run's baseline is
+the bar, who may accept a finding, what a status means, which hand-over is judged) is the core's.
+
+Two questions, two seams, as in danger-js: *where am I running* (the change judged, the run this
+job is, the hand-over: :class:`JobEvent`) comes from the CI's environment; *what does the host
+say* (files at a commit, baseline runs, statuses, the comment: :class:`Host`) from its API.
+"""
+
+from __future__ import annotations
+
+from ragaliq.forge.change import (
+    DEFAULT_FOLLOW_LIMIT,
+    Change,
+    FollowedRun,
+    HandOver,
+    JobEvent,
+    JobSettings,
+    Mode,
+    Upload,
+)
+from ragaliq.forge.host import (
+    ACCESS_LEVELS,
+    CONTEXT,
+    NO_BASELINE,
+    WAITING,
+    Access,
+    CommentBoard,
+    CommentResult,
+    Host,
+    HostLimits,
+    JobLog,
+    ReviewRecord,
+    StatusBoard,
+    StatusRecord,
+    StatusState,
+    retired_context,
+    status_context,
+    waits_on_baseline,
+)
+from ragaliq.forge.runs import RUN_PHASES, BaselineRuns, RunPhase, RunRecord
+
+__all__ = [
+    "ACCESS_LEVELS",
+    "CONTEXT",
+    "DEFAULT_FOLLOW_LIMIT",
+    "NO_BASELINE",
+    "RUN_PHASES",
+    "WAITING",
+    "Access",
+    "BaselineRuns",
+    "Change",
+    "CommentBoard",
+    "CommentResult",
+    "FollowedRun",
+    "HandOver",
+    "Host",
+    "HostLimits",
+    "JobEvent",
+    "JobLog",
+    "JobSettings",
+    "Mode",
+    "ReviewRecord",
+    "RunPhase",
+    "RunRecord",
+    "StatusBoard",
+    "StatusRecord",
+    "StatusState",
+    "Upload",
+    "retired_context",
+    "status_context",
+    "waits_on_baseline",
+]
