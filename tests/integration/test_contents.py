@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from ragaliq.errors import RepositoryError
+from ragaliq.github.client import GitHubApi
 from ragaliq.github.contents import ContentsAtCommit
 from tests.fakes.github_server import FakeGitHub
 
@@ -21,12 +22,12 @@ def fake():
         yield server
 
 
-def read(fake: FakeGitHub, path: str, *, limit: int = 10_000_000, **overrides: Any) -> bytes | None:
+def read(
+    fake: FakeGitHub, path: str, *, limit: int = 10_000_000, token: str = TOKEN, **overrides: Any
+) -> bytes | None:
     values: dict[str, Any] = {
-        "token": TOKEN,
-        "repository": REPO,
+        "api": GitHubApi(token=token, repository=REPO, api_url=fake.base_url),
         "sha": SHA,
-        "api_url": fake.base_url,
         "sleep": lambda _: None,
         **overrides,
     }

@@ -17,9 +17,10 @@ from ragaliq.ci.custody import RunRecordFinder
 from ragaliq.config import BaselinesConfig, GateConfig
 from ragaliq.errors import BaselineError, BaselineMissingError, BaselinePendingError, OutputError
 from ragaliq.evaluators import build_evaluators
+from ragaliq.forge import baseline_artifact
 from ragaliq.github.baseline_runs import GitHubBaselineRuns
+from ragaliq.github.client import GitHubApi
 from ragaliq.github.data_branch import BranchBackend
-from ragaliq.github.provenance import baseline_artifact
 from ragaliq.repository import WorkTree
 from ragaliq.runner import run_suite
 from ragaliq.store.finder import StoreFinder
@@ -42,7 +43,11 @@ def github() -> Iterator[FakeGitHub]:
 
 
 def backend(github: FakeGitHub, branch: str = "ragaliq-baselines") -> BranchBackend:
-    return BranchBackend(token=TOKEN, repository=REPO, api_url=github.base_url, branch=branch)
+    return BranchBackend(api=api(github), branch=branch)
+
+
+def api(github: FakeGitHub) -> GitHubApi:
+    return GitHubApi(token=TOKEN, repository=REPO, api_url=github.base_url)
 
 
 def recorded(commit: str, run_id: int | None, repository: str = REPO) -> bytes:
@@ -117,9 +122,7 @@ def baseline_run(github: FakeGitHub, run_id: int, **run) -> None:
 
 def records(github: FakeGitHub, branch: str = "main") -> GitHubBaselineRuns:
     return GitHubBaselineRuns(
-        token=TOKEN,
-        repository=REPO,
-        api_url=github.base_url,
+        api=api(github),
         server_url="https://github.example",
         branch=branch,
         workflow="ragaliq-baseline.yml",

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 import pytest
 
 from ragaliq.errors import ConfigError
+from ragaliq.forge import Change, FollowedRun
+from ragaliq.github.client import GitHubApi
 from ragaliq.github.pulls import check_pull_request, find_pull_requests
-from ragaliq.github.settings import PullRequest, WorkflowRun
 from tests.fakes.github_server import FakeGitHub
 
 TOKEN = "ghs_pulls"
@@ -25,10 +26,10 @@ def github() -> Iterator[FakeGitHub]:
         yield server
 
 
-def fork_run(head_sha: str = HEAD, *, branch: str = "feature") -> WorkflowRun:
-    return WorkflowRun(
+def fork_run(head_sha: str = HEAD, *, branch: str = "feature") -> FollowedRun:
+    return FollowedRun(
         id=99,
-        event="pull_request",
+        kind="change",
         conclusion="success",
         head_sha=head_sha,
         head_branch=branch,
@@ -37,8 +38,12 @@ def fork_run(head_sha: str = HEAD, *, branch: str = "feature") -> WorkflowRun:
     )
 
 
-def find(github: FakeGitHub, run: WorkflowRun):
-    return find_pull_requests(run, token=TOKEN, repository=REPO, api_url=github.base_url)
+def api(github: FakeGitHub) -> GitHubApi:
+    return GitHubApi(token=TOKEN, repository=REPO, api_url=github.base_url)
+
+
+def find(github: FakeGitHub, run: FollowedRun):
+    return find_pull_requests(run, api(github))
 
 
 def test_the_open_pull_request_whose_head_is_the_runs_commit_is_found(github):
@@ -79,8 +84,8 @@ def test_another_forks_branch_of_the_same_name_is_not_the_runs(github):
     assert find(github, fork_run()) == ()
 
 
-def event_pull(number: int = 5, *, base_ref: str = "main", head: str = HEAD) -> PullRequest:
-    return PullRequest(
+def event_pull(number: int = 5, *, base_ref: str = "main", head: str = HEAD) -> Change:
+    return Change(
         number=number,
         base_sha=BASE,
         head_sha=head,
@@ -90,8 +95,8 @@ def event_pull(number: int = 5, *, base_ref: str = "main", head: str = HEAD) -> 
     )
 
 
-def check(github: FakeGitHub, pr: PullRequest) -> PullRequest:
-    return check_pull_request(pr, token=TOKEN, repository=REPO, api_url=github.base_url)
+def check(github: FakeGitHub, pr: Change) -> Change:
+    return check_pull_request(pr, api(github))
 
 
 def test_the_events_pull_request_is_checked_against_the_api(github):

@@ -7,12 +7,18 @@ GitHub does not know has no access; a team the token cannot read is named in the
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from ragaliq.ci.acceptances import acceptances_of
 from ragaliq.errors import RepositoryError
-from ragaliq.github.reviews import read_acceptances_from_reviews
+from ragaliq.forge import Change
+from ragaliq.github.client import GitHubApi
+from ragaliq.github.commands import Workflow
+from ragaliq.github.host import GitHubHost
 from ragaliq.policy import GatePolicy
 from tests.fakes.github_server import FakeGitHub
 
@@ -31,16 +37,16 @@ def fake() -> Iterator[FakeGitHub]:
 
 
 def read(fake: FakeGitHub, **policy):
-    return read_acceptances_from_reviews(
-        token=fake.token,
-        repository=REPO,
-        api_url=fake.base_url,
-        number=PR,
-        head_sha=HEAD,
-        author=AUTHOR,
-        policy=GatePolicy.model_validate(policy),
-        attempts=1,
+    host = GitHubHost(
+        api=GitHubApi(token=fake.token, repository=REPO, api_url=fake.base_url, attempts=1),
+        server_url="https://github.example",
+        workspace=Path(tempfile.mkdtemp()),
+        log=Workflow(output_file=None, summary_file=None),
     )
+    change = Change(
+        number=PR, base_sha="0" * 40, head_sha=HEAD, base_repo=REPO, head_repo=REPO, author=AUTHOR
+    )
+    return acceptances_of(host, change, GatePolicy.model_validate(policy))
 
 
 def test_an_acceptance_on_the_second_page_of_reviews_counts(fake):

@@ -72,7 +72,17 @@ def test_an_offline_run_never_loads_the_anthropic_sdk(tmp_path):
 
 
 STAGES: list[tuple[str, ...]] = [
-    ("_version", "_lazy", "_ids", "_yaml", "_fields", "_validation", "redaction", "signals"),
+    (
+        "_version",
+        "_lazy",
+        "_ids",
+        "_yaml",
+        "_fields",
+        "_validation",
+        "redaction",
+        "signals",
+        "environment",
+    ),
     ("text",),
     ("models",),
     ("errors",),
@@ -99,7 +109,7 @@ STAGES: list[tuple[str, ...]] = [
     ("gate_sequence",),
     ("ci",),
     ("python_api", "testing", "pytest_plugin"),
-    ("cli", "action", "environment", "__main__", "__init__"),
+    ("cli", "action", "__main__", "__init__"),
 ]
 """The layers, lowest first (docs/architecture.md): no module imports one from a later layer.
 

@@ -127,7 +127,7 @@ def required_status() -> str:
 
 
 def test_the_status_the_readme_says_to_require_is_the_one_the_gate_sets_for_main():
-    from ragaliq.github.status import status_context
+    from ragaliq.forge import status_context
 
     assert required_status() == status_context("default", "main")
     for said in re.findall(r"`(RagaliQ Gate \([^`)]*\))`", README):

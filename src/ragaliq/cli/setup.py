@@ -84,7 +84,7 @@ def init(root: Path, force: bool) -> None:
 
 def next_steps() -> str:
     """What to do after ``init``, in the README's order: on this machine, then on GitHub."""
-    from ragaliq.github.status import status_context  # PyGithub: only once init has run
+    from ragaliq.forge import status_context
 
     return (
         "next: check them with `ragaliq validate`, commit, and record main's baseline with "

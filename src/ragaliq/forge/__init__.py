@@ -31,7 +31,7 @@ from ragaliq.forge.host import (
     CommentBoard,
     CommentResult,
     Host,
-    HostLimits,
+    HostProfile,
     JobLog,
     ReviewRecord,
     StatusBoard,
@@ -41,10 +41,21 @@ from ragaliq.forge.host import (
     status_context,
     waits_on_baseline,
 )
-from ragaliq.forge.runs import RUN_PHASES, BaselineRuns, RunPhase, RunRecord
+from ragaliq.forge.runs import (
+    ANSWERS_ARTIFACT,
+    BASELINE_ARTIFACT_PREFIX,
+    RUN_PHASES,
+    BaselineRuns,
+    RunPhase,
+    RunRecord,
+    answers_artifact,
+    baseline_artifact,
+)
 
 __all__ = [
     "ACCESS_LEVELS",
+    "ANSWERS_ARTIFACT",
+    "BASELINE_ARTIFACT_PREFIX",
     "CONTEXT",
     "DEFAULT_FOLLOW_LIMIT",
     "NO_BASELINE",
@@ -58,7 +69,7 @@ __all__ = [
     "FollowedRun",
     "HandOver",
     "Host",
-    "HostLimits",
+    "HostProfile",
     "JobEvent",
     "JobLog",
     "JobSettings",
@@ -70,6 +81,8 @@ __all__ = [
     "StatusRecord",
     "StatusState",
     "Upload",
+    "answers_artifact",
+    "baseline_artifact",
     "retired_context",
     "status_context",
     "waits_on_baseline",

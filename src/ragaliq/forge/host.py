@@ -23,7 +23,7 @@ __all__ = [
     "CommentBoard",
     "CommentResult",
     "Host",
-    "HostLimits",
+    "HostProfile",
     "JobLog",
     "ReviewRecord",
     "StatusBoard",
@@ -173,8 +173,8 @@ class JobLog(Protocol):
 
 
 @dataclass(frozen=True, kw_only=True)
-class HostLimits:
-    """What the host's surfaces hold, and how they are named in what the gate writes."""
+class HostProfile:
+    """What the host's surfaces hold, and how the gate's words name them."""
 
     comment: int = 65_536
     """The most characters of a comment."""
@@ -182,6 +182,8 @@ class HostLimits:
     """The most UTF-8 bytes of the job's summary."""
     summary_name: str = "the job summary"
     """How the comment names where the full results are."""
+    teams_hint: str = ""
+    """What to do when a team's membership cannot be read (the token to give)."""
 
 
 class Host(Protocol):
@@ -197,7 +199,7 @@ class Host(Protocol):
         ...
 
     @property
-    def limits(self) -> HostLimits: ...
+    def profile(self) -> HostProfile: ...
 
     def files_at(self, sha: str, label: str) -> FileSource:
         """The repository's files at a commit; ``label`` names it in messages."""
@@ -219,8 +221,16 @@ class Host(Protocol):
         """The open changes into ``base_ref``, most recently updated first (one page)."""
         ...
 
-    def handed_over(self, run_id: int, artifact: str, file_name: str, head_sha: str) -> HandOver:
-        """The dataset of artifact ``artifact`` of run ``run_id``, made for ``head_sha``."""
+    def handed_over(
+        self, run_id: int, artifact: str, file_name: str, head_sha: str | None
+    ) -> HandOver:
+        """The dataset ``file_name`` of artifact ``artifact`` of run ``run_id``.
+
+        Made for ``head_sha`` (when given), unpacked to a private folder outside the workspace.
+
+        Raises:
+            ArtifactError: it is missing, expired, from another commit, too large or unsafe.
+        """
         ...
 
     def uploads(self, source: int | str, head_sha: str, artifact: str) -> tuple[Upload, ...]:
@@ -234,12 +244,19 @@ class Host(Protocol):
         """The reviewers' records on the change that carry a command, and notes on reading."""
         ...
 
-    def access_of(self, login: str) -> Access:
-        """``login``'s access to the repository; ``none`` for an account the host does not know."""
+    def access_of(self, login: str) -> Access | None:
+        """``login``'s access to the repository; None for an account the host does not know.
+
+        Raises:
+            RepositoryError: the host cannot be asked.
+        """
         ...
 
-    def member_of(self, team: str, login: str) -> bool | None:
-        """Whether ``login`` is an active member of ``org/team``; None when it cannot be read."""
+    def member_of(self, team: str, login: str) -> bool | str:
+        """Whether ``login`` is an active member of ``org/team``.
+
+        The host's words (``GitHub answered 404``) when that cannot be read.
+        """
         ...
 
     def baseline_runs(self, branch: str, workflow: str, trusted: FileSource) -> BaselineRuns:

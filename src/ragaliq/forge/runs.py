@@ -6,9 +6,33 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
-__all__ = ["RUN_PHASES", "BaselineRuns", "RunPhase", "RunRecord"]
+__all__ = [
+    "ANSWERS_ARTIFACT",
+    "BASELINE_ARTIFACT_PREFIX",
+    "RUN_PHASES",
+    "BaselineRuns",
+    "RunPhase",
+    "RunRecord",
+    "answers_artifact",
+    "baseline_artifact",
+]
 
-# -------------------------------------------------------------------------- runs and baselines
+BASELINE_ARTIFACT_PREFIX = "ragaliq-baseline-"
+"""A baseline run shows the file it recorded by uploading it as ``ragaliq-baseline-<sha256>``:
+only code that ran in that run can add artifacts to it."""
+ANSWERS_ARTIFACT = "ragaliq-answers"
+"""The artifact a baseline run keeps its signed judge answers in."""
+
+
+def baseline_artifact(digest: str) -> str:
+    """The name of the artifact that shows a run recorded the baseline with this SHA-256."""
+    return f"{BASELINE_ARTIFACT_PREFIX}{digest}"
+
+
+def answers_artifact(number: int) -> str:
+    """The artifact a gate of change ``number`` keeps its signed judge answers in."""
+    return f"{ANSWERS_ARTIFACT}-pr{number}"
+
 
 RunPhase = Literal["waiting", "running", "succeeded", "failed", "cancelled", "timed_out", "skipped"]
 """Where a host's run (a GitHub workflow run, a GitLab pipeline) stands, in the core's words.

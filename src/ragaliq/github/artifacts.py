@@ -24,8 +24,6 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
@@ -33,9 +31,10 @@ import requests
 
 from ragaliq._version import __version__
 from ragaliq.errors import ArtifactError
+from ragaliq.forge import HandOver
 from ragaliq.github.client import (
     PER_PAGE,
-    build_github,
+    GitHubApi,
     describe_failure,
     json_getter,
     read_time,
@@ -44,7 +43,6 @@ from ragaliq.github.client import (
 
 __all__ = [
     "MAX_ARTIFACT_BYTES",
-    "ArtifactDataset",
     "download_dataset",
     "fetch_archive",
     "read_answer_files",
@@ -57,74 +55,44 @@ MAX_ARTIFACT_BYTES = 2 * 1024**3
 _CHUNK = 1024 * 1024
 
 
-@dataclass(frozen=True, kw_only=True)
-class ArtifactDataset:
-    """The dataset unpacked from an artifact, and where it came from."""
-
-    path: Path
-    """The unpacked file, in a private folder outside the workspace."""
-    artifact: str
-    run_id: int
-    sha256: str
-    """The digest of the dataset's bytes, shown in the comment."""
-    size: int
-    ignored: tuple[str, ...] = ()
-    """Other files the artifact holds, which were not unpacked."""
-    handed_over: datetime | None = None
-    """When GitHub recorded the artifact's upload; None when it does not say."""
-
-    @property
-    def description(self) -> str:
-        """Which artifact, from which run, and the dataset's digest, for notices."""
-        return (
-            f"artifact {self.artifact} of run {self.run_id}: {self.path.name}, "
-            f"sha256 {self.sha256[:16]}"
-        )
-
-
 def download_dataset(
+    api: GitHubApi,
     *,
-    token: str,
-    repository: str,
-    api_url: str,
     run_id: int,
     artifact: str,
     file_name: str,
     head_sha: str | None,
-    attempts: int = 3,
-) -> ArtifactDataset:
+) -> HandOver:
     """Download artifact ``artifact`` of run ``run_id`` and unpack ``file_name`` from it.
 
     Args:
-        token: The token to ask the API with (it needs ``actions: read``).
-        repository: ``owner/name``.
-        api_url: The REST API root.
+        api: Where to ask (the token needs ``actions: read``).
         run_id: The run that uploaded the artifact.
         artifact: The artifact's name.
         file_name: The dataset's file name inside the artifact.
         head_sha: The commit the run must have been for (from the event), when known.
-        attempts: Attempts per API request, counting the first.
 
     Raises:
         ArtifactError: the artifact is missing, expired, from another commit, too large, not a
             zip, unsafe, or lacks the file; or the API cannot be reached.
     """
-    where = f"artifact {artifact!r} of run {run_id} in {repository}"
-    listing = _listing(token, repository, api_url, run_id, artifact, attempts)
+    where = f"artifact {artifact!r} of run {run_id} in {api.repository}"
+    listing = _listing(api, run_id, artifact)
     found = _the_artifact(listing, artifact, where, head_sha)
     with tempfile.TemporaryDirectory(prefix="ragaliq-artifact-") as scratch:
         archive = Path(scratch) / "artifact.zip"
-        fetch_archive(str(found["archive_download_url"]), token=token, into=archive, where=where)
+        fetch_archive(
+            str(found["archive_download_url"]), token=api.token, into=archive, where=where
+        )
         unpacked = unpack_dataset(archive, file_name=file_name, artifact=artifact, run_id=run_id)
     return dataclasses.replace(unpacked, handed_over=read_time(found.get("created_at")))
 
 
-def _listing(
-    token: str, repository: str, api_url: str, run_id: int, artifact: str, attempts: int
-) -> Any:
+def _listing(api: GitHubApi, run_id: int, artifact: str) -> Any:
+    repository, attempts = api.repository, api.attempts
     where = f"artifact {artifact!r} of run {run_id} in {repository}"
     try:
-        github = build_github(token=token, api_url=api_url)
+        github = api.client()
     except ValueError as exc:
         raise ArtifactError(f"{where}: cannot be downloaded: {exc}") from exc
     try:
@@ -201,15 +169,12 @@ def fetch_archive(
 
 
 def read_answer_files(
+    api: GitHubApi,
     *,
-    token: str,
-    repository: str,
-    api_url: str,
     artifact: str,
     trusted_run: Callable[[dict[str, Any]], bool],
     runs: int,
     limit: int,
-    attempts: int = 3,
 ) -> tuple[list[tuple[str, bytes]], list[str]]:
     """The files of the newest ``runs`` artifacts named ``artifact`` whose run is trusted.
 
@@ -222,8 +187,9 @@ def read_answer_files(
     not be (answers only ever save calls, so nothing here stops a gate).
     """
     notes: list[str] = []
+    repository, attempts = api.repository, api.attempts
     try:
-        github = build_github(token=token, api_url=api_url)
+        github = api.client()
     except ValueError as exc:
         return [], [f"earlier judge answers were not read: {exc}"]
     files: list[tuple[str, bytes]] = []
@@ -251,7 +217,7 @@ def read_answer_files(
                 buffer = io.BytesIO()
                 fetch_archive(
                     str(found["archive_download_url"]),
-                    token=token,
+                    token=api.token,
                     into=buffer,
                     where=where,
                     limit=left,
@@ -303,7 +269,7 @@ def unpack_dataset(
     run_id: int,
     into: Path | None = None,
     limit: int = MAX_ARTIFACT_BYTES,
-) -> ArtifactDataset:
+) -> HandOver:
     """Unpack ``file_name`` alone from the zip ``archive``, after checking every entry.
 
     An empty ``file_name`` means the one file the artifact holds. ``into`` is the folder to
@@ -356,7 +322,7 @@ def unpack_dataset(
             ignored = tuple(sorted(e.filename for e in files if e is not entry))
     except (zipfile.BadZipFile, zlib.error) as exc:
         raise ArtifactError(f"{where}: is not a zip archive ({exc})") from exc
-    return ArtifactDataset(
+    return HandOver(
         path=target,
         artifact=artifact,
         run_id=run_id,

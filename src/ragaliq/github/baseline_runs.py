@@ -27,18 +27,15 @@ from github import GithubException
 from ragaliq._yaml import load_yaml
 from ragaliq.baseline import MAX_BASELINE_BYTES
 from ragaliq.errors import ArtifactError, BaselineError, ConfigError, RepositoryError
-from ragaliq.forge import RunPhase, RunRecord
-from ragaliq.github.artifacts import fetch_archive, read_entries
-from ragaliq.github.client import (
-    PER_PAGE,
-    Get,
-    build_github,
-    describe_failure,
-    json_getter,
-    read_time,
-    unreachable,
+from ragaliq.forge import (
+    ANSWERS_ARTIFACT,
+    BASELINE_ARTIFACT_PREFIX,
+    RunPhase,
+    RunRecord,
+    baseline_artifact,
 )
-from ragaliq.github.provenance import ARTIFACT_PREFIX, baseline_artifact
+from ragaliq.github.artifacts import fetch_archive, read_entries
+from ragaliq.github.client import PER_PAGE, Get, GitHubApi, read_time
 from ragaliq.github.push_filters import MAX_FILTERED_PATHS, PushFilters
 from ragaliq.judges.answers import MAX_ANSWER_FILE_BYTES
 from ragaliq.repository import FileSource
@@ -46,8 +43,6 @@ from ragaliq.repository import FileSource
 __all__ = ["WORKFLOWS_FOLDER", "GitHubBaselineRuns", "run_phase"]
 
 WORKFLOWS_FOLDER = ".github/workflows"
-ANSWERS_ARTIFACT = "ragaliq-answers"
-"""The artifact a baseline run keeps its signed judge answers in."""
 _WAITING = frozenset({"queued", "waiting", "requested", "pending", "action_required"})
 _ENDED: dict[str, RunPhase] = {
     "success": "succeeded",
@@ -79,15 +74,12 @@ def run_phase(status: str, conclusion: str) -> RunPhase:
 class GitHubBaselineRuns:
     """The runs of ``workflow`` (a file in ``.github/workflows``) on ``branch`` of a repository."""
 
-    token: str
-    repository: str
-    api_url: str
+    api: GitHubApi
     server_url: str
     branch: str
     workflow: str
     trusted: FileSource
     """The base commit, where the workflow's push filters are read."""
-    attempts: int = 3
 
     @property
     def path(self) -> str:
@@ -95,7 +87,7 @@ class GitHubBaselineRuns:
 
     def newest_run(self, commit: str) -> RunRecord | None:
         runs = self._get(
-            f"/repos/{self.repository}/actions/workflows/{self.workflow}/runs",
+            f"/repos/{self.api.repository}/actions/workflows/{self.workflow}/runs",
             {"event": "push", "branch": self.branch, "head_sha": commit, "per_page": PER_PAGE},
             doing=f"listing the runs of {self.workflow} at {commit[:12]}",
         )
@@ -121,7 +113,7 @@ class GitHubBaselineRuns:
         baselines: tuple[str, ...] = ()
         if phase == "succeeded":
             listing = self._get(
-                f"/repos/{self.repository}/actions/runs/{run_id}/artifacts",
+                f"/repos/{self.api.repository}/actions/runs/{run_id}/artifacts",
                 {"per_page": PER_PAGE},
                 doing=f"listing the artifacts of run {run_id}",
             )
@@ -129,11 +121,11 @@ class GitHubBaselineRuns:
             for artifact in (listing or {}).get("artifacts") or ():
                 name = str(artifact.get("name") or "") if isinstance(artifact, dict) else ""
                 created = read_time(artifact.get("created_at")) if name else None
-                if not name.startswith(ARTIFACT_PREFIX) or artifact.get("expired"):
+                if not name.startswith(BASELINE_ARTIFACT_PREFIX) or artifact.get("expired"):
                     continue
                 if started is not None and (created is None or created < started):
                     continue  # an earlier attempt's: never the bar
-                found.append(name.removeprefix(ARTIFACT_PREFIX))
+                found.append(name.removeprefix(BASELINE_ARTIFACT_PREFIX))
             baselines = tuple(sorted(set(found)))
         return RunRecord(
             id=run_id,
@@ -141,19 +133,20 @@ class GitHubBaselineRuns:
             phase=phase,
             said=f"{status}/{conclusion}" if conclusion else status or "unknown",
             url=str(
-                run.get("html_url") or f"{self.server_url}/{self.repository}/actions/runs/{run_id}"
+                run.get("html_url")
+                or f"{self.server_url}/{self.api.repository}/actions/runs/{run_id}"
             ),
             started_at=started,
             baselines=baselines,
         )
 
     def _run_url(self, run_id: int) -> str:
-        return f"{self.server_url}/{self.repository}/actions/runs/{run_id}"
+        return f"{self.server_url}/{self.api.repository}/actions/runs/{run_id}"
 
     def first_parent(self, commit: str) -> str | None:
         try:
             found = self._get(
-                f"/repos/{self.repository}/git/commits/{commit}",
+                f"/repos/{self.api.repository}/git/commits/{commit}",
                 doing=f"reading commit {commit[:12]}",
                 missing_ok=True,
             )
@@ -166,7 +159,7 @@ class GitHubBaselineRuns:
     def changed_paths(self, old: str, new: str) -> Sequence[str] | None:
         """The paths that differ between two commits; None when they cannot all be listed."""
         found = self._get(
-            f"/repos/{self.repository}/compare/{old}...{new}",
+            f"/repos/{self.api.repository}/compare/{old}...{new}",
             {"per_page": PER_PAGE},
             doing=f"comparing {old[:12]} with {new[:12]}",
             missing_ok=True,
@@ -232,7 +225,7 @@ class GitHubBaselineRuns:
             BaselineError: it is listed twice, holds another number of files, or cannot be read.
         """
         listing = self._get(
-            f"/repos/{self.repository}/actions/runs/{run.id}/artifacts",
+            f"/repos/{self.api.repository}/actions/runs/{run.id}/artifacts",
             {"name": name, "per_page": PER_PAGE},
             doing=f"listing the artifacts of run {run.id}",
         )
@@ -249,7 +242,7 @@ class GitHubBaselineRuns:
         try:
             fetch_archive(
                 str(found[0].get("archive_download_url") or ""),
-                token=self.token,
+                token=self.api.token,
                 into=buffer,
                 where=where,
                 limit=limit,
@@ -269,23 +262,17 @@ class GitHubBaselineRuns:
         doing: str,
         missing_ok: bool = False,
     ) -> Any:
-        try:
-            github = build_github(token=self.token, api_url=self.api_url)
-        except ValueError as exc:
-            raise BaselineError(f"the baseline runs cannot be read: {exc}") from exc
-        get: Get = json_getter(github, attempts=self.attempts)
-        try:
-            return get(url, parameters)
-        except GithubException as exc:
-            if exc.status == 404 and missing_ok:
-                return None
-            raise BaselineError(
-                "the base's baseline runs could not be read: "
-                + describe_failure(
-                    exc, doing=doing, attempts=self.attempts, forbidden=_ACTIONS_READ
-                )
-            ) from exc
-        except OSError as exc:
-            raise BaselineError(unreachable(self.api_url, self.attempts)) from exc
-        finally:
-            github.close()
+        def ask(get: Get) -> Any:
+            try:
+                return get(url, parameters)
+            except GithubException as exc:
+                if exc.status == 404 and missing_ok:
+                    return None
+                raise
+
+        return self.api.ask(
+            ask,
+            doing=f"reading the base's baseline runs ({doing})",
+            error=BaselineError,
+            forbidden=_ACTIONS_READ,
+        )

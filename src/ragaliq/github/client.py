@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -22,6 +23,7 @@ __all__ = [
     "DEFAULT_API_URL",
     "RETRYABLE_STATUS",
     "Get",
+    "GitHubApi",
     "build_github",
     "check_repository",
     "describe_failure",
@@ -40,6 +42,68 @@ PER_PAGE = 100
 _REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 T = TypeVar("T")
+E = TypeVar("E", bound=Exception)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GitHubApi:
+    """Where every module of the adapter asks GitHub, built once from the action's settings.
+
+    The token, the repository, the API's URL, and how many times a request is tried.
+    """
+
+    token: str
+    repository: str
+    """``owner/name``."""
+    api_url: str = DEFAULT_API_URL
+    attempts: int = 3
+
+    def __repr__(self) -> str:
+        return f"GitHubApi(repository={self.repository!r}, api_url={self.api_url!r})"
+
+    def client(self) -> Github:
+        """A PyGithub client for this API (see :func:`build_github`).
+
+        Raises:
+            ValueError: the token is empty or the URL is not an http(s) URL.
+        """
+        return build_github(token=self.token, api_url=self.api_url)
+
+    def ask(
+        self,
+        ask: Callable[[Get], T],
+        *,
+        doing: str,
+        error: type[E],
+        forbidden: str = "",
+        not_found: str = "",
+    ) -> T:
+        """``ask(get)`` with a client of its own, closed after; each failure one line with the fix.
+
+        Raises:
+            E: the API cannot be asked, or refuses (``error`` with :func:`describe_failure`'s
+                words, or :func:`unreachable`'s).
+        """
+        try:
+            github = self.client()
+        except ValueError as exc:
+            raise error(f"{doing} failed: {exc}") from exc
+        try:
+            return ask(json_getter(github, attempts=self.attempts))
+        except GithubException as exc:
+            raise error(
+                describe_failure(
+                    exc,
+                    doing=doing,
+                    attempts=self.attempts,
+                    forbidden=forbidden,
+                    not_found=not_found,
+                )
+            ) from exc
+        except OSError as exc:
+            raise error(unreachable(self.api_url, self.attempts)) from exc
+        finally:
+            github.close()
 
 
 def build_github(*, token: str, api_url: str) -> Github:

@@ -20,6 +20,7 @@ from github.IssueComment import IssueComment
 from ragaliq.errors import CommentForbiddenError, PublishError
 from ragaliq.github.client import (
     DEFAULT_API_URL,
+    GitHubApi,
     build_github,
     check_repository,
     describe_failure,
@@ -128,6 +129,17 @@ class GitHubPublisher:
         self._login: str | None = None
         self._login_known = False
         self._bot_login = bot_login
+
+    @classmethod
+    def on(cls, api: GitHubApi, number: int) -> GitHubPublisher:
+        """The publisher of pull request ``number`` on ``api``."""
+        return cls(
+            token=api.token,
+            repository=api.repository,
+            pr_number=number,
+            api_url=api.api_url,
+            max_attempts=api.attempts,
+        )
 
     def __repr__(self) -> str:
         return (

@@ -23,8 +23,7 @@ from github.Repository import Repository
 from ragaliq.errors import RepositoryError
 from ragaliq.git import blob_id
 from ragaliq.github.client import (
-    DEFAULT_API_URL,
-    build_github,
+    GitHubApi,
     check_repository,
     describe_failure,
     retrying,
@@ -46,22 +45,16 @@ class ContentsAtCommit:
     """The files of ``repository`` at commit ``sha``, read with the Contents and Git Data APIs.
 
     Args:
-        token: The token to authenticate with.
-        repository: ``owner/name``.
+        api: Where to ask (the token, the repository, the REST API root, the attempts).
         sha: The commit.
-        api_url: The REST API root (``GITHUB_API_URL``).
         github: A client to use instead of building one; it is left open.
-        attempts: Attempts per request, counting the first, on 5xx answers and dropped connections.
         sleep: Waits between attempts.
         label: How messages name the commit.
     """
 
-    token: str
-    repository: str
+    api: GitHubApi
     sha: str
-    api_url: str = DEFAULT_API_URL
     github: Github | None = None
-    attempts: int = 3
     sleep: Callable[[float], None] = time.sleep
     label: str = ""
     """How messages name the commit; ``the base commit <sha>`` by default."""
@@ -71,6 +64,14 @@ class ContentsAtCommit:
     def description(self) -> str:
         return self.label or f"the base commit {self.sha[:12]}"
 
+    @property
+    def repository(self) -> str:
+        return self.api.repository
+
+    @property
+    def attempts(self) -> int:
+        return self.api.attempts
+
     def read(self, path: str, *, limit: int, what: str) -> bytes | None:
         problem = check_repository(self.repository)
         if problem is not None:
@@ -78,7 +79,7 @@ class ContentsAtCommit:
         client = self.github
         if client is None:
             try:
-                client = build_github(token=self.token, api_url=self.api_url)
+                client = self.api.client()
             except ValueError as exc:
                 raise RepositoryError(
                     f"{what}: the checkout lacks {self.description} and the GitHub API cannot "
@@ -157,4 +158,6 @@ class ContentsAtCommit:
             )
             raise RepositoryError(f"{what}: {message}") from exc
         except OSError as exc:
-            raise RepositoryError(f"{what}: {unreachable(self.api_url, self.attempts)}") from exc
+            raise RepositoryError(
+                f"{what}: {unreachable(self.api.api_url, self.attempts)}"
+            ) from exc

@@ -23,7 +23,7 @@ from typing import Any
 from github import GithubException, UnknownObjectException
 
 from ragaliq.errors import OutputError, RepositoryError
-from ragaliq.github.client import build_github, describe_failure, retrying, unreachable
+from ragaliq.github.client import GitHubApi, describe_failure, retrying, unreachable
 from ragaliq.github.contents import ContentsAtCommit
 from ragaliq.store.layout import Snapshot
 
@@ -34,28 +34,18 @@ __all__ = ["BranchBackend"]
 class BranchBackend:
     """A store on ``branch`` of ``repository``."""
 
-    token: str
-    repository: str
-    api_url: str
+    api: GitHubApi
     branch: str
-    attempts: int = 3
 
     @property
     def description(self) -> str:
-        return f"the branch {self.branch} of {self.repository}"
+        return f"the branch {self.branch} of {self.api.repository}"
 
     def snapshot(self) -> Snapshot | None:
         sha = self._tip(doing=f"reading {self.description}", error=RepositoryError)
         if sha is None:
             return None
-        files = ContentsAtCommit(
-            token=self.token,
-            repository=self.repository,
-            sha=sha,
-            api_url=self.api_url,
-            label=f"{self.description} at {sha[:12]}",
-            attempts=self.attempts,
-        )
+        files = ContentsAtCommit(api=self.api, sha=sha, label=f"{self.description} at {sha[:12]}")
         return Snapshot(files=files, version=sha)
 
     def commit(
@@ -132,14 +122,14 @@ class BranchBackend:
         error: type[Exception] = OutputError,
     ) -> Any:
         try:
-            github = build_github(token=self.token, api_url=self.api_url)
+            github = self.api.client()
         except ValueError as exc:
             raise error(f"{self.description}: {exc}") from exc
-        url = f"/repos/{self.repository}/{path}"
+        url = f"/repos/{self.api.repository}/{path}"
         try:
             _, data = retrying(
                 lambda: github.requester.requestJsonAndCheck(method, url, input=body),
-                attempts=self.attempts if method == "GET" else 1,
+                attempts=self.api.attempts if method == "GET" else 1,
             )
             return data
         except UnknownObjectException:
@@ -150,10 +140,12 @@ class BranchBackend:
             if exc.status == 422 and path.startswith("git/ref"):
                 raise _Refused(describe_failure(exc, doing=doing, attempts=1)) from exc
             raise error(
-                describe_failure(exc, doing=doing, attempts=self.attempts, forbidden=_PERMISSION)
+                describe_failure(
+                    exc, doing=doing, attempts=self.api.attempts, forbidden=_PERMISSION
+                )
             ) from exc
         except OSError as exc:
-            raise error(unreachable(self.api_url, self.attempts)) from exc
+            raise error(unreachable(self.api.api_url, self.api.attempts)) from exc
         finally:
             github.close()
 

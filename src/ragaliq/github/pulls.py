@@ -19,11 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from github import GithubException
-
 from ragaliq.errors import ConfigError, RepositoryError
-from ragaliq.github.client import Get, build_github, describe_failure, json_getter
-from ragaliq.github.settings import PullRequest, WorkflowRun
+from ragaliq.forge import Change, FollowedRun
+from ragaliq.github.client import Get, GitHubApi
 
 __all__ = ["MAX_PULLS", "check_pull_request", "find_pull_requests", "open_pulls_into"]
 
@@ -34,17 +32,16 @@ _FORBIDDEN = (
 )
 
 
-def find_pull_requests(
-    run: WorkflowRun, *, token: str, repository: str, api_url: str, attempts: int = 3
-) -> tuple[PullRequest, ...]:
+def find_pull_requests(run: FollowedRun, api: GitHubApi) -> tuple[Change, ...]:
     """Every open pull request of ``repository`` whose head is ``run``'s commit, by number.
 
     Raises:
         RepositoryError: the API cannot be asked, or refuses.
     """
+    repository = api.repository
 
     def ask(get: Get) -> list[Any]:
-        candidates = [get(f"/repos/{repository}/pulls/{number}") for number in run.pull_numbers]
+        candidates = [get(f"/repos/{repository}/pulls/{number}") for number in run.change_numbers]
         if not candidates and run.head_owner and run.head_branch:
             found = get(
                 f"/repos/{repository}/pulls",
@@ -58,7 +55,7 @@ def find_pull_requests(
         return candidates
 
     doing = f"the pull requests of run {run.id}"
-    candidates = _asking(ask, token=token, api_url=api_url, attempts=attempts, doing=doing)
+    candidates = _asking(api, ask, doing=doing)
     found = {}
     for pull in candidates:
         pr = _open_pull(pull, repository)
@@ -67,15 +64,15 @@ def find_pull_requests(
     return tuple(found[number] for number in sorted(found))
 
 
-def open_pulls_into(
-    base_ref: str, *, token: str, repository: str, api_url: str, attempts: int = 3
-) -> tuple[PullRequest, ...]:
+def open_pulls_into(base_ref: str, api: GitHubApi) -> tuple[Change, ...]:
     """The open pull requests into ``base_ref``, most recently updated first (one page).
 
     Raises:
         RepositoryError: the API cannot be asked, or refuses.
     """
+    repository = api.repository
     found = _asking(
+        api,
         lambda get: get(
             f"/repos/{repository}/pulls",
             {
@@ -86,18 +83,13 @@ def open_pulls_into(
                 "per_page": MAX_PULLS,
             },
         ),
-        token=token,
-        api_url=api_url,
-        attempts=attempts,
         doing=f"the open pull requests into {base_ref}",
     )
     pulls = (_open_pull(pull, repository) for pull in found or ())
     return tuple(pr for pr in pulls if pr is not None and pr.base_ref == base_ref)
 
 
-def check_pull_request(
-    pr: PullRequest, *, token: str, repository: str, api_url: str, attempts: int = 3
-) -> PullRequest:
+def check_pull_request(pr: Change, api: GitHubApi) -> Change:
     """The event's pull request, once the API says it is still what the event says.
 
     Raises:
@@ -105,11 +97,10 @@ def check_pull_request(
             (re-targeted since the event: the run for the new base gates it).
         RepositoryError: the API cannot be asked, or refuses.
     """
+    repository = api.repository
     pull = _asking(
+        api,
         lambda get: get(f"/repos/{repository}/pulls/{pr.number}"),
-        token=token,
-        api_url=api_url,
-        attempts=attempts,
         doing=f"pull request #{pr.number}",
     )
     now = _open_pull(pull, repository)
@@ -130,7 +121,7 @@ def check_pull_request(
         raise ConfigError(
             f"pull request #{pr.number} is into {now.base_repo} by the API, not {pr.base_repo}"
         )
-    return PullRequest(
+    return Change(
         number=pr.number,
         base_sha=pr.base_sha,  # the commit the event named, which the job checked out
         head_sha=pr.head_sha,
@@ -142,33 +133,18 @@ def check_pull_request(
     )
 
 
-def _asking(ask: Any, *, token: str, api_url: str, attempts: int, doing: str) -> Any:
-    """``ask(get)`` with a client of its own; failures as one line with the fix."""
-    try:
-        github = build_github(token=token, api_url=api_url)
-    except ValueError as exc:
-        raise RepositoryError(f"{doing} cannot be looked up: {exc}") from exc
-    try:
-        return ask(json_getter(github, attempts=attempts))
-    except GithubException as exc:
-        raise RepositoryError(
-            describe_failure(
-                exc, doing=f"looking up {doing}", attempts=attempts, forbidden=_FORBIDDEN
-            )
-        ) from exc
-    except OSError as exc:
-        raise RepositoryError(f"the GitHub API could not be reached to look up {doing}") from exc
-    finally:
-        github.close()
+def _asking(api: GitHubApi, ask: Any, *, doing: str) -> Any:
+    """``ask(get)`` on the API; failures as one line with the fix."""
+    return api.ask(ask, doing=f"looking up {doing}", error=RepositoryError, forbidden=_FORBIDDEN)
 
 
-def _open_pull(pull: Any, repository: str) -> PullRequest | None:
+def _open_pull(pull: Any, repository: str) -> Change | None:
     """A pull request of the API's, when it is open and well formed."""
     if not isinstance(pull, dict) or pull.get("state", "open") != "open":
         return None
     head, base = pull.get("head") or {}, pull.get("base") or {}
     try:
-        return PullRequest(
+        return Change(
             number=int(pull["number"]),
             base_sha=str(base.get("sha", "")),
             head_sha=str(head.get("sha", "")),

@@ -10,47 +10,27 @@ with the time GitHub recorded for each. Nothing the pull request wrote takes par
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from github import GithubException
 
 from ragaliq.errors import ArtifactError
-from ragaliq.github.client import (
-    PER_PAGE,
-    Get,
-    build_github,
-    describe_failure,
-    json_getter,
-    read_time,
-)
+from ragaliq.forge import Upload
+from ragaliq.github.client import PER_PAGE, Get, GitHubApi, describe_failure, json_getter, read_time
 
-__all__ = ["MAX_RUN_PAGES", "Upload", "handed_over_at"]
+__all__ = ["MAX_RUN_PAGES", "handed_over_at"]
 
 MAX_RUN_PAGES = 10
 """Pages of a workflow's runs for one commit read at most (1,000 runs)."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class Upload:
-    """One dataset artifact a pull request's run uploaded."""
-
-    run_id: int
-    created_at: datetime
-    """When GitHub recorded the upload."""
-
-
 def handed_over_at(
+    api: GitHubApi,
     *,
-    token: str,
-    repository: str,
-    api_url: str,
     head_sha: str,
     artifact: str,
     run_id: int = 0,
     workflow: str = "",
-    attempts: int = 3,
 ) -> tuple[Upload, ...]:
     """The datasets handed over for ``head_sha``, oldest first.
 
@@ -61,9 +41,10 @@ def handed_over_at(
     Raises:
         ArtifactError: the API cannot be asked, or refuses.
     """
+    repository, attempts = api.repository, api.attempts
     where = f"the pull_request runs of commit {head_sha[:12]} in {repository}"
     try:
-        github = build_github(token=token, api_url=api_url)
+        github = api.client()
     except ValueError as exc:
         raise ArtifactError(f"{where}: cannot be listed: {exc}") from exc
 

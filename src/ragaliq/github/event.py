@@ -1,4 +1,9 @@
-"""The action's settings, read from the environment a Docker action gets."""
+"""Where the action runs: its inputs and its event, read from the environment a Docker action gets.
+
+The event's names become the core's (:class:`~ragaliq.forge.JobEvent`): a ``pull_request`` is a
+change's own run, a ``pull_request_review`` a review, a ``workflow_run`` a run that follows
+another (a pull request's run, or a baseline run), a ``push`` a push.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,17 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ragaliq.config import DEFAULT_CONFIG_FILE
 from ragaliq.errors import ConfigError
-from ragaliq.forge import DEFAULT_FOLLOW_LIMIT
-from ragaliq.github.client import DEFAULT_API_URL
+from ragaliq.forge import DEFAULT_FOLLOW_LIMIT, Change, FollowedRun, JobEvent, JobSettings
+from ragaliq.github.client import DEFAULT_API_URL, GitHubApi
 
-__all__ = ["MAX_FOLLOW_LIMIT", "ActionSettings", "PullRequest", "WorkflowRun", "read_input"]
+__all__ = ["MAX_FOLLOW_LIMIT", "GitHubJob", "read_input"]
+
+_RUN_KINDS = {"pull_request": "change", "pull_request_review": "review", "push": "push"}
+"""GitHub's events of a followed run, in the core's words."""
 
 MAX_FOLLOW_LIMIT = 100
 """The most the follower gates in one run: one page of open pull requests."""
@@ -37,99 +45,26 @@ def read_flag(env: Mapping[str, str], name: str, default: bool) -> bool:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PullRequest:
-    """The pull request an event is about."""
+class GitHubJob:
+    """A job of GitHub Actions, read from the environment a Docker action gets.
 
-    number: int
-    base_sha: str
-    head_sha: str
-    base_repo: str
-    head_repo: str
-    author: str = ""
-    """The login of the pull request's author."""
-    base_ref: str = ""
-    """The branch the pull request is to be merged into (``main``): the bar is that branch's."""
-    head_ref: str = ""
-    """The pull request's own branch, in its head repository."""
-
-    @property
-    def base(self) -> str:
-        """The base as the status and messages name it: ``main@1a2b3c4``."""
-        return f"{self.base_ref or 'base'}@{self.base_sha[:7]}"
-
-
-@dataclass(frozen=True, kw_only=True)
-class WorkflowRun:
-    """The run a ``workflow_run`` event reports on: the untrusted zone's run of a pull request.
-
-    Everything here comes from GitHub's event, never from the run's artifacts.
+    The core's part (:class:`~ragaliq.forge.JobSettings`: the inputs, the workspace, the
+    event's change or run) and GitHub's own: where its API is, the token, the runner's files.
     """
 
-    id: int
-    event: str
-    """The event that started the run (``pull_request`` for the zone that produced a PR's data)."""
-    conclusion: str
-    head_sha: str
-    head_branch: str
-    head_owner: str
-    head_repo: str
-    pull_numbers: tuple[int, ...] = ()
-    """The pull requests GitHub lists on the run (none for a fork's)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ActionSettings:
-    """Everything the action reads from ``INPUT_*`` and ``GITHUB_*``."""
-
-    config: str
-    dataset: str
-    baseline: str
-    mode: Literal["gate", "update-baseline", "store-baseline", "follow"]
-    anthropic_api_key: str
-    anthropic_base_url: str
-    """An Anthropic-compatible endpoint chosen by the workflow; empty for the config's."""
-    github_token: str
-    comment: Literal["upsert", "off"]
-    comment_id: str
-    html_report: str
-    artifact: str
-    """The name of the artifact holding the dataset, downloaded from the run that produced it;
-    empty to read the dataset from the workspace."""
-    trust_pr_code: bool
-    """The team runs the gate in the job that ran the pull request's code, and says so."""
-    commit_status: bool
-    """Whether the result is also set as a commit status on the pull request's head."""
-    pull_request_workflow: str
-    """The workflow file whose ``pull_request`` runs hand over each pull request's dataset
-    (``ragaliq.yml``): where the follower finds what to judge."""
-    follow_limit: int
-    """Pull requests the follower gates again per landing of a baseline."""
-    workspace: Path
-    repository: str
-    api_url: str
-    event_name: str
-    sha: str
-    ref_name: str
-    """The branch (or tag) the run is for: ``main`` on a push to main."""
-    pull_request: PullRequest | None
-    workflow_run: WorkflowRun | None
+    settings: JobSettings
+    api: GitHubApi
+    """The repository's API, with the ``github-token`` input (or ``GITHUB_TOKEN``)."""
+    server_url: str
     output_file: Path | None
     summary_file: Path | None
-    server_url: str
-    run_id: str
+    event_name: str
 
     def __repr__(self) -> str:
-        return f"ActionSettings(mode={self.mode!r}, repository={self.repository!r})"
-
-    @property
-    def run_url(self) -> str | None:
-        """The URL of this workflow run, when known."""
-        if self.repository and self.run_id:
-            return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
-        return None
+        return f"GitHubJob({self.settings!r})"
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> ActionSettings:
+    def from_env(cls, env: Mapping[str, str]) -> GitHubJob:
         """Parse the environment.
 
         Raises:
@@ -153,37 +88,62 @@ class ActionSettings:
         workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
         event_name = env.get("GITHUB_EVENT_NAME", "")
         event = _event(env.get("GITHUB_EVENT_PATH"))
-        return cls(
+        repository = env.get("GITHUB_REPOSITORY", "")
+        server_url = env.get("GITHUB_SERVER_URL") or "https://github.com"
+        run_id = env.get("GITHUB_RUN_ID", "")
+        settings = JobSettings(
+            mode=mode,  # type: ignore[arg-type]
             config=read_input(env, "config", DEFAULT_CONFIG_FILE),
             dataset=read_input(env, "dataset"),
             baseline=read_input(env, "baseline"),
-            mode=mode,  # type: ignore[arg-type]
             anthropic_api_key=read_input(env, "anthropic-api-key"),
             anthropic_base_url=read_input(env, "anthropic-base-url"),
-            github_token=read_input(env, "github-token") or env.get("GITHUB_TOKEN", ""),
             comment=comment,  # type: ignore[arg-type]
             comment_id=read_input(env, "comment-id", "default"),
             html_report=read_input(env, "html-report"),
             artifact=read_input(env, "artifact"),
             trust_pr_code=read_flag(env, "trust-pr-code", False),
             commit_status=read_flag(env, "commit-status", True),
-            pull_request_workflow=read_input(env, "pull-request-workflow", "ragaliq.yml"),
+            change_workflow=read_input(env, "pull-request-workflow", "ragaliq.yml"),
             follow_limit=int(limit),
             workspace=workspace,
-            repository=env.get("GITHUB_REPOSITORY", ""),
-            api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
-            event_name=event_name,
+            repository=repository,
+            run_id=run_id,
+            run_url=f"{server_url}/{repository}/actions/runs/{run_id}"
+            if repository and run_id
+            else None,
             sha=env.get("GITHUB_SHA", ""),
             ref_name=env.get("GITHUB_REF_NAME", ""),
-            pull_request=_pull_request(event),
-            workflow_run=_workflow_run(event) if event_name == "workflow_run" else None,
+            event=_job_event(event_name, event),
+        )
+        return cls(
+            settings=settings,
+            api=GitHubApi(
+                token=read_input(env, "github-token") or env.get("GITHUB_TOKEN", ""),
+                repository=repository,
+                api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
+            ),
+            server_url=server_url,
             output_file=Path(env["GITHUB_OUTPUT"]) if env.get("GITHUB_OUTPUT") else None,
             summary_file=(
                 Path(env["GITHUB_STEP_SUMMARY"]) if env.get("GITHUB_STEP_SUMMARY") else None
             ),
-            server_url=env.get("GITHUB_SERVER_URL") or "https://github.com",
-            run_id=env.get("GITHUB_RUN_ID", ""),
+            event_name=event_name,
         )
+
+
+def _job_event(event_name: str, event: dict[str, Any]) -> JobEvent:
+    """The event, in the core's words."""
+    change = _pull_request(event)
+    if event_name == "workflow_run":
+        return JobEvent(kind="followed", change=change, followed_run=_workflow_run(event))
+    if event_name == "pull_request_review":
+        return JobEvent(kind="review", change=change)
+    if event_name == "push":
+        return JobEvent(kind="push")
+    if change is not None:
+        return JobEvent(kind="change", change=change)
+    return JobEvent(kind="other")
 
 
 def _event(event_path: str | None) -> dict[str, Any]:
@@ -196,12 +156,12 @@ def _event(event_path: str | None) -> dict[str, Any]:
     return event if isinstance(event, dict) else {}
 
 
-def _pull_request(event: dict[str, Any]) -> PullRequest | None:
+def _pull_request(event: dict[str, Any]) -> Change | None:
     pr = event.get("pull_request")
     if not isinstance(pr, dict):
         return None
     try:
-        return PullRequest(
+        return Change(
             number=int(pr["number"]),
             base_sha=str(pr["base"]["sha"]),
             head_sha=str(pr["head"]["sha"]),
@@ -215,20 +175,21 @@ def _pull_request(event: dict[str, Any]) -> PullRequest | None:
         raise ConfigError("GITHUB_EVENT_PATH: not a pull_request event") from exc
 
 
-def _workflow_run(event: dict[str, Any]) -> WorkflowRun:
+def _workflow_run(event: dict[str, Any]) -> FollowedRun:
     run = event.get("workflow_run")
     try:
         assert isinstance(run, dict)
         head_repo = run.get("head_repository") or {}
-        return WorkflowRun(
+        started_by = str(run.get("event") or "")
+        return FollowedRun(
             id=int(run["id"]),
-            event=str(run.get("event") or ""),
+            kind=_RUN_KINDS.get(started_by, started_by),
             conclusion=str(run.get("conclusion") or ""),
             head_sha=str(run["head_sha"]),
             head_branch=str(run.get("head_branch") or ""),
             head_owner=str((head_repo.get("owner") or {}).get("login", "")),
             head_repo=str(head_repo.get("full_name", "")),
-            pull_numbers=tuple(int(p["number"]) for p in run.get("pull_requests") or ()),
+            change_numbers=tuple(int(p["number"]) for p in run.get("pull_requests") or ()),
         )
     except (AssertionError, KeyError, TypeError, ValueError) as exc:
         raise ConfigError("GITHUB_EVENT_PATH: not a workflow_run event") from exc

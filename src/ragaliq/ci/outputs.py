@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragaliq._files import write_atomic
+from ragaliq.forge import JobSettings
 from ragaliq.gate import GateDecision
-from ragaliq.github.settings import ActionSettings
 from ragaliq.inputs import Inputs
 from ragaliq.models import ReportHead
 from ragaliq.report.html import write_html
@@ -48,7 +48,7 @@ class ResultFiles:
     """The signed judge answers the run used (written only when there are any)."""
 
     @classmethod
-    def of(cls, settings: ActionSettings) -> ResultFiles:
+    def of(cls, settings: JobSettings) -> ResultFiles:
         return cls(
             workspace=settings.workspace,
             report=workspace_file(settings, REPORT_PATH, "the report"),
@@ -86,7 +86,7 @@ class ResultFiles:
         return self.shown(self.html)
 
 
-def workspace_file(settings: ActionSettings, raw: str, what: str) -> Path:
+def workspace_file(settings: JobSettings, raw: str, what: str) -> Path:
     """A result file: a path inside the workspace that passes through no symbolic link."""
     path = repo_path(raw, what=what)
     WorkTree(settings.workspace).check(path, what=what)

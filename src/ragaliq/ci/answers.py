@@ -12,10 +12,9 @@ bounded (:mod:`ragaliq.judges.answers`).
 from __future__ import annotations
 
 from ragaliq._files import write_atomic
-from ragaliq.action.outputs import ResultFiles
+from ragaliq.ci.outputs import ResultFiles
 from ragaliq.errors import RagaliqError
-from ragaliq.github.remote import Remote
-from ragaliq.github.settings import PullRequest
+from ragaliq.forge import Change, Host
 from ragaliq.judges.answers import AnswerRows
 from ragaliq.store.found import FoundBaseline
 from ragaliq.text.counts import plural
@@ -30,8 +29,8 @@ def gather_answers(
     answers: AnswerRows,
     *,
     baseline: FoundBaseline | None,
-    remote: Remote,
-    pr: PullRequest | None,
+    host: Host,
+    pr: Change | None,
 ) -> list[str]:
     """Load the signed answers a gate may reuse; they are read once the judge's key checks them.
 
@@ -47,7 +46,7 @@ def gather_answers(
         if kept:
             answers.load(kept, source=BASELINE_ANSWERS)
     if pr is not None:
-        files, unread = remote.answer_files(pr)
+        files, unread = host.answer_files(pr)
         for where, data in files:
             answers.load(data, source=where)
         notes += unread

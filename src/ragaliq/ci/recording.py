@@ -20,19 +20,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ragaliq._files import check_writable
-from ragaliq.action.answers import BASELINE_ANSWERS, keep_answers
-from ragaliq.action.outputs import ANSWERS_PATH, ResultFiles
 from ragaliq.baseline import MAX_BASELINE_BYTES, Origin, parse_baseline, write_baseline
+from ragaliq.ci.answers import BASELINE_ANSWERS, keep_answers
+from ragaliq.ci.outputs import ANSWERS_PATH, ResultFiles
+from ragaliq.ci.publication import set_outputs
 from ragaliq.config import BaselinesConfig
 from ragaliq.errors import ConfigError, RagaliqError
 from ragaliq.evaluators.registry import judge_asked
 from ragaliq.exits import ExitCode
+from ragaliq.forge import Host, JobLog, JobSettings, baseline_artifact
 from ragaliq.gate_sequence import GateWatch
-from ragaliq.github.commands import Workflow
-from ragaliq.github.provenance import baseline_artifact
-from ragaliq.github.publication import set_outputs
-from ragaliq.github.remote import Remote
-from ragaliq.github.settings import ActionSettings
 from ragaliq.inputs import load_inputs_from
 from ragaliq.judges.answers import AnswerRows
 from ragaliq.judges.factory import JudgeOpener, has_credentials
@@ -54,11 +51,11 @@ CONFIG_INPUT = "the action's `config` input"
 
 
 async def update_baseline(
-    settings: ActionSettings,
+    settings: JobSettings,
     env: Mapping[str, str],
-    workflow: Workflow,
+    workflow: JobLog,
     open_judge: JudgeOpener,
-    remote: Remote,
+    host: Host,
 ) -> ExitCode:
     """Judge the workspace's dataset and write the baseline (a push to the base branch).
 
@@ -90,7 +87,7 @@ async def update_baseline(
         )
     answers = AnswerRows()
     if inputs.config.baselines.store == "branch":
-        for note in _previous_answers(answers, remote, inputs.config.baselines):
+        for note in _previous_answers(answers, host, inputs.config.baselines):
             workflow.log(note)
     watch = GateWatch.of(inputs, None)
     run = await judge_with(
@@ -146,10 +143,10 @@ async def update_baseline(
     return ExitCode.PASSED
 
 
-def _previous_answers(answers: AnswerRows, remote: Remote, store: BaselinesConfig) -> list[str]:
+def _previous_answers(answers: AnswerRows, host: Host, store: BaselinesConfig) -> list[str]:
     """Load the answers kept with the newest stored baseline; what to log."""
     try:
-        view = remote.baseline_store(store).view()
+        view = host.baseline_store(store).view()
         kept = view.answers() if view is not None else None
     except RagaliqError as exc:
         return [f"the stored baselines' judge answers were not read: {exc}"]
@@ -159,7 +156,7 @@ def _previous_answers(answers: AnswerRows, remote: Remote, store: BaselinesConfi
     return ["judge answers found in the baseline store, read once the judge's key checks them"]
 
 
-def store_baseline(settings: ActionSettings, workflow: Workflow, remote: Remote) -> ExitCode:
+def store_baseline(settings: JobSettings, workflow: JobLog, host: Host) -> ExitCode:
     """Keep the baseline this run recorded on the data branch the config names.
 
     Raises:
@@ -213,14 +210,14 @@ def store_baseline(settings: ActionSettings, workflow: Workflow, remote: Remote)
             "keep only the baseline this job's update-baseline step wrote"
         )
     name = baseline_artifact(baseline_digest(data))
-    if not remote.uploaded(run_id, name):
+    if not host.uploaded(run_id, name):
         raise ConfigError(
             f"mode store-baseline: this run uploaded no artifact {name}, which shows gates that "
             "this run recorded the file; upload the baseline under that name before this step "
             "(see ragaliq-baseline.yml), with `permissions: actions: read` for the check"
         )
     answers = work.read(ANSWERS_PATH, limit=MAX_BASELINE_BYTES, what="judge answers")
-    where = remote.baseline_store(store).put(settings.sha, data, answers=answers)
+    where = host.baseline_store(store).put(settings.sha, data, answers=answers)
     said = f"the baseline of {settings.ref_name}@{settings.sha[:7]} is kept on {where}"
     workflow.notice(f"Stored: {said}.", title="RagaliQ Gate")
     workflow.write_summary(f"## RagaliQ Gate: baseline stored\n\nStored: {said}.\n")

@@ -1,10 +1,10 @@
-"""The two trust zones as the action sees them: what it gates, refuses, and reads from where.
+"""The two trust zones, on any host: what a gate judges, refuses, and reads from where.
 
-The gate judges only where the pull request's code never ran (:mod:`ragaliq.checkout`), unless
-the workflow says ``trust-pr-code: true``; the bar comes from the base commit, the change's own
-config only as a proposal, and the dataset from the artifact its untrusted run handed over. A
-gate started by a review runs none of the pull request's code: it judges the dataset the head
-commit's own ``pull_request`` run handed over (:mod:`ragaliq.github.runs`).
+The gate judges only where the change's code never ran (:mod:`ragaliq.checkout`), unless the
+workflow says ``trust-pr-code: true``; the bar comes from the base commit, the change's own
+config only as a proposal, and the dataset from the artifact its untrusted run handed over,
+checked against the host's records. A gate started by a review, or by a baseline that landed,
+runs none of the change's code: it judges the dataset the head commit's own run handed over.
 """
 
 from __future__ import annotations
@@ -14,14 +14,12 @@ from pathlib import Path, PurePosixPath
 
 from ragaliq.checkout import unsafe_checkout
 from ragaliq.errors import ConfigError, UnsafeSetupError
+from ragaliq.forge import Change, HandOver, Host, JobSettings
 from ragaliq.gate.acceptance import Acceptance, bind_to_dataset
-from ragaliq.github.artifacts import ArtifactDataset
-from ragaliq.github.remote import Remote
-from ragaliq.github.settings import ActionSettings, PullRequest
 from ragaliq.repository import FileSource, WorkTree
 
 __all__ = [
-    "PULL_REQUEST_EVENTS",
+    "CHANGE_RUNS",
     "TRUSTED_CODE_NOTICE",
     "TWO_ZONES",
     "GatedData",
@@ -29,8 +27,6 @@ __all__ = [
     "check_zone",
     "dataset_of",
     "proposal_source",
-    "review_without_data",
-    "started_by_review",
 ]
 
 TWO_ZONES = (
@@ -39,33 +35,15 @@ TWO_ZONES = (
     "ragaliq-forks.yml), or set the action's input trust-pr-code: true if every contributor "
     "holds write access"
 )
-PULL_REQUEST_EVENTS = ("pull_request", "pull_request_review")
-"""The events of a pull request's own run that a ``workflow_run`` gate judges."""
+CHANGE_RUNS = ("change", "review")
+"""The runs a follow-up gate judges: a change's own run, or a review's."""
 TRUSTED_CODE_NOTICE = (
     "trust-pr-code: true: this gate ran in the job that ran the pull request's code, so the bar "
     "is not protected from that code (its config, baseline and secrets could be reached)."
 )
 
 
-def review_without_data(settings: ActionSettings) -> bool:
-    """Whether a ``workflow_run`` gate follows a review's run in which nothing ran.
-
-    A review that accepts nothing runs no job, so its run is skipped: that is no failure to
-    report, and no reason to touch the status a real gate set.
-    """
-    run = settings.workflow_run
-    return run is not None and run.event == "pull_request_review" and run.conclusion == "skipped"
-
-
-def started_by_review(settings: ActionSettings) -> bool:
-    """Whether this gate was started by a review, directly or through a review's run."""
-    run = settings.workflow_run
-    if run is not None:
-        return run.event == "pull_request_review"
-    return settings.event_name == "pull_request_review"
-
-
-def check_zone(settings: ActionSettings, pr: PullRequest | None) -> tuple[str, ...]:
+def check_zone(settings: JobSettings, pr: Change | None) -> tuple[str, ...]:
     """Refuse to judge where the pull request's code may have run, unless the workflow says so.
 
     Returned: the notice to show when the workflow trusts the pull request's code.
@@ -74,7 +52,7 @@ def check_zone(settings: ActionSettings, pr: PullRequest | None) -> tuple[str, .
         UnsafeSetupError: the workspace is not the base commit's untouched checkout.
         ConfigError: the run this gate follows found no pull request, or did not succeed.
     """
-    run = settings.workflow_run if settings.mode == "gate" else None
+    run = settings.followed if settings.mode == "gate" else None
     if run is not None and pr is None:
         raise ConfigError(
             f"no open pull request has commit {run.head_sha[:12]}, the head of the run this "
@@ -100,12 +78,12 @@ def check_zone(settings: ActionSettings, pr: PullRequest | None) -> tuple[str, .
 
 
 def proposal_source(
-    settings: ActionSettings, remote: Remote, pr: PullRequest | None, work: WorkTree
+    settings: JobSettings, host: Host, pr: Change | None, work: WorkTree
 ) -> FileSource | None:
     """Where the change's own config is read, for what it proposes."""
     if pr is None or settings.trust_pr_code:
         return work
-    return remote.files_at(pr.head_sha, f"the pull request's head {pr.head_sha[:12]}")
+    return host.files_at(pr.head_sha, f"the pull request's head {pr.head_sha[:12]}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,14 +94,14 @@ class GatedData:
     """The file to judge; None for the config's own dataset."""
     notice: str = ""
     """Where it came from, with ``{cases}`` to fill; empty when read from the workspace."""
-    artifact: ArtifactDataset | None = None
+    artifact: HandOver | None = None
     """The artifact it was unpacked from, when it was handed over as one."""
     run_id: int | str = 0
     """Whose ``pull_request`` runs hand over the head's data: the run the gate belongs to (or
     follows), or the pull requests' workflow file, for a follower."""
 
 
-def dataset_of(settings: ActionSettings, remote: Remote, pr: PullRequest | None) -> GatedData:
+def dataset_of(settings: JobSettings, host: Host, pr: Change | None) -> GatedData:
     """The dataset to judge.
 
     With the ``artifact`` input the dataset comes from the run that produced it: the
@@ -139,19 +117,19 @@ def dataset_of(settings: ActionSettings, remote: Remote, pr: PullRequest | None)
     """
     if not settings.artifact:
         return GatedData(path=settings.dataset or None)
-    run = settings.workflow_run
+    run = settings.followed
     run_id: int | str = run.id if run is not None else int(settings.run_id or 0)
     if settings.mode == "follow":
-        run_id = settings.pull_request_workflow
+        run_id = settings.change_workflow
     if not run_id:
         raise ConfigError("input artifact: the run that uploaded it is unknown (no GITHUB_RUN_ID)")
     name = PurePosixPath(settings.dataset).name if settings.dataset else ""
     head = pr.head_sha if pr is not None else None
     produced_by, how = run.id if run is not None else int(settings.run_id or 0), ""
-    if started_by_review(settings) or settings.mode == "follow":
+    if settings.by_review or settings.mode == "follow":
         if head is None:
             raise ConfigError("a review's gate found no pull request to judge")
-        uploads = remote.handed_over_at(run_id, head, settings.artifact)
+        uploads = host.uploads(run_id, head, settings.artifact)
         review = isinstance(run_id, int)
         which = "this workflow" if review else run_id
         if not uploads:
@@ -169,7 +147,7 @@ def dataset_of(settings: ActionSettings, remote: Remote, pr: PullRequest | None)
             + ("review" if review else "follower")
             + " ran no code)"
         )
-    found = remote.dataset_from(produced_by, settings.artifact, name, head)
+    found = host.handed_over(produced_by, settings.artifact, name, head or "")
     ignored = (
         f" It also held {', '.join(found.ignored[:3])}{' …' if len(found.ignored) > 3 else ''}, "
         "which the gate did not read."
@@ -187,9 +165,9 @@ def dataset_of(settings: ActionSettings, remote: Remote, pr: PullRequest | None)
 def bind_acceptances(
     acceptances: tuple[Acceptance, ...],
     *,
-    settings: ActionSettings,
-    remote: Remote,
-    pr: PullRequest,
+    settings: JobSettings,
+    host: Host,
+    pr: Change,
     data: GatedData,
 ) -> tuple[tuple[Acceptance, ...], tuple[str, ...]]:
     """The reviewers' acceptances that hold for the dataset judged (``bind_to_dataset``)."""
@@ -198,6 +176,6 @@ def bind_acceptances(
         acceptances,
         handed_over=handed_over,
         all_handed_over=lambda: tuple(
-            u.created_at for u in remote.handed_over_at(data.run_id, pr.head_sha, settings.artifact)
+            u.created_at for u in host.uploads(data.run_id, pr.head_sha, settings.artifact)
         ),
     )

@@ -1,28 +1,30 @@
-"""Where a gate's result goes: the step's outputs, the summary, the PR comment, the commit status.
+"""Where a gate's result goes: the step's outputs, the summary, the comment, the commit status.
 
-Once the pull request is known, every way a run can end says something there; a run that did not
-decide never leaves an earlier "passed" standing, and a pull request nobody judged never gets a
-green status.
+Once the change is known, every way a run can end says something there; a run that did not
+decide never leaves an earlier "passed" standing, and a change nobody judged never gets a green
+status. Written against the port: the host's status and comment, the job's log.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
 from ragaliq.errors import CommentForbiddenError, ConfigError, PublishError, RagaliqError
 from ragaliq.exits import ExitCode
-from ragaliq.forge import WAITING
-from ragaliq.gate import GateDecision
-from ragaliq.github.commands import Workflow
-from ragaliq.github.remote import Remote
-from ragaliq.github.settings import ActionSettings, PullRequest
-from ragaliq.github.status import (
-    CommitStatus,
+from ragaliq.forge import (
+    WAITING,
+    Change,
+    Host,
+    JobLog,
+    JobSettings,
+    StatusBoard,
     StatusState,
     retired_context,
     status_context,
 )
+from ragaliq.gate import GateDecision
 from ragaliq.redaction import redact
 from ragaliq.report.markdown import render_status
 from ragaliq.report.marker import comment_marker
@@ -48,28 +50,36 @@ class Publication:
     did not decide never leaves an earlier "passed" standing.
     """
 
-    settings: ActionSettings | None
-    workflow: Workflow
-    remote: Remote | None
-    pull_request: PullRequest | None = None
-    status: CommitStatus | None = None
-    retired: CommitStatus | None = None
+    settings: JobSettings | None
+    workflow: JobLog
+    """The job's log, outputs and summary."""
+    host: Host | None
+    pull_request: Change | None = None
+    """The change the result goes to, once known."""
+    status: StatusBoard | None = None
+    retired: StatusBoard | None = None
     """The context of earlier versions, set to ``error`` once with the first status."""
 
-    def aim(self, pull_request: PullRequest) -> None:
+    def for_another(self, change: Change) -> Publication:
+        """The same job's result, aimed at another change (a job that gates several)."""
+        other = dataclasses.replace(self, status=None, retired=None)
+        other.aim(change)
+        return other
+
+    def aim(self, pull_request: Change) -> None:
         """The change is known: the comment and the status go to it from now on.
 
-        The status's context names the pull request's base branch (``RagaliQ Gate (main)``).
+        The status's context names the change's base branch (``RagaliQ Gate (main)``).
         """
         self.pull_request = pull_request
-        settings, remote = self.settings, self.remote
-        if settings is None or remote is None or not settings.commit_status:
+        settings, host = self.settings, self.host
+        if settings is None or host is None or not settings.commit_status:
             return
         context = status_context(settings.comment_id, pull_request.base_ref)
-        self.status = remote.status_of(pull_request.head_sha, context)
+        self.status = host.status(pull_request.head_sha, context)
         retired = retired_context(settings.comment_id)
         if retired is not None:
-            self.retired = remote.status_of(pull_request.head_sha, retired)
+            self.retired = host.status(pull_request.head_sha, retired)
 
     def set_status(self, state: StatusState, description: str) -> None:
         """Set the commit status, when there is one to set, naming the base commit judged."""
@@ -85,21 +95,17 @@ class Publication:
             self.retired = None
 
     def comment(self, body: str) -> str:
-        """Create or update the PR comment; its URL, or "" when none was posted."""
+        """Create or update the change's comment; its URL, or "" when none was posted."""
         settings, pr = self.settings, self.pull_request
-        if settings is None or self.remote is None or settings.comment == "off":
+        if settings is None or self.host is None or settings.comment == "off":
             return ""
         if pr is None:
             self.workflow.log("not a pull request: no comment to post")
             return ""
-        if not settings.github_token:
-            self.workflow.notice("No github-token: no comment; the job summary has it all.")
-            return ""
         try:
-            with self.remote.publisher(pr.number) as publisher:
-                result = publisher.upsert(
-                    body=redact(body), marker=comment_marker(settings.comment_id)
-                )
+            result = self.host.comment(pr).upsert(
+                body=redact(body), marker=comment_marker(settings.comment_id)
+            )
         except CommentForbiddenError as exc:
             self.workflow.notice(
                 f"{exc} The job summary has the full result.", title="No PR comment"
@@ -182,7 +188,7 @@ def status_for(code: ExitCode, decision: GateDecision) -> tuple[StatusState, str
 
 
 def set_outputs(
-    workflow: Workflow,
+    workflow: JobLog,
     *,
     passed: bool,
     report_path: str,
@@ -200,7 +206,7 @@ def set_outputs(
     workflow.set_output("new-hallucinations", str(count))
 
 
-def annotate(workflow: Workflow, decision: GateDecision) -> None:
+def annotate(workflow: JobLog, decision: GateDecision) -> None:
     """At most ten annotations: why the gate failed, then new hallucinations, then drops.
 
     A failed gate gets ``::error`` lines; a passing gate only warns about new hallucinations.

@@ -1,0 +1,414 @@
+"""The gate's job on a CI host, written once against the port: gate, record, keep, or follow.
+
+:func:`run_job` is what a CI job of the gate does, whatever the host: with the job's settings
+(:class:`~ragaliq.forge.JobSettings`, read by the adapter from the CI's environment), the host's
+API (:class:`~ragaliq.forge.Host`) and the job's log, it gates the change the event names (or
+every change a followed run's commit heads), records or keeps the base branch's baseline, or
+gates again the changes that waited on a baseline that landed.
+
+On a change the gate runs in the **trusted zone**: a job on a fresh runner that never ran the
+change's code, with the base commit (or nothing) checked out and the dataset handed over as an
+artifact. It refuses to judge anywhere else (:mod:`ragaliq.ci.zones`) unless the workflow says
+``trust-pr-code: true``, and never reports a change nobody judged as passed
+(:mod:`ragaliq.ci.publication`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ragaliq._files import check_writable
+from ragaliq.ci.acceptances import acceptances_of
+from ragaliq.ci.answers import BASELINE_ANSWERS, answers_read, gather_answers, keep_answers
+from ragaliq.ci.custody import RunRecordFinder
+from ragaliq.ci.follow import LEFT_WAITING, STALE, Landing, StatusSeen, plan_follow, stale_pending
+from ragaliq.ci.outputs import ResultFiles
+from ragaliq.ci.publication import (
+    Publication,
+    annotate,
+    checked_comment_id,
+    set_outputs,
+    status_for,
+)
+from ragaliq.ci.recording import DATASET_INPUT, store_baseline, update_baseline
+from ragaliq.ci.zones import CHANGE_RUNS, bind_acceptances, check_zone, dataset_of, proposal_source
+from ragaliq.environment import Hardening
+from ragaliq.errors import (
+    BaselineMissingError,
+    BaselinePendingError,
+    ConfigError,
+    RagaliqError,
+)
+from ragaliq.evaluators.registry import judge_asked
+from ragaliq.exits import ExitCode
+from ragaliq.forge import (
+    NO_BASELINE,
+    WAITING,
+    Change,
+    Host,
+    JobSettings,
+    answers_artifact,
+    status_context,
+)
+from ragaliq.gate.acceptance import Acceptance
+from ragaliq.gate_sequence import GatePlan, GateRun, GateSetup, plan_gate, run_gate
+from ragaliq.inputs import Inputs
+from ragaliq.judges.answers import AnswerRows
+from ragaliq.judges.factory import API_KEY_ENV, BASE_URL_ENV, JudgeOpener, has_credentials
+from ragaliq.models import Usage
+from ragaliq.redaction import register_secret
+from ragaliq.report.progress import ProgressPrinter
+from ragaliq.repository import WorkTree, repo_path
+from ragaliq.text.counts import plural
+
+__all__ = ["EXPIRY_CHECKS", "run_job"]
+
+EXPIRY_CHECKS = 20
+"""Open changes into the base whose waiting status a gate checks, most recently updated first
+(the follower checks every one it reads)."""
+
+
+async def run_job(
+    *,
+    settings: JobSettings,
+    env: Mapping[str, str],
+    result: Publication,
+    host: Host,
+    open_judge: JudgeOpener,
+    hardening: Hardening,
+) -> ExitCode:
+    """Run the gate (or record, keep or follow the baseline) and return the exit code.
+
+    The host's own secrets (its token) are the adapter's to register and mask; the judge's key
+    is registered and masked here.
+    """
+    workflow = result.workflow
+    if settings.anthropic_api_key:
+        register_secret(settings.anthropic_api_key)
+        workflow.mask(settings.anthropic_api_key)
+    if hardening.problem:
+        raise ConfigError(hardening.problem)
+    judge_env = dict(env)
+    if settings.anthropic_api_key:
+        judge_env[API_KEY_ENV] = settings.anthropic_api_key
+    if settings.anthropic_base_url:
+        judge_env[BASE_URL_ENV] = settings.anthropic_base_url
+    checked_comment_id(settings.comment_id)
+    if settings.mode == "update-baseline":
+        return await update_baseline(settings, judge_env, workflow, open_judge, host)
+    if settings.mode == "store-baseline":
+        return store_baseline(settings, workflow, host)
+    if settings.mode == "follow":
+        return await _follow(_job_of(settings, judge_env, host, open_judge, hardening), result)
+    run = settings.followed
+    if run is not None and run.kind not in CHANGE_RUNS:
+        workflow.notice(
+            f"The run this gate follows was started by {run.kind or 'an unknown event'}, not "
+            "by a pull request: there is nothing to gate.",
+            title="RagaliQ Gate",
+        )
+        return ExitCode.PASSED
+    if settings.review_without_data:
+        workflow.notice(
+            "The review that started this run accepts nothing, so nothing ran: there is nothing "
+            "to gate, and the pull request's status stays as it is.",
+            title="RagaliQ Gate",
+        )
+        return ExitCode.PASSED
+    job = _job_of(settings, judge_env, host, open_judge, hardening)
+    if settings.change is None and run is None:  # a gate outside a pull request
+        return _publish(settings, result, await _gate(job, result, None))
+    targets = (settings.change,) if run is None else host.changes_of_run(run)
+    if not targets:
+        assert run is not None
+        raise ConfigError(
+            f"no open pull request has commit {run.head_sha[:12]}, the head of the run this "
+            "gate follows; it may have been closed, or pushed to since"
+        )
+    codes = []
+    for i, target in enumerate(targets):
+        assert target is not None
+        publication = result if i == 0 else result.for_another(target)
+        publication.aim(target)
+        codes.append((await _gate_pull_request(job, publication, target)).code)
+    if len(codes) > 1:
+        workflow.set_output("passed", "true" if set(codes) == {ExitCode.PASSED} else "false")
+    _expire_stale(job, result, targets[0].base_ref if targets[0] else "", skip=targets)
+    return max(codes)
+
+
+def _job_of(
+    settings: JobSettings,
+    env: Mapping[str, str],
+    host: Host,
+    open_judge: JudgeOpener,
+    hardening: Hardening,
+) -> _Job:
+    return _Job(
+        settings=settings,
+        env=env,
+        host=host,
+        open_judge=open_judge,
+        hardening=hardening,
+        answers=AnswerRows(),
+    )
+
+
+async def _follow(job: _Job, result: Publication) -> ExitCode:
+    """A baseline run of a branch ended: gate again the pull requests waiting on it.
+
+    The follower's own job passes whatever the pull requests' gates decide (each has its own
+    status); it fails only when it cannot do its work.
+    """
+    settings, host, workflow = job.settings, job.host, result.workflow
+    run = settings.followed
+    if run is None or run.kind != "push" or not run.head_branch:
+        raise ConfigError(
+            "mode follow runs on the workflow_run event of the baseline workflow (a push run "
+            "on the base branch); see ragaliq-follow.yml as `ragaliq init` writes it"
+        )
+    context = status_context(settings.comment_id, run.head_branch)
+    changes = []
+    for pr in host.open_changes(run.head_branch):
+        seen = host.latest_status(pr.head_sha, context)
+        status = (
+            StatusSeen(state=seen.state, description=seen.description, created_at=seen.created_at)
+            if seen is not None
+            else None
+        )
+        changes.append((pr, status))
+    plan = plan_follow(changes, limit=settings.follow_limit)
+    landing = Landing(branch=run.head_branch)
+    for pr in plan.gate:
+        gated = await _gate_pull_request(job, result.for_another(pr), pr)
+        landing.add(f"#{pr.number}", gated.outcome, gated.usage)
+    for pr in plan.left:
+        result.for_another(pr).set_status("pending", f"{WAITING}: {LEFT_WAITING}")
+        landing.left += 1
+    _expire(result, plan.expired)
+    landing.expired = len(plan.expired)
+    workflow.write_summary(landing.summary())
+    workflow.set_output("passed", "true")
+    return ExitCode.PASSED
+
+
+def _expire_stale(
+    job: _Job, result: Publication, base_ref: str, *, skip: tuple[Change | None, ...]
+) -> None:
+    """After a gate: the other pull requests into its base whose ``pending`` waited too long.
+
+    Reading them only saves a wait: a failure here is logged, never the gate's.
+    """
+    if not base_ref or not job.settings.commit_status:
+        return
+    context = status_context(job.settings.comment_id, base_ref)
+    gated = {pr.number for pr in skip if pr is not None}
+    try:
+        expired = []
+        for pr in job.host.open_changes(base_ref)[:EXPIRY_CHECKS]:
+            if pr.number in gated:
+                continue
+            seen = job.host.latest_status(pr.head_sha, context)
+            if seen is not None and stale_pending(
+                StatusSeen(state=seen.state, description="", created_at=seen.created_at)
+            ):
+                expired.append(pr)
+        _expire(result, tuple(expired))
+    except RagaliqError as exc:
+        result.workflow.log(f"waiting pull requests were not checked: {exc}")
+
+
+def _expire(result: Publication, changes: tuple[Change, ...]) -> None:
+    for pr in changes:
+        result.for_another(pr).set_status("error", f"not judged: {STALE}")
+        result.workflow.log(f"pull request #{pr.number}: {STALE}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Job:
+    """What every gate of one run shares: its settings, its collaborators, the judge answers."""
+
+    settings: JobSettings
+    env: Mapping[str, str]
+    """The environment the judge is built with (the inputs' key and endpoint in it)."""
+    host: Host
+    open_judge: JudgeOpener
+    hardening: Hardening
+    answers: AnswerRows
+    """The signed answers every gate of the run reuses and adds to."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Outcome:
+    """How one pull request's gate ended."""
+
+    code: ExitCode
+    outcome: str
+    """In a few words, for the follower's summary."""
+    usage: Usage | None = None
+
+
+async def _gate_pull_request(job: _Job, result: Publication, pr: Change) -> _Outcome:
+    """Gate one pull request against its own base; a failure is reported on it alone."""
+    try:
+        if job.settings.followed is None:
+            pr = job.host.check_change(pr)
+            result.pull_request = pr
+        gate = await _gate(job, result, pr)
+    except BaselinePendingError as exc:
+        result.wait_for_baseline(str(exc))
+        # Nothing failed: the change is gated again when its baseline lands.
+        return _Outcome(code=ExitCode.PASSED, outcome=f"still {WAITING}")
+    except BaselineMissingError as exc:
+        result.workflow.error(f"pull request #{pr.number}: {exc}", title="RagaliQ Gate")
+        result.could_not_judge(f"{NO_BASELINE}: {exc}")
+        return _Outcome(code=ExitCode.UNJUDGED, outcome=f"not judged: {NO_BASELINE}")
+    except RagaliqError as exc:
+        said = str(exc) if f"#{pr.number}" in str(exc) else f"pull request #{pr.number}: {exc}"
+        result.workflow.error(said, title="RagaliQ Gate")
+        result.could_not_judge(str(exc))
+        return _Outcome(code=ExitCode.UNJUDGED, outcome="not judged")
+    code = _publish(job.settings, result, gate)
+    state, description = status_for(code, gate.run.decision)
+    return _Outcome(code=code, outcome=f"{state}: {description}", usage=gate.run.head.usage)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Gated:
+    run: GateRun
+    outputs: ResultFiles
+    html_path: str
+
+
+async def _gate(job: _Job, result: Publication, pr: Change | None) -> _Gated:
+    """The gate sequence on the pull request: where it may judge, what, and the decision."""
+    settings, host = job.settings, job.host
+    zone_notice = check_zone(settings, pr)
+    work = WorkTree(settings.workspace)
+    data = dataset_of(settings, host, pr)
+    result.set_status("pending", "judging the pull request's RAG outputs")
+    trusted = (
+        work if pr is None else host.files_at(pr.base_sha, f"the base commit {pr.base_sha[:12]}")
+    )
+    finder = (
+        RunRecordFinder(
+            records=lambda config: host.baseline_runs(pr.base_ref, config.workflow, trusted),
+            store=host.baseline_store,
+            commit=pr.base_sha,
+            branch=pr.base_ref,
+            base=pr.base,
+        )
+        if pr is not None
+        else None
+    )
+    plan = plan_gate(
+        GateSetup(
+            trusted=trusted,
+            proposal=proposal_source(settings, host, pr, work),
+            work=work,
+            config_file=repo_path(settings.config, what="input config"),
+            config_path=settings.workspace / settings.config,
+            baseline_file=(
+                repo_path(settings.baseline, what="input baseline") if settings.baseline else None
+            ),
+            dataset=data.path,
+            dataset_option=DATASET_INPUT,
+            base=pr.base if pr is not None else None,
+            finder=finder,
+        )
+    )
+    plan = _judge_for_key(plan, job.env)
+    acceptances: tuple[Acceptance, ...] = ()
+    review_notes: tuple[str, ...] = ()
+    if pr is not None:
+        acceptances, review_notes = acceptances_of(host, pr, plan.inputs.config.gate)
+        acceptances, bound = bind_acceptances(
+            acceptances, settings=settings, host=host, pr=pr, data=data
+        )
+        review_notes += bound
+    notices = [
+        *zone_notice,
+        *((data.notice.format(cases=_count(plan.inputs)),) if data.notice else ()),
+        *job.hardening.notices,
+        *review_notes,
+    ]
+    result.workflow.log(f"the bar: {plan.source}; the baseline: {plan.inputs.baseline_file}")
+    outputs = ResultFiles.of(settings)
+    check_writable(*outputs.paths, reads=plan.inputs.files)
+    found = finder.found if finder is not None else None
+    for note in gather_answers(job.answers, baseline=found, host=host, pr=pr):
+        result.workflow.log(note)
+    gate_run = await run_gate(
+        plan,
+        open_judge=job.open_judge,
+        env=job.env,
+        report_path=outputs.report,
+        on_progress=ProgressPrinter(result.workflow.stream, live=False),
+        comment_id=settings.comment_id,
+        details_url=settings.run_url,
+        extra_notices=tuple(notices),
+        acceptances=acceptances,
+        answers=job.answers,
+    )
+    for note in answers_read(job.answers):
+        result.workflow.log(note)
+    html_path = outputs.write(plan.inputs, gate_run.head, gate_run.decision)
+    keep_answers(job.answers, outputs, skip=(BASELINE_ANSWERS,))
+    if pr is not None:
+        result.workflow.set_output("answers-artifact", answers_artifact(pr.number))
+    return _Gated(run=gate_run, outputs=outputs, html_path=html_path)
+
+
+def _publish(settings: JobSettings, result: Publication, gate: _Gated) -> ExitCode:
+    """Say what the gate decided everywhere it is read: summary, comment, status, outputs, log."""
+    workflow, decision = result.workflow, gate.run.decision
+    workflow.write_summary(gate.run.summary)
+    comment_url = result.comment(gate.run.comment)
+    result.set_status(*status_for(gate.run.exit_code, decision))
+    set_outputs(
+        workflow,
+        passed=gate.run.exit_code is ExitCode.PASSED,
+        report_path=gate.outputs.shown(gate.outputs.report),
+        comment_url=comment_url,
+        decision=decision,
+        html_report_path=gate.html_path,
+    )
+    annotate(workflow, decision)
+    for notice in decision.notices:
+        workflow.notice(notice, title="RagaliQ Gate")
+    workflow.log("")
+    workflow.log("gate: PASSED" if decision.passed else "gate: FAILED")
+    for failure in decision.failures:
+        workflow.log(f"  {failure}")
+    return gate.run.exit_code
+
+
+def _count(inputs: Inputs) -> str:
+    info = inputs.dataset_info
+    return plural(info.cases if info is not None else len(inputs.cases), "case")
+
+
+def _judge_for_key(plan: GatePlan, env: Mapping[str, str]) -> GatePlan:
+    """The plan's judge when its key may be missing (a fork's run gets no secrets).
+
+    ``gate.on_missing_key: offline`` judges with the offline judge instead; otherwise the pull
+    request is reported not judged (exit 2, ``passed=false``, the status ``error``). A run whose
+    evaluators ask the judge nothing (the retrieval metrics) needs no key: the offline judge
+    stands in, never asked.
+
+    Raises:
+        ConfigError: no key, an evaluator asks the judge, and the policy is not ``offline``.
+    """
+    if has_credentials(plan.judge, env):
+        return plan
+    config = plan.inputs.config
+    if config.gate.on_missing_key == "offline" or not judge_asked(config.evaluators):
+        return plan.with_judge(plan.judge.model_copy(update={"provider": "offline"}))
+    policy = config.gate
+    raise ConfigError(
+        "No Anthropic API key is available to this run, so the pull request was not judged "
+        f"(gate.on_missing_key: {policy.on_missing_key}). Pass the anthropic-api-key input "
+        "from a secret; pull requests from forks get secrets only in a workflow_run job "
+        "(examples/workflows/ragaliq-forks.yml)"
+    )
