@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from ragaliq._files import check_writable, open_atomic
+from ragaliq.action.hosts import DEFAULT_GITHUB_API, github_comment
 from ragaliq.baseline import load_baseline
 from ragaliq.cli._common import (
     FilePath,
@@ -28,7 +29,6 @@ from ragaliq.dataset import DatasetCases
 from ragaliq.errors import BaselineError, ConfigError
 from ragaliq.exits import gate_exit_code
 from ragaliq.gate import GateDecision, compare
-from ragaliq.github.client import DEFAULT_API_URL
 from ragaliq.redaction import redact
 from ragaliq.report import format_decision, format_run_table
 from ragaliq.report.html import write_html
@@ -153,7 +153,7 @@ def merge(reports: tuple[Path, ...], output: Path) -> None:
 @click.option(
     "--api-url",
     envvar="GITHUB_API_URL",
-    default=DEFAULT_API_URL,
+    default=DEFAULT_GITHUB_API,
     show_default=True,
     help="The GitHub API [$GITHUB_API_URL]; set for GitHub Enterprise Server.",
 )
@@ -167,8 +167,6 @@ def publish(
     own, such as the sharded workflow's: the action posts its own comment. The comment is found
     by its hidden marker (--comment-id) and edited in place.
     """
-    from ragaliq.github.comment import GitHubPublisher  # PyGithub: only when publishing
-
     token = collaborators().env.get("GITHUB_TOKEN", "")
     if not token:
         raise ConfigError("publish: set GITHUB_TOKEN to a token that may write PR comments")
@@ -179,10 +177,8 @@ def publish(
         raise ConfigError(
             f"{body_path}: cannot be read ({reason}); pass the Markdown ragaliq render wrote"
         ) from exc
-    with GitHubPublisher(
-        token=token, repository=repository, pr_number=pr_number, api_url=api_url
-    ) as publisher:
-        result = publisher.upsert(body=redact(body), marker=comment_marker(comment_id))
+    board = github_comment(token=token, repository=repository, api_url=api_url, number=pr_number)
+    result = board.upsert(body=redact(body), marker=comment_marker(comment_id))
     echo(f"comment {result.action}: {result.url}")
 
 

@@ -43,7 +43,7 @@ from ragaliq.github.status import CommitStatus, latest_status
 from ragaliq.repository import FallbackSource, FileSource, GitCommit
 from ragaliq.store.layout import BaselineStore
 
-__all__ = ["ANSWER_BYTES_READ", "ANSWER_RUNS_READ", "GitHubHost", "gate_of"]
+__all__ = ["ANSWER_BYTES_READ", "ANSWER_RUNS_READ", "GitHubHost", "comment_on", "gate_of"]
 
 ANSWER_RUNS_READ = 5
 """How many of a pull request's earlier gates' answers a gate reads, newest first."""
@@ -90,6 +90,11 @@ class _Comment:
         with GitHubPublisher.on(self.api, self.number) as publisher:
             result = publisher.upsert(body=body, marker=marker)
         return CommentResult(action=result.action, url=result.url)
+
+
+def comment_on(api: GitHubApi, change: Change) -> CommentBoard:
+    """The gate's comment on pull request ``change.number``."""
+    return _Comment(api=api, number=change.number)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,4 +194,4 @@ class GitHubHost:
         return latest_status(self.api, sha=sha, context=context)
 
     def comment(self, change: Change) -> CommentBoard:
-        return _Comment(api=self.api, number=change.number)
+        return comment_on(self.api, change)
