@@ -12,7 +12,11 @@ from ragaliq.config import DEFAULT_CONFIG_FILE
 from ragaliq.errors import ConfigError
 from ragaliq.github.client import DEFAULT_API_URL
 
-__all__ = ["ActionSettings", "PullRequest", "WorkflowRun", "read_input"]
+__all__ = ["HTML_REPORT_PATH", "ActionSettings", "PullRequest", "WorkflowRun", "read_input"]
+
+HTML_REPORT_PATH = ".ragaliq/report.html"
+"""Where the action writes the HTML report unless its input ``html-report`` names another path
+(or ``off``): beside the JSON report, for the workflow to upload as an artifact."""
 
 
 def read_input(env: Mapping[str, str], name: str, default: str = "") -> str:
@@ -86,6 +90,7 @@ class ActionSettings:
     comment: Literal["upsert", "off"]
     comment_id: str
     html_report: str
+    """Where to write the HTML report, relative to the workspace; empty for none (``off``)."""
     artifact: str
     """The name of the artifact holding the dataset, downloaded from the run that produced it;
     empty to read the dataset from the workspace."""
@@ -145,7 +150,7 @@ class ActionSettings:
             github_token=read_input(env, "github-token") or env.get("GITHUB_TOKEN", ""),
             comment=comment,  # type: ignore[arg-type]
             comment_id=read_input(env, "comment-id", "default"),
-            html_report=read_input(env, "html-report"),
+            html_report=_html_report(read_input(env, "html-report", HTML_REPORT_PATH)),
             artifact=read_input(env, "artifact"),
             trust_pr_code=read_flag(env, "trust-pr-code", False),
             commit_status=read_flag(env, "commit-status", True),
@@ -164,6 +169,11 @@ class ActionSettings:
             server_url=env.get("GITHUB_SERVER_URL") or "https://github.com",
             run_id=env.get("GITHUB_RUN_ID", ""),
         )
+
+
+def _html_report(raw: str) -> str:
+    """The input ``html-report``: a path, or ``off`` (any case) for no HTML report."""
+    return "" if raw.lower() == "off" else raw
 
 
 def _event(event_path: str | None) -> dict[str, Any]:
