@@ -48,6 +48,12 @@
   function claimsOf(r) { return r.c || []; }
   function resultsOf(r) { return r.e || []; }
   function isNew(c) { return c[8] === 1; }
+  function acceptedBy(c) { return c[9] == null ? "" : str(c[9]); }
+  function acceptedTag(c) {
+    var tag = el("span", "tag accepted", "\u2713 accepted by @" + acceptedBy(c));
+    tag.title = "accepted by a reviewer: counts as supported in the scores the gate decides on";
+    return tag;
+  }
   function claimText(r, c) {
     if (c[0] != null) { return str(c[0]); }
     return c[5] && r.p != null ? r.p.slice(c[5][0], c[5][1]) : "";
@@ -247,6 +253,8 @@
     var idLine = add(title, el("span", "case-id"));
     add(idLine, el("span", "", r.i));
     if (fresh) { add(idLine, el("span", "tag new", fresh + " new")); }
+    var accepted = claims.filter(acceptedBy).length;
+    if (accepted) { add(idLine, el("span", "tag accepted", "\u2713 " + accepted + " accepted")); }
     if (r.s === "error") { add(idLine, el("span", "tag fail", "error")); }
     if (r.s === "skipped") { add(idLine, el("span", "tag plain", "skipped")); }
     add(title, el("span", "case-query", r.q || "(no query)"));
@@ -298,6 +306,7 @@
     add(head, pill(code));
     add(head, el("span", "text", claimText(r, c)));
     if (isNew(c)) { add(head, el("span", "tag new", "new")); }
+    if (acceptedBy(c)) { add(head, acceptedTag(c)); }
     if (showLocated && !c[5]) { add(head, el("span", "tag plain", "not in text")); }
     if (c[2] != null) { add(head, el("span", "conf", Math.round(c[2] * 100) + "%")); }
     var dl = add(add(box, el("div", "claim-body")), el("dl"));
@@ -339,10 +348,12 @@
       if (p[0] > at) { box.appendChild(doc.createTextNode(r.p.slice(at, p[0]))); }
       var c = p[2];
       var v = verdicts[c[1]];
-      var mark = add(box, el("a", "claim-mark " + v.css + (isNew(c) ? " is-new" : ""), r.p.slice(p[0], p[1])));
+      var kind = isNew(c) ? " is-new" + (acceptedBy(c) ? " is-accepted" : "") : "";
+      var mark = add(box, el("a", "claim-mark " + v.css + kind, r.p.slice(p[0], p[1])));
       mark.href = "#" + claimAnchor(r.i, p[3]);
       mark.setAttribute("data-verdict", v.value);
-      mark.title = p[3] + ". " + v.label + (isNew(c) ? " (newly hallucinated)" : "") + ": " + str(c[4]);
+      var said = acceptedBy(c) ? " (newly hallucinated, accepted by @" + acceptedBy(c) + ")" : " (newly hallucinated)";
+      mark.title = p[3] + ". " + v.label + (isNew(c) ? said : "") + ": " + str(c[4]);
       add(mark, el("sup", "", String(p[3])));
       at = p[1];
     });

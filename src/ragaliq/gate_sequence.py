@@ -191,6 +191,7 @@ async def run_gate(
     on_progress: Callable[[Progress], None] | None = None,
     comment_id: str = "default",
     details_url: str | None = None,
+    report_artifact: bool = False,
     extra_notices: tuple[str, ...] = (),
     acceptances: tuple[Acceptance, ...] = (),
     answers: AnswerRows | None = None,
@@ -200,6 +201,7 @@ async def run_gate(
     ``acceptances`` are reviewers' acceptances of findings at this commit, already checked for
     who gave them (:mod:`ragaliq.gate.acceptance`). ``answers`` is the store of signed judge
     answers to reuse and add to, in place of the config's cache file (the action's).
+    ``report_artifact`` says that the run at ``details_url`` keeps the HTML report as an artifact.
 
     The gate's budget bounds the run (see :func:`~ragaliq.judging.judge_inputs`).
 
@@ -228,6 +230,7 @@ async def run_gate(
         watch=watch,
         comment_id=comment_id,
         details_url=details_url,
+        report_artifact=report_artifact,
         extra_notices=(*plan.notices, *extra_notices),
     )
 
@@ -239,9 +242,14 @@ def decide_gate(
     watch: GateWatch,
     comment_id: str = "default",
     details_url: str | None = None,
+    report_artifact: bool = False,
     extra_notices: tuple[str, ...] = (),
 ) -> GateRun:
-    """Decide the gate for a finished run and render the comment and the summary."""
+    """Decide the gate for a finished run and render the comment and the summary.
+
+    ``report_artifact``: the run at ``details_url`` keeps the HTML report as an artifact, and
+    the comment says so.
+    """
     decision = watch.comparison.decide(run.head)
     notices = (*inputs.notices, *extra_notices)
     if notices:
@@ -251,6 +259,7 @@ def decide_gate(
         comment_id=comment_id,
         template=inputs.comment_template,
         details_url=details_url,
+        report_artifact=report_artifact,
     )
     summary = render_summary(
         decision, report=run.head, cases=watch.digest, template=inputs.summary_template

@@ -89,7 +89,7 @@ def leaked(action: Action, log: str, summary: str) -> list[str]:
     places.update({f"comment {c.id}": c.body for c in action.github.comments(REPO, 70)})
     for path in (action.last / ".ragaliq").glob("*.json"):
         places[str(path.name)] = path.read_text(encoding="utf-8")
-    for path in action.last.glob("*.html"):
+    for path in [*action.last.glob("*.html"), *(action.last / ".ragaliq").glob("*.html")]:
         places[str(path.name)] = page_text(path.read_text(encoding="utf-8"))
     forms = {form for secret in (KEY, TOKEN) for form in (secret, escape_markdown(secret))}
     forms |= {secret.replace("_", "\\u005f") for secret in (KEY, TOKEN)}

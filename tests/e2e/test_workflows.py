@@ -95,6 +95,7 @@ def test_a_same_repository_pull_request_is_produced_then_gated_in_two_jobs(setup
         "pending",
         "failure",
     ]
+    assert_report_uploaded(player, body, RUN_ID + 100)
 
     clean = open_pull(action, 22, regressed=False)
     before = action.anthropic.count()
@@ -105,6 +106,14 @@ def test_a_same_repository_pull_request_is_produced_then_gated_in_two_jobs(setup
     statuses = action.github.statuses(REPO, clean["pull_request"]["head"]["sha"], context=MAIN)
     assert [s.state for s in statuses] == ["pending", "success"]
     assert statuses[-1].context == MAIN
+
+
+def assert_report_uploaded(player: Player, body: str, run_id: int) -> None:
+    """The gate job kept the HTML report as an artifact of its run, and the comment links there."""
+    report = player.uploaded[(run_id, "ragaliq-report")].decode("utf-8")
+    assert report.startswith("<!DOCTYPE html>") and "Gate failed" in report
+    run = f"https://github.example/{REPO}/actions/runs/{run_id}"
+    assert f"is an artifact of [this run]({run})" in body
 
 
 def base_files_through_the_api(action, event: dict) -> None:
@@ -166,6 +175,7 @@ def test_a_fork_pull_request_is_gated_on_workflow_run_with_a_status_on_its_head(
     assert [s.state for s in statuses] == ["pending", "failure"]
     assert statuses[-1].target_url.endswith(f"/actions/runs/{RUN_ID + 201}")
     assert "judge cache" not in body  # nothing checked out, and the cache is the gate's own
+    assert_report_uploaded(player, body, RUN_ID + 201)
 
     # Re-run: the cache the first gate saved (signed with the key) answers every question.
     judged = len(action.anthropic.requests)
@@ -191,7 +201,12 @@ def test_a_fork_run_that_failed_to_produce_is_reported_not_judged(setup):
     assert gate.outputs["passed"] == "false"
     head = event["pull_request"]["head"]["sha"]
     assert [s.state for s in action.github.statuses(REPO, head, context=MAIN)] == ["error"]
-    assert "could not judge" in action.github.comments(REPO, 33)[0].body
+    body = action.github.comments(REPO, 33)[0].body
+    assert "could not judge" in body
+    # nothing was judged: no report to keep, none uploaded, and the comment points to none
+    assert not (gate.runner / ".ragaliq" / "report.html").exists()
+    assert [key for key in player.uploaded if key[1] == "ragaliq-report"] == []
+    assert "HTML report" not in body
 
 
 def test_a_same_repository_pull_request_skips_the_fork_gate(setup):

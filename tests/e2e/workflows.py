@@ -114,6 +114,8 @@ class Player:
     """Saved caches, oldest first, as actions/cache keeps them."""
     restored: list[tuple[str, str]] = field(default_factory=list)
     """``(job, key)`` of every cache restored."""
+    uploaded: dict[tuple[int, str], bytes] = field(default_factory=dict)
+    """The file of every artifact uploaded, by ``(run id, artifact name)``."""
     secrets: dict[str, str] = field(default_factory=lambda: {"ANTHROPIC_API_KEY": KEY})
     token: str = TOKEN
     """The job's GITHUB_TOKEN."""
@@ -258,6 +260,7 @@ class Player:
         if not path.is_file():
             assert with_.get("if-no-files-found") == "ignore", f"no file to upload: {path}"
             return
+        self.uploaded[(run_id, with_["name"])] = path.read_bytes()
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w") as archive:
             archive.write(path, path.name)

@@ -231,7 +231,7 @@ class Action:
             "INPUT_GITHUB-TOKEN": TOKEN,
             "INPUT_COMMENT": "upsert",
             "INPUT_COMMENT-ID": "default",
-            "INPUT_HTML-REPORT": "",
+            "INPUT_HTML-REPORT": ".ragaliq/report.html",  # action.yml's default
         }
         env.update(job_env)
         env.update(inputs)

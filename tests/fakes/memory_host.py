@@ -218,9 +218,7 @@ class MemoryHost:
         )
 
     def changes_of_run(self, run: FollowedRun) -> tuple[Change, ...]:
-        return tuple(
-            c for _, c in sorted(self.changes.items()) if c.head_sha == run.head_sha
-        )
+        return tuple(c for _, c in sorted(self.changes.items()) if c.head_sha == run.head_sha)
 
     def open_changes(self, base_ref: str) -> tuple[Change, ...]:
         return tuple(
@@ -273,7 +271,10 @@ class MemoryHost:
 
     def answer_files(self, change: Change) -> tuple[list[tuple[str, bytes]], list[str]]:
         name = answers_artifact(change.number)
-        files = [(f"{name} #{i}", data) for i, data in enumerate(self.answer_uploads.get(change.number, []))]
+        files = [
+            (f"{name} #{i}", data)
+            for i, data in enumerate(self.answer_uploads.get(change.number, []))
+        ]
         return files, []
 
     def status(self, sha: str, context: str) -> _Status:
@@ -293,7 +294,9 @@ class MemoryHost:
     # ------------------------------------------------------------------ for tests
 
     def statuses(self, sha: str, context: str) -> list[tuple[str, str]]:
-        return [(p.state, p.description) for p in self.posted if p.sha == sha and p.context == context]
+        return [
+            (p.state, p.description) for p in self.posted if p.sha == sha and p.context == context
+        ]
 
     def hand_over(self, head_sha: str, run_id: int, data: bytes) -> None:
         """The change's own run ``run_id`` handed over ``data`` as its dataset."""

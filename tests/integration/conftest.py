@@ -9,6 +9,7 @@ from ragaliq.judges.claude import ClaudeJudge
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.claude_sim import claude_like
 from tests.fakes.sleeps import SleepLog
+from tests.integration.chromium import Browser, find_browser
 
 TEST_MODEL = "claude-sonnet-5-5"
 
@@ -41,3 +42,16 @@ def make_judge(fake_anthropic: FakeAnthropic, sleeps: SleepLog):
         return judge
 
     return build
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Browser]:
+    """One headless Chromium for a module's tests, 1280 px wide; skipped only without one."""
+    found = find_browser()
+    if found is None:
+        pytest.skip(
+            "no headless browser found: install Chromium (Debian: apt-get install chromium) "
+            "or put chromium-browser or google-chrome on PATH"
+        )
+    with Browser(found, width=1280, height=1000) as browser:
+        yield browser

@@ -8,7 +8,6 @@ Driven over the DevTools protocol (tests/integration/chromium.py). Needs Chromiu
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from ragaliq.dataset import load_dataset
 from ragaliq.gate import GateRules, compare
 from ragaliq.models import CaseResult, RunReport, TestCase
 from tests.baselines import record_baseline
-from tests.integration.chromium import Browser, find_browser
+from tests.integration.chromium import Browser
 from tests.integration.report_pages import (
     PNG_SIGNATURE,
     TITLE,
@@ -44,18 +43,6 @@ from tests.unit.report.html_pages import (
     judge,
     seeded,
 )
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    found = find_browser()
-    if found is None:
-        pytest.skip(
-            "no headless browser found: install Chromium (Debian: apt-get install chromium) "
-            "or put chromium-browser or google-chrome on PATH"
-        )
-    with Browser(found, width=1280, height=1000) as browser:
-        yield browser
 
 
 @pytest.fixture(scope="module")

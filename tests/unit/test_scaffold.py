@@ -14,9 +14,10 @@ from ragaliq.config import GateConfig, parse_config
 from ragaliq.dataset import load_dataset
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import EVALUATORS, build_evaluators
+from ragaliq.github.settings import HTML_REPORT_PATH
 from ragaliq.inputs import load_inputs
 from ragaliq.scaffold import ACTION_REF, ScaffoldFile, scaffold_files, write_scaffold
-from tests.conftest import console_tool
+from tests.conftest import REPO_ROOT, console_tool
 
 WORKFLOWS = [
     ".github/workflows/ragaliq.yml",
@@ -26,6 +27,7 @@ WORKFLOWS = [
 ]
 NAMES = ["ragaliq.yaml", "rag_outputs.jsonl", *WORKFLOWS, ".ragaliq/.gitignore"]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "workflows"
+ANSWERS = "${{ steps.ragaliq.outputs.answers-artifact || 'ragaliq-answers-unused' }}"
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 
 
@@ -234,9 +236,10 @@ def test_pull_requests_run_in_two_zones(tmp_path):
     (action,) = _steps_using(gate, "ragaliq/ragaliq-gate@")
     assert action["with"]["artifact"] == upload["with"]["name"]
     assert action["with"]["dataset"] == upload["with"]["path"]
-    (answers,) = _steps_using(gate, "actions/upload-artifact@")
-    assert answers["with"] == {
-        "name": "${{ steps.ragaliq.outputs.answers-artifact || 'ragaliq-answers-unused' }}",
+    uploads = {s["with"]["name"]: s for s in _steps_using(gate, "actions/upload-artifact@")}
+    assert set(uploads) == {ANSWERS, "ragaliq-report"}
+    assert uploads[ANSWERS]["with"] == {
+        "name": ANSWERS,
         "path": ".ragaliq/answers.jsonl",
         "if-no-files-found": "ignore",
         "retention-days": 7,
@@ -245,6 +248,28 @@ def test_pull_requests_run_in_two_zones(tmp_path):
     assert "require that, not this job" in gate["name"]
     assert action["with"]["anthropic-api-key"] == "${{ secrets.ANTHROPIC_API_KEY }}"
     assert action["with"]["config"] == "ragaliq.yaml"
+
+
+def test_both_gate_jobs_upload_the_html_report_the_action_writes(tmp_path):
+    write_scaffold(tmp_path)
+    action = yaml.safe_load((REPO_ROOT / "action.yml").read_text(encoding="utf-8"))
+    written = action["inputs"]["html-report"]["default"]
+    assert written == HTML_REPORT_PATH
+    for name in WORKFLOWS[:2]:
+        gate = yaml.safe_load(_text(tmp_path, name))["jobs"]["gate"]
+        (step,) = _steps_using(gate, "ragaliq/ragaliq-gate@")
+        assert "html-report" not in step["with"], "the gate writes the report where it uploads it"
+        (report,) = [
+            s
+            for s in _steps_using(gate, "actions/upload-artifact@")
+            if s["with"]["name"] == "ragaliq-report"
+        ]
+        # after the gate, even when it failed; never on a cancelled run
+        assert gate["steps"].index(report) > gate["steps"].index(step)
+        assert report["if"] == "${{ !cancelled() }}"
+        assert report["with"]["path"] == written
+        # a pull request nobody judged has no report, and that is no second error
+        assert report["with"]["if-no-files-found"] == "ignore"
 
 
 def test_a_forks_review_job_runs_nothing(tmp_path):

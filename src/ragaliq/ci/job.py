@@ -347,6 +347,7 @@ async def _gate(job: _Job, result: Publication, pr: Change | None) -> _Gated:
         on_progress=ProgressPrinter(result.workflow.stream, live=False),
         comment_id=settings.comment_id,
         details_url=settings.run_url,
+        report_artifact=outputs.html is not None,
         extra_notices=tuple(notices),
         acceptances=acceptances,
         answers=job.answers,

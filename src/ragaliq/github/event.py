@@ -18,7 +18,11 @@ from ragaliq.errors import ConfigError
 from ragaliq.forge import DEFAULT_FOLLOW_LIMIT, Change, FollowedRun, JobEvent, JobSettings
 from ragaliq.github.client import DEFAULT_API_URL, GitHubApi
 
-__all__ = ["MAX_FOLLOW_LIMIT", "GitHubJob", "read_input"]
+__all__ = ["HTML_REPORT_PATH", "MAX_FOLLOW_LIMIT", "GitHubJob", "read_input"]
+
+HTML_REPORT_PATH = ".ragaliq/report.html"
+"""Where the action writes the HTML report unless its input ``html-report`` names another path
+(or ``off``): beside the JSON report, for the workflow to upload as an artifact."""
 
 _RUN_KINDS = {"pull_request": "change", "pull_request_review": "review", "push": "push"}
 """GitHub's events of a followed run, in the core's words."""
@@ -100,7 +104,7 @@ class GitHubJob:
             anthropic_base_url=read_input(env, "anthropic-base-url"),
             comment=comment,  # type: ignore[arg-type]
             comment_id=read_input(env, "comment-id", "default"),
-            html_report=read_input(env, "html-report"),
+            html_report=_html_report(read_input(env, "html-report", HTML_REPORT_PATH)),
             artifact=read_input(env, "artifact"),
             trust_pr_code=read_flag(env, "trust-pr-code", False),
             commit_status=read_flag(env, "commit-status", True),
@@ -130,6 +134,11 @@ class GitHubJob:
             ),
             event_name=event_name,
         )
+
+
+def _html_report(raw: str) -> str:
+    """The input ``html-report``: a path, or ``off`` (any case) for no HTML report."""
+    return "" if raw.lower() == "off" else raw
 
 
 def _job_event(event_name: str, event: dict[str, Any]) -> JobEvent:

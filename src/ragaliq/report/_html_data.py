@@ -7,8 +7,9 @@ ratings ``[relevant, reason, heuristic]``, ``e`` the evaluators' results in the 
 ``rq-config``'s ``evaluators`` (``[score, passed, status, reasoning, baseline]``, ``null`` when
 absent), and with the dataset ``p`` the response, ``t`` the context, ``a`` the expected answer, or
 ``n`` why the response is not shown. A claim or fact is ``[text, verdict, confidence, evidence,
-reason, span, flags, agreement, new]``, trailing defaults left out (``confidence`` is ``null``
-for a heuristic judge, whose figure measures nothing); ``verdict`` indexes
+reason, span, flags, agreement, new, accepted]``, trailing defaults left out (``confidence`` is
+``null`` for a heuristic judge, whose figure measures nothing; ``accepted`` is the login of the
+reviewer who accepted a newly hallucinated claim); ``verdict`` indexes
 ``rq-config``'s ``verdicts``; ``text`` is ``null`` when it is the response's text at ``span``. A
 string that recurs may be written as an integer: its index in ``rq-totals``' ``strings``.
 
@@ -177,6 +178,7 @@ def _verdict_record(
     response: str | None = None,
     span: Span | None = None,
     new: bool = False,
+    accepted_by: str | None = None,
 ) -> list[Any]:
     text: str | None = claim.text
     if span is not None and response is not None and response[span[0] : span[1]] == claim.text:
@@ -192,6 +194,7 @@ def _verdict_record(
             [strings.ref(flag) for flag in claim.flags],
             claim.agreement,
             1 if new else None,
+            accepted_by,
         ]
     )
 
@@ -201,22 +204,23 @@ class _Judged:
     """The gate decision, looked up case by case."""
 
     evaluators: tuple[str, ...]
-    new: Mapping[str, frozenset[str]]
+    new: Mapping[str, Mapping[str, str | None]]
+    """By case id, its newly hallucinated claims' texts, each with the reviewer who accepted it."""
     regressed: Mapping[tuple[str, str], float]
     confidence: bool
     """Whether verdicts carry their confidence (:attr:`JudgeInfo.shows_confidence`)."""
 
     @classmethod
     def of(cls, head: ReportHead, decision: GateDecision | None) -> _Judged:
-        new: dict[str, set[str]] = {}
+        new: dict[str, dict[str, str | None]] = {}
         regressed: dict[tuple[str, str], float] = {}
         if decision is not None:
             for change in decision.new_hallucinations:
-                new.setdefault(change.case_id, set()).add(change.claim)
+                new.setdefault(change.case_id, {})[change.claim] = change.accepted_by
             regressed = {(r.case_id, r.evaluator): r.baseline for r in decision.regressed_cases}
         return cls(
             evaluators=tuple(head.summary.evaluators),
-            new={case_id: frozenset(texts) for case_id, texts in new.items()},
+            new=new,
             regressed=regressed,
             confidence=head.judge.shows_confidence,
         )
@@ -300,7 +304,7 @@ def _case_record(
         if response is not None
         else [None] * len(case.claims)
     )
-    new_texts = judged.new.get(case.id, frozenset())
+    new_texts = judged.new.get(case.id, {})
     new_count = 0
     claims = []
     for claim, span in zip(case.claims, spans, strict=True):
@@ -314,6 +318,7 @@ def _case_record(
                 response=response,
                 span=span,
                 new=new,
+                accepted_by=new_texts.get(claim.text),
             )
         )
         totals.verdicts[verdict_code(claim)] += 1

@@ -76,6 +76,7 @@ def render_comment(
     comment_id: str = "default",
     template: UserTemplate | None = None,
     details_url: str | None = None,
+    report_artifact: bool = False,
     limit: int = COMMENT_LIMIT,
 ) -> str:
     """The PR comment: its first line is the hidden marker, its length at most ``limit``.
@@ -85,6 +86,8 @@ def render_comment(
         comment_id: Tells this gate's comment apart from others on the same PR.
         template: A user template to render instead of ``comment.md.j2``; it may extend it.
         details_url: Where the full results are (the job summary); linked from the comment.
+        report_artifact: The run at ``details_url`` keeps the HTML report as an artifact, and
+            the comment says so.
         limit: The most characters the comment may have.
 
     Returns:
@@ -101,7 +104,11 @@ def render_comment(
     loaded = load(template, COMMENT_TEMPLATE)
     where = f"[the job summary]({details_url})" if details_url else "the job summary"
     context = _context(decision, where=where, clip=300)
-    context.update(marker=marker, details_url=details_url)
+    context.update(
+        marker=marker,
+        details_url=details_url,
+        report_artifact=report_artifact and details_url is not None,
+    )
 
     def attempt(limits: Limits) -> str:
         text = render(loaded, {**context, "limits": limits}, cap=4 * limit)
@@ -165,6 +172,7 @@ def render_summary(
     context.update(
         marker="",
         details_url=None,
+        report_artifact=False,
         report=report.head if isinstance(report, RunReport) else report,
         cases=cases.cases,
         case_total=cases.total,

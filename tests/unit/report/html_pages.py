@@ -201,9 +201,10 @@ class Data:
     def verdicts(self, record: dict[str, Any], key: str = "c") -> list[dict[str, Any]]:
         out = []
         for item in record.get(key, []):
-            text, verdict, confidence, evidence, reason, span, flags, agreement, new = item + [
-                None
-            ] * (9 - len(item))
+            padded = item + [None] * (10 - len(item))
+            text, verdict, confidence, evidence, reason, span, flags, agreement, new, accepted = (
+                padded
+            )
             if text is None:
                 text = record["p"][span[0] : span[1]]
             out.append(
@@ -217,6 +218,7 @@ class Data:
                     "flags": tuple(self.text(f) for f in flags or ()),
                     "agreement": agreement,
                     "new": new == 1,
+                    "accepted_by": accepted,
                 }
             )
         return out

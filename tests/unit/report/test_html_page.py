@@ -4,6 +4,7 @@ import pytest
 
 from ragaliq.config import EvaluatorsConfig
 from ragaliq.gate import ClaimChange, GateRules, IrrelevantChunk, compare
+from ragaliq.gate.acceptance import Acceptance
 from ragaliq.models import (
     NOT_VERIFIABLE,
     CaseResult,
@@ -127,6 +128,44 @@ def test_the_story_is_bounded_and_points_to_the_filter(scenario: Scenario):
     assert len(changes.find_all(cls="new-claim")) == 50
     assert "70 more newly hallucinated claims" in changes.text()
     assert changes.find("button", data_action="only-new")
+
+
+def test_an_accepted_claim_is_marked_accepted_in_the_story_and_in_its_case(scenario: Scenario):
+    first, *others = scenario.decision.new_hallucinations
+    assert others, "the scenario has a claim nobody accepted"
+    acceptance = Acceptance(by="a-<reviewer>", claims=(first.id,))
+    decision = compare(
+        scenario.head, record_baseline(scenario.base), rules=GateRules(), acceptances=(acceptance,)
+    )
+    html = render_html_report(scenario.head, decision=decision, cases=scenario.head_cases)
+    dom, data = parse(html), read_data(html)
+    changes = dom.root.find("section", id="changes")
+    assert "has-new" in changes.classes  # what a phone shows first
+    rows = changes.find_all(cls="new-claim")
+    marks = [[t.text() for t in row.find_all("span", cls="accepted")] for row in rows]
+    assert marks[0] == ["✓ accepted by @a-<reviewer>"] and not any(marks[1:])
+    assert "accepted" in rows[0].classes and "accepted" not in rows[1].classes
+    assert "1 of them accepted by a reviewer" in dom.root.find(id="gate").text()
+    assert "accepted by a reviewer: counts as supported" in dom.root.find(id="legend").text()
+    # in the data, the claim carries its reviewer; no other claim does
+    marked = {
+        (record["i"], claim["text"]): claim["accepted_by"]
+        for record in data.cases
+        for claim in data.verdicts(record)
+        if claim["accepted_by"] is not None
+    }
+    assert marked == {(first.case_id, first.claim): "a-<reviewer>"}
+
+
+def test_without_an_acceptance_nothing_is_marked_accepted(scenario: Scenario):
+    dom = scenario.dom
+    assert dom.root.find_all(cls="accepted") == []
+    assert "accepted" not in dom.root.find(id="legend").text()
+    assert all(
+        claim["accepted_by"] is None
+        for record in scenario.data.cases
+        for claim in scenario.data.verdicts(record)
+    )
 
 
 # --- without a decision or a dataset, and when they do not match -------------------------------

@@ -52,6 +52,7 @@ from tests.unit.report.markdown_checks import (
     assert_well_formed,
     headers,
     structure,
+    to_html,
     visible,
     write,
 )
@@ -60,18 +61,31 @@ from tests.unit.report.markdown_checks import (
 
 
 def test_comment_snapshot():
-    text = render_comment(realistic_decision(), details_url=DETAILS_URL)
+    text = render_comment(realistic_decision(), details_url=DETAILS_URL, report_artifact=True)
     assert_snapshot("comment.md", text)
 
 
-def test_summary_snapshot():
-    text = render_summary(realistic_decision(), report=realistic_report())
-    assert_snapshot("summary.md", text)
-
-
-def test_first_run_comment_snapshot():
-    text = render_comment(first_run_decision(), comment_id="docs-bot")
-    assert_snapshot("comment_first_run.md", text)
+@pytest.mark.parametrize(
+    ("details_url", "report_artifact", "said"),
+    [(DETAILS_URL, True, True), (DETAILS_URL, False, False), (None, True, False)],
+    ids=["the-run-keeps-it", "no-report-written", "no-run-to-link"],
+)
+def test_the_comment_says_which_run_keeps_the_html_report(details_url, report_artifact, said):
+    text = render_comment(
+        realistic_decision(), details_url=details_url, report_artifact=report_artifact
+    )
+    assert_well_formed(text, marker=comment_marker("default"))
+    paragraphs = [p for p in re.findall(r"<p>(.*?)</p>", to_html(text), re.DOTALL) if "HTML" in p]
+    if not said:
+        assert paragraphs == []
+        return
+    # one paragraph: the report is an artifact of the run it links to, listed on its page
+    (paragraph,) = paragraphs
+    assert re.findall(r'href="([^"]+)"', paragraph) == [DETAILS_URL]
+    assert visible(re.sub(r"<[^>]+>", "", paragraph)) == (
+        "📄 The HTML report, every case claim by claim, is an artifact of this run: download it "
+        "from the Artifacts list on the run's page."
+    )
 
 
 # --- structure of the rendered Markdown ----------------------------------------------------
