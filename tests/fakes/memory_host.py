@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import io
 import subprocess
-import sys
 import zipfile
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -314,7 +312,3 @@ def zipped(files: dict[str, bytes]) -> bytes:
         for name, data in files.items():
             archive.writestr(name, data)
     return buffer.getvalue()
-
-
-def _unused(*_: Sequence[object]) -> None:  # pragma: no cover - keeps sys imported for tools
-    del sys

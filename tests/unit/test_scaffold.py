@@ -14,7 +14,7 @@ from ragaliq.config import GateConfig, parse_config
 from ragaliq.dataset import load_dataset
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import EVALUATORS, build_evaluators
-from ragaliq.github.settings import HTML_REPORT_PATH
+from ragaliq.github.event import HTML_REPORT_PATH
 from ragaliq.inputs import load_inputs
 from ragaliq.scaffold import ACTION_REF, ScaffoldFile, scaffold_files, write_scaffold
 from tests.conftest import REPO_ROOT, console_tool
