@@ -167,8 +167,9 @@ class MemoryHost:
     recorded_answers: dict[int, bytes] = field(default_factory=dict)
     artifacts: dict[int, set[str]] = field(default_factory=dict)
     """Run → the names of the artifacts it uploaded."""
-    handed: dict[str, list[tuple[Upload, bytes]]] = field(default_factory=dict)
-    """Head commit → the datasets its change's runs handed over, oldest first."""
+    handed: dict[str, list[tuple[Upload, str, bytes]]] = field(default_factory=dict)
+    """Head commit → the datasets its change's runs handed over (with the artifact's name),
+    oldest first."""
     review_records: dict[int, list[ReviewRecord]] = field(default_factory=dict)
     access: dict[str, Access] = field(default_factory=dict)
     teams: dict[str, set[str]] = field(default_factory=dict)
@@ -227,8 +228,8 @@ class MemoryHost:
         self, run_id: int, artifact: str, file_name: str, head_sha: str | None
     ) -> HandOver:
         for head, uploads in self.handed.items():
-            for upload, data in uploads:
-                if upload.run_id != run_id:
+            for upload, name, data in uploads:
+                if upload.run_id != run_id or name != artifact:
                     continue
                 if head_sha and head != head_sha:
                     raise ArtifactError(f"run {run_id} was made for {head[:12]}")
@@ -246,7 +247,7 @@ class MemoryHost:
         raise ArtifactError(f"artifact {artifact!r} of run {run_id}: not found")
 
     def uploads(self, source: int | str, head_sha: str, artifact: str) -> tuple[Upload, ...]:
-        return tuple(upload for upload, _ in self.handed.get(head_sha, ()))
+        return tuple(u for u, name, _ in self.handed.get(head_sha, ()) if name == artifact)
 
     def reviews(self, change: Change) -> tuple[tuple[ReviewRecord, ...], tuple[str, ...]]:
         return tuple(self.review_records.get(change.number, ())), ()
@@ -296,10 +297,12 @@ class MemoryHost:
             (p.state, p.description) for p in self.posted if p.sha == sha and p.context == context
         ]
 
-    def hand_over(self, head_sha: str, run_id: int, data: bytes) -> None:
+    def hand_over(
+        self, head_sha: str, run_id: int, data: bytes, artifact: str = "ragaliq-dataset"
+    ) -> None:
         """The change's own run ``run_id`` handed over ``data`` as its dataset."""
         self.handed.setdefault(head_sha, []).append(
-            (Upload(run_id=run_id, created_at=self.tick()), data)
+            (Upload(run_id=run_id, created_at=self.tick()), artifact, data)
         )
 
     def record_run(self, branch: str, commit: str, run: RunRecord) -> None:
