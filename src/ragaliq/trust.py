@@ -53,6 +53,7 @@ from ragaliq.repository import (
     repo_path,
 )
 from ragaliq.store.found import BaselineFinder
+from ragaliq.store.kinds import kind_of
 
 __all__ = [
     "MAX_BASELINE_BYTES",
@@ -305,7 +306,7 @@ def _base_baseline(
     Raises:
         BaselineError: ``required`` and there is none, or it cannot be used.
     """
-    if settings.store == "branch" and not explicit:
+    if kind_of(settings).kept_apart and not explicit:
         if finder is None:
             if not required:
                 return None

@@ -158,3 +158,28 @@ def test_no_stage_imports_a_stage_after_its_own():
             if theirs is not None and theirs > own:
                 backwards.append(f"{module} imports {imported}")
     assert backwards == []
+
+
+ADAPTERS = ("ragaliq.github", "ragaliq.gitlab")
+"""The host adapters: only each adapter itself and the entries (``ragaliq.action``) import one."""
+
+
+def test_only_an_adapter_itself_and_the_entries_import_an_adapter():
+    offenders = []
+    for module, path in modules():
+        own = next((a for a in ADAPTERS if module == a or module.startswith(a + ".")), None)
+        if own is not None or module.startswith("ragaliq.action"):
+            continue
+        offenders += [
+            f"{module} imports {imported}"
+            for imported in imports_of(path)
+            if any(imported == a or imported.startswith(a + ".") for a in ADAPTERS)
+        ]
+    assert offenders == []
+
+
+def test_the_core_on_a_host_imports_the_port_and_no_adapter():
+    core = [(m, p) for m, p in modules() if m.startswith("ragaliq.ci.")]
+    assert core, "the core's package"
+    for module, path in core:
+        assert not any(i.startswith(ADAPTERS) for i in imports_of(path)), module

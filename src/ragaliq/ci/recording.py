@@ -38,6 +38,7 @@ from ragaliq.report.markdown import render_summary
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
 from ragaliq.run_report import ReportFile
+from ragaliq.store.kinds import kind_of
 from ragaliq.store.layout import baseline_digest
 from ragaliq.text.counts import plural
 from ragaliq.trust import read_bar
@@ -86,7 +87,7 @@ async def update_baseline(
             "input (or judge.provider: offline in the config)"
         )
     answers = AnswerRows()
-    if inputs.config.baselines.store == "branch":
+    if kind_of(inputs.config.baselines).kept_apart:
         for note in _previous_answers(answers, host, inputs.config.baselines):
             workflow.log(note)
     watch = GateWatch.of(inputs, None)
@@ -131,15 +132,10 @@ async def update_baseline(
         html_report_path=html_path,
     )
     recorded = f"Baseline recorded in {shown} ({plural(run.head.summary.cases, 'case')})"
-    if inputs.config.baselines.store == "branch":
-        workflow.notice(
-            f"{recorded}; upload it as the artifact {baseline_artifact(digest)}, then keep it "
-            f"on {inputs.config.baselines.branch} with mode: store-baseline."
-        )
-    else:
-        workflow.notice(
-            f"{recorded}; commit it to the base branch for pull requests to be compared with it."
-        )
+    hint = kind_of(inputs.config.baselines).record_hint.format(
+        artifact=baseline_artifact(digest), branch=inputs.config.baselines.branch
+    )
+    workflow.notice(f"{recorded}; {hint}.")
     return ExitCode.PASSED
 
 
@@ -176,7 +172,7 @@ def store_baseline(settings: JobSettings, workflow: JobLog, host: Host) -> ExitC
         config_option=CONFIG_INPUT,
     ).config
     store = config.baselines
-    if store.store != "branch":
+    if not kind_of(store).kept_apart:
         raise ConfigError(
             f"mode store-baseline: {config_file} keeps baselines in a committed file "
             "(baselines.store: file); set baselines.store: branch to keep them on a data "

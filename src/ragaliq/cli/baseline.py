@@ -35,6 +35,7 @@ from ragaliq.judging import kept_report
 from ragaliq.models import CaseResult, ReportHead
 from ragaliq.repository import ConfigLocation
 from ragaliq.run_report import ReportFile
+from ragaliq.store.kinds import kind_of
 from ragaliq.store.local import LOCAL_STORE, local_store
 from ragaliq.text.counts import plural
 
@@ -98,7 +99,8 @@ def record(
     policy = config.rules().recorded(head.evaluators) if config_path.exists() else None
     location = ConfigLocation.of(config_path)
     store = config.baselines
-    head_sha = head_commit(location.root) if store.store == "branch" else None
+    kept_apart = kind_of(store).kept_apart
+    head_sha = head_commit(location.root) if kept_apart else None
     write_baseline(
         output,
         head=head,
@@ -111,7 +113,7 @@ def record(
         f"baseline written to {output} ({plural(head.summary.cases, 'case')}, judge "
         f"{head.judge.provider}/{head.judge.model})"
     )
-    if store.store != "branch":
+    if not kept_apart:
         echo(
             f"{said}; commit it to the default branch: the gate reads the baseline at each pull "
             "request's base commit, not from the working tree"

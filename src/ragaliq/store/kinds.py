@@ -1,0 +1,63 @@
+"""The kinds of baseline store, one row each: a new store is its backend's module and a row here.
+
+Every question the gate asks of a store's kind is answered from its row, never by comparing
+names: whether baselines are kept apart from the base branch (then they are recorded by the
+baseline workflow's ``store-baseline`` step, read through a finder, and a baseline counts only
+once the host's run records show it is the base's own), how the gate says to record one, and
+where the local gate keeps what ``ragaliq baseline record`` writes.
+
+=========  ==========================================  ====================================
+kind       where baselines live                        how a baseline is shown to be main's
+=========  ==========================================  ====================================
+``file``   ``baseline``, committed on the base branch  as trusted as the base commit
+``branch`` a data branch, one baseline per commit       the baseline workflow's run records
+=========  ==========================================  ====================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragaliq.config import BaselinesConfig
+
+__all__ = ["STORE_KINDS", "StoreKind", "kind_of"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreKind:
+    """What the gate needs to know of one kind of baseline store."""
+
+    name: str
+    kept_apart: bool
+    """Whether baselines are kept off the base branch, one per commit: recorded by the baseline
+    workflow's ``store-baseline`` step, found by the host's run records, and kept on this
+    machine for the local gate too."""
+    record_hint: str
+    """How the gate says a recorded baseline reaches where gates read it."""
+    opened_by_host: bool
+    """Whether the store is reached through the code host's API (a branch of the repository),
+    rather than from the config alone."""
+
+
+STORE_KINDS: dict[str, StoreKind] = {
+    "file": StoreKind(
+        name="file",
+        kept_apart=False,
+        record_hint="commit it to the base branch for pull requests to be compared with it",
+        opened_by_host=False,
+    ),
+    "branch": StoreKind(
+        name="branch",
+        kept_apart=True,
+        record_hint="upload it as the artifact {artifact}, then keep it on {branch} with mode: "
+        "store-baseline",
+        opened_by_host=True,
+    ),
+}
+
+
+def kind_of(settings: BaselinesConfig) -> StoreKind:
+    """The row of the store the ``baselines`` section names."""
+    return STORE_KINDS[settings.store]
