@@ -32,6 +32,7 @@ from ragaliq.policy import Budget
 from ragaliq.report.markdown import CaseDigest, render_comment, render_summary
 from ragaliq.repository import FileSource, WorkTree
 from ragaliq.store.found import BaselineFinder
+from ragaliq.store.kinds import kind_of
 from ragaliq.trust import (
     Floor,
     MissingConfig,
@@ -90,6 +91,8 @@ class GatePlan:
     """What choosing said: the baseline's judge, the evaluators a change may not turn off."""
     budget: Budget = dataclasses.field(default_factory=Budget)
     """What the run may spend: the config's, never more than the baseline recorded."""
+    first_run: bool = False
+    """The base has no config yet: the built-in defaults, and no bar protects the base."""
 
     def with_judge(self, judge: JudgeConfig) -> GatePlan:
         """The plan with another judge (the action's missing-key policy)."""
@@ -136,6 +139,8 @@ class GateRun:
     comment: str
     summary: str
     exit_code: ExitCode
+    baseline_advice: str = ""
+    """How to update the baseline with the store the bar names (Markdown)."""
 
     @property
     def head(self) -> ReportHead:
@@ -179,6 +184,7 @@ def plan_gate(setup: GateSetup) -> GatePlan:
         source=bar.source.description,
         notices=(*((chosen,) if chosen else ()), *kept),
         budget=floor_of(config, bar.baseline).rules.budget,
+        first_run=bar.first_run,
     )
 
 
@@ -254,23 +260,36 @@ def decide_gate(
     notices = (*inputs.notices, *extra_notices)
     if notices:
         decision = decision.model_copy(update={"notices": (*decision.notices, *notices)})
+    advice = baseline_advice(inputs)
     comment = render_comment(
         decision,
         comment_id=comment_id,
         template=inputs.comment_template,
         details_url=details_url,
         report_artifact=report_artifact,
+        baseline_advice=advice,
     )
     summary = render_summary(
-        decision, report=run.head, cases=watch.digest, template=inputs.summary_template
+        decision,
+        report=run.head,
+        cases=watch.digest,
+        template=inputs.summary_template,
+        baseline_advice=advice,
     )
     return GateRun(
         run=run,
         decision=decision,
         comment=comment,
         summary=summary,
+        baseline_advice=advice,
         exit_code=gate_exit_code(run.head, decision),
     )
+
+
+def baseline_advice(inputs: Inputs) -> str:
+    """How a team updates the baseline with the store its config names."""
+    settings = inputs.config.baselines
+    return kind_of(settings).advice(settings, inputs.baseline_file)
 
 
 def floor_of(config: GateConfig, baseline: Baseline | None) -> Floor:

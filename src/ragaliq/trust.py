@@ -85,6 +85,8 @@ class Bar:
     """What the change proposes or tightens, and where the bar was read from."""
     source: FileSource
     """Where the bar was read from."""
+    first_run: bool = False
+    """The base has no config yet (the change that adds the gate): no bar protects it."""
 
     @property
     def config_folder(self) -> str:
@@ -227,6 +229,7 @@ def read_bar(
         baseline_file=path,
         notices=tuple(notices),
         source=trusted,
+        first_run=not present,
     )
 
 

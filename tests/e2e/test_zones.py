@@ -59,7 +59,7 @@ def planted_program(action: Action) -> tuple[Path, Path]:
 def assert_refused(action: Action, code: int, log: str, outputs: dict, number: int) -> None:
     assert code == 2, log
     assert "refuses to judge here" in log
-    assert "examples/workflows/ragaliq.yml" in log and "trust-pr-code" in log
+    assert ".github/workflows/ragaliq.yml" in log and "trust-pr-code" in log
     assert outputs["passed"] == "false"
     assert "Traceback" not in log
     assert "could not judge" in action.github.comments(REPO, number)[0].body

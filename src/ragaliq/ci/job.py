@@ -15,6 +15,7 @@ artifact. It refuses to judge anywhere else (:mod:`ragaliq.ci.zones`) unless the
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -62,7 +63,14 @@ from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
 from ragaliq.text.counts import plural
 
-__all__ = ["EXPIRY_CHECKS", "run_job"]
+__all__ = ["EXPIRY_CHECKS", "FIRST_RUN_OFFLINE", "run_job"]
+
+FIRST_RUN_OFFLINE = (
+    "No API key reached this run, so the offline judge judged it (it needs none): it checks "
+    "each claim's words, figures and names against the context, and lists what it cannot "
+    "check. With a key (the repository secret ANTHROPIC_API_KEY, and judge.provider: claude in "
+    "ragaliq.yaml), Claude judges every claim, relevance and the context's recall too."
+)
 
 EXPIRY_CHECKS = 20
 """Open changes into the base whose waiting status a gate checks, most recently updated first
@@ -393,10 +401,12 @@ def _count(inputs: Inputs) -> str:
 def _judge_for_key(plan: GatePlan, env: Mapping[str, str]) -> GatePlan:
     """The plan's judge when its key may be missing (a fork's run gets no secrets).
 
-    ``gate.on_missing_key: offline`` judges with the offline judge instead; otherwise the pull
-    request is reported not judged (exit 2, ``passed=false``, the status ``error``). A run whose
-    evaluators ask the judge nothing (the retrieval metrics) needs no key: the offline judge
-    stands in, never asked.
+    Where the base has no config yet (the change that adds the gate), the built-in defaults
+    are judged with the offline judge, which needs no key, and the notice says so and what a
+    key would add. Where it has one, ``gate.on_missing_key: offline`` judges with the offline
+    judge instead; otherwise the change is reported not judged (exit 2, ``passed=false``, the
+    status ``error``). A run whose evaluators ask the judge nothing (the retrieval metrics)
+    needs no key: the offline judge stands in, never asked.
 
     Raises:
         ConfigError: no key, an evaluator asks the judge, and the policy is not ``offline``.
@@ -404,12 +414,17 @@ def _judge_for_key(plan: GatePlan, env: Mapping[str, str]) -> GatePlan:
     if has_credentials(plan.judge, env):
         return plan
     config = plan.inputs.config
+    offline = plan.with_judge(plan.judge.model_copy(update={"provider": "offline"}))
+    if plan.first_run:
+        return dataclasses.replace(offline, notices=(*plan.notices, FIRST_RUN_OFFLINE))
     if config.gate.on_missing_key == "offline" or not judge_asked(config.evaluators):
-        return plan.with_judge(plan.judge.model_copy(update={"provider": "offline"}))
+        return offline
     policy = config.gate
     raise ConfigError(
         "No Anthropic API key is available to this run, so the pull request was not judged "
-        f"(gate.on_missing_key: {policy.on_missing_key}). Pass the anthropic-api-key input "
-        "from a secret; pull requests from forks get secrets only in a workflow_run job "
-        "(examples/workflows/ragaliq-forks.yml)"
+        f"(gate.on_missing_key: {policy.on_missing_key}). Store the key as the repository "
+        "secret ANTHROPIC_API_KEY, which the workflows `ragaliq init` wrote pass as the "
+        "anthropic-api-key input (pull requests from forks get secrets only in "
+        ".github/workflows/ragaliq-forks.yml's workflow_run job), or set gate.on_missing_key: "
+        "offline in ragaliq.yaml to judge without one"
     )

@@ -31,9 +31,9 @@ __all__ = [
 
 TWO_ZONES = (
     "run the pull request's pipeline in one job and the gate in another, on a fresh runner that "
-    "checks out the base commit (examples/workflows/ragaliq.yml; for forks, "
-    "ragaliq-forks.yml), or set the action's input trust-pr-code: true if every contributor "
-    "holds write access"
+    "checks out the base commit, as .github/workflows/ragaliq.yml does when `ragaliq init` "
+    "writes it (for forks, .github/workflows/ragaliq-forks.yml), or set the action's input "
+    "trust-pr-code: true if every contributor holds write access"
 )
 CHANGE_RUNS = ("change", "review")
 """The runs a follow-up gate judges: a change's own run, or a review's."""

@@ -337,6 +337,7 @@ def gate(
         print_report(gate_run.run)
         echo("")
         echo(format_decision(gate_run.decision, shown_notices=gate_run.head.notices))
+        echo(f"to update the baseline: {gate_run.baseline_advice.replace('`', '')}")
         if output is not None:
             echo(f"report written to {output}")
         write_result(decision_out, gate_run.decision.model_dump_json(indent=2), "decision")

@@ -38,6 +38,7 @@ from ragaliq.report.console import format_usage
 from ragaliq.report.marker import comment_marker
 
 __all__ = [
+    "BASELINE_ADVICE",
     "COMMENT_LIMIT",
     "COMMENT_TEMPLATE",
     "MAX_VALUE_CHARS",
@@ -61,12 +62,22 @@ SUMMARY_LIMIT = 1_048_576
 _URL = re.compile(r"^https?://[^\s<>()\[\]\"'`]+$")
 
 
-def _context(decision: GateDecision, *, where: str, clip: int) -> dict[str, Any]:
+BASELINE_ADVICE = (
+    "Merge this change, and the baseline of the base branch is recorded again as your set-up "
+    "records it; later changes are compared with it."
+)
+"""How to update the baseline when the store in use does not say (a decision rendered alone)."""
+
+
+def _context(
+    decision: GateDecision, *, where: str, clip: int, baseline_advice: str
+) -> dict[str, Any]:
     return {
         "decision": decision,
         "usage_line": format_usage(decision.usage),
         "where": where,
         "clip": clip,
+        "baseline_advice": baseline_advice,
     }
 
 
@@ -78,6 +89,7 @@ def render_comment(
     details_url: str | None = None,
     report_artifact: bool = False,
     limit: int = COMMENT_LIMIT,
+    baseline_advice: str = BASELINE_ADVICE,
 ) -> str:
     """The PR comment: its first line is the hidden marker, its length at most ``limit``.
 
@@ -89,6 +101,7 @@ def render_comment(
         report_artifact: The run at ``details_url`` keeps the HTML report as an artifact, and
             the comment says so.
         limit: The most characters the comment may have.
+        baseline_advice: How to update the baseline with the store in use (Markdown, trusted).
 
     Returns:
         The comment body, ending with a newline.
@@ -103,7 +116,7 @@ def render_comment(
         raise ValueError(f"details_url {details_url!r} must be an http(s) URL without spaces")
     loaded = load(template, COMMENT_TEMPLATE)
     where = f"[the job summary]({details_url})" if details_url else "the job summary"
-    context = _context(decision, where=where, clip=300)
+    context = _context(decision, where=where, clip=300, baseline_advice=baseline_advice)
     context.update(
         marker=marker,
         details_url=details_url,
@@ -145,6 +158,7 @@ def render_summary(
     cases: CaseDigest | None = None,
     template: UserTemplate | None = None,
     limit: int = SUMMARY_LIMIT,
+    baseline_advice: str = BASELINE_ADVICE,
 ) -> str:
     """The job summary: the comment's headline and tables, every list in full, and every case.
 
@@ -155,6 +169,7 @@ def render_summary(
             when it holds its cases.
         template: A user template to render instead of ``summary.md.j2``; it may extend it.
         limit: The most UTF-8 bytes the summary may take.
+        baseline_advice: How to update the baseline with the store in use (Markdown, trusted).
 
     Returns:
         The summary Markdown, ending with a newline.
@@ -164,7 +179,12 @@ def render_summary(
             is larger than ``limit``.
     """
     loaded = load(template, SUMMARY_TEMPLATE)
-    context = _context(decision, where="the JSON report (`ragaliq run -o report.json`)", clip=2000)
+    context = _context(
+        decision,
+        where="the JSON report (`ragaliq run -o report.json`)",
+        clip=2000,
+        baseline_advice=baseline_advice,
+    )
     if cases is None:
         cases = CaseDigest()
         for case in report.cases if isinstance(report, RunReport) else ():

@@ -39,6 +39,15 @@ class StoreKind:
     opened_by_host: bool
     """Whether the store is reached through the code host's API (a branch of the repository),
     rather than from the config alone."""
+    update_advice: str
+    """How a team updates the baseline with this store (Markdown; ``{branch}``, ``{path}`` and
+    ``{workflow}`` filled in): never a command whose result the gate would refuse."""
+
+    def advice(self, settings: BaselinesConfig, path: str) -> str:
+        """How to update the baseline, for the comment, the summary and the console."""
+        return self.update_advice.format(
+            branch=settings.branch, path=path, workflow=settings.workflow
+        )
 
 
 STORE_KINDS: dict[str, StoreKind] = {
@@ -47,6 +56,11 @@ STORE_KINDS: dict[str, StoreKind] = {
         kept_apart=False,
         record_hint="commit it to the base branch for pull requests to be compared with it",
         opened_by_host=False,
+        update_advice=(
+            "The baseline is the file `{path}`, committed on the base branch. Once this change "
+            "is merged, record it on the base branch with `ragaliq baseline record` and commit "
+            "the file in a pull request of its own: later changes are compared with it."
+        ),
     ),
     "branch": StoreKind(
         name="branch",
@@ -54,6 +68,13 @@ STORE_KINDS: dict[str, StoreKind] = {
         record_hint="upload it as the artifact {artifact}, then keep it on {branch} with mode: "
         "store-baseline",
         opened_by_host=True,
+        update_advice=(
+            "The baseline workflow (`{workflow}`) records the base branch's baseline on every "
+            "push to it and keeps it on the data branch `{branch}`: merge this change, and its "
+            "run records the new scores that later changes are compared with. If that run "
+            "failed or was cancelled, re-run it from its page. A baseline recorded by hand, or "
+            "by a run started by hand, never counts."
+        ),
     ),
 }
 

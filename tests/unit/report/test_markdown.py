@@ -19,6 +19,7 @@ from ragaliq.models import (
 )
 from ragaliq.report import markdown
 from ragaliq.report.markdown import (
+    BASELINE_ADVICE,
     COMMENT_LIMIT,
     SUMMARY_LIMIT,
     UserTemplate,
@@ -139,7 +140,7 @@ def test_comment_lists_everything_else():
     assert "anthropic/claude-sonnet-4-5, prompt 2f1c9a7e04b3" in text
     assert "commit 3f2c1e9a7b5d" in text
     assert "heuristic" not in text
-    assert "ragaliq baseline record" in text
+    assert BASELINE_ADVICE in text  # how to update the baseline, for the store in use
 
 
 def test_passed_first_run_shows_thresholds_only():
