@@ -18,7 +18,8 @@ def main() -> None:
     """Run the command line; exit 130 with one line on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP.
 
     ``ragaliq action`` (the Docker action's entry point) first makes its environment safe
-    (:mod:`ragaliq.environment`), before anything that could read it is even imported.
+    (:mod:`ragaliq.environment`), before anything that could read it is even imported;
+    ``ragaliq gitlab <mode>`` is a GitLab CI job's (:mod:`ragaliq.action.gitlab`).
     """
     try:
         stop_on_termination()
@@ -29,6 +30,10 @@ def main() -> None:
             from ragaliq.action import main as action_main
 
             sys.exit(action_main(hardening))
+        if sys.argv[1:2] == ["gitlab"]:
+            from ragaliq.action.gitlab import main as gitlab_main
+
+            sys.exit(gitlab_main(sys.argv[2:]))
         from ragaliq.cli import main as run
 
         run()

@@ -131,12 +131,15 @@ def is_dropped_in_gate(name: str, value: str = "") -> bool:
     return False
 
 
-def harden_action_environment(environ: MutableMapping[str, str]) -> Hardening:
+def harden_action_environment(
+    environ: MutableMapping[str, str], mode: str | None = None
+) -> Hardening:
     """Make ``environ`` (``os.environ`` in the action) safe for the mode its inputs name.
 
-    Never raises: a problem with an input is returned, for the action to report.
+    ``mode`` is the mode when it is not an input (a GitLab job's own options). Never raises: a
+    problem with an input is returned, for the action to report.
     """
-    gate = _input(environ, "mode", "gate") != "update-baseline"
+    gate = (mode or _input(environ, "mode", "gate")) != "update-baseline"
     names = [n for n in environ if n in ALWAYS_DROPPED]
     if gate:
         names += [n for n in environ if is_dropped_in_gate(n, environ[n])]

@@ -177,6 +177,10 @@ class MemoryHost:
     comments: dict[int, list[str]] = field(default_factory=dict)
     comments_forbidden: bool = False
     answer_uploads: dict[int, list[bytes]] = field(default_factory=dict)
+    approved: dict[int, str] = field(default_factory=dict)
+    """Change → the head the gate approved."""
+    pipeline_variables: list[str] = field(default_factory=list)
+    """Variables this job got from whoever started it."""
     paths_ignored: tuple[str, ...] = ()
     """Paths the baseline workflow's triggers ignore (a run is due for any other change)."""
     clock: datetime = field(default_factory=lambda: datetime.now(UTC) - timedelta(minutes=30))
@@ -289,6 +293,15 @@ class MemoryHost:
 
     def comment(self, change: Change) -> _Comment:
         return _Comment(self, change.number)
+
+    def approve(self, change: Change, approved: bool) -> str | None:
+        if approved:
+            self.approved[change.number] = change.head_sha
+            return f"approved #{change.number}"
+        return None if self.approved.pop(change.number, None) is None else "approval withdrawn"
+
+    def foreign_inputs(self) -> tuple[str, ...]:
+        return tuple(self.pipeline_variables)
 
     # ------------------------------------------------------------------ for tests
 

@@ -16,7 +16,7 @@ runs: a change never waits for ever.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, TypeVar
@@ -34,6 +34,8 @@ __all__ = [
     "StatusSeen",
     "plan_follow",
     "stale_pending",
+    "unjudged",
+    "waiting",
 ]
 
 LEFT_WAITING = (
@@ -75,8 +77,29 @@ def stale_pending(status: StatusSeen | None, now: datetime | None = None) -> boo
     return status is not None and status.state == "pending" and stale(status.created_at, now)
 
 
+def unjudged(status: StatusSeen | None) -> bool:
+    """Whether a change's head has no verdict of the gate's yet: no status, or one that waits.
+
+    What a sweep gates (a host whose trusted job finds the changes itself).
+    """
+    return (
+        status is None
+        or status.state == "pending"
+        or waits_on_baseline(status.state, status.description)
+    )
+
+
+def waiting(status: StatusSeen | None) -> bool:
+    """Whether a change's status says it waits for a baseline: what a follower gates again."""
+    return status is not None and waits_on_baseline(status.state, status.description)
+
+
 def plan_follow(
-    changes: Sequence[tuple[C, StatusSeen | None]], *, limit: int, now: datetime | None = None
+    changes: Sequence[tuple[C, StatusSeen | None]],
+    *,
+    limit: int,
+    now: datetime | None = None,
+    pick: Callable[[StatusSeen | None], bool] = waiting,
 ) -> FollowPlan[C]:
     """Which of the open changes (most recently updated first) are gated again now.
 
@@ -85,18 +108,14 @@ def plan_follow(
     change whose ``pending`` is older than the limit (a wait past this run's limit, a gate whose
     job died) expires.
     """
-    waiting = [
-        change
-        for change, status in changes
-        if status is not None and waits_on_baseline(status.state, status.description)
-    ]
-    gate = waiting[:limit]
+    picked = [change for change, status in changes if pick(status)]
+    gate = picked[:limit]
     expired = [
         change for change, status in changes if change not in gate and stale_pending(status, now)
     ]
     return FollowPlan(
         gate=tuple(gate),
-        left=tuple(change for change in waiting[limit:] if change not in expired),
+        left=tuple(change for change in picked[limit:] if change not in expired),
         expired=tuple(expired),
     )
 

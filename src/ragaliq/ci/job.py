@@ -16,14 +16,23 @@ artifact. It refuses to judge anywhere else (:mod:`ragaliq.ci.zones`) unless the
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ragaliq._files import check_writable
 from ragaliq.ci.acceptances import acceptances_of
 from ragaliq.ci.answers import BASELINE_ANSWERS, answers_read, gather_answers, keep_answers
 from ragaliq.ci.custody import RunRecordFinder
-from ragaliq.ci.follow import LEFT_WAITING, STALE, Landing, StatusSeen, plan_follow, stale_pending
+from ragaliq.ci.follow import (
+    LEFT_WAITING,
+    STALE,
+    Landing,
+    StatusSeen,
+    plan_follow,
+    stale_pending,
+    unjudged,
+    waiting,
+)
 from ragaliq.ci.outputs import ResultFiles
 from ragaliq.ci.publication import (
     Publication,
@@ -40,6 +49,7 @@ from ragaliq.errors import (
     BaselinePendingError,
     ConfigError,
     RagaliqError,
+    UnsafeSetupError,
 )
 from ragaliq.evaluators.registry import judge_asked
 from ragaliq.exits import ExitCode
@@ -107,8 +117,34 @@ async def run_job(
         return await update_baseline(settings, judge_env, workflow, open_judge, host)
     if settings.mode == "store-baseline":
         return store_baseline(settings, workflow, host)
+    _refuse_foreign_inputs(settings, host)
+    job = _job_of(settings, judge_env, host, open_judge, hardening)
     if settings.mode == "follow":
-        return await _follow(_job_of(settings, judge_env, host, open_judge, hardening), result)
+        return await _follow(job, result)
+    if settings.mode == "sweep":
+        return await _sweep(job, result)
+    return await _gate_event(job, result)
+
+
+def _refuse_foreign_inputs(settings: JobSettings, host: Host) -> None:
+    """A job that judges with the key takes its inputs from its own definition only.
+
+    Raises:
+        UnsafeSetupError: whoever started the pipeline set variables of their own.
+    """
+    foreign = host.foreign_inputs() if settings.mode in ("gate", "follow", "sweep") else ()
+    if foreign:
+        raise UnsafeSetupError(
+            f"this job got variables from whoever started its pipeline ({', '.join(foreign)}): "
+            "the gate that holds the key takes its inputs from its own definition only. Run it "
+            "from a schedule or a push that sets none, and let only maintainers set pipeline "
+            "variables"
+        )
+
+
+async def _gate_event(job: _Job, result: Publication) -> ExitCode:
+    """Gate the change the event names, or every open change the followed run's commit heads."""
+    settings, host, workflow = job.settings, job.host, result.workflow
     run = settings.followed
     if run is not None and run.kind not in CHANGE_RUNS:
         workflow.notice(
@@ -124,7 +160,6 @@ async def run_job(
             title="RagaliQ Gate",
         )
         return ExitCode.PASSED
-    job = _job_of(settings, judge_env, host, open_judge, hardening)
     if settings.change is None and run is None:  # a gate outside a pull request
         return _publish(settings, result, await _gate(job, result, None))
     targets = (settings.change,) if run is None else host.changes_of_run(run)
@@ -169,16 +204,39 @@ async def _follow(job: _Job, result: Publication) -> ExitCode:
     The follower's own job passes whatever the pull requests' gates decide (each has its own
     status); it fails only when it cannot do its work.
     """
-    settings, host, workflow = job.settings, job.host, result.workflow
-    run = settings.followed
+    run = job.settings.followed
     if run is None or run.kind != "push" or not run.head_branch:
         raise ConfigError(
             "mode follow runs on the workflow_run event of the baseline workflow (a push run "
             "on the base branch); see ragaliq-follow.yml as `ragaliq init` writes it"
         )
-    context = status_context(settings.comment_id, run.head_branch)
+    return await _gate_open_changes(job, result, run.head_branch, pick=waiting)
+
+
+async def _sweep(job: _Job, result: Publication) -> ExitCode:
+    """Gate every open change into the job's branch whose head has no verdict of the gate's yet.
+
+    The trusted job of a host whose change pipelines run the change's own definition (GitLab):
+    it finds the changes itself, through the API, on the protected default branch.
+    """
+    branch = job.settings.ref_name
+    if not job.settings.event.trusted_branch or not branch:
+        raise UnsafeSetupError(
+            "mode sweep judges with the key, so it runs only in a pipeline of the protected "
+            "default branch (a schedule, or a push), from that branch's own definition: run "
+            "this job there, as `ragaliq init --ci gitlab` writes it"
+        )
+    return await _gate_open_changes(job, result, branch, pick=unjudged)
+
+
+async def _gate_open_changes(
+    job: _Job, result: Publication, branch: str, *, pick: Callable[[StatusSeen | None], bool]
+) -> ExitCode:
+    """Gate the open changes into ``branch`` that ``pick`` chooses by their status."""
+    settings, host, workflow = job.settings, job.host, result.workflow
+    context = status_context(settings.comment_id, branch)
     changes = []
-    for pr in host.open_changes(run.head_branch):
+    for pr in host.open_changes(branch):
         seen = host.latest_status(pr.head_sha, context)
         status = (
             StatusSeen(state=seen.state, description=seen.description, created_at=seen.created_at)
@@ -186,8 +244,8 @@ async def _follow(job: _Job, result: Publication) -> ExitCode:
             else None
         )
         changes.append((pr, status))
-    plan = plan_follow(changes, limit=settings.follow_limit)
-    landing = Landing(branch=run.head_branch)
+    plan = plan_follow(changes, limit=settings.follow_limit, pick=pick)
+    landing = Landing(branch=branch)
     for pr in plan.gate:
         gated = await _gate_pull_request(job, result.for_another(pr), pr)
         landing.add(f"#{pr.number}", gated.outcome, gated.usage)
@@ -255,10 +313,28 @@ class _Outcome:
     outcome: str
     """In a few words, for the follower's summary."""
     usage: Usage | None = None
+    passed: bool = False
+    """Whether its status is ``success``: judged, and passed."""
 
 
 async def _gate_pull_request(job: _Job, result: Publication, pr: Change) -> _Outcome:
-    """Gate one pull request against its own base; a failure is reported on it alone."""
+    """Gate one pull request against its own base; a failure is reported on it alone.
+
+    Where the host lets an approval stand for the gate, the gate approves a change that passed
+    at its head, and takes its approval back from any other.
+    """
+    outcome = await _judge_change(job, result, pr)
+    try:
+        note = job.host.approve(pr, outcome.passed)
+    except RagaliqError as exc:
+        note = f"the gate's approval could not be set: {exc}"
+    if note:
+        result.workflow.log(note)
+    return outcome
+
+
+async def _judge_change(job: _Job, result: Publication, pr: Change) -> _Outcome:
+    """Gate one change; how it ended."""
     try:
         if job.settings.followed is None:
             pr = job.host.check_change(pr)
@@ -279,7 +355,12 @@ async def _gate_pull_request(job: _Job, result: Publication, pr: Change) -> _Out
         return _Outcome(code=ExitCode.UNJUDGED, outcome="not judged")
     code = _publish(job.settings, result, gate)
     state, description = status_for(code, gate.run.decision)
-    return _Outcome(code=code, outcome=f"{state}: {description}", usage=gate.run.head.usage)
+    return _Outcome(
+        code=code,
+        outcome=f"{state}: {description}",
+        usage=gate.run.head.usage,
+        passed=state == "success",
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

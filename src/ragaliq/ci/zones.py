@@ -119,14 +119,14 @@ def dataset_of(settings: JobSettings, host: Host, pr: Change | None) -> GatedDat
         return GatedData(path=settings.dataset or None)
     run = settings.followed
     run_id: int | str = run.id if run is not None else int(settings.run_id or 0)
-    if settings.mode == "follow":
+    if settings.mode in ("follow", "sweep"):
         run_id = settings.change_workflow
     if not run_id:
         raise ConfigError("input artifact: the run that uploaded it is unknown (no GITHUB_RUN_ID)")
     name = PurePosixPath(settings.dataset).name if settings.dataset else ""
     head = pr.head_sha if pr is not None else None
     produced_by, how = run.id if run is not None else int(settings.run_id or 0), ""
-    if settings.by_review or settings.mode == "follow":
+    if settings.by_review or settings.mode in ("follow", "sweep"):
         if head is None:
             raise ConfigError("a review's gate found no pull request to judge")
         uploads = host.uploads(run_id, head, settings.artifact)

@@ -82,6 +82,10 @@ class JobEvent:
     change: Change | None = None
     """The event's change, for ``change`` and ``review`` (checked against the API before use)."""
     followed_run: FollowedRun | None = None
+    trusted_branch: bool = False
+    """The job runs on the repository's protected default branch, from that branch's own
+    definition, started by no one's choice of inputs (a push, a schedule): where a host whose
+    change pipelines run the change's own definition keeps its gate (``sweep``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,7 +124,7 @@ class HandOver:
 
 # -------------------------------------------------------------------------- the job
 
-Mode = Literal["gate", "update-baseline", "store-baseline", "follow"]
+Mode = Literal["gate", "update-baseline", "store-baseline", "follow", "sweep"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,7 +133,9 @@ class JobSettings:
 
     mode: Mode
     """``gate`` a change; record (``update-baseline``) or keep (``store-baseline``) the base
-    branch's baseline; ``follow``: gate again the changes waiting on a baseline that landed."""
+    branch's baseline; ``follow``: gate again the changes waiting on a baseline that landed;
+    ``sweep``: gate every open change into the branch whose head the gate has not judged yet
+    (a host whose trusted job finds the changes itself, as on GitLab)."""
     config: str
     dataset: str
     baseline: str

@@ -289,3 +289,19 @@ class Host(Protocol):
     def comment(self, change: Change) -> CommentBoard:
         """The change's comment of the gate's."""
         ...
+
+    def approve(self, change: Change, approved: bool) -> str | None:
+        """Give (or take back) the gate's own approval of the change at its head.
+
+        Where the host lets a required approver stand for the gate; what was done, for the log,
+        or None where the host has no such thing.
+        """
+        ...
+
+    def foreign_inputs(self) -> tuple[str, ...]:
+        """The inputs this job got from someone else than its own definition.
+
+        GitLab's pipeline variables, which anyone allowed to run a pipeline may set: the gate
+        holding the key refuses to run with any. Empty where the host has no such thing.
+        """
+        ...

@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 
 import requests
 
+from ragaliq._times import read_time
 from ragaliq._version import __version__
 from ragaliq.errors import ArtifactError
 from ragaliq.forge import HandOver
@@ -37,7 +38,6 @@ from ragaliq.github.client import (
     GitHubApi,
     describe_failure,
     json_getter,
-    read_time,
     retrying,
 )
 

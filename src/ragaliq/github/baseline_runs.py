@@ -24,6 +24,7 @@ from typing import Any
 
 from github import GithubException
 
+from ragaliq._times import read_time
 from ragaliq._yaml import load_yaml
 from ragaliq.baseline import MAX_BASELINE_BYTES
 from ragaliq.errors import ArtifactError, BaselineError, ConfigError, RepositoryError
@@ -35,7 +36,7 @@ from ragaliq.forge import (
     baseline_artifact,
 )
 from ragaliq.github.artifacts import fetch_archive, read_entries
-from ragaliq.github.client import PER_PAGE, Get, GitHubApi, read_time
+from ragaliq.github.client import PER_PAGE, Get, GitHubApi
 from ragaliq.github.push_filters import MAX_FILTERED_PATHS, PushFilters
 from ragaliq.judges.answers import MAX_ANSWER_FILE_BYTES
 from ragaliq.repository import FileSource

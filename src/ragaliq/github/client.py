@@ -10,7 +10,6 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -29,7 +28,6 @@ __all__ = [
     "describe_failure",
     "detail",
     "json_getter",
-    "read_time",
     "retrying",
     "unreachable",
 ]
@@ -261,11 +259,3 @@ def unreachable(api_url: str, attempts: int) -> str:
         f"could not reach the GitHub API at {host} after {attempts} attempts; check the network "
         "and GITHUB_API_URL"
     )
-
-
-def read_time(value: Any) -> datetime | None:
-    """A time as GitHub writes it (``2024-01-01T00:00:01Z``), aware; None if absent or unread."""
-    try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
-    except ValueError:
-        return None

@@ -195,3 +195,9 @@ class GitHubHost:
 
     def comment(self, change: Change) -> CommentBoard:
         return comment_on(self.api, change)
+
+    def approve(self, change: Change, approved: bool) -> str | None:
+        return None  # branch protection requires the status; GitHub needs no approval
+
+    def foreign_inputs(self) -> tuple[str, ...]:
+        return ()  # a workflow's inputs are its file's, at the ref it runs

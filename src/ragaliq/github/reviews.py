@@ -18,9 +18,10 @@ from typing import Any
 
 from github import GithubException
 
+from ragaliq._times import read_time
 from ragaliq.errors import RepositoryError
 from ragaliq.forge import Access, ReviewRecord
-from ragaliq.github.client import PER_PAGE, Get, GitHubApi, read_time
+from ragaliq.github.client import PER_PAGE, Get, GitHubApi
 
 __all__ = ["MAX_REVIEW_PAGES", "TEAMS_TOKEN", "access_of", "member_of", "read_reviews"]
 

@@ -14,9 +14,10 @@ from typing import Any
 
 from github import GithubException
 
+from ragaliq._times import read_time
 from ragaliq.errors import ArtifactError
 from ragaliq.forge import Upload
-from ragaliq.github.client import PER_PAGE, Get, GitHubApi, describe_failure, json_getter, read_time
+from ragaliq.github.client import PER_PAGE, Get, GitHubApi, describe_failure, json_getter
 
 __all__ = ["MAX_RUN_PAGES", "handed_over_at"]
 

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from github import GithubException
 
+from ragaliq._times import read_time
 from ragaliq.errors import RepositoryError
 from ragaliq.forge import CONTEXT, StatusRecord, StatusState
-from ragaliq.github.client import PER_PAGE, GitHubApi, describe_failure, read_time, retrying
+from ragaliq.github.client import PER_PAGE, GitHubApi, describe_failure, retrying
 
 __all__ = ["CommitStatus", "latest_status"]
 
