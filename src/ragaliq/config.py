@@ -189,12 +189,14 @@ BranchName = Annotated[str, Strict(), AfterValidator(_branch_name)]
 class BaselinesConfig(Section):
     """Where the baselines the gate compares pull requests with are kept, and who may write one."""
 
-    store: Literal["file", "branch"] = "file"
+    store: Literal["file", "branch", "artifacts"] = "file"
     """``branch``: a data branch of the repository (``branch``), one baseline per commit of the
     base branch, written by the baseline workflow's ``store-baseline`` step and never pushed to
     the base branch, so that branch can be protected; each is trusted only once the gate has
     shown, through the API, that a ``push`` run of ``workflow`` on the base branch at that commit
-    recorded it. ``file``: the ``baseline`` file, committed on the base branch."""
+    recorded it. ``artifacts``: kept among the record job's artifacts, which never expire (on
+    GitLab), read from the run the records name. ``file``: the ``baseline`` file, committed on
+    the base branch."""
     branch: BranchName = DEFAULT_BASELINE_BRANCH
     """The data branch of ``store: branch``; never a branch pull requests merge into."""
     workflow: FileName = DEFAULT_BASELINE_WORKFLOW

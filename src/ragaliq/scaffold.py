@@ -108,14 +108,10 @@ _CONFIG = Template("""\
 dataset: $dataset
 # dataset_format: auto  # or ragaliq, ragas, deepeval (their field names), csv; auto detects them
 
-# Where the baselines pull requests are compared with are kept. The baseline workflow
-# (ragaliq-baseline.yml) records one for each push to main and keeps it on the data branch below,
-# never on main, so main can be protected; a gate uses one only after checking through GitHub's
-# API that a push run of that workflow on main recorded it. `ragaliq baseline record` writes
-# .ragaliq/baseline.json (the file below) and keeps a copy for `ragaliq gate` on this machine.
+$baselines_note
 baseline: $baseline
 baselines:
-  store: branch  # or file: the baseline file above, committed on main
+  store: $store  # or file: the baseline file above, committed on main
   branch: $branch  # the data branch; never one that pull requests merge into
   workflow: $workflow  # only a push run of this workflow file records a baseline
   keep: 500  # baselines kept, newest first
@@ -246,28 +242,66 @@ def judge_note(env: Mapping[str, str]) -> str:
     )
 
 
-def scaffold_files(root: Path) -> list[ScaffoldFile]:
-    """The files ``ragaliq init`` writes under ``root``: config, dataset, workflows, .gitignore."""
+_GITHUB_BASELINES = """\
+# Where the baselines pull requests are compared with are kept. The baseline workflow
+# (ragaliq-baseline.yml) records one for each push to main and keeps it on the data branch below,
+# never on main, so main can be protected; a gate uses one only after checking through GitHub's
+# API that a push run of that workflow on main recorded it. `ragaliq baseline record` writes
+# .ragaliq/baseline.json (the file below) and keeps a copy for `ragaliq gate` on this machine."""
+_GITLAB_BASELINES = """\
+# Where the baselines merge requests are compared with are kept. The record job (ragaliq-record in
+# .gitlab-ci.yml) records one for each push to the default branch and keeps it among its
+# artifacts, which never expire; a gate uses one only after checking through GitLab's API that a
+# push pipeline of the default branch, with no pipeline variables, recorded it at that commit.
+# `ragaliq baseline record` writes .ragaliq/baseline.json (the file below) for this machine."""
+GITLAB_CI_FILE = ".gitlab-ci.yml"
+GITLAB_RECORD_JOB = "ragaliq-record"
+IMAGE_PLACEHOLDER = "RAGALIQ_IMAGE"
+UNPINNED_IMAGE = "ghcr.io/ragaliq/ragaliq-gate@sha256:<the digest of the release you use>"
+"""What ``init --ci gitlab`` writes for the image when it is not given one: it must be pinned."""
+
+
+def scaffold_files(
+    root: Path, *, ci: str = "github", image: str | None = None
+) -> list[ScaffoldFile]:
+    """The files ``ragaliq init`` writes under ``root``: config, dataset, CI files, .gitignore.
+
+    ``ci`` is ``github`` (the four workflows) or ``gitlab`` (``.gitlab-ci.yml``, its jobs' image
+    ``image``, a reference by digest).
+    """
+    gitlab = ci == "gitlab"
     config = _CONFIG.substitute(
         dataset=DATASET_FILE,
         baseline=DEFAULT_BASELINE_PATH,
         branch=DEFAULT_BASELINE_BRANCH,
-        workflow=DEFAULT_BASELINE_WORKFLOW,
+        workflow=GITLAB_RECORD_JOB if gitlab else DEFAULT_BASELINE_WORKFLOW,
+        store="artifacts" if gitlab else "branch",
+        baselines_note=_GITLAB_BASELINES if gitlab else _GITHUB_BASELINES,
         model=DEFAULT_CLAUDE_MODEL,
         evaluators=_evaluator_sections(),
     )
     dataset = json.dumps(_EXAMPLE_CASE, ensure_ascii=False) + "\n"
     workflows = resources.files("ragaliq") / "workflows"
-    return [
-        ScaffoldFile(path=root / DEFAULT_CONFIG_FILE, text=config),
-        ScaffoldFile(path=root / DATASET_FILE, text=dataset),
-        *(
+    if gitlab:
+        pipeline = (workflows / "gitlab-ci.yml").read_text(encoding="utf-8")
+        ci_files = [
+            ScaffoldFile(
+                path=root / GITLAB_CI_FILE,
+                text=pipeline.replace(IMAGE_PLACEHOLDER, image or UNPINNED_IMAGE),
+            )
+        ]
+    else:
+        ci_files = [
             ScaffoldFile(
                 path=root / name,
                 text=(workflows / PurePosixPath(name).name).read_text(encoding="utf-8"),
             )
             for name in WORKFLOW_FILES
-        ),
+        ]
+    return [
+        ScaffoldFile(path=root / DEFAULT_CONFIG_FILE, text=config),
+        ScaffoldFile(path=root / DATASET_FILE, text=dataset),
+        *ci_files,
         ScaffoldFile(path=root / GITIGNORE_FILE, text=_GITIGNORE),
     ]
 
@@ -319,14 +353,16 @@ def _read_workflow(path: Path) -> object:
         return None
 
 
-def write_scaffold(root: Path, *, force: bool = False) -> list[Path]:
+def write_scaffold(
+    root: Path, *, force: bool = False, ci: str = "github", image: str | None = None
+) -> list[Path]:
     """Write the scaffold files under ``root``, each atomically, and return their paths.
 
     Raises:
         ConfigError: a file already exists and ``force`` is false (nothing is written then), a
             path is taken by a folder, or a file cannot be written.
     """
-    files = scaffold_files(root)
+    files = scaffold_files(root, ci=ci, image=image)
     folders = [f.path for f in files if f.path.is_dir()]
     if folders:
         raise ConfigError(

@@ -26,6 +26,7 @@ from ragaliq.config import (
     GateConfig,
     config_json_schema,
 )
+from ragaliq.errors import ConfigError
 from ragaliq.evaluators import HallucinationEvaluator
 from ragaliq.exits import calibration_exit_code
 from ragaliq.inputs import local_cache_path
@@ -74,12 +75,48 @@ _INIT_HELP = (
     help="The repository root to write the files in.",
 )
 @click.option("--force", is_flag=True, help="Overwrite files that already exist.")
+@click.option(
+    "--ci",
+    type=click.Choice(["github", "gitlab"]),
+    default="github",
+    show_default=True,
+    help="Write GitHub's four workflows, or GitLab's .gitlab-ci.yml.",
+)
+@click.option(
+    "--image",
+    default=None,
+    help="For --ci gitlab: the image the record and gate jobs run, pinned by digest "
+    "(ghcr.io/ragaliq/ragaliq-gate@sha256:...).",
+)
 @edge
-def init(root: Path, force: bool) -> None:
-    for path in write_scaffold(root, force=force):
+def init(root: Path, force: bool, ci: str, image: str | None) -> None:
+    if image is not None and "@sha256:" not in image:
+        raise ConfigError(
+            f"--image {image}: name the image by its digest (<name>@sha256:<digest>), so that "
+            "the job that holds the key never runs whatever a tag points at now"
+        )
+    for path in write_scaffold(root, force=force, ci=ci, image=image):
         echo(f"wrote {path}")
     echo(judge_note(collaborators().env))
-    echo(next_steps())
+    echo(next_steps() if ci == "github" else gitlab_steps(image))
+
+
+def gitlab_steps(image: str | None) -> str:
+    """What to do after ``init --ci gitlab``: the variables, the environment, the token."""
+    pin = (
+        ""
+        if image
+        else "Pin the image of ragaliq-record and ragaliq-gate by its digest (--image). "
+    )
+    return (
+        f"next, on GitLab: {pin}Create a project access token with the `api` scope and the "
+        "Developer role; store it as the CI/CD variable RAGALIQ_GITLAB_TOKEN and your Anthropic "
+        "API key as ANTHROPIC_API_KEY, both protected and masked, with the environment scope "
+        "`ragaliq` (only ragaliq-record and ragaliq-gate use it). Set the minimum role to use "
+        "pipeline variables to Maintainer. Protect the default branch; add a pipeline schedule "
+        "on it every 5 minutes; then require the gate's account as an approver (Premium, "
+        f"Ultimate), or read its note and status ({DOCS_URL}/gitlab.md)"
+    )
 
 
 def next_steps() -> str:

@@ -11,6 +11,7 @@ kind       where baselines live                        how a baseline is shown t
 =========  ==========================================  ====================================
 ``file``   ``baseline``, committed on the base branch  as trusted as the base commit
 ``branch`` a data branch, one baseline per commit       the baseline workflow's run records
+``artifacts`` the record job's artifacts (GitLab)       the record job's pipeline records
 =========  ==========================================  ====================================
 """
 
@@ -74,6 +75,19 @@ STORE_KINDS: dict[str, StoreKind] = {
             "run records the new scores that later changes are compared with. If that run "
             "failed or was cancelled, re-run it from its page. A baseline recorded by hand, or "
             "by a run started by hand, never counts."
+        ),
+    ),
+    "artifacts": StoreKind(
+        name="artifacts",
+        kept_apart=True,
+        record_hint="the record job keeps it among its artifacts, which never expire",
+        opened_by_host=True,
+        update_advice=(
+            "The record job (`{workflow}`) records the default branch's baseline on every push "
+            "to it and keeps it among its artifacts: merge this change, and its pipeline "
+            "records the new scores that later changes are compared with. If that pipeline "
+            "failed or was canceled, retry its record job. A pipeline run by hand, or with "
+            "pipeline variables, never counts."
         ),
     ),
 }
