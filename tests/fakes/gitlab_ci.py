@@ -792,7 +792,13 @@ def _script(value: Any, name: str, keyword: str) -> tuple[str, ...]:
         raise CiConfigError(f"{name}: {keyword} must be a string or a list of strings")
     flat: list[str] = []
     for line in lines:
-        flat.extend(str(item) for item in (line if isinstance(line, list) else [line]))
+        for item in line if isinstance(line, list) else [line]:
+            if not isinstance(item, str | int | float) or isinstance(item, bool):
+                # A line such as `- echo "a: b"` is a mapping to YAML, as GitLab refuses it.
+                raise CiConfigError(
+                    f"{name}: {keyword} config should be a string or a nested array of strings"
+                )
+            flat.append(str(item))
     return tuple(flat)
 
 
@@ -862,12 +868,14 @@ def _plan_job(
     values = _rule_context(
         ctx, {**predefined, "CI_JOB_NAME": name}, {k: v for k, (v, _) in yaml_vars.items()}
     )
+    stage = str(body.get("stage", "test"))
+    if stage not in stages:
+        raise CiConfigError(
+            f"{name}: chosen stage {stage!r} does not exist; stages: {list(stages)}"
+        )
     when, rule = _job_when(body, values, name, ctx.merge_request is not None)
     if when == "never":
         return []
-    stage = str(body.get("stage", "test"))
-    if stage not in stages:
-        raise CiConfigError(f"{name}: stage {stage!r} is not among the stages {list(stages)}")
     yaml_vars.update(_yaml_variables(rule.get("variables"), f"{name}: rules:variables"))
     count = body.get("parallel", 1)
     if not isinstance(count, int) or count < 1:
