@@ -21,6 +21,9 @@ not. Tokens come as ``PRIVATE-TOKEN``, ``Authorization: Bearer`` or, for a job's
 * ``GET /projects/:id/merge_requests`` (``state``, ``target_branch``, ``source_branch``,
   ``order_by=created_at|updated_at``, ``sort``) and ``GET .../merge_requests/:iid`` (``sha``,
   ``diff_refs``, ``source_project_id``, ``target_project_id``, ``head_pipeline``)
+* ``GET .../merge_requests/:iid/pipelines`` (newest first; a pipeline on
+  ``refs/merge-requests/:iid/head`` or ``/merge`` belongs to it) and
+  ``GET .../repository/commits/:sha/merge_requests``
 * ``GET|POST .../merge_requests/:iid/notes`` (listed newest first unless ``sort=asc``) and
   ``GET|PUT .../notes/:note_id``; only a note's author may edit it (403 otherwise)
 * ``POST /projects/:id/statuses/:sha`` (Developer role; a pending or running status moved to the
@@ -437,6 +440,7 @@ class FakeGitLab:
             (post, rf"{_MR}/approve", self._approve, False),
             (post, rf"{_MR}/unapprove", self._unapprove, False),
             (get, rf"{_MR}/approvals", self._get_approvals, False),
+            (get, rf"{_MR}/pipelines", self._mr_pipelines, False),
             (post, rf"{_PROJECT}/statuses/(?P<sha>{_SEG})", self._create_status, False),
             (
                 get,
@@ -484,6 +488,12 @@ class FakeGitLab:
             ),
             (get, rf"{_PROJECT}/repository/files/(?P<path>{_SEG})", self._get_file, False),
             (get, rf"{_PROJECT}/repository/commits/(?P<sha>{_SEG})", self._get_commit, True),
+            (
+                get,
+                rf"{_PROJECT}/repository/commits/(?P<sha>{_SEG})/merge_requests",
+                self._commit_mrs,
+                True,
+            ),
             (post, rf"{_PROJECT}/repository/commits", self._create_commit, False),
             (get, rf"{_PROJECT}/repository/compare", self._compare, False),
             (get, rf"{_PROJECT}/repository/branches", self._list_branches, True),
@@ -906,6 +916,9 @@ class FakeGitLab:
         with self._lock:
             proj = self._project(project)
             now = self._tick()
+            named = re.fullmatch(r"refs/merge-requests/(\d+)/(?:head|merge|train)", ref)
+            if merge_request_iid is None and named is not None:
+                merge_request_iid = int(named.group(1))
             pipeline = _Pipeline(
                 id=self._next("pipeline", 9000),
                 iid=1 + sum(1 for p in self._pipelines.values() if p.project_id == proj.id),
@@ -1646,6 +1659,27 @@ class FakeGitLab:
         data = self._approvals_json(mr)
         data["user_has_approved"] = any(u == ctx.user.id for u, _ in mr.approvals)
         return _Response(200, data)
+
+    def _mr_pipelines(self, ctx: _Context) -> _Response:
+        project = self._ctx_project(ctx, REPORTER)
+        mr = self._mr(project, int(ctx.params["iid"]))
+        found = [
+            self._pipeline_json(p)
+            for p in sorted(self._pipelines.values(), key=lambda p: -p.id)
+            if p.merge_request_iid == mr.iid
+            and p.project_id in {mr.project_id, mr.source_project_id}
+        ]
+        return self._page(ctx, found)
+
+    def _commit_mrs(self, ctx: _Context) -> _Response:
+        project = self._ctx_project(ctx, REPORTER)
+        sha = ctx.param("sha")
+        found = [
+            self._mr_json(mr)
+            for (pid, _), mr in sorted(self._mrs.items())
+            if pid == project.id and mr.sha == sha
+        ]
+        return self._page(ctx, found)
 
     # ------------------------------------------------------------------ handlers: statuses
 

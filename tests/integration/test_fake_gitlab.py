@@ -264,6 +264,13 @@ def test_pipelines_their_sources_variables_jobs_and_schedules(fake: FakeGitLab) 
     assert [v["key"] for v in plan.attributes["variables"]] == ["MODE"]
     assert [s.id for s in project.pipelineschedules.list(get_all=True)] == [schedule]
 
+    mr_pipeline = project.pipelines.list(source="merge_request_event", get_all=True)[0].id
+    iid = fake.add_merge_request(PROJECT, 1, head_sha=head)
+    mr = project.mergerequests.get(iid)
+    assert [p.id for p in mr.pipelines.list(get_all=True)] == [mr_pipeline]
+    assert mr.head_pipeline["id"] == mr_pipeline
+    assert [m["iid"] for m in project.commits.get(head).merge_requests()] == [iid]
+
     jobs = project.pipelines.get(push).jobs.list(get_all=True)
     assert [(j.name, j.stage, j.status) for j in jobs] == [("record", "record", "success")]
     environments = project.environments.list(get_all=True)
