@@ -338,7 +338,7 @@ class _HttpError(Exception):
 
 
 def _not_found(what: str = "") -> _HttpError:
-    return _HttpError(404, f"404 {what} Not Found" if what else "404 Not found")
+    return _HttpError(404, f"404 {what} Not Found" if what else "404 Not Found")
 
 
 def _forbidden(reason: str = "") -> _HttpError:

@@ -78,6 +78,10 @@ def test_bad_token_and_missing_project_are_shaped_as_gitlab(fake: FakeGitLab) ->
     assert bad.value.response_code == 401
     answer = raw(fake, "GET", "/projects/acme%2Fnope")
     assert (answer.status_code, answer.json()) == (404, {"message": "404 Project Not Found"})
+    missing_mr = raw(fake, "GET", f"/projects/{ENCODED}/merge_requests/99")
+    assert (missing_mr.status_code, missing_mr.json()) == (404, {"message": "404 Not Found"})
+    no_route = raw(fake, "GET", f"/projects/{ENCODED}/wikis")
+    assert (no_route.status_code, no_route.json()) == (404, {"error": "404 Not Found"})
     fake.add_project("other/private", gate_access=None)
     with pytest.raises(gitlab.GitlabGetError) as hidden:
         client(fake).projects.get("other/private")
