@@ -857,8 +857,10 @@ def _plan_job(
     first_id: int,
 ) -> list[PlannedJob]:
     job_vars = _yaml_variables(body.get("variables"), f"{name}: variables")
-    # "variables: {}" in a job still inherits the defaults; inherit:variables false does not.
-    inherit = (body.get("inherit") or {}).get("variables", True)
+    # A job's "variables: {}" drops the default variables
+    # (docs.gitlab.com/ci/variables/#skip-default-variables-in-a-single-job), as does
+    # "inherit: variables: false"; a list keeps only those named.
+    inherit = (body.get("inherit") or {}).get("variables", body.get("variables") != {})
     inherited = (
         global_vars
         if inherit is True

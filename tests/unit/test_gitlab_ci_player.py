@@ -453,6 +453,23 @@ def test_variable_precedence() -> None:
     assert env["CI_COMMIT_REF_NAME"] == "yaml-job"
 
 
+def test_a_job_may_drop_the_default_variables() -> None:
+    yaml = {
+        "variables": {"A": "1", "B": "2"},
+        "empty": {**EVERYWHERE, "variables": {}},
+        "none": {**EVERYWHERE, "inherit": {"variables": False}},
+        "some": {**EVERYWHERE, "inherit": {"variables": ["B"]}},
+        "all": EVERYWHERE,
+    }
+    plan = plan_pipeline(yaml, branch())
+    assert [("A" in j.variables, "B" in j.variables) for j in plan.jobs] == [
+        (False, False),
+        (False, False),
+        (False, True),
+        (True, True),
+    ]
+
+
 def test_pipeline_variables_override_everything_a_project_sets() -> None:
     yaml = {"variables": {"INDEX_URL": "https://pypi.org/simple"}, "job": EVERYWHERE}
     ctx = branch(
