@@ -280,7 +280,7 @@ def _tokens(text: str, where: str) -> list[tuple[str, Any]]:
         if text[position:].strip() == "":
             break
         match = _TOKEN.match(text, position)
-        if match is None or match.end() == position:
+        if match is None or match.end() == position or match.lastgroup is None:
             raise CiConfigError(f"{where}: invalid expression syntax at {text[position:]!r}")
         kind = match.lastgroup
         if kind in ("braced", "var"):
@@ -292,7 +292,7 @@ def _tokens(text: str, where: str) -> list[tuple[str, Any]]:
         elif kind == "null":
             found.append(("null", None))
         else:
-            found.append((str(kind), match.group(kind)))
+            found.append((kind, match.group(kind)))
         position = match.end()
     return found
 

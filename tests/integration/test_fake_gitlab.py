@@ -43,7 +43,9 @@ def client(fake: FakeGitLab, token: str | None = None, **kwargs: Any) -> gitlab.
     return gitlab.Gitlab(fake.url, private_token=token or fake.token, **kwargs)
 
 
-def raw(fake: FakeGitLab, method: str, path: str, token: str | None = None, **kwargs: Any):
+def raw(
+    fake: FakeGitLab, method: str, path: str, token: str | None = None, **kwargs: Any
+) -> requests.Response:
     headers = {"PRIVATE-TOKEN": token or fake.token}
     return requests.request(method, fake.api_url + path, headers=headers, timeout=5, **kwargs)
 
@@ -61,6 +63,7 @@ def seed_repo(fake: FakeGitLab) -> tuple[str, str]:
 def test_user_and_project_by_path_and_id(fake: FakeGitLab) -> None:
     gl = client(fake)
     gl.auth()
+    assert gl.user is not None
     assert gl.user.username == "ragaliq-gate-bot"
     assert gl.user.bot is True
     by_path = gl.projects.get(PROJECT)
@@ -328,6 +331,7 @@ def test_repository_files_commits_compare_and_branches(fake: FakeGitLab) -> None
     assert info.last_commit_id == head
     assert project.commits.get(head).parent_ids == [base]
     compare = project.repository_compare(base, head)
+    assert isinstance(compare, dict)
     assert sorted((d["new_path"], d["new_file"]) for d in compare["diffs"]) == [
         ("data/cases.jsonl", False),
         ("new.txt", True),
@@ -363,9 +367,9 @@ def test_mirrored_git_repository(fake: FakeGitLab, tmp_path: Path) -> None:
     assert project.files.raw(file_path="ragaliq.yaml", ref=first) == b"bar: 1\n"
     assert project.files.raw(file_path="ragaliq.yaml", ref="main") == b"bar: 2\n"
     assert project.commits.get(second).parent_ids == [first]
-    assert [d["new_path"] for d in project.repository_compare(first, second)["diffs"]] == [
-        "ragaliq.yaml"
-    ]
+    compare = project.repository_compare(first, second)
+    assert isinstance(compare, dict)
+    assert [d["new_path"] for d in compare["diffs"]] == ["ragaliq.yaml"]
 
 
 def test_commits_api_writes_a_data_branch_and_refuses_races_and_protection(

@@ -14,6 +14,7 @@ from tests.fakes.gitlab_ci import (
     CiVariable,
     MergeRequestInfo,
     PipelineContext,
+    PlannedJob,
     evaluate,
     load_config,
     plan_pipeline,
@@ -47,13 +48,16 @@ def config(**jobs: Any) -> dict[str, Any]:
     return {"stages": ["build", "test", "deploy"], **jobs}
 
 
-def branch(ref: str = "main", *, source: str = "push", project: CiProject = PARENT, **kw: Any):
+def branch(
+    ref: str = "main", *, source: str = "push", project: CiProject = PARENT, **kw: Any
+) -> PipelineContext:
     return PipelineContext(source=source, project=project, ref=ref, sha=MAIN_SHA, **kw)
 
 
 def merge_request(
     *,
     source_project: CiProject = PARENT,
+    target_project: CiProject = PARENT,
     run_in: CiProject = PARENT,
     merged: bool = False,
     **kw: Any,
@@ -61,7 +65,7 @@ def merge_request(
     mr = MergeRequestInfo(
         iid=7,
         title="Tweak the retriever",
-        target_project=PARENT,
+        target_project=target_project,
         source_project=source_project,
         source_branch=kw.pop("source_branch", "tweak"),
         target_branch="main",
@@ -327,14 +331,10 @@ def test_a_merge_request_pipeline_is_not_protected_even_toward_a_protected_branc
 
 def test_the_project_may_let_merge_request_pipelines_between_protected_branches_in() -> None:
     opened = replace(PARENT, protected_mr_pipelines=True, protected_branches=("main", "stable"))
-    mr = merge_request(source_project=opened, run_in=opened, source_branch="stable")
-    mr = replace(mr, merge_request=replace(mr.merge_request, target_project=opened))
+    both: dict[str, Any] = {"source_project": opened, "target_project": opened, "run_in": opened}
+    mr = merge_request(**both, source_branch="stable")
     assert "LLM_KEY" in plan_pipeline(config(job=EVERYWHERE), mr).job("job").variables
-    unprotected_source = merge_request(source_project=opened, run_in=opened, source_branch="tweak")
-    unprotected_source = replace(
-        unprotected_source,
-        merge_request=replace(unprotected_source.merge_request, target_project=opened),
-    )
+    unprotected_source = merge_request(**both, source_branch="tweak")
     assert (
         "LLM_KEY"
         not in plan_pipeline(config(job=EVERYWHERE), unprotected_source).job("job").variables
@@ -359,8 +359,7 @@ def test_a_forks_own_pipeline_gets_the_forks_variables_only() -> None:
 
 def test_a_fork_merge_request_run_in_the_parent_gets_its_unprotected_variables() -> None:
     opened = replace(PARENT, protected_mr_pipelines=True, protected_branches=("main", "tweak"))
-    ctx = merge_request(source_project=FORK, run_in=opened)
-    ctx = replace(ctx, merge_request=replace(ctx.merge_request, target_project=opened))
+    ctx = merge_request(source_project=FORK, target_project=opened, run_in=opened)
     env = plan_pipeline(config(job=EVERYWHERE), ctx).job("job").variables
     assert env["LOG_LEVEL"] == "info"
     assert env["CI_PROJECT_ID"] == "11"
@@ -605,7 +604,7 @@ def test_bad_configurations(text: str, message: str) -> None:
 # ---------------------------------------------------------------------- running a job
 
 
-def planned(script: list[str], project: CiProject = PARENT, **job: Any):
+def planned(script: list[str], project: CiProject = PARENT, **job: Any) -> PlannedJob:
     yaml = config(job={"script": script, "rules": [{"when": "always"}], **job})
     return plan_pipeline(yaml, branch(project=project)).job("job")
 
