@@ -66,7 +66,9 @@ A ``CI_JOB_TOKEN`` (:meth:`FakeGitLab.job_token`) is accepted, while its job run
 endpoints GitLab lists for job tokens (docs.gitlab.com/ci/jobs/ci_job_token/#job-token-access):
 reading merge requests and their notes, commits, branches, raw files, environments and job
 artifacts; anything else (posting a note, a status, an approval) answers 401 as to no token.
-Lists are paginated as GitLab does (``page``, ``per_page`` up to 100, ``X-Page``, ``X-Per-Page``,
+:meth:`FakeGitLab.ci_project` and :meth:`FakeGitLab.ci_merge_request` hand the pipeline player
+(tests/fakes/gitlab_ci.py) the project and merge request as set up here, so a played pipeline's
+jobs get what this GitLab would give them. Lists are paginated as GitLab does (``page``, ``per_page`` up to 100, ``X-Page``, ``X-Per-Page``,
 ``X-Next-Page``, ``X-Prev-Page``, ``X-Total``, ``X-Total-Pages`` and ``Link``). Errors are shaped
 as GitLab's (``{"message": "404 Project Not Found"}``); :meth:`FakeGitLab.fail` answers any
 status on demand, a 429 with ``Retry-After``. Anything else answers 404 ``{"error": "404 Not
@@ -95,7 +97,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
-from tests.fakes.gitlab_ci import CiVariable
+from tests.fakes.gitlab_ci import CiProject, CiVariable, MergeRequestInfo
 
 __all__ = [
     "DEVELOPER",
@@ -651,6 +653,40 @@ class FakeGitLab:
         """``project``'s CI/CD variables, as the pipeline player takes them."""
         with self._lock:
             return list(self._project(project).variables)
+
+    def ci_project(self, project: str | int) -> CiProject:
+        """``project`` as the pipeline player takes it: its protected branches, its variables
+        and who may set pipeline variables, as set up on the fake."""
+        with self._lock:
+            proj = self._project(project)
+            return CiProject(
+                id=proj.id,
+                path=proj.path,
+                default_branch=proj.default_branch,
+                protected_branches=tuple(proj.protected),
+                variables=tuple(proj.variables),
+                pipeline_variables_minimum_role=proj.settings[
+                    "ci_pipeline_variables_minimum_override_role"
+                ],
+            )
+
+    def ci_merge_request(self, project: str | int, iid: int) -> MergeRequestInfo:
+        """Merge request ``iid`` as a merge request pipeline of the player sees it."""
+        with self._lock:
+            mr = self._mr(self._project(project), iid)
+            target = self._projects[mr.project_id]
+            return MergeRequestInfo(
+                iid=mr.iid,
+                id=mr.id,
+                title=mr.title,
+                target_project=self.ci_project(target.id),
+                source_project=self.ci_project(mr.source_project_id),
+                source_branch=mr.source_branch,
+                target_branch=mr.target_branch,
+                source_sha=mr.sha,
+                target_sha=target.branches.get(mr.target_branch, mr.start_sha),
+                diff_base_sha=mr.base_sha,
+            )
 
     # ------------------------------------------------------------------ seeding: repository
 

@@ -524,6 +524,33 @@ def test_variables_api_is_for_maintainers_and_feeds_the_player(fake: FakeGitLab)
     ]
     assert fake.variables(PROJECT) == [key]
 
+    # What the fake holds is what the player plays: the key reaches only the gate's job on the
+    # protected default branch, never a merge request pipeline.
+    fake.protect_branch(PROJECT, "main")
+    fake.set_project(PROJECT, ci_pipeline_variables_minimum_override_role="maintainer")
+    head = fake.add_commit(PROJECT, {"a.txt": "a"}, branch="feature")
+    iid = fake.add_merge_request(PROJECT, head_sha=head)
+    project = fake.ci_project(PROJECT)
+    assert (project.protected_branches, project.variables) == (("main",), (key,))
+    yaml = {
+        "produce": {"script": ["true"], "rules": [{"when": "always"}]},
+        "gate": {"script": ["true"], "environment": "ragaliq", "rules": [{"when": "always"}]},
+    }
+    on_main = plan_pipeline(yaml, PipelineContext(source="schedule", project=project, ref="main"))
+    assert "ANTHROPIC_API_KEY" in on_main.job("gate").variables
+    assert "ANTHROPIC_API_KEY" not in on_main.job("produce").variables
+    mr = fake.ci_merge_request(PROJECT, iid)
+    assert (mr.source_sha, mr.source_branch) == (head, "feature")
+    in_mr = plan_pipeline(
+        yaml, PipelineContext(source="merge_request_event", project=project, merge_request=mr)
+    )
+    assert all("ANTHROPIC_API_KEY" not in job.variables for job in in_mr.jobs)
+    refused = plan_pipeline(
+        yaml,
+        PipelineContext(source="web", project=project, ref="main", pipeline_variables={"X": "1"}),
+    )
+    assert refused.refusal == "Insufficient permissions to set pipeline variables"
+
 
 TINY_PIPELINE = """
 stages: [produce, report]
