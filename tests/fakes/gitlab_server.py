@@ -68,9 +68,10 @@ reading merge requests and their notes, commits, branches, raw files, environmen
 artifacts; anything else (posting a note, a status, an approval) answers 401 as to no token.
 :meth:`FakeGitLab.ci_project` and :meth:`FakeGitLab.ci_merge_request` hand the pipeline player
 (tests/fakes/gitlab_ci.py) the project and merge request as set up here, so a played pipeline's
-jobs get what this GitLab would give them. Lists are paginated as GitLab does (``page``, ``per_page`` up to 100, ``X-Page``, ``X-Per-Page``,
-``X-Next-Page``, ``X-Prev-Page``, ``X-Total``, ``X-Total-Pages`` and ``Link``). Errors are shaped
-as GitLab's (``{"message": "404 Project Not Found"}``); :meth:`FakeGitLab.fail` answers any
+jobs get what this GitLab would give them. Lists are paginated as GitLab does (``page``,
+``per_page`` up to 100, ``X-Page``, ``X-Per-Page``, ``X-Next-Page``, ``X-Prev-Page``,
+``X-Total``, ``X-Total-Pages`` and ``Link``). Errors are shaped as GitLab's
+(``{"message": "404 Project Not Found"}``); :meth:`FakeGitLab.fail` answers any
 status on demand, a 429 with ``Retry-After``. Anything else answers 404 ``{"error": "404 Not
 Found"}``.
 """
