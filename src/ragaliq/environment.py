@@ -90,6 +90,13 @@ GOOGLE_CREDENTIALS = "GOOGLE_APPLICATION_CREDENTIALS"
 MAX_CA_BUNDLE_BYTES = 4 * 1024 * 1024
 
 
+RUNNER_SETTINGS = frozenset(
+    {"GIT_STRATEGY", "GIT_DEPTH", "GIT_CHECKOUT", "GIT_CLEAN_FLAGS", "GIT_SUBMODULE_STRATEGY"}
+)
+"""How a GitLab job asks its runner to check out (or not): dropped like every ``GIT_*``, but
+the job's own definition, so not worth a notice."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Hardening:
     """What :func:`harden_action_environment` did to the environment."""
@@ -106,14 +113,16 @@ class Hardening:
     @property
     def notices(self) -> tuple[str, ...]:
         """One line on what was dropped, for the log, the summary and the comment."""
-        if not self.dropped:
+        shown = [n for n in self.dropped if n not in RUNNER_SETTINGS]
+        if not shown:
             return ()
         return (
             "The gate ignored these variables of the job's environment: "
-            + ", ".join(self.dropped)
-            + ". An earlier step can set them through $GITHUB_ENV, so in gate mode endpoints, "
-            "proxies, CA bundles, credential files and the cache secret come only from the "
-            "action's inputs (anthropic-base-url, https-proxy, ca-bundle, cache-secret).",
+            + ", ".join(shown)
+            + ". An earlier step can set them (on GitHub, through $GITHUB_ENV), so in gate mode "
+            "endpoints, proxies, CA bundles, credential files and the cache secret come only "
+            "from the gate's own inputs (the action's anthropic-base-url, https-proxy, "
+            "ca-bundle, cache-secret).",
         )
 
 

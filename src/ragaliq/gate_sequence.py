@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragaliq.baseline import Baseline
 from ragaliq.config import GateConfig, JudgeConfig
@@ -42,7 +43,32 @@ from ragaliq.trust import (
     read_bar,
 )
 
-__all__ = ["GatePlan", "GateRun", "GateSetup", "GateWatch", "decide_gate", "plan_gate", "run_gate"]
+__all__ = [
+    "GatePlan",
+    "GateRun",
+    "GateSetup",
+    "GateWatch",
+    "HostWords",
+    "decide_gate",
+    "plan_gate",
+    "run_gate",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostWords:
+    """How the host's surfaces hold and name what the comment says."""
+
+    comment_limit: int
+    summary_name: str
+    accept_hint: str
+
+    def comment_options(self) -> dict[str, Any]:
+        return {
+            "limit": self.comment_limit,
+            "summary_name": self.summary_name,
+            "accept_hint": self.accept_hint,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,6 +226,7 @@ async def run_gate(
     report_artifact: bool = False,
     extra_notices: tuple[str, ...] = (),
     acceptances: tuple[Acceptance, ...] = (),
+    words: HostWords | None = None,
     answers: AnswerRows | None = None,
 ) -> GateRun:
     """Judge the plan's inputs while the comparison watches, then decide and render.
@@ -238,6 +265,7 @@ async def run_gate(
         details_url=details_url,
         report_artifact=report_artifact,
         extra_notices=(*plan.notices, *extra_notices),
+        words=words,
     )
 
 
@@ -250,6 +278,7 @@ def decide_gate(
     details_url: str | None = None,
     report_artifact: bool = False,
     extra_notices: tuple[str, ...] = (),
+    words: HostWords | None = None,
 ) -> GateRun:
     """Decide the gate for a finished run and render the comment and the summary.
 
@@ -268,6 +297,7 @@ def decide_gate(
         details_url=details_url,
         report_artifact=report_artifact,
         baseline_advice=advice,
+        **(words.comment_options() if words is not None else {}),
     )
     summary = render_summary(
         decision,

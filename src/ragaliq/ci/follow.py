@@ -58,6 +58,8 @@ class StatusSeen:
     state: str
     description: str
     created_at: datetime | None = None
+    reviewed_since: bool = False
+    """A reviewer's record with a command was written after it: the verdict may change."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,13 +80,15 @@ def stale_pending(status: StatusSeen | None, now: datetime | None = None) -> boo
 
 
 def unjudged(status: StatusSeen | None) -> bool:
-    """Whether a change's head has no verdict of the gate's yet: no status, or one that waits.
+    """Whether a change's head has no verdict of the gate's yet that still stands.
 
-    What a sweep gates (a host whose trusted job finds the changes itself).
+    No status, one that waits, or one a reviewer's command was written after: what a sweep
+    gates (a host whose trusted job finds the changes itself).
     """
     return (
         status is None
         or status.state == "pending"
+        or status.reviewed_since
         or waits_on_baseline(status.state, status.description)
     )
 

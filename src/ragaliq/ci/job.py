@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 
 from ragaliq._files import check_writable
 from ragaliq.ci.acceptances import acceptances_of
@@ -63,12 +64,13 @@ from ragaliq.forge import (
     status_context,
 )
 from ragaliq.gate.acceptance import Acceptance
-from ragaliq.gate_sequence import GatePlan, GateRun, GateSetup, plan_gate, run_gate
+from ragaliq.gate_sequence import GatePlan, GateRun, GateSetup, HostWords, plan_gate, run_gate
 from ragaliq.inputs import Inputs
 from ragaliq.judges.answers import AnswerRows
 from ragaliq.judges.factory import API_KEY_ENV, BASE_URL_ENV, JudgeOpener, has_credentials
 from ragaliq.models import Usage
 from ragaliq.redaction import register_secret
+from ragaliq.report.markdown import ACCEPT_HINT
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
 from ragaliq.text.counts import plural
@@ -239,7 +241,12 @@ async def _gate_open_changes(
     for pr in host.open_changes(branch):
         seen = host.latest_status(pr.head_sha, context)
         status = (
-            StatusSeen(state=seen.state, description=seen.description, created_at=seen.created_at)
+            StatusSeen(
+                state=seen.state,
+                description=seen.description,
+                created_at=seen.created_at,
+                reviewed_since=pick is unjudged and _reviewed_since(host, pr, seen.created_at),
+            )
             if seen is not None
             else None
         )
@@ -257,6 +264,14 @@ async def _gate_open_changes(
     workflow.write_summary(landing.summary())
     workflow.set_output("passed", "true")
     return ExitCode.PASSED
+
+
+def _reviewed_since(host: Host, change: Change, since: datetime | None) -> bool:
+    """Whether a reviewer's record with a command was written after ``since``."""
+    if since is None:
+        return False
+    records, _ = host.reviews(change)
+    return any(r.submitted_at is not None and r.submitted_at > since for r in records)
 
 
 def _expire_stale(
@@ -438,6 +453,11 @@ async def _gate(job: _Job, result: Publication, pr: Change | None) -> _Gated:
         details_url=settings.run_url,
         report_artifact=outputs.html is not None,
         extra_notices=tuple(notices),
+        words=HostWords(
+            comment_limit=host.profile.comment,
+            summary_name=host.profile.summary_name,
+            accept_hint=host.profile.accept_hint or ACCEPT_HINT,
+        ),
         acceptances=acceptances,
         answers=job.answers,
     )

@@ -143,9 +143,10 @@ def dataset_of(settings: JobSettings, host: Host, pr: Change | None) -> GatedDat
             )
         produced_by = uploads[-1].run_id
         how = (
-            f" (the pull_request run of the head commit {head[:12]}; the "
-            + ("review" if review else "follower")
-            + " ran no code)"
+            f" (the pull_request run of the head commit {head[:12]}; the review ran no code)"
+            if review
+            else f" (handed over for the head commit {head[:12]} by the change's own run; "
+            "this gate ran none of its code)"
         )
     found = host.handed_over(produced_by, settings.artifact, name, head or "")
     ignored = (

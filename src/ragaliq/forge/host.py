@@ -184,6 +184,9 @@ class HostProfile:
     """How the comment names where the full results are."""
     teams_hint: str = ""
     """What to do when a team's membership cannot be read (the token to give)."""
+    accept_hint: str = ""
+    """How a reviewer accepts a claim the gate got wrong, as the comment says it (trusted
+    HTML); empty for the comment's own words."""
 
 
 class Host(Protocol):

@@ -40,6 +40,7 @@ from ragaliq.github.pulls import check_pull_request, find_pull_requests, open_pu
 from ragaliq.github.reviews import TEAMS_TOKEN, access_of, member_of, read_reviews
 from ragaliq.github.runs import handed_over_at
 from ragaliq.github.status import CommitStatus, latest_status
+from ragaliq.report.markdown import ACCEPT_HINT
 from ragaliq.repository import FallbackSource, FileSource, GitCommit
 from ragaliq.store.layout import BaselineStore
 
@@ -50,7 +51,11 @@ ANSWER_RUNS_READ = 5
 ANSWER_BYTES_READ = 64 * 1024 * 1024
 """The most bytes of earlier gates' answers one gate downloads, all artifacts together."""
 PROFILE = HostProfile(
-    comment=65_536, summary=1_048_576, summary_name="the job summary", teams_hint=TEAMS_TOKEN
+    comment=65_536,
+    summary=1_048_576,
+    summary_name="the job summary",
+    teams_hint=TEAMS_TOKEN,
+    accept_hint=ACCEPT_HINT,
 )
 """GitHub's limits: a comment body of 65,536 characters, a job summary of 1 MiB."""
 

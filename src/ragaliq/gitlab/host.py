@@ -68,6 +68,12 @@ PROFILE = HostProfile(
     summary=1_048_576,
     summary_name="the gate job's log",
     teams_hint="the gate's token may not read that group's members; give it read_api on the group",
+    accept_hint=(
+        "A member with the Developer role or above, not the author, accepts a claim the gate "
+        "got wrong with a note that says <code>/ragaliq accept &lt;id&gt; &lt;head "
+        "commit&gt;</code> (or <code>all</code> in place of the ids), naming this head commit "
+        "in full; an edited note counts as never written, and a new push needs a new note."
+    ),
 )
 """GitLab's limits: a note of 1,000,000 characters."""
 _STATES = {"pending": "pending", "success": "success", "failure": "failed", "error": "failed"}

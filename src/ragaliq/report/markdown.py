@@ -38,6 +38,7 @@ from ragaliq.report.console import format_usage
 from ragaliq.report.marker import comment_marker
 
 __all__ = [
+    "ACCEPT_HINT",
     "BASELINE_ADVICE",
     "COMMENT_LIMIT",
     "COMMENT_TEMPLATE",
@@ -62,6 +63,13 @@ SUMMARY_LIMIT = 1_048_576
 _URL = re.compile(r"^https?://[^\s<>()\[\]\"'`]+$")
 
 
+ACCEPT_HINT = (
+    "A reviewer with write access accepts a claim the gate got wrong with a review of this "
+    "commit that says <code>/ragaliq accept &lt;id&gt;</code> (or <code>/ragaliq accept "
+    "all</code> for every claim listed here); an accepted claim counts as supported, and a new "
+    "push needs a new review."
+)
+"""How a reviewer accepts a claim on GitHub (HTML inside the comment's ``<sub>``; trusted)."""
 BASELINE_ADVICE = (
     "Merge this change, and the baseline of the base branch is recorded again as your set-up "
     "records it; later changes are compared with it."
@@ -90,6 +98,8 @@ def render_comment(
     report_artifact: bool = False,
     limit: int = COMMENT_LIMIT,
     baseline_advice: str = BASELINE_ADVICE,
+    accept_hint: str = ACCEPT_HINT,
+    summary_name: str = "the job summary",
 ) -> str:
     """The PR comment: its first line is the hidden marker, its length at most ``limit``.
 
@@ -102,6 +112,8 @@ def render_comment(
             the comment says so.
         limit: The most characters the comment may have.
         baseline_advice: How to update the baseline with the store in use (Markdown, trusted).
+        accept_hint: How a reviewer accepts a claim on the host (trusted).
+        summary_name: How the host names where the full results are.
 
     Returns:
         The comment body, ending with a newline.
@@ -115,8 +127,9 @@ def render_comment(
     if details_url is not None and not _URL.match(details_url):
         raise ValueError(f"details_url {details_url!r} must be an http(s) URL without spaces")
     loaded = load(template, COMMENT_TEMPLATE)
-    where = f"[the job summary]({details_url})" if details_url else "the job summary"
+    where = f"[{summary_name}]({details_url})" if details_url else summary_name
     context = _context(decision, where=where, clip=300, baseline_advice=baseline_advice)
+    context["accept_hint"] = accept_hint
     context.update(
         marker=marker,
         details_url=details_url,
@@ -190,6 +203,7 @@ def render_summary(
         for case in report.cases if isinstance(report, RunReport) else ():
             cases.add(case)
     context.update(
+        accept_hint=ACCEPT_HINT,
         marker="",
         details_url=None,
         report_artifact=False,

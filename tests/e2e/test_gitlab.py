@@ -1,0 +1,182 @@
+"""GitLab merge requests held to the target branch's bar: the ``.gitlab-ci.yml`` that ``ragaliq
+init --ci gitlab`` writes, played job by job against the fake GitLab API
+(:mod:`tests.e2e.gitlab_play`): the produce job in each merge request's pipeline with no secret,
+the record job on each push to the protected default branch, the gate in a scheduled pipeline of
+it, holding the key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.gitlab_play import CONFIG, KEY, PROJECT, GitLabProject
+from tests.e2e.workspace import cases
+from tests.fakes.gitlab_server import FakeGitLab
+
+MAIN = "RagaliQ Gate (main)"
+
+
+@pytest.fixture
+def gitlab(tmp_path) -> Iterator[GitLabProject]:
+    with FakeGitLab() as fake:
+        yield GitLabProject(tmp=tmp_path, fake=fake)
+
+
+def statuses(project: GitLabProject, sha: str) -> list[tuple[str, str]]:
+    return [(s.state, s.description) for s in project.fake.statuses(PROJECT, sha, name=MAIN)]
+
+
+def gate_notes(project: GitLabProject, iid: int) -> list[str]:
+    return [
+        n.body
+        for n in project.fake.notes(PROJECT, iid)
+        if n.body.startswith("<!-- ragaliq:comment")
+    ]
+
+
+def invented(rows: list[dict]) -> list[dict]:
+    first = {**rows[0], "response": rows[0]["response"] + " It also costs $99 a seat in 2031."}
+    return [first, *rows[1:]]
+
+
+def test_a_merge_request_with_invented_details_fails_then_its_fix_passes_and_is_approved(gitlab):
+    main = gitlab.commit_main()
+    record = gitlab.record(main)
+    assert record.jobs["ragaliq-record"].passed, record.jobs["ragaliq-record"].log
+    iid, head = gitlab.open_merge_request("feature", rows=invented(cases()))
+    produced = gitlab.produce(iid, head)
+    assert list(produced.jobs) == ["ragaliq-produce"]
+    assert KEY not in str(produced.jobs["ragaliq-produce"].environment)
+
+    gate = gitlab.gate()
+    assert gate.jobs["ragaliq-gate"].passed, gate.jobs["ragaliq-gate"].log
+    ((state, description),) = statuses(gitlab, head)[-1:]
+    assert state == "failed" and description.startswith(f"main@{main[:7]}: ")
+    (note,) = gate_notes(gitlab, iid)
+    ids = re.findall(r"<sub>`([0-9a-f]{16})`</sub>", note)
+    assert ids and "$99" in note.replace("&#36;", "$")
+    assert gitlab.fake.approvals(PROJECT, iid) == []
+
+    # The fix: pushed to the merge request, produced again, gated by the next scheduled run.
+    fixed = gitlab.branch("feature", rows=cases())
+    gitlab.fake.push_to_merge_request(PROJECT, iid, head_sha=fixed)
+    gitlab.produce(iid, fixed)
+    gate = gitlab.gate()
+    assert gate.jobs["ragaliq-gate"].passed, gate.jobs["ragaliq-gate"].log
+    assert statuses(gitlab, fixed)[-1][0] == "success"
+    (note,) = gate_notes(gitlab, iid)  # the same note, updated
+    assert "RagaliQ Gate passed" in note
+    assert [who for who, _ in gitlab.fake.approvals(PROJECT, iid)] == [gitlab.fake.username]
+
+
+def test_a_merge_request_that_loosens_its_own_bar_is_judged_against_mains(gitlab):
+    main = gitlab.commit_main()
+    gitlab.record(main)
+    loose = CONFIG.replace("threshold: 0.5", "threshold: 0.0").replace(
+        "fail_on_new_hallucinations: true", "fail_on_new_hallucinations: false"
+    )
+    hostile_ci = gitlab.config_at(main).replace(
+        'rules:\n    - if: $CI_PIPELINE_SOURCE == "merge_request_event"\n  script:',
+        'rules:\n    - if: $CI_PIPELINE_SOURCE == "merge_request_event"\n  environment:\n'
+        "    name: ragaliq\n  script:\n    - env | sort",
+        1,
+    )
+    iid, head = gitlab.open_merge_request(
+        "loosen", regressed=True, **{"ragaliq.yaml": loose, ".gitlab-ci.yml": hostile_ci}
+    )
+    produced = gitlab.produce(iid, head)
+    job = produced.jobs["ragaliq-produce"]
+    assert KEY not in job.log and KEY not in str(job.environment)  # the MR's pipeline: no key
+    assert "RAGALIQ_GITLAB_TOKEN" not in job.environment
+    gate = gitlab.gate()
+    assert gate.jobs["ragaliq-gate"].passed, gate.jobs["ragaliq-gate"].log
+    assert statuses(gitlab, head)[-1][0] == "failed"
+    (note,) = gate_notes(gitlab, iid)
+    assert "apply once it is merged" in note
+
+
+def test_a_merge_request_from_a_fork_is_judged_once_its_produce_job_ran_in_the_parent(gitlab):
+    main = gitlab.commit_main()
+    gitlab.record(main)
+    iid, head = gitlab.open_merge_request("fork-change", regressed=True, fork=True)
+    gitlab.produce(iid, head)  # a maintainer ran its pipeline in the parent project
+    gitlab.gate()
+    assert statuses(gitlab, head)[-1][0] == "failed"
+
+
+def test_acceptances_count_from_a_developer_at_the_head_and_never_otherwise(gitlab):
+    main = gitlab.commit_main()
+    gitlab.record(main)
+    iid, head = gitlab.open_merge_request("accept", rows=invented(cases()), author="dev")
+    gitlab.produce(iid, head)
+    gitlab.gate()
+    (note,) = gate_notes(gitlab, iid)
+    claims = re.findall(r"<sub>`([0-9a-f]{16})`</sub>", note)
+    assert claims
+    claim = claims[0]
+    gitlab.fake.add_note(PROJECT, iid, f"/ragaliq accept {claim} {head}", author="dev")
+    gitlab.fake.add_note(PROJECT, iid, f"/ragaliq accept {claim} {head}", author="reader")
+    gitlab.fake.add_note(PROJECT, iid, f"/ragaliq accept {claim} {'0' * 40}", author="lead")
+    edited = gitlab.fake.add_note(PROJECT, iid, "LGTM", author="lead")
+    gitlab.fake.edit_note(PROJECT, iid, edited.id, f"/ragaliq accept {claim} {head}")
+    gate = gitlab.gate()  # the notes written since the last verdict gate it again
+    log = gate.jobs["ragaliq-gate"].log
+    assert statuses(gitlab, head)[-1][0] == "failed", log
+    assert "by the pull request's author" in log
+    assert "they have read access" in log
+    assert "not the head" in log
+    assert "edited since it was written" in log
+    gitlab.fake.add_note(PROJECT, iid, f"/ragaliq accept {claim} {head}", author="lead")
+    gitlab.gate()
+    assert statuses(gitlab, head)[-1][0] == "success"
+
+
+def test_a_gate_started_with_pipeline_variables_refuses_to_run(gitlab):
+    main = gitlab.commit_main()
+    gitlab.record(main)
+    iid, head = gitlab.open_merge_request("vars", regressed=True)
+    gitlab.produce(iid, head)
+    for name, value in (
+        ("ANTHROPIC_BASE_URL", "https://collector.example"),
+        ("HTTPS_PROXY", "http://proxy.example:3128"),
+        ("PIP_INDEX_URL", "https://index.example/simple"),
+    ):
+        gate = gitlab.gate(variables={name: value})
+        job = gate.jobs["ragaliq-gate"]
+        assert not job.passed and "variables from whoever started its pipeline" in job.log
+        assert name in job.log
+    assert statuses(gitlab, head) == []  # nothing judged, nothing set
+
+
+def test_statuses_and_notes_of_others_never_stand_for_the_gate(gitlab):
+    main = gitlab.commit_main()
+    gitlab.record(main)
+    iid, head = gitlab.open_merge_request("forged", regressed=True, author="dev")
+    gitlab.produce(iid, head)
+    # A Developer posts a green status of the gate's name, and the author a note with its marker.
+    gitlab.fake.add_status(PROJECT, head, name=MAIN, state="success", author="dev")
+    gitlab.fake.add_note(
+        PROJECT,
+        iid,
+        "<!-- ragaliq:comment id=default -->\n### ✅ RagaliQ Gate passed",
+        author="dev",
+    )
+    gitlab.gate()
+    assert statuses(gitlab, head)[-1][0] == "failed"  # the gate still judged it
+    bodies = gate_notes(gitlab, iid)
+    assert len(bodies) == 2 and "RagaliQ Gate failed" in bodies[-1]
+    assert bodies[0].endswith("passed")  # the author's own note is left as they wrote it
+
+
+def test_a_baseline_from_a_pipeline_run_by_hand_is_never_the_bar(gitlab):
+    main = gitlab.commit_main()
+    gitlab.play(source="web", sha=main)  # the record job runs only on a push: nothing recorded
+    iid, head = gitlab.open_merge_request("hand", regressed=True)
+    gitlab.produce(iid, head)
+    gate = gitlab.gate()
+    assert statuses(gitlab, head)[-1][0] == "failed"
+    assert "no baseline" in statuses(gitlab, head)[-1][1]
+    assert "not judged" in gate.jobs["ragaliq-gate"].log
