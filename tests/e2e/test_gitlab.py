@@ -173,10 +173,18 @@ def test_statuses_and_notes_of_others_never_stand_for_the_gate(gitlab):
 
 def test_a_baseline_from_a_pipeline_run_by_hand_is_never_the_bar(gitlab):
     main = gitlab.commit_main()
-    gitlab.play(source="web", sha=main)  # the record job runs only on a push: nothing recorded
+    # Someone runs a pipeline through the API at main's commit with a record job of their own
+    # (or uploads a "baseline" as its artifact): only a push pipeline records the bar.
+    forged = gitlab.fake.add_pipeline(PROJECT, ref="main", sha=main, source="api")
+    gitlab.fake.add_job(
+        forged,
+        "ragaliq-record",
+        stage="record",
+        artifacts={".ragaliq/baseline.json": b'{"forged": true}'},
+    )
     iid, head = gitlab.open_merge_request("hand", regressed=True)
     gitlab.produce(iid, head)
     gate = gitlab.gate()
-    assert statuses(gitlab, head)[-1][0] == "failed"
-    assert "no baseline" in statuses(gitlab, head)[-1][1]
-    assert "not judged" in gate.jobs["ragaliq-gate"].log
+    state, description = statuses(gitlab, head)[-1]
+    assert state == "failed" and "not judged: no baseline" in description
+    assert "no baseline run of ragaliq-record is recorded" in gate.jobs["ragaliq-gate"].log

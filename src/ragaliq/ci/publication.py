@@ -151,7 +151,7 @@ class Publication:
             settings = self.settings
             if settings is None:
                 return
-            if settings.mode != "gate":
+            if settings.mode in ("update-baseline", "store-baseline"):
                 self.workflow.write_summary(
                     f"## RagaliQ Gate: the baseline was not recorded\n\n{reason}\n"
                 )
