@@ -188,3 +188,11 @@ def test_a_baseline_from_a_pipeline_run_by_hand_is_never_the_bar(gitlab):
     state, description = statuses(gitlab, head)[-1]
     assert state == "failed" and "not judged: no baseline" in description
     assert "no baseline run of ragaliq-record is recorded" in gate.jobs["ragaliq-gate"].log
+
+
+def test_the_gate_warns_while_developers_may_set_pipeline_variables(gitlab):
+    gitlab.fake.set_project(PROJECT, ci_pipeline_variables_minimum_override_role="developer")
+    main = gitlab.commit_main()
+    gitlab.record(main)
+    log = gitlab.gate().jobs["ragaliq-gate"].log
+    assert "anyone with the Developer role may set pipeline variables" in log

@@ -52,6 +52,22 @@ def parse(argv: Sequence[str]) -> GitLabOptions:
     )
 
 
+def _warn_on_pipeline_variables(host: GitLabHost, log: GitLabLog) -> None:
+    """Warn while more than maintainers may set pipeline variables (the gate refuses any)."""
+    try:
+        role = host.pipeline_variables_role()
+    except RagaliqError as exc:
+        log.warning(f"who may set pipeline variables could not be read: {exc}")
+        return
+    if role in ("developer", "guest", "reporter", "planner"):
+        log.warning(
+            f"anyone with the {role.title()} role may set pipeline variables in this project; "
+            "the gate refuses to run with any, so a Developer could stop it. Set Settings > "
+            "CI/CD > Variables > Minimum role to use pipeline variables to Maintainer",
+            title="RagaliQ Gate",
+        )
+
+
 def main(argv: Sequence[str]) -> int:
     """Run one GitLab job of the gate from ``os.environ``; never raises."""
     options = parse(argv)
@@ -73,6 +89,8 @@ def main(argv: Sequence[str]) -> int:
             pipeline_id=job.pipeline_id,
         )
         result = Publication(settings=job.settings, workflow=log, host=host)
+        if options.mode == "sweep":
+            _warn_on_pipeline_variables(host, log)
         return asyncio.run(
             run_job(
                 settings=job.settings,

@@ -414,6 +414,15 @@ class GitLabHost:
         except PublishError as exc:
             return f"the approval could not be set: {exc}"
 
+    def pipeline_variables_role(self) -> str:
+        """Who may set pipeline variables in the project (``developer``, ``maintainer``, ...)."""
+        found: Any = self.api.ask(
+            lambda client: self.api.get(client, ""),
+            doing="reading the project's settings",
+            error=RepositoryError,
+        )
+        return str((found or {}).get("ci_pipeline_variables_minimum_override_role") or "")
+
     def foreign_inputs(self) -> tuple[str, ...]:
         if not self.pipeline_id:
             return ()
