@@ -40,11 +40,18 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "evaluators": ("src/ragaliq/evaluators/*",),
     "gate": ("src/ragaliq/gate/*",),
     "bar": ("src/ragaliq/trust.py", "src/ragaliq/policy.py"),
+    "custody": (
+        "src/ragaliq/ci/custody.py",
+        "src/ragaliq/ci/follow.py",
+        "src/ragaliq/store/finder.py",
+        "src/ragaliq/github/push_filters.py",
+    ),
     "assertions": ("src/ragaliq/testing.py",),
 }
 """What decides pass or fail: the evaluators' formulas, the gate's verdict (the comparison, its
-statistics, the decision), the bar a change is held to (its ratchets and where it is read) and the
-Python API's assertions."""
+statistics, the decision), the bar a change is held to (its ratchets and where it is read), which
+baseline is the bar (custody: the run records' rules, the follower's plan, the local finder, the
+push filters) and the Python API's assertions."""
 
 TESTS = ("tests/unit", "tests/integration")
 IGNORED = ("tests/integration/test_signals.py",)
