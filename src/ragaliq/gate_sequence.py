@@ -20,13 +20,15 @@ from typing import Any
 
 from ragaliq.baseline import Baseline
 from ragaliq.config import GateConfig, JudgeConfig
+from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
+from ragaliq.evaluators.registry import judge_asked
 from ragaliq.exits import ExitCode, gate_exit_code
 from ragaliq.gate import Comparison, GateDecision
 from ragaliq.gate.acceptance import Acceptance
 from ragaliq.inputs import Inputs, load_gate_inputs
 from ragaliq.judges.answers import AnswerRows
-from ragaliq.judges.factory import JudgeOpener
+from ragaliq.judges.factory import JudgeOpener, has_credentials
 from ragaliq.judging import CaseSink, JudgedRun, judge_inputs
 from ragaliq.models import Progress, ReportHead
 from ragaliq.policy import Budget
@@ -44,15 +46,25 @@ from ragaliq.trust import (
 )
 
 __all__ = [
+    "FIRST_RUN_OFFLINE",
     "GatePlan",
     "GateRun",
     "GateSetup",
     "GateWatch",
     "HostWords",
+    "choose_judge",
     "decide_gate",
     "plan_gate",
     "run_gate",
 ]
+
+
+FIRST_RUN_OFFLINE = (
+    "No API key reached this run, so the offline judge judged it (it needs none): it checks "
+    "each claim's words, figures and names against the context, and lists what it cannot "
+    "check. With a key (the repository secret ANTHROPIC_API_KEY, and judge.provider: claude in "
+    "ragaliq.yaml), Claude judges every claim, relevance and the context's recall too."
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,6 +113,9 @@ class GateSetup:
     """How messages name the base: ``main@1a2b3c4``."""
     finder: BaselineFinder | None = None
     """Reads the base's baseline from the data branch, when the trusted config keeps one there."""
+    env: Mapping[str, str] | None = None
+    """The environment the judge is built with, to tell whether its key is there; None: the
+    judge's own rule for a missing key (``auto`` judges offline, saying so)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -119,10 +134,6 @@ class GatePlan:
     """What the run may spend: the config's, never more than the baseline recorded."""
     first_run: bool = False
     """The base has no config yet: the built-in defaults, and no bar protects the base."""
-
-    def with_judge(self, judge: JudgeConfig) -> GatePlan:
-        """The plan with another judge (the action's missing-key policy)."""
-        return dataclasses.replace(self, judge=judge)
 
 
 @dataclass(kw_only=True)
@@ -198,19 +209,57 @@ def plan_gate(setup: GateSetup) -> GatePlan:
         dataset=setup.dataset,
         dataset_option=setup.dataset_option,
     )
-    judge, chosen = judge_of_baseline(inputs.config.judge, bar.baseline)
-    if judge.batch:  # a gate is waited on: it asks interactively even when runs batch
-        judge = judge.model_copy(update={"batch": False})
     config, kept = keep_baseline_evaluators(inputs.config, bar.baseline)
     inputs = dataclasses.replace(inputs, config=config)
+    judge, chosen = choose_judge(config, bar.baseline, env=setup.env, first_run=bar.first_run)
     return GatePlan(
         inputs=inputs,
         baseline=bar.baseline,
         judge=judge,
         source=bar.source.description,
-        notices=(*((chosen,) if chosen else ()), *kept),
+        notices=(*chosen, *kept),
         budget=floor_of(config, bar.baseline).rules.budget,
         first_run=bar.first_run,
+    )
+
+
+def choose_judge(
+    config: GateConfig,
+    baseline: Baseline | None,
+    *,
+    env: Mapping[str, str] | None,
+    first_run: bool,
+) -> tuple[JudgeConfig, tuple[str, ...]]:
+    """The judge of a gate, chosen once, and what choosing it says.
+
+    The baseline's judge, so that the scores compare; asked interactively (a gate is waited on,
+    even when runs batch). With ``env`` (a CI job), a judge whose key is missing: where the base
+    has no config yet (the change that adds the gate), the offline judge, which needs none, with
+    a notice of what a key would add; where it has one, ``gate.on_missing_key: offline`` (or
+    evaluators that ask the judge nothing) takes the offline judge, and otherwise the change is
+    not judged.
+
+    Raises:
+        ConfigError: no key, an evaluator asks the judge, and the policy is not ``offline``.
+    """
+    judge, recorded = judge_of_baseline(config.judge, baseline)
+    notices = (recorded,) if recorded else ()
+    if judge.batch:
+        judge = judge.model_copy(update={"batch": False})
+    if env is None or has_credentials(judge, env):
+        return judge, notices
+    offline = judge.model_copy(update={"provider": "offline"})
+    if first_run:
+        return offline, (*notices, FIRST_RUN_OFFLINE)
+    if config.gate.on_missing_key == "offline" or not judge_asked(config.evaluators):
+        return offline, notices
+    raise ConfigError(
+        "No Anthropic API key is available to this run, so the pull request was not judged "
+        f"(gate.on_missing_key: {config.gate.on_missing_key}). Store the key as the repository "
+        "secret ANTHROPIC_API_KEY, which the workflows `ragaliq init` wrote pass as the "
+        "anthropic-api-key input (pull requests from forks get secrets only in "
+        ".github/workflows/ragaliq-forks.yml's workflow_run job), or set gate.on_missing_key: "
+        "offline in ragaliq.yaml to judge without one"
     )
 
 

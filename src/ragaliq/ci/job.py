@@ -15,7 +15,6 @@ artifact. It refuses to judge anywhere else (:mod:`ragaliq.ci.zones`) unless the
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -52,7 +51,6 @@ from ragaliq.errors import (
     RagaliqError,
     UnsafeSetupError,
 )
-from ragaliq.evaluators.registry import judge_asked
 from ragaliq.exits import ExitCode
 from ragaliq.forge import (
     NO_BASELINE,
@@ -64,10 +62,10 @@ from ragaliq.forge import (
     status_context,
 )
 from ragaliq.gate.acceptance import Acceptance
-from ragaliq.gate_sequence import GatePlan, GateRun, GateSetup, HostWords, plan_gate, run_gate
+from ragaliq.gate_sequence import GateRun, GateSetup, HostWords, plan_gate, run_gate
 from ragaliq.inputs import Inputs
 from ragaliq.judges.answers import AnswerRows
-from ragaliq.judges.factory import API_KEY_ENV, BASE_URL_ENV, JudgeOpener, has_credentials
+from ragaliq.judges.factory import API_KEY_ENV, BASE_URL_ENV, JudgeOpener
 from ragaliq.models import Usage
 from ragaliq.redaction import register_secret
 from ragaliq.report.markdown import ACCEPT_HINT
@@ -75,14 +73,8 @@ from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
 from ragaliq.text.counts import plural
 
-__all__ = ["EXPIRY_CHECKS", "FIRST_RUN_OFFLINE", "run_job"]
+__all__ = ["EXPIRY_CHECKS", "run_job"]
 
-FIRST_RUN_OFFLINE = (
-    "No API key reached this run, so the offline judge judged it (it needs none): it checks "
-    "each claim's words, figures and names against the context, and lists what it cannot "
-    "check. With a key (the repository secret ANTHROPIC_API_KEY, and judge.provider: claude in "
-    "ragaliq.yaml), Claude judges every claim, relevance and the context's recall too."
-)
 
 EXPIRY_CHECKS = 20
 """Open changes into the base whose waiting status a gate checks, most recently updated first
@@ -420,9 +412,9 @@ async def _gate(job: _Job, result: Publication, pr: Change | None) -> _Gated:
             dataset_option=DATASET_INPUT,
             base=pr.base if pr is not None else None,
             finder=finder,
+            env=job.env,
         )
     )
-    plan = _judge_for_key(plan, job.env)
     acceptances: tuple[Acceptance, ...] = ()
     review_notes: tuple[str, ...] = ()
     if pr is not None:
@@ -497,35 +489,3 @@ def _publish(settings: JobSettings, result: Publication, gate: _Gated) -> ExitCo
 def _count(inputs: Inputs) -> str:
     info = inputs.dataset_info
     return plural(info.cases if info is not None else len(inputs.cases), "case")
-
-
-def _judge_for_key(plan: GatePlan, env: Mapping[str, str]) -> GatePlan:
-    """The plan's judge when its key may be missing (a fork's run gets no secrets).
-
-    Where the base has no config yet (the change that adds the gate), the built-in defaults
-    are judged with the offline judge, which needs no key, and the notice says so and what a
-    key would add. Where it has one, ``gate.on_missing_key: offline`` judges with the offline
-    judge instead; otherwise the change is reported not judged (exit 2, ``passed=false``, the
-    status ``error``). A run whose evaluators ask the judge nothing (the retrieval metrics)
-    needs no key: the offline judge stands in, never asked.
-
-    Raises:
-        ConfigError: no key, an evaluator asks the judge, and the policy is not ``offline``.
-    """
-    if has_credentials(plan.judge, env):
-        return plan
-    config = plan.inputs.config
-    offline = plan.with_judge(plan.judge.model_copy(update={"provider": "offline"}))
-    if plan.first_run:
-        return dataclasses.replace(offline, notices=(*plan.notices, FIRST_RUN_OFFLINE))
-    if config.gate.on_missing_key == "offline" or not judge_asked(config.evaluators):
-        return offline
-    policy = config.gate
-    raise ConfigError(
-        "No Anthropic API key is available to this run, so the pull request was not judged "
-        f"(gate.on_missing_key: {policy.on_missing_key}). Store the key as the repository "
-        "secret ANTHROPIC_API_KEY, which the workflows `ragaliq init` wrote pass as the "
-        "anthropic-api-key input (pull requests from forks get secrets only in "
-        ".github/workflows/ragaliq-forks.yml's workflow_run job), or set gate.on_missing_key: "
-        "offline in ragaliq.yaml to judge without one"
-    )
