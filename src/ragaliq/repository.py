@@ -43,6 +43,7 @@ __all__ = [
     "MAX_TEXT_BYTES",
     "CommitMissingError",
     "ConfigLocation",
+    "ConfigPaths",
     "FallbackSource",
     "FileSource",
     "GitCommit",
@@ -109,28 +110,18 @@ def folder_of(file: str) -> str:
 
 
 @dataclass(frozen=True)
-class ConfigLocation:
-    """Where a config sits: the repository on disk, and the config's repository path.
+class ConfigPaths:
+    """The one resolver of the paths a config names: relative to its folder, inside the repo.
 
-    The one resolver of the paths a config names (its dataset, baseline, templates, judge cache):
-    relative to the config's folder, inside the repository, literal (:func:`repo_path`), and on
-    disk never through a symbolic link. ``ragaliq gate``, ``baseline record``, the Python API and
-    the pytest plugin all resolve through it, so no command writes where the gate never reads.
+    Its dataset, baseline, templates and judge cache, literal (:func:`repo_path`).
+
+    The bar read at a commit resolves through it; :class:`ConfigLocation` adds the repository on
+    disk. ``ragaliq gate``, ``baseline record``, the action, the Python API and the pytest plugin
+    all resolve through it, so no command writes where the gate never reads.
     """
 
-    root: Path
     file: str
-
-    @classmethod
-    def of(cls, config_path: Path) -> ConfigLocation:
-        """The location of a config file on disk: its git repository, else its own folder.
-
-        Raises:
-            ConfigError: the file is outside the repository it seems to be in.
-        """
-        folder = config_path.resolve().parent
-        root = git_toplevel(folder) or folder
-        return cls(root, inside(root, config_path, what="--config"))
+    """The config's repository path."""
 
     @property
     def folder(self) -> str:
@@ -144,6 +135,28 @@ class ConfigLocation:
             ConfigError: it is empty, absolute, starts with ``~`` or leaves the repository.
         """
         return repo_path(raw, folder=self.folder, what=what)
+
+
+@dataclass(frozen=True)
+class ConfigLocation(ConfigPaths):
+    """Where a config sits: the repository on disk, and the config's repository path.
+
+    Paths it names resolve as :class:`ConfigPaths` does, and on disk never through a symbolic
+    link.
+    """
+
+    root: Path = field(default=Path("."))
+
+    @classmethod
+    def of(cls, config_path: Path) -> ConfigLocation:
+        """The location of a config file on disk: its git repository, else its own folder.
+
+        Raises:
+            ConfigError: the file is outside the repository it seems to be in.
+        """
+        folder = config_path.resolve().parent
+        root = git_toplevel(folder) or folder
+        return cls(file=inside(root, config_path, what="--config"), root=root)
 
     def local(self, raw: str, *, what: str) -> Path:
         """A path the config names, on disk, passing through no symbolic link.

@@ -44,13 +44,12 @@ from ragaliq.judges.providers import PROVIDER_OF_RECORD
 from ragaliq.policy import GateRules, ratchet, show
 from ragaliq.repository import (
     MAX_TEXT_BYTES,
+    ConfigPaths,
     FileSource,
     GitCommit,
     WorkTree,
-    folder_of,
     git_default_base,
     git_resolve,
-    repo_path,
 )
 from ragaliq.store.found import BaselineFinder
 from ragaliq.store.kinds import kind_of
@@ -89,13 +88,18 @@ class Bar:
     """The base has no config yet (the change that adds the gate): no bar protects it."""
 
     @property
+    def paths(self) -> ConfigPaths:
+        """The one resolver of the paths the config names."""
+        return ConfigPaths(self.config_file)
+
+    @property
     def config_folder(self) -> str:
         """The repository path of the config's folder (``""`` for the root)."""
-        return folder_of(self.config_file)
+        return self.paths.folder
 
     def path(self, raw: str, *, what: str) -> str:
         """A path from the config, as a repository path (relative to the config's folder)."""
-        return repo_path(raw, folder=self.config_folder, what=what)
+        return self.paths.path(raw, what=what)
 
 
 def read_text(
@@ -203,9 +207,7 @@ def read_bar(
             notices.append(
                 f"This change deletes {config_file}; the gate keeps using the base commit's."
             )
-    path = baseline_file or repo_path(
-        trusted_config.baseline, folder=folder_of(config_file), what="baseline"
-    )
+    path = baseline_file or ConfigPaths(config_file).path(trusted_config.baseline, what="baseline")
     baseline = None
     if with_baseline and present:
         baseline = _base_baseline(
