@@ -43,6 +43,7 @@ from ragaliq.evaluators import EVALUATORS
 from ragaliq.evaluators.base import EvaluatorOptions
 
 __all__ = [
+    "ACTION",
     "ACTION_REF",
     "API_KEY_SECRET",
     "BASELINE_WORKFLOW_FILE",
@@ -52,10 +53,13 @@ __all__ = [
     "GITIGNORE_FILE",
     "WORKFLOW_FILE",
     "WORKFLOW_FILES",
+    "Release",
     "ScaffoldFile",
     "followed_workflows",
     "judge_note",
+    "pin_release",
     "scaffold_files",
+    "this_release",
     "write_scaffold",
 ]
 
@@ -81,9 +85,45 @@ _GITIGNORE = """\
 """
 API_KEY_SECRET = "ANTHROPIC_API_KEY"
 """The secret (and environment variable) the workflows give the gate Claude's key under."""
-ACTION_REF = "ragaliq/ragaliq-gate@main"
-"""The action as the workflows use it: the repository's main branch, until a release's commit
-SHA can be pinned (each workflow says how)."""
+ACTION = "ragaliq/ragaliq-gate"
+ACTION_REF = f"{ACTION}@main"
+"""The action as the workflow templates use it, and as a build that is no release writes them:
+the repository's main branch, whose action.yml builds the image from the Dockerfile."""
+_PACKAGE_FROM_MAIN = f'"ragaliq-gate @ git+https://github.com/{ACTION}@main"'
+
+
+@dataclass(frozen=True, kw_only=True)
+class Release:
+    """A release of RagaliQ Gate, as ``ragaliq init`` pins it (see ``ragaliq._release``)."""
+
+    tag: str
+    commit: str
+    image: str
+
+    @property
+    def version(self) -> str:
+        return self.tag.removeprefix("v")
+
+
+def this_release() -> Release | None:
+    """The release this copy was built as, or None for a build that is no release."""
+    from ragaliq import _release
+
+    if not (_release.TAG and _release.COMMIT):
+        return None
+    return Release(tag=_release.TAG, commit=_release.COMMIT, image=_release.IMAGE)
+
+
+def pin_release(workflow: str, release: Release | None) -> str:
+    """A workflow template pinned to ``release``: the action by commit, the package by version.
+
+    The action's tag goes in a comment beside its commit; no release leaves the template as is.
+    """
+    if release is None:
+        return workflow
+    return workflow.replace(
+        f"uses: {ACTION_REF}", f"uses: {ACTION}@{release.commit} # {release.tag}"
+    ).replace(_PACKAGE_FROM_MAIN, f'"ragaliq-gate=={release.version}"')
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -262,13 +302,20 @@ UNPINNED_IMAGE = "ghcr.io/ragaliq/ragaliq-gate@sha256:<the digest of the release
 
 
 def scaffold_files(
-    root: Path, *, ci: str = "github", image: str | None = None
+    root: Path,
+    *,
+    ci: str = "github",
+    image: str | None = None,
+    release: Release | None = None,
 ) -> list[ScaffoldFile]:
     """The files ``ragaliq init`` writes under ``root``: config, dataset, CI files, .gitignore.
 
     ``ci`` is ``github`` (the four workflows) or ``gitlab`` (``.gitlab-ci.yml``, its jobs' image
-    ``image``, a reference by digest).
+    ``image``, a reference by digest, by default ``release``'s). The workflows use ``release``
+    pinned by its commit, or the action's main branch for no release.
     """
+    if image is None and release is not None and release.image:
+        image = release.image
     gitlab = ci == "gitlab"
     config = _CONFIG.substitute(
         dataset=DATASET_FILE,
@@ -294,7 +341,9 @@ def scaffold_files(
         ci_files = [
             ScaffoldFile(
                 path=root / name,
-                text=(workflows / PurePosixPath(name).name).read_text(encoding="utf-8"),
+                text=pin_release(
+                    (workflows / PurePosixPath(name).name).read_text(encoding="utf-8"), release
+                ),
             )
             for name in WORKFLOW_FILES
         ]
@@ -354,7 +403,12 @@ def _read_workflow(path: Path) -> object:
 
 
 def write_scaffold(
-    root: Path, *, force: bool = False, ci: str = "github", image: str | None = None
+    root: Path,
+    *,
+    force: bool = False,
+    ci: str = "github",
+    image: str | None = None,
+    release: Release | None = None,
 ) -> list[Path]:
     """Write the scaffold files under ``root``, each atomically, and return their paths.
 
@@ -362,7 +416,7 @@ def write_scaffold(
         ConfigError: a file already exists and ``force`` is false (nothing is written then), a
             path is taken by a folder, or a file cannot be written.
     """
-    files = scaffold_files(root, ci=ci, image=image)
+    files = scaffold_files(root, ci=ci, image=image, release=release)
     folders = [f.path for f in files if f.path.is_dir()]
     if folders:
         raise ConfigError(

@@ -1,4 +1,5 @@
-"""The action's image, built from the Dockerfile and run the way the GitHub runner runs it.
+"""The action's image, built from the Dockerfile, named by digest as a release's action.yml names
+it (scripts/release_build pin), and run the way the GitHub runner runs it.
 
 As the runner does for a `runs.using: docker` step: the checkout, owned by the runner's user, is
 mounted at /github/workspace (the working directory); the event file, the home folder and the
@@ -124,8 +125,8 @@ def _missing_base_image() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def image() -> str:
-    """The action's image, built from this checkout's Dockerfile as the runner builds it."""
+def image(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The action's image, built from this checkout's Dockerfile, as its release names it."""
     missing = _missing_base_image()
     if missing is not None:
         pytest.skip(missing)
@@ -160,7 +161,39 @@ def image() -> str:
         check=True,
     ).stdout.strip()
     print(f"image {TAG}: built in {time.monotonic() - started:.1f} s, {int(size) / 1e6:.1f} MB")
-    return TAG
+    return released_image(TAG, tmp_path_factory.mktemp("release"))
+
+
+def released_image(tag: str, folder: Path) -> str:
+    """The image a release's action.yml names, as the release workflow writes it for ``tag``.
+
+    The release pins the pushed image by its registry digest; nothing is pushed here, so the
+    image's content digest (its ID) stands in, and the daemon runs the image by it as the runner
+    runs ``docker://<name>@sha256:<digest>`` after pulling it.
+    """
+    image_id = subprocess.run(
+        ["docker", "image", "inspect", "--format", "{{.Id}}", tag],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    action = folder / "action.yml"
+    shutil.copyfile(ROOT / "action.yml", action)
+    subprocess.run(
+        [
+            str(ROOT / "scripts/release_build"),
+            "pin",
+            f"{tag.split(':')[0]}@{image_id}",
+            str(action),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    runs = yaml.safe_load(action.read_text(encoding="utf-8"))["runs"]
+    assert runs["using"] == "docker"
+    assert runs["image"] == f"docker://{tag.split(':')[0]}@{image_id}"
+    return runs["image"].removeprefix("docker://").split("@", 1)[1]
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,14 @@ from ragaliq.errors import ConfigError
 from ragaliq.evaluators import EVALUATORS, build_evaluators
 from ragaliq.github.event import HTML_REPORT_PATH
 from ragaliq.inputs import load_inputs
-from ragaliq.scaffold import ACTION_REF, ScaffoldFile, scaffold_files, write_scaffold
+from ragaliq.scaffold import (
+    ACTION_REF,
+    Release,
+    ScaffoldFile,
+    pin_release,
+    scaffold_files,
+    write_scaffold,
+)
 from tests.conftest import REPO_ROOT, console_tool
 
 WORKFLOWS = [
@@ -29,6 +36,11 @@ NAMES = ["ragaliq.yaml", "rag_outputs.jsonl", *WORKFLOWS, ".ragaliq/.gitignore"]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "workflows"
 ANSWERS = "${{ steps.ragaliq.outputs.answers-artifact || 'ragaliq-answers-unused' }}"
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
+RELEASE = Release(
+    tag="v1.4.2",
+    commit="9f" * 20,
+    image="ghcr.io/ragaliq/ragaliq-gate@sha256:" + "0c" * 32,
+)
 
 
 def _text(root: Path, name: str) -> str:
@@ -297,11 +309,56 @@ def test_forks_are_gated_on_workflow_run_with_nothing_checked_out(tmp_path):
     assert action["with"]["artifact"] == "ragaliq-dataset"
 
 
-def test_workflow_passes_actionlint(tmp_path):
+def test_a_release_pins_the_action_by_its_commit_and_the_package_by_its_version(tmp_path):
+    write_scaffold(tmp_path, release=RELEASE)
+    for name in WORKFLOWS:
+        text = _text(tmp_path, name)
+        assert "ragaliq-gate@main" not in text, name
+        lines = [
+            line
+            for line in text.splitlines()
+            if line.lstrip().startswith("uses: ragaliq/ragaliq-gate@")
+        ]
+        assert lines, name
+        assert all(
+            line.endswith(f"uses: ragaliq/ragaliq-gate@{'9f' * 20} # v1.4.2") for line in lines
+        )
+        for job in yaml.safe_load(text)["jobs"].values():
+            for step in _steps_using(job, "ragaliq/ragaliq-gate@"):
+                assert PINNED.match(step["uses"]), step
+    for name in (".github/workflows/ragaliq.yml", ".github/workflows/ragaliq-baseline.yml"):
+        assert 'install --quiet "ragaliq-gate==1.4.2"' in _text(tmp_path, name)
+    # Everything else is the template, word for word.
+    unreleased = {f.path: f.text for f in scaffold_files(tmp_path)}
+    for file in scaffold_files(tmp_path, release=RELEASE):
+        assert file.text == pin_release(unreleased[file.path], RELEASE)
+    assert (
+        pin_release(unreleased[tmp_path / WORKFLOWS[0]], None)
+        == unreleased[tmp_path / WORKFLOWS[0]]
+    )
+
+
+def test_a_release_runs_its_own_image_on_gitlab_unless_told_another(tmp_path):
+    (pipeline,) = [
+        f for f in scaffold_files(tmp_path, ci="gitlab", release=RELEASE) if f.path.suffix == ".yml"
+    ]
+    assert f"image: {RELEASE.image}" in pipeline.text
+    other = "registry.example.com/ragaliq@sha256:" + "11" * 32
+    (mine,) = [
+        f
+        for f in scaffold_files(tmp_path, ci="gitlab", image=other, release=RELEASE)
+        if f.path.suffix == ".yml"
+    ]
+    assert RELEASE.image not in mine.text
+    assert other in mine.text
+
+
+@pytest.mark.parametrize("release", [None, RELEASE], ids=["main", "release"])
+def test_workflow_passes_actionlint(tmp_path, release):
     actionlint = console_tool("actionlint")
     if actionlint is None:
         pytest.skip("actionlint is not installed (it comes with the project's `lint` extra)")
-    write_scaffold(tmp_path)
+    write_scaffold(tmp_path, release=release)
     shellcheck = [] if console_tool("shellcheck") else ["-shellcheck="]
     result = subprocess.run(
         [actionlint, *shellcheck, "-no-color", *(str(tmp_path / w) for w in WORKFLOWS)],

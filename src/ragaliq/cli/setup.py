@@ -34,13 +34,16 @@ from ragaliq.labels import LabelledClaim, load_labels
 from ragaliq.metrics import Calibration
 from ragaliq.report.calibration import format_calibration
 from ragaliq.scaffold import (
+    ACTION_REF,
     BASELINE_WORKFLOW_FILE,
     DATASET_FILE,
     FOLLOW_WORKFLOW_FILE,
     FORKS_WORKFLOW_FILE,
     GITIGNORE_FILE,
     WORKFLOW_FILE,
+    Release,
     judge_note,
+    this_release,
     write_scaffold,
 )
 from ragaliq.text.plain import one_line
@@ -86,7 +89,7 @@ _INIT_HELP = (
     "--image",
     default=None,
     help="For --ci gitlab: the image the record and gate jobs run, pinned by digest "
-    "(ghcr.io/ragaliq/ragaliq-gate@sha256:...).",
+    "(ghcr.io/ragaliq/ragaliq-gate@sha256:...); a release's own image by default.",
 )
 @edge
 def init(root: Path, force: bool, ci: str, image: str | None) -> None:
@@ -95,10 +98,13 @@ def init(root: Path, force: bool, ci: str, image: str | None) -> None:
             f"--image {image}: name the image by its digest (<name>@sha256:<digest>), so that "
             "the job that holds the key never runs whatever a tag points at now"
         )
-    for path in write_scaffold(root, force=force, ci=ci, image=image):
+    release = this_release()
+    if image is None and release is not None and release.image:
+        image = release.image
+    for path in write_scaffold(root, force=force, ci=ci, image=image, release=release):
         echo(f"wrote {path}")
     echo(judge_note(collaborators().env))
-    echo(next_steps() if ci == "github" else gitlab_steps(image))
+    echo(next_steps(release) if ci == "github" else gitlab_steps(image))
 
 
 def gitlab_steps(image: str | None) -> str:
@@ -119,10 +125,16 @@ def gitlab_steps(image: str | None) -> str:
     )
 
 
-def next_steps() -> str:
+def next_steps(release: Release | None = None) -> str:
     """What to do after ``init``, in the README's order: on this machine, then on GitHub."""
     from ragaliq.forge import status_context
 
+    pinned = (
+        f"The workflows use the release {release.tag} by its commit."
+        if release is not None
+        else f"The workflows use {ACTION_REF}, which builds the image on every run: pin a "
+        "release's commit instead (the README's \"Which ref to use\")."
+    )
     return (
         "next: check them with `ragaliq validate`, commit, and record main's baseline with "
         "`ragaliq baseline record`; then `ragaliq gate` on a branch compares with it (local "
@@ -133,7 +145,7 @@ def next_steps() -> str:
         f"{PurePosixPath(FOLLOW_WORKFLOW_FILE).name} gates them when it lands); then require "
         "the status "
         f'"{status_context("default", "main")}" (named after the base branch) in main\'s '
-        f"branch protection ({DOCS_URL}/baselines.md)"
+        f"branch protection ({DOCS_URL}/baselines.md). {pinned}"
     )
 
 

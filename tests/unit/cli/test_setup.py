@@ -25,6 +25,32 @@ def test_init_writes_the_files_and_refuses_to_overwrite(tmp_path):
     assert validate.exit_code == 0, validate.output
 
 
+def test_init_from_a_release_pins_that_release_and_says_so(tmp_path, monkeypatch):
+    from ragaliq import _release
+
+    commit = "4c1d" * 10
+    image = "ghcr.io/ragaliq/ragaliq-gate@sha256:" + "e7" * 32
+    monkeypatch.setattr(_release, "TAG", "v2.3.4")
+    monkeypatch.setattr(_release, "COMMIT", commit)
+    monkeypatch.setattr(_release, "IMAGE", image)
+    github = CliRunner().invoke(cli, ["init", "--dir", str(tmp_path / "gh")])
+    assert github.exit_code == 0, github.output
+    assert "use the release v2.3.4 by its commit" in github.output
+    workflow = (tmp_path / "gh/.github/workflows/ragaliq.yml").read_text(encoding="utf-8")
+    assert f"uses: ragaliq/ragaliq-gate@{commit} # v2.3.4" in workflow
+    gitlab = CliRunner().invoke(cli, ["init", "--dir", str(tmp_path / "gl"), "--ci", "gitlab"])
+    assert gitlab.exit_code == 0, gitlab.output
+    pipeline = (tmp_path / "gl/.gitlab-ci.yml").read_text(encoding="utf-8")
+    assert image in pipeline
+    assert "Pin the image" not in gitlab.output
+
+
+def test_init_from_a_build_that_is_no_release_says_what_main_costs(tmp_path):
+    result = CliRunner().invoke(cli, ["init", "--dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "ragaliq/ragaliq-gate@main, which builds the image on every run" in result.output
+
+
 def test_calibrate_prints_the_metrics_and_writes_json(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # no ragaliq.yaml here: the defaults apply
     out = tmp_path / "calibration.json"
