@@ -22,24 +22,39 @@ from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from ragaliq._fields import Count, Flag, Fraction, Number, Section
 
-__all__ = ["SMALLER", "Budget", "GatePolicy", "GateRules", "Ratchet", "ratchet", "show"]
+__all__ = ["HIGHER", "SMALLER", "Budget", "GatePolicy", "GateRules", "Ratchet", "ratchet", "show"]
 
 
 @dataclass(frozen=True)
 class Ratchet:
-    """Which way a setting is stricter: along ``order`` (loosest first), or the smaller value."""
+    """Which way a setting is stricter: along ``order`` (loosest first), or by size.
+
+    The one rule for "stricter" in the project: a pull request's config tightens the base
+    commit's by it, and a run is held to what its baseline recorded by it. For a number, ``None``
+    (no limit) is the loosest value.
+    """
 
     order: tuple[object, ...] = ()
+    higher: bool = False
+    """For a number without ``order``: a higher value is stricter (a threshold), else lower."""
 
     def stricter(self, a: Any, b: Any) -> Any:
         """The stricter of two values."""
-        if not self.order:
-            return min(a, b)
-        return max(a, b, key=self.order.index)
+        if self.order:
+            return max(a, b, key=self.order.index)
+        if a is None or b is None:
+            return b if a is None else a
+        return max(a, b) if self.higher else min(a, b)
+
+    def tightens(self, a: Any, b: Any) -> bool:
+        """Whether ``b`` is stricter than ``a``."""
+        return bool(a != b and self.stricter(a, b) == b)
 
 
 SMALLER = Ratchet()
-"""A number for which a smaller value is a stricter gate."""
+"""A number for which a smaller value is a stricter gate (a drop tolerated)."""
+HIGHER = Ratchet(higher=True)
+"""A number for which a higher value is a stricter gate (a threshold, a confidence)."""
 
 
 def _confidence(value: float) -> float:
@@ -147,7 +162,7 @@ class GateRules(GatePolicy):
         _, _, loosened, _ = ratchet(recorded, self, only=recorded_settings)
         drops = dict(self.drops)
         for name, floor in sorted(recorded.drops.items()):
-            if self.drop_for(name) > floor:
+            if SMALLER.tightens(self.drop_for(name), floor):
                 loosened.append(f"{name} max_drop {floor:g} → {self.drop_for(name):g}")
                 drops[name] = floor
         return self.model_copy(update={**update, "drops": drops}), loosened
@@ -191,7 +206,7 @@ def ratchet(
         change = f"{label} {show(a)} → {show(b)}"
         if marker is None:
             unmarked.append(change)
-        elif marker.stricter(a, b) == b:
+        elif marker.tightens(a, b):
             update[name] = b
             stricter.append(change)
         else:

@@ -41,7 +41,7 @@ from ragaliq.config import (
 from ragaliq.errors import BaselineError, ConfigError, RepositoryError
 from ragaliq.evaluators import evaluator_class
 from ragaliq.judges.providers import PROVIDER_OF_RECORD
-from ragaliq.policy import GateRules, ratchet, show
+from ragaliq.policy import HIGHER, SMALLER, GateRules, Ratchet, ratchet, show
 from ragaliq.repository import (
     MAX_TEXT_BYTES,
     ConfigPaths,
@@ -434,30 +434,29 @@ def _tighten_evaluator(
         else:
             pending.append(f"turns off {name}")
     evaluator = evaluator_class(name)
-    old, new = evaluator.threshold_of(mine), evaluator.threshold_of(theirs)
-    if new > old:
-        update["threshold"] = new
-        tightened.append(f"{name} threshold {old:g} → {new:g}")
-    elif new < old:
-        pending.append(f"{name} threshold {old:g} → {new:g}")
-    old = trusted.rules().drop_for(name)
-    new = proposed.rules().drop_for(name)
-    if new < old:
-        update["max_drop"] = new
-        tightened.append(f"{name} max_drop {old:g} → {new:g}")
-    elif new > old:
-        pending.append(f"{name} max_drop {old:g} → {new:g}")
-    for option in type(mine).model_fields:
-        if option in ("enabled", "threshold", "max_drop"):
-            continue
-        a, b = getattr(mine, option), getattr(theirs, option)
-        if a == b:
-            continue
-        if option in mine.stricter_when_higher and (a is None or (b is not None and b > a)):
+    options = [o for o in type(mine).model_fields if o not in ("enabled", "threshold", "max_drop")]
+    ratcheted: list[tuple[str, Ratchet | None, Any, Any]] = [
+        ("threshold", HIGHER, evaluator.threshold_of(mine), evaluator.threshold_of(theirs)),
+        ("max_drop", SMALLER, trusted.rules().drop_for(name), proposed.rules().drop_for(name)),
+        *(
+            (
+                o,
+                HIGHER if o in mine.stricter_when_higher else None,
+                getattr(mine, o),
+                getattr(theirs, o),
+            )
+            for o in options
+        ),
+    ]
+    for option, rule, a, b in ratcheted:
+        if rule is not None and rule.tightens(a, b):
             update[option] = b
             tightened.append(f"{name} {option} {show(a)} → {show(b)}")
-        else:
-            pending.append(f"{name}.{option} {show(a)} → {show(b)}")
+        elif a != b:
+            where = (
+                f"{name} {option}" if option in ("threshold", "max_drop") else f"{name}.{option}"
+            )
+            pending.append(f"{where} {show(a)} → {show(b)}")
     return mine.model_copy(update=update) if update else None
 
 
@@ -569,7 +568,7 @@ def hold_to_baseline(
         recorded = baseline.thresholds.get(name)
         if recorded is not None and recorded != threshold:
             edited.append(f"{name} {recorded:g} → {threshold:g}")
-            held[name] = max(threshold, recorded)
+            held[name] = HIGHER.stricter(threshold, recorded)
     if edited:
         notices.append(
             "This PR changes thresholds (" + "; ".join(edited) + "); until it is merged and the "

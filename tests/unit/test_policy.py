@@ -7,8 +7,26 @@ import pytest
 from ragaliq.baseline import parse_baseline
 from ragaliq.config import parse_config
 from ragaliq.errors import ConfigError
-from ragaliq.policy import Budget, GatePolicy, GateRules, ratchet
+from ragaliq.policy import HIGHER, SMALLER, Budget, GatePolicy, GateRules, Ratchet, ratchet
 from ragaliq.trust import tighten
+
+
+@pytest.mark.parametrize(
+    ("rule", "a", "b", "stricter"),
+    [
+        (HIGHER, 0.7, 0.8, 0.8),
+        (HIGHER, 0.8, 0.7, 0.8),
+        (HIGHER, None, 0.5, 0.5),  # no limit is the loosest
+        (HIGHER, 0.5, None, 0.5),
+        (SMALLER, 0.05, 0.02, 0.02),
+        (SMALLER, None, 0.1, 0.1),
+        (Ratchet(("pass", "fail")), "fail", "pass", "fail"),
+    ],
+)
+def test_one_rule_says_which_of_two_values_is_stricter(rule, a, b, stricter):
+    assert rule.stricter(a, b) == stricter
+    assert rule.tightens(a, b) is (b == stricter and a != b)
+    assert not rule.tightens(a, a)
 
 
 def test_the_ratchet_reads_which_way_is_stricter_from_each_setting():
