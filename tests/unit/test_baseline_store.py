@@ -145,3 +145,28 @@ def test_a_snapshot_is_the_store_at_one_moment(tmp_path):
     (tmp_path / "store").mkdir()
     snapshot = backend.snapshot()
     assert isinstance(snapshot, Snapshot) and snapshot.version is None
+
+
+def test_a_store_opens_by_its_kinds_row_or_else_through_the_code_host(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from ragaliq.config import BaselinesConfig
+    from ragaliq.store import kinds
+
+    by_host = BaselineStore(FolderBackend(tmp_path / "host"), keep=5)
+    own = BaselineStore(FolderBackend(tmp_path / "own"), keep=5)
+    opened: list[str] = []
+
+    def host_opens(settings: BaselinesConfig) -> BaselineStore:
+        opened.append(settings.store)
+        return by_host
+
+    branch = BaselinesConfig(store="branch")
+    assert kinds.open_store(branch, host_opens) is by_host
+    assert opened == ["branch"]
+    # A kind whose row says how it opens (an object store, say) never asks the host.
+    monkeypatch.setitem(
+        kinds.STORE_KINDS, "branch", replace(kinds.STORE_KINDS["branch"], opener=lambda s: own)
+    )
+    assert kinds.open_store(branch, host_opens) is own
+    assert opened == ["branch"]

@@ -74,6 +74,7 @@ def test_an_offline_run_never_loads_the_anthropic_sdk(tmp_path):
 STAGES: list[tuple[str, ...]] = [
     (
         "_version",
+        "_release",
         "_lazy",
         "_ids",
         "_yaml",

@@ -71,6 +71,7 @@ from ragaliq.redaction import register_secret
 from ragaliq.report.markdown import ACCEPT_HINT
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
+from ragaliq.store.kinds import open_store
 from ragaliq.text.counts import plural
 
 __all__ = ["EXPIRY_CHECKS", "run_job"]
@@ -390,7 +391,7 @@ async def _gate(job: _Job, result: Publication, pr: Change | None) -> _Gated:
     finder = (
         RunRecordFinder(
             records=lambda config: host.baseline_runs(pr.base_ref, config.workflow, trusted),
-            store=host.baseline_store,
+            store=lambda config: open_store(config, host.baseline_store),
             commit=pr.base_sha,
             branch=pr.base_ref,
             base=pr.base,

@@ -38,7 +38,7 @@ from ragaliq.report.markdown import render_summary
 from ragaliq.report.progress import ProgressPrinter
 from ragaliq.repository import WorkTree, repo_path
 from ragaliq.run_report import ReportFile
-from ragaliq.store.kinds import kind_of
+from ragaliq.store.kinds import kind_of, open_store
 from ragaliq.store.layout import baseline_digest
 from ragaliq.text.counts import plural
 from ragaliq.trust import read_bar
@@ -142,7 +142,7 @@ async def update_baseline(
 def _previous_answers(answers: AnswerRows, host: Host, store: BaselinesConfig) -> list[str]:
     """Load the answers kept with the newest stored baseline; what to log."""
     try:
-        view = host.baseline_store(store).view()
+        view = open_store(store, host.baseline_store).view()
         kept = view.answers() if view is not None else None
     except RagaliqError as exc:
         return [f"the stored baselines' judge answers were not read: {exc}"]
@@ -213,7 +213,7 @@ def store_baseline(settings: JobSettings, workflow: JobLog, host: Host) -> ExitC
             "(see ragaliq-baseline.yml), with `permissions: actions: read` for the check"
         )
     answers = work.read(ANSWERS_PATH, limit=MAX_BASELINE_BYTES, what="judge answers")
-    where = host.baseline_store(store).put(settings.sha, data, answers=answers)
+    where = open_store(store, host.baseline_store).put(settings.sha, data, answers=answers)
     said = f"the baseline of {settings.ref_name}@{settings.sha[:7]} is kept on {where}"
     workflow.notice(f"Stored: {said}.", title="RagaliQ Gate")
     workflow.write_summary(f"## RagaliQ Gate: baseline stored\n\nStored: {said}.\n")

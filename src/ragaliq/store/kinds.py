@@ -17,13 +17,17 @@ kind       where baselines live                        how a baseline is shown t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ragaliq.config import BaselinesConfig
+    from ragaliq.store.layout import BaselineStore
 
-__all__ = ["STORE_KINDS", "StoreKind", "kind_of"]
+    StoreOpener = Callable[[BaselinesConfig], BaselineStore]
+
+__all__ = ["STORE_KINDS", "StoreKind", "kind_of", "open_store"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,9 +41,10 @@ class StoreKind:
     machine for the local gate too."""
     record_hint: str
     """How the gate says a recorded baseline reaches where gates read it."""
-    opened_by_host: bool
-    """Whether the store is reached through the code host's API (a branch of the repository),
-    rather than from the config alone."""
+    opener: StoreOpener | None
+    """How the store opens from its settings alone (an object store, say); None when it is
+    reached through the code host's API (a branch of the repository, a job's artifacts), by
+    the host adapter's ``baseline_store``."""
     update_advice: str
     """How a team updates the baseline with this store (Markdown; ``{branch}``, ``{path}`` and
     ``{workflow}`` filled in): never a command whose result the gate would refuse."""
@@ -56,7 +61,7 @@ STORE_KINDS: dict[str, StoreKind] = {
         name="file",
         kept_apart=False,
         record_hint="commit it to the base branch for pull requests to be compared with it",
-        opened_by_host=False,
+        opener=None,
         update_advice=(
             "The baseline is the file `{path}`, committed on the base branch. Once this change "
             "is merged, record it on the base branch with `ragaliq baseline record` and commit "
@@ -68,7 +73,7 @@ STORE_KINDS: dict[str, StoreKind] = {
         kept_apart=True,
         record_hint="upload it as the artifact {artifact}, then keep it on {branch} with mode: "
         "store-baseline",
-        opened_by_host=True,
+        opener=None,
         update_advice=(
             "The baseline workflow (`{workflow}`) records the base branch's baseline on every "
             "push to it and keeps it on the data branch `{branch}`: merge this change, and its "
@@ -81,7 +86,7 @@ STORE_KINDS: dict[str, StoreKind] = {
         name="artifacts",
         kept_apart=True,
         record_hint="the record job keeps it among its artifacts, which never expire",
-        opened_by_host=True,
+        opener=None,
         update_advice=(
             "The record job (`{workflow}`) records the default branch's baseline on every push "
             "to it and keeps it among its artifacts: merge this change, and its pipeline "
@@ -96,3 +101,9 @@ STORE_KINDS: dict[str, StoreKind] = {
 def kind_of(settings: BaselinesConfig) -> StoreKind:
     """The row of the store the ``baselines`` section names."""
     return STORE_KINDS[settings.store]
+
+
+def open_store(settings: BaselinesConfig, by_host: StoreOpener) -> BaselineStore:
+    """The store the ``baselines`` section names: opened by its row, or by the code host."""
+    opener = kind_of(settings).opener
+    return (opener or by_host)(settings)
