@@ -101,8 +101,10 @@ def test_a_same_repository_pull_request_is_produced_then_gated_in_two_jobs(setup
     before = action.anthropic.count()
     jobs = play_pull_request(player, clean, RUN_ID + 101)
     assert jobs["gate"].code == 0, jobs["gate"].log
-    # The first gate's saved cache was restored: the cases both PRs share cost no call.
-    assert 0 < action.anthropic.count() - before < cold
+    # Answers are reused only from runs that vouch for them (the run that recorded the bar, this
+    # pull request's own earlier gates), never from another pull request's gate: #22 pays for
+    # its own cases, as many calls as #21's first gate.
+    assert action.anthropic.count() - before == cold
     statuses = action.github.statuses(REPO, clean["pull_request"]["head"]["sha"], context=MAIN)
     assert [s.state for s in statuses] == ["pending", "success"]
     assert statuses[-1].context == MAIN
