@@ -106,12 +106,17 @@ def test_a_base_whose_baseline_records_waits_and_the_follower_ends_the_wait(worl
 
 
 def test_a_base_with_no_baseline_run_is_not_judged_never_green(world):
-    world.commit_main()
+    main = world.commit_main()
     change = world.open_change(6)
     job = world.gate(change)
     assert job.code == 2
+    assert job.log.outputs["passed"] == "false"
+    said = f"no baseline run of ragaliq-baseline.yml is recorded for main@{main[:7]}"
+    assert said in job.text and said in job.log.summary
+    assert "No baseline yet" not in job.text  # never the first run's pass on thresholds
+    assert [state for state, _ in world.statuses(change.head_sha)] == ["pending", "error"]
     state, description = world.statuses(change.head_sha)[-1]
-    assert state == "error" and "not judged: no baseline" in description
+    assert description.startswith(f"main@{main[:7]}: not judged: no baseline")
 
 
 def test_a_reviewer_with_write_access_accepts_and_the_author_cannot(world):
