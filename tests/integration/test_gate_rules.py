@@ -96,7 +96,7 @@ def test_a_base_whose_baseline_records_waits_and_the_follower_ends_the_wait(worl
     change = world.open_change(5, regressed=True)
     job = world.gate(change)
     assert job.code == 0 and job.log.outputs["passed"] == "false"
-    state, description = world.statuses(change.head_sha)[-1]
+    _state, description = world.statuses(change.head_sha)[-1]
     assert state == "pending" and "waiting for the baseline" in description
     world.record(main, run)
     follower = world.follow(main, run)
@@ -115,7 +115,7 @@ def test_a_base_with_no_baseline_run_is_not_judged_never_green(world):
     assert said in job.text and said in job.log.summary
     assert "No baseline yet" not in job.text  # never the first run's pass on thresholds
     assert [state for state, _ in world.statuses(change.head_sha)] == ["pending", "error"]
-    state, description = world.statuses(change.head_sha)[-1]
+    _state, description = world.statuses(change.head_sha)[-1]
     assert description.startswith(f"main@{main[:7]}: not judged: no baseline")
 
 
