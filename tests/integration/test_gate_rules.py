@@ -96,7 +96,7 @@ def test_a_base_whose_baseline_records_waits_and_the_follower_ends_the_wait(worl
     change = world.open_change(5, regressed=True)
     job = world.gate(change)
     assert job.code == 0 and job.log.outputs["passed"] == "false"
-    _state, description = world.statuses(change.head_sha)[-1]
+    state, description = world.statuses(change.head_sha)[-1]
     assert state == "pending" and "waiting for the baseline" in description
     world.record(main, run)
     follower = world.follow(main, run)
