@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from ragaliq.judges.offline import OfflineJudge, extract_sentence_claims  # noqa: E402
 from ragaliq.models import TestCase  # noqa: E402
+from ragaliq.offline import OfflineJudge, extract_sentence_claims  # noqa: E402
 
 SHAPES = {
     "prose": "The thermostat keeps its schedule when the Wi-Fi is down. Refunds take 14 days. ",

@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from offline_probes import Outcome, halves_parser, outcome_of  # noqa: E402
 
-from ragaliq.judges.offline import OfflineJudge  # noqa: E402
 from ragaliq.models import ClaimVerdict, TestCase  # noqa: E402
+from ragaliq.offline import OfflineJudge  # noqa: E402
 
 DEFAULT_DATA = ROOT / "benchmarks" / "data" / "offline_added_details.jsonl"
 FORMS = ("grounded", "paraphrase", "added")

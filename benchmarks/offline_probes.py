@@ -40,8 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from ragaliq.evaluators.hallucination import HallucinationEvaluator  # noqa: E402
-from ragaliq.judges.offline import OfflineJudge  # noqa: E402
 from ragaliq.models import ClaimVerdict, TestCase, Verdict  # noqa: E402
+from ragaliq.offline import OfflineJudge  # noqa: E402
 
 DEFAULT_DATA = ROOT / "benchmarks" / "data" / "offline_probes.jsonl"
 CATEGORIES = (

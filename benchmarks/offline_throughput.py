@@ -41,7 +41,7 @@ RESPONSE_CHARS = 100_000
 CONTEXT_CHARS = 500_000
 _LARGEST = """
 import asyncio, gc, json, sys, time
-from ragaliq.judges.offline import OfflineJudge, extract_sentence_claims
+from ragaliq.offline import OfflineJudge, extract_sentence_claims
 from ragaliq.models import TestCase
 data = json.load(open(sys.argv[1], encoding="utf-8"))
 judge = OfflineJudge()

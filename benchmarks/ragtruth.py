@@ -59,8 +59,8 @@ sys.path.insert(0, str(ROOT / "src"))
 from ragaliq.evaluators.base import CaseJudgement  # noqa: E402
 from ragaliq.evaluators.hallucination import HallucinationEvaluator  # noqa: E402
 from ragaliq.judges.cascade import settles_offline  # noqa: E402
-from ragaliq.judges.offline import OfflineJudge  # noqa: E402
 from ragaliq.models import ClaimVerdict, TestCase, Verdict  # noqa: E402
+from ragaliq.offline import OfflineJudge  # noqa: E402
 from ragaliq.text.sentences import CONTINUATION  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared/data/ragtruth-dev"

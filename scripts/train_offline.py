@@ -1,4 +1,4 @@
-"""Train the offline judge's claim model and write src/ragaliq/judges/offline/model.json.
+"""Train the offline judge's claim model and write src/ragaliq/offline/model.json.
 
 Usage::
 
@@ -12,7 +12,7 @@ the judge's hand-made features (src/ragaliq/judges/_features.py), fitted by Newt
 pure Python, so the same data gives the same file, byte for byte, with no seed to fix.
 
 The model decides only on the claims the judge's rules leave to it: claims with no finding whose
-every content word their evidence states (``ragaliq.judges.offline.grounding``). It is fitted on
+every content word their evidence states (``ragaliq.offline.grounding``). It is fitted on
 those claims alone. A claim with a finding, or with a word its evidence does not state, is never
 SUPPORTED whatever the model says.
 
@@ -49,10 +49,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from ragtruth import DEFAULT_DATA, TASKS, Scores, claim_labels, load_ragtruth  # noqa: E402
 
-from ragaliq.judges.offline.context import ContextIndex  # noqa: E402
-from ragaliq.judges.offline.features import FEATURES, analyse_claims  # noqa: E402
-from ragaliq.judges.offline.findings import find  # noqa: E402
-from ragaliq.judges.offline.judge import (  # noqa: E402
+from ragaliq.offline.context import ContextIndex  # noqa: E402
+from ragaliq.offline.features import FEATURES, analyse_claims  # noqa: E402
+from ragaliq.offline.findings import find  # noqa: E402
+from ragaliq.offline.judge import (  # noqa: E402
     MODEL_PATH,
     case_kind,
     extract_sentence_claims,
@@ -72,7 +72,7 @@ DIGITS = 6
 REGIMES = ("prose", "record")
 """The two models: one for prose contexts, one for JSON records."""
 KINDS = ("answer", "summary", "record")
-"""The kinds of case, each with its own thresholds (see ``ragaliq.judges.offline.case_kind``)."""
+"""The kinds of case, each with its own thresholds (see ``ragaliq.offline.case_kind``)."""
 GRID = tuple(round(0.05 + 0.01 * i, 2) for i in range(86))
 ASCENT_ROUNDS = 3
 

@@ -18,8 +18,8 @@ from ragaliq.errors import BudgetError
 from ragaliq.evaluators.base import Evaluator
 from ragaliq.evaluators.questions import EXTRACT, Questions
 from ragaliq.judges.base import EstimatingJudge, Judge
-from ragaliq.judges.offline import extract_sentence_claims
 from ragaliq.models import CasePlan, Preflight, TestCase, Usage
+from ragaliq.offline import extract_sentence_claims
 from ragaliq.policy import Budget
 from ragaliq.runner.passes import Passes, planned_asks
 

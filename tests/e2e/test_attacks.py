@@ -22,7 +22,6 @@ from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, Re
 from ragaliq.evaluators.questions import EXTRACT, RELEVANCE, VERIFY, Answers, Question, Questions
 from ragaliq.judges.cache import CachedJudge
 from ragaliq.judges.claude import PROMPT_VERSION
-from ragaliq.judges.offline import extract_sentence_claims
 from ragaliq.judges.questions import wording_version
 from ragaliq.models import (
     ClaimsResult,
@@ -33,6 +32,7 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
+from ragaliq.offline import extract_sentence_claims
 from ragaliq.report.markdown import escape_markdown
 from ragaliq.runner import run_suite
 from tests.e2e.workspace import (

@@ -15,8 +15,8 @@ import re
 from collections.abc import Coroutine
 from typing import Any, TypeVar, cast
 
-from ragaliq.judges.offline import OfflineJudge, extract_sentence_claims
 from ragaliq.models import TestCase
+from ragaliq.offline import OfflineJudge, extract_sentence_claims
 from tests.fakes.anthropic_server import Responder, structured_responder
 
 _BLOCK = re.compile(r"<(query|response|context|claims|facts)>(.*?)</\1>", re.DOTALL)

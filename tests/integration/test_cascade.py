@@ -6,8 +6,8 @@ from __future__ import annotations
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
 from ragaliq.judges import JudgeChoice
 from ragaliq.judges.cascade import SETTLED_OFFLINE, CascadeJudge
-from ragaliq.judges.offline import OfflineJudge
 from ragaliq.models import Verdict
+from ragaliq.offline import OfflineJudge
 from ragaliq.runner import run_suite
 from tests.conftest import make_case
 from tests.fakes.claude_sim import blocks, tasks_of

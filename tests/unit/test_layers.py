@@ -96,6 +96,8 @@ STAGES: list[tuple[str, ...]] = [
     ("baseline",),
     ("config", "scaffold"),
     ("store",),
+    ("judges.base",),
+    ("offline",),
     ("judges",),
     ("run_report",),
     ("pool", "runner", "shards", "preflight"),
@@ -134,9 +136,15 @@ def imports_of(path: Path) -> set[str]:
 
 
 def stage_of(module: str) -> int | None:
+    """The layer of ``module``: its own module's where a layer names it (``judges.base``), else its
+    top-level package's."""
     parts = module.split(".")
     name = parts[1] if len(parts) > 1 else "__init__"
-    return next((i for i, names in enumerate(STAGES) if name in names), None)
+    own = ".".join(parts[1:3])
+    return next(
+        (i for i, names in enumerate(STAGES) if own in names),
+        next((i for i, names in enumerate(STAGES) if name in names), None),
+    )
 
 
 def modules() -> list[tuple[str, Path]]:

@@ -217,7 +217,7 @@ async def test_the_offline_judge_over_processes_gives_what_one_process_gives():
     from pathlib import Path
 
     from ragaliq.dataset import load_dataset
-    from ragaliq.judges.offline import OfflineJudge
+    from ragaliq.offline import OfflineJudge
     from ragaliq.runner import MIN_CASES_FOR_PROCESSES, stream_suite
 
     quickstart = Path(__file__).resolve().parents[2] / "examples" / "quickstart"

@@ -468,7 +468,7 @@ def test_no_job_that_holds_the_key_restores_a_cache_or_pushes(tmp_path):
 @pytest.mark.parametrize("env", [{}, {"ANTHROPIC_API_KEY": "sk-ant-test"}], ids=["no key", "key"])
 def test_a_pull_request_main_and_a_laptop_judge_alike_until_the_team_switches(tmp_path, env):
     from ragaliq.judges.factory import build_judge, has_credentials
-    from ragaliq.judges.offline import OfflineJudge
+    from ragaliq.offline import OfflineJudge
 
     write_scaffold(tmp_path)
     judge = parse_config(_text(tmp_path, "ragaliq.yaml")).judge

@@ -14,7 +14,7 @@ from ragaliq import _lazy
 if TYPE_CHECKING:
     from ragaliq.judges.base import EstimatingJudge, Judge
     from ragaliq.judges.factory import JudgeChoice, JudgeOpener, build_judge, open_judge
-    from ragaliq.judges.offline import OfflineJudge
+    from ragaliq.offline import OfflineJudge
 
 __all__ = [
     "EstimatingJudge",
@@ -31,7 +31,7 @@ _HOMES = {
     "Judge": "ragaliq.judges.base",
     "JudgeChoice": "ragaliq.judges.factory",
     "JudgeOpener": "ragaliq.judges.factory",
-    "OfflineJudge": "ragaliq.judges.offline",
+    "OfflineJudge": "ragaliq.offline",
     "build_judge": "ragaliq.judges.factory",
     "open_judge": "ragaliq.judges.factory",
 }

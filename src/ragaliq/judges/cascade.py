@@ -37,9 +37,9 @@ from pydantic import BaseModel
 from ragaliq.errors import JudgeWorkError
 from ragaliq.evaluators.questions import FACTS, VERIFY, Answers, Question, Questions
 from ragaliq.judges.base import EstimatingJudge, Judge
-from ragaliq.judges.offline import CONFIDENT, OfflineJudge
 from ragaliq.judges.questions import answered_without_judge
 from ragaliq.models import ClaimVerdict, JudgeInfo, TestCase, Usage, Verdict, VerificationResult
+from ragaliq.offline import CONFIDENT, OfflineJudge
 from ragaliq.text.counts import plural
 
 __all__ = ["SETTLED_OFFLINE", "CascadeJudge", "CascadeStats", "cascade_info", "settles_offline"]

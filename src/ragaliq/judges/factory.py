@@ -21,7 +21,6 @@ from ragaliq.judges.answers import AnswerRows
 from ragaliq.judges.base import Judge
 from ragaliq.judges.cache import CachedJudge
 from ragaliq.judges.cascade import CascadeJudge, cascade_info
-from ragaliq.judges.offline import OfflineJudge
 from ragaliq.judges.platforms import (
     API_KEY_ENV,
     BASE_URL_ENV,
@@ -33,6 +32,7 @@ from ragaliq.judges.platforms import (
 from ragaliq.judges.providers import AUTO, CLAUDE, PROVIDERS, provider_for
 from ragaliq.judges.questions import prompt_version
 from ragaliq.models import JudgeInfo
+from ragaliq.offline import OfflineJudge
 from ragaliq.redaction import register_secret
 
 __all__ = [

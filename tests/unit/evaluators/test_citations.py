@@ -10,8 +10,8 @@ from ragaliq.evaluators.citations import (
     MiscitedClaim,
     MiscitedClaims,
 )
-from ragaliq.judges.offline import OfflineJudge
 from ragaliq.models import NOT_VERIFIABLE, CaseResult, ChunkRef, Verdict
+from ragaliq.offline import OfflineJudge
 from tests.conftest import make_case, make_verdict
 
 CONTEXT = (

@@ -7,8 +7,8 @@ from ragaliq.errors import ConfigError
 from ragaliq.evaluators.questions import EXTRACT, FACTS, RELEVANCE, VERIFY
 from ragaliq.judges.cascade import SETTLED_OFFLINE, CascadeJudge, settles_offline
 from ragaliq.judges.factory import build_judge, describe_judge
-from ragaliq.judges.offline import OfflineJudge
 from ragaliq.models import Verdict
+from ragaliq.offline import OfflineJudge
 from tests.conftest import make_case
 from tests.fakes.judge import FakeJudge
 

@@ -244,7 +244,7 @@ def test_a_very_long_response_is_split_without_hanging(unit):
     # subprocess.
     code = (
         "import asyncio\n"
-        "from ragaliq.judges.offline import OfflineJudge, extract_sentence_claims\n"
+        "from ragaliq.offline import OfflineJudge, extract_sentence_claims\n"
         "from ragaliq.models import TestCase\n"
         f"text = {unit!r} * (400_000 // {len(unit)})\n"
         "claims = extract_sentence_claims(text)\n"

@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ragaliq.judges.offline.contrasts import Change, comparable
+from ragaliq.offline.contrasts import Change, comparable
 from ragaliq.text.words import NEGATION_CUES, STOPWORDS, content_tokens, negated_words, word_key
 
 __all__ = ["negation_change", "requirement_flip"]

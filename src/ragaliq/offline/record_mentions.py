@@ -14,8 +14,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from ragaliq.judges.offline.contrasts import alternative
-from ragaliq.judges.offline.record_fields import (
+from ragaliq.offline.contrasts import alternative
+from ragaliq.offline.record_fields import (
     NEAR_PREFIX,
     TOKEN,
     Field,
@@ -23,7 +23,7 @@ from ragaliq.judges.offline.record_fields import (
     KeyLookup,
     name_value,
 )
-from ragaliq.judges.offline.schedule import Span
+from ragaliq.offline.schedule import Span
 from ragaliq.text.words import word_key
 
 __all__ = [

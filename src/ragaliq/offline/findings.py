@@ -16,7 +16,7 @@ which, quoting what the claim and the context say, so that a reviewer can check 
   reason quotes both, from the negation to the word it governs), or a requirement denied ("you
   do not need the receipt" against "must include the receipt");
 - ``opposite``: a word replaced by its opposite (full and partial, free and paid; see
-  :data:`~ragaliq.judges.offline.contrasts.OPPOSITES`);
+  :data:`~ragaliq.offline.contrasts.OPPOSITES`);
 - ``scope``: a scope widened ("worldwide" where the context names one country, "all" where it
   says "most", "unlimited" where it says "up to 5");
 - ``roles``: two names, or two parties ("the tenant", "the landlord"), in swapped roles: in the
@@ -37,11 +37,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from ragaliq.judges.offline.context import Sentence
-from ragaliq.judges.offline.contrasts import opposite, swapped, widened
-from ragaliq.judges.offline.features import Analysis
-from ragaliq.judges.offline.negations import negation_change, requirement_flip
 from ragaliq.models import Verdict
+from ragaliq.offline.context import Sentence
+from ragaliq.offline.contrasts import opposite, swapped, widened
+from ragaliq.offline.features import Analysis
+from ragaliq.offline.negations import negation_change, requirement_flip
 from ragaliq.text.quantities import Quantity
 
 __all__ = ["FINDING_KINDS", "Finding", "FindingKind", "find"]

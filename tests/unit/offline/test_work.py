@@ -10,10 +10,10 @@ import pytest
 from ragaliq.errors import JudgeWorkError
 from ragaliq.evaluators.questions import VERIFY
 from ragaliq.judges.cascade import CascadeJudge
-from ragaliq.judges.offline import OfflineJudge
-from ragaliq.judges.offline.context import MAX_CANDIDATES, ContextIndex
-from ragaliq.judges.offline.work import WORK_FLOOR, Work, collection_paused
 from ragaliq.models import TestCase, Verdict
+from ragaliq.offline import OfflineJudge
+from ragaliq.offline.context import MAX_CANDIDATES, ContextIndex
+from ragaliq.offline.work import WORK_FLOOR, Work, collection_paused
 from tests.conftest import make_case
 from tests.unit.judges.test_cascade import RecordingClaude
 

@@ -6,8 +6,8 @@ import pytest
 
 from ragaliq.judges import OfflineJudge
 from ragaliq.judges.cascade import settles_offline
-from ragaliq.judges.offline import extract_sentence_claims
 from ragaliq.models import Verdict
+from ragaliq.offline import extract_sentence_claims
 from ragaliq.text.words import content_words, numbers, split_sentences
 from tests.conftest import make_case
 
@@ -290,8 +290,8 @@ async def test_a_record_verdict_quotes_the_field():
 
 
 def test_the_shipped_model_matches_the_features():
-    from ragaliq.judges.offline import load_model
-    from ragaliq.judges.offline.features import FEATURES
+    from ragaliq.offline import load_model
+    from ragaliq.offline.features import FEATURES
 
     models = load_model()
     for model in (models.answer, models.summary, models.record):
@@ -302,8 +302,8 @@ def test_the_shipped_model_matches_the_features():
 
 
 def test_the_kind_of_case_picks_the_model():
-    from ragaliq.judges.offline import case_kind, load_model
-    from ragaliq.judges.offline.context import ContextIndex
+    from ragaliq.offline import case_kind, load_model
+    from ragaliq.offline.context import ContextIndex
 
     passages = ("The museum opens at nine and closes at five.",)
     answer = ContextIndex.build(passages, query="When does the museum open?")
@@ -392,11 +392,11 @@ async def test_a_blank_query_is_no_query_to_rate_relevance_against(query):
 def test_every_module_of_the_offline_judge_is_part_of_its_version():
     from importlib import resources
 
-    from ragaliq.judges.offline import judge
+    from ragaliq.offline import judge
 
     shipped = {
         item.name
-        for item in resources.files("ragaliq.judges.offline").iterdir()
+        for item in resources.files("ragaliq.offline").iterdir()
         if item.name.endswith((".py", ".json")) and item.name != "__init__.py"
     }
     assert shipped <= {name for package, name in judge._SOURCES if package == judge.__package__}

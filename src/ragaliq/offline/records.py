@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ragaliq.judges.offline.record_fields import (
+from ragaliq.offline.record_fields import (
     NEAR_PREFIX,
     NULL_VALUES,
     TOKEN,
@@ -35,7 +35,7 @@ from ragaliq.judges.offline.record_fields import (
     name_value,
     truth,
 )
-from ragaliq.judges.offline.record_mentions import (
+from ragaliq.offline.record_mentions import (
     CLAUSE,
     Token,
     clause_tokens,
@@ -44,8 +44,8 @@ from ragaliq.judges.offline.record_mentions import (
     negated_at,
     stated_otherwise,
 )
-from ragaliq.judges.offline.schedule import check_week
-from ragaliq.judges.offline.work import Work
+from ragaliq.offline.schedule import check_week
+from ragaliq.offline.work import Work
 from ragaliq.text.words import STOPWORDS, figures, word_key
 
 __all__ = ["Record", "RecordFindings", "parse_record"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragaliq.judges.offline.relevance import NEAR_PREFIX, rate_relevance
+from ragaliq.offline.relevance import NEAR_PREFIX, rate_relevance
 
 
 def test_the_reasoning_names_whole_words_as_the_query_writes_them():

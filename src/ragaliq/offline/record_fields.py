@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Self
 
-from ragaliq.judges.offline.contrasts import alternative
-from ragaliq.judges.offline.schedule import Week, parse_week
+from ragaliq.offline.contrasts import alternative
+from ragaliq.offline.schedule import Week, parse_week
 from ragaliq.text.words import STOPWORDS, word_key
 
 __all__ = [

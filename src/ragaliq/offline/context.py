@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ragaliq.judges.offline.records import Record, parse_record
-from ragaliq.judges.offline.work import Work
+from ragaliq.offline.records import Record, parse_record
+from ragaliq.offline.work import Work
 from ragaliq.text.quantities import Quantity, quantities
 from ragaliq.text.words import (
     CALENDAR,

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ragaliq.judges.offline.context import (
+from ragaliq.offline.context import (
     PAIR_WINDOW,
     ContextIndex,
     Count,
@@ -29,8 +29,8 @@ from ragaliq.judges.offline.context import (
     counts_of,
     implied_days,
 )
-from ragaliq.judges.offline.grounding import Evidence, evidence_of, ungrounded
-from ragaliq.judges.offline.records import RecordFindings
+from ragaliq.offline.grounding import Evidence, evidence_of, ungrounded
+from ragaliq.offline.records import RecordFindings
 from ragaliq.text.quantities import Quantity, quantities
 from ragaliq.text.sentences import CONTINUATION
 from ragaliq.text.words import (

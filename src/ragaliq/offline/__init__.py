@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragaliq.judges.offline.judge import (
+from ragaliq.offline.judge import (
     CONFIDENT,
     OFFLINE_JUDGE_NAME,
     OfflineJudge,

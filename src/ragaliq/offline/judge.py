@@ -55,12 +55,6 @@ from ragaliq.judges.base import (
     check_verdict_count,
     no_context_verdicts,
 )
-from ragaliq.judges.offline.context import ContextIndex
-from ragaliq.judges.offline.features import FEATURES, MAX_CLAIM_WORDS, Analysis, analyse_claims
-from ragaliq.judges.offline.findings import find
-from ragaliq.judges.offline.grounding import RELATIONS, SCOPES, polarity_gap, ungrounded
-from ragaliq.judges.offline.relevance import rate_relevance
-from ragaliq.judges.offline.work import Work, collection_paused
 from ragaliq.models import (
     NOT_VERIFIABLE,
     ChunkRating,
@@ -75,6 +69,12 @@ from ragaliq.models import (
     Verdict,
     VerificationResult,
 )
+from ragaliq.offline.context import ContextIndex
+from ragaliq.offline.features import FEATURES, MAX_CLAIM_WORDS, Analysis, analyse_claims
+from ragaliq.offline.findings import find
+from ragaliq.offline.grounding import RELATIONS, SCOPES, polarity_gap, ungrounded
+from ragaliq.offline.relevance import rate_relevance
+from ragaliq.offline.work import Work, collection_paused
 from ragaliq.text.citations import CitationReader, without_citations
 from ragaliq.text.words import (
     NEGATIONS,
@@ -109,20 +109,20 @@ MAX_EVIDENCE_CHARS = 400
 CONFIDENT = "offline_confident"
 """Flag on a SUPPORTED verdict the offline judge is sure of: the cascade settles it offline."""
 _SOURCES = (
-    ("ragaliq.judges.offline", "judge.py"),
-    ("ragaliq.judges.offline", "context.py"),
-    ("ragaliq.judges.offline", "grounding.py"),
-    ("ragaliq.judges.offline", "work.py"),
-    ("ragaliq.judges.offline", "features.py"),
-    ("ragaliq.judges.offline", "findings.py"),
-    ("ragaliq.judges.offline", "contrasts.py"),
-    ("ragaliq.judges.offline", "negations.py"),
-    ("ragaliq.judges.offline", "records.py"),
-    ("ragaliq.judges.offline", "record_fields.py"),
-    ("ragaliq.judges.offline", "record_mentions.py"),
-    ("ragaliq.judges.offline", "schedule.py"),
-    ("ragaliq.judges.offline", "relevance.py"),
-    ("ragaliq.judges.offline", MODEL_RESOURCE),
+    ("ragaliq.offline", "judge.py"),
+    ("ragaliq.offline", "context.py"),
+    ("ragaliq.offline", "grounding.py"),
+    ("ragaliq.offline", "work.py"),
+    ("ragaliq.offline", "features.py"),
+    ("ragaliq.offline", "findings.py"),
+    ("ragaliq.offline", "contrasts.py"),
+    ("ragaliq.offline", "negations.py"),
+    ("ragaliq.offline", "records.py"),
+    ("ragaliq.offline", "record_fields.py"),
+    ("ragaliq.offline", "record_mentions.py"),
+    ("ragaliq.offline", "schedule.py"),
+    ("ragaliq.offline", "relevance.py"),
+    ("ragaliq.offline", MODEL_RESOURCE),
     ("ragaliq.text", "words.py"),
     ("ragaliq.text", "citations.py"),
     ("ragaliq.text", "sentences.py"),
@@ -198,7 +198,7 @@ def load_model() -> Models:
     Raises:
         RuntimeError: the file does not match the features this code computes (a packaging bug).
     """
-    package = resources.files("ragaliq.judges.offline")
+    package = resources.files("ragaliq.offline")
     data = json.loads(package.joinpath(MODEL_RESOURCE).read_text(encoding="utf-8"))
     if tuple(data["features"]) != FEATURES:
         raise RuntimeError(

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from ragaliq.judges.offline.context import GENERIC, ContextIndex, Sentence, shortens
+from ragaliq.offline.context import GENERIC, ContextIndex, Sentence, shortens
 from ragaliq.text.quantities import Quantity
 from ragaliq.text.words import (
     IRREGULAR_FORMS,

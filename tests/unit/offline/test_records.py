@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ragaliq.judges.offline.records import parse_record
+from ragaliq.offline.records import parse_record
 
 RECORD = json.dumps(
     {
@@ -138,10 +138,10 @@ def test_nothing_in_the_record_reader_knows_one_dataset() -> None:
     import ast
     from pathlib import Path
 
-    import ragaliq.judges.offline.record_fields as record_fields
-    import ragaliq.judges.offline.record_mentions as record_mentions
-    import ragaliq.judges.offline.records as records
-    import ragaliq.judges.offline.schedule as schedule
+    import ragaliq.offline.record_fields as record_fields
+    import ragaliq.offline.record_mentions as record_mentions
+    import ragaliq.offline.records as records
+    import ragaliq.offline.schedule as schedule
 
     for module in (records, record_fields, record_mentions, schedule):
         tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
