@@ -44,14 +44,15 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "src/ragaliq/ci/custody.py",
         "src/ragaliq/ci/follow.py",
         "src/ragaliq/store/finder.py",
+        "src/ragaliq/github/provenance.py",
         "src/ragaliq/github/push_filters.py",
     ),
     "assertions": ("src/ragaliq/testing.py",),
 }
 """What decides pass or fail: the evaluators' formulas, the gate's verdict (the comparison, its
 statistics, the decision), the bar a change is held to (its ratchets and where it is read), which
-baseline is the bar (custody: the run records' rules, the follower's plan, the local finder, the
-push filters) and the Python API's assertions."""
+baseline is the bar (custody: the run records' rules, the follower's plan, the local finder, a
+run's proof of the file it recorded, the push filters) and the Python API's assertions."""
 
 TESTS = ("tests/unit", "tests/integration")
 IGNORED = ("tests/integration/test_signals.py",)
