@@ -147,10 +147,10 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
         )
     else:
         listed, label = decision.new_hallucinations, "new in"
-        accepted = sum(1 for change in listed if change.accepted_by)
+        accepted = decision.accepted_claims
         lines.append(
-            f"{plural(len(listed), 'newly hallucinated claim')}"
-            + (f" ({accepted} accepted)" if accepted else "")
+            f"{plural(decision.count_new(), 'newly hallucinated claim')}"
+            + (f", {accepted} accepted" if accepted else "")
             + f", {len(decision.fixed_hallucinations)} fixed, "
             f"{plural(len(decision.regressed_cases), 'regressed case score')}, {errors}"
         )

@@ -118,7 +118,7 @@ def test_gate_lists_each_new_claim_with_its_id_and_which_were_accepted_by_whom(r
     )
     result = gate(runner, config, "--acceptances", str(tmp_path / "accepted.yaml"))
     assert result.exit_code == 1, result.output
-    assert "2 newly hallucinated claims (1 accepted), 0 fixed" in result.output
+    assert "1 newly hallucinated claim, 1 accepted, 0 fixed" in result.output
     assert f"[contradicted, accepted by alice] id {first}" in result.output
     assert f"  new in case-01: {invented(90)} [contradicted] id {second}" in result.output
     assert "failed: 1 newly hallucinated claim (" in result.output

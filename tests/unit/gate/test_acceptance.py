@@ -21,6 +21,7 @@ from ragaliq.gate.acceptance import (
     read_acceptances,
 )
 from ragaliq.models import NOT_VERIFIABLE, EvaluationResult, EvaluatorInfo, Verdict
+from ragaliq.report.console import format_decision
 from ragaliq.report.markdown import render_comment
 from tests.baselines import record_baseline
 from tests.conftest import make_verdict
@@ -465,3 +466,21 @@ def test_a_dataset_handed_over_as_the_review_was_submitted_is_not_one_its_review
 
     kept, notes = bind_to_dataset((first, second), handed_over=at(5), all_handed_over=uploads)
     assert (kept, notes, len(asked)) == ((first, second), (), 1)
+
+
+async def test_the_headline_counts_the_new_claims_the_failure_counts():
+    base = record_baseline(await report_of({"a": [S, S, S], "b": [S, S, S], "c": [S, S, S]}))
+    head = await report_of({"a": [S, S, C], "b": [S, S, C], "c": [S, S, C]})
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
+    decision = compare(head, base, rules=STRICT, acceptances=(accepted,))
+    assert decision.count("new_hallucinations") == 3  # all listed, one marked accepted
+    assert (decision.count_new(), decision.accepted_claims) == (2, 1)
+    assert "2 newly hallucinated claims (gate.fail_on_new_hallucinations: true)" in (
+        decision.failures
+    )
+    comment = render_comment(decision)
+    assert "· **2 newly hallucinated claims** · 1 accepted ·" in comment
+    assert "3 newly hallucinated" not in comment.split("####")[0]
+    console = format_decision(decision)
+    assert "2 newly hallucinated claims, 1 accepted, 0 fixed" in console
+    assert "failed: 2 newly hallucinated claims (" in console
