@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from ragaliq.ci.publication import annotate
 from ragaliq.errors import ConfigError, ReportError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator
 from ragaliq.gate import Comparison, GateRules, compare
@@ -484,3 +485,37 @@ async def test_the_headline_counts_the_new_claims_the_failure_counts():
     console = format_decision(decision)
     assert "2 newly hallucinated claims, 1 accepted, 0 fixed" in console
     assert "failed: 2 newly hallucinated claims (" in console
+
+
+class _Annotations:
+    """A job log that keeps its annotations."""
+
+    def __init__(self):
+        self.lines: list[tuple[str, str, str]] = []
+
+    def notice(self, message, *, title=""):
+        self.lines.append(("notice", title, message))
+
+    def warning(self, message, *, title=""):
+        self.lines.append(("warning", title, message))
+
+    def error(self, message, *, title=""):
+        self.lines.append(("error", title, message))
+
+
+@pytest.mark.parametrize("fails", [True, False])
+async def test_an_accepted_claim_is_a_notice_never_an_error_or_a_warning(fails):
+    base = record_baseline(await report_of({"a": [S, S, S], "b": [S, S, S]}))
+    head = await report_of({"a": [S, S, C], "b": [S, S, C]})
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
+    rules = STRICT if fails else GateRules(max_drop=1.0)
+    decision = compare(head, base, rules=rules, acceptances=(accepted,))
+    log = _Annotations()
+    annotate(log, decision)  # type: ignore[arg-type]
+    flagged = "error" if fails else "warning"
+    assert [(kind, title) for kind, title, _ in log.lines] == [
+        *([("error", "RagaliQ Gate failed")] * len(decision.failures)),
+        (flagged, "New hallucination in b"),
+        ("notice", "Accepted claim in a"),
+    ]
+    assert "accepted by maintainer" in log.lines[-1][2]
