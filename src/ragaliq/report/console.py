@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 from ragaliq.gate import GateDecision
 from ragaliq.gate.acceptance import claim_id
 from ragaliq.gate.unchecked import JUDGE_THEM, coverage_note, unchecked_headline
-from ragaliq.models import CaseResult, Preflight, ReportHead, RunReport, Usage
+from ragaliq.models import CaseResult, ClaimVerdict, Preflight, ReportHead, RunReport, Usage
 from ragaliq.report.filters import findings, verdict_label
 from ragaliq.text.counts import plural
 from ragaliq.text.plain import one_line
@@ -17,6 +17,7 @@ __all__ = [
     "format_failing_cases",
     "format_preflight",
     "format_run_table",
+    "format_unchecked_claims",
     "format_usage",
 ]
 
@@ -112,6 +113,31 @@ def format_failing_cases(
                 )
     if total > len(cases):
         lines.append(f"  ... and {plural(total - len(cases), 'more case')} (see the report)")
+    return "\n".join(lines)
+
+
+def format_unchecked_claims(claims: Sequence[tuple[str, ClaimVerdict]], *, total: int) -> str:
+    """The claims the offline judge could not check in a run, each with its id and why.
+
+    A headline first and what to do last; empty when there are none. ``claims`` are the first
+    ones with their cases' ids, ``total`` how many there were in all.
+    """
+    if not total:
+        return ""
+    lines = [
+        f"{unchecked_headline(total, new=False)}: left out of the scores, not counted as "
+        "hallucinated"
+    ]
+    for case_id, claim in claims:
+        lines.append(
+            f"  unchecked in {one_line(case_id)}: {one_line(claim.text)} "
+            f"[{claim_id(case_id, claim.text)}]"
+        )
+        if claim.reason:
+            lines.append(f"    {one_line(claim.reason)}")
+    if total > len(claims):
+        lines.append(f"  ... and {total - len(claims)} more (see the report)")
+    lines.append(f"  {JUDGE_THEM}")
     return "\n".join(lines)
 
 

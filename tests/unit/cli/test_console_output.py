@@ -92,6 +92,32 @@ def test_a_run_that_passes_on_its_means_says_so_above_its_cases_below_a_threshol
     assert "failed:" not in result.output
 
 
+def test_run_lists_the_claims_it_could_not_check_with_their_ids_and_why(runner, tmp_path):
+    added = "The owner gets an email reminder before the window closes."
+    config = setup(tmp_path, [row(0), row(1, f"{FAITHFUL} {added}"), row(2)])
+    result = runner.invoke(cli, ["run", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    listing = result.output.split("usage:", 1)[1]
+    lines = listing.split(
+        "1 claim could not be checked offline: left out of the scores, not "
+        "counted as hallucinated\n",
+        1,
+    )[1].splitlines()
+    assert lines[0] == f"  unchecked in case-01: {added} [{claim_id('case-01', added)}]"
+    assert lines[1].startswith("    ") and "owner" in lines[1]
+    assert lines[2].startswith("  Judge them with Claude")
+    quiet = runner.invoke(cli, ["run", "--config", str(setup(tmp_path, [row(0)]))])
+    assert "could not be checked" not in quiet.output
+
+
+def test_run_lists_ten_unchecked_claims_and_counts_the_rest(runner, tmp_path):
+    rows = [row(i, f"{FAITHFUL} The owner gets an email reminder.") for i in range(12)]
+    result = runner.invoke(cli, ["run", "--config", str(setup(tmp_path, rows))])
+    assert "12 claims could not be checked offline" in result.output, result.output
+    assert len(re.findall(r"^  unchecked in case-\d\d: ", result.output, re.M)) == 10
+    assert "  ... and 2 more (see the report)" in result.output
+
+
 def gate(runner, config: Path, *extra: str):
     return runner.invoke(
         cli,
