@@ -26,6 +26,11 @@ def _num(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def _name_width(names: Collection[str]) -> int:
+    """The width of a table's evaluator column: its longest name, or its header's."""
+    return max([len("evaluator"), *map(len, names)])
+
+
 def format_usage(usage: Usage) -> str:
     """``12 judge calls · 3,400 tokens in / 800 out · $0.0123 · 5 cache hits``."""
     parts = [
@@ -55,6 +60,7 @@ def format_run_table(
             else []
         )
     judge = report.judge
+    width = _name_width(report.summary.evaluators)
     kind = (
         "heuristic, not a language model" if judge.heuristic else f"prompt {judge.prompt_version}"
     )
@@ -62,7 +68,7 @@ def format_run_table(
         f"{plural(report.summary.cases, 'case')} · {plural(report.summary.errors, 'error')} · "
         f"judge: {one_line(judge.provider)}/{one_line(judge.model)} ({one_line(kind)})",
         "",
-        f"{'evaluator':<17} {'score':>6} {'threshold':>10} {'pass rate':>10}  status",
+        f"{'evaluator':<{width}} {'score':>6} {'threshold':>10} {'pass rate':>10}  status",
     ]
     for name, summary in report.summary.evaluators.items():
         status = "no score" if summary.score is None else "pass" if summary.passed else "FAIL"
@@ -71,7 +77,7 @@ def format_run_table(
         if summary.claims is not None:
             status += f" · {coverage_note(summary.checked, summary.claims)}"
         lines.append(
-            f"{name:<17} {_num(summary.score):>6} {summary.threshold:>10.2f} "
+            f"{name:<{width}} {_num(summary.score):>6} {summary.threshold:>10.2f} "
             f"{_num(summary.pass_rate, '.0%'):>10}  {status}"
         )
     lines += ["", f"usage: {format_usage(report.usage)}"]
@@ -149,13 +155,14 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
     lines = [f"notice: {one_line(n)}" for n in decision.notices if n not in shown_notices]
     headline = "gate: PASSED" if decision.passed else "gate: FAILED"
     lines += [headline, ""]
+    width = _name_width(decision.evaluators)
     lines.append(
-        f"{'evaluator':<15} {'baseline':>8} {'head':>7} {'delta':>8} {'threshold':>10}  status"
+        f"{'evaluator':<{width}} {'baseline':>8} {'head':>7} {'delta':>8} {'threshold':>10}  status"
     )
     for name, e in decision.evaluators.items():
         delta = "-" if e.delta is None else f"{e.delta:+.3f}"
         lines.append(
-            f"{name:<15} {_num(e.baseline):>8} {_num(e.head):>7} {delta:>8} "
+            f"{name:<{width}} {_num(e.baseline):>8} {_num(e.head):>7} {delta:>8} "
             f"{e.threshold:>10.2f}  {e.status.replace('_', ' ')}"
             + (
                 f" (judge: {e.judge_score:.3f}; accepted claims count as supported)"

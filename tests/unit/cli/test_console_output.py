@@ -177,3 +177,34 @@ def test_the_worst_failing_cases_are_kept_in_bounded_memory_most_failing_lowest_
     worst.add(case(5, faithfulness=(0.6, False)))
     assert worst.count == 5
     assert [c.id for c in worst.cases] == ["c3", "c2", "c4"]
+
+
+def test_every_row_of_the_gate_table_lines_up_whatever_the_evaluators_name():
+    from ragaliq.report.console import format_decision
+    from tests.unit.report.decisions import realistic_decision
+
+    decision = realistic_decision()
+    faithfulness = decision.evaluators["faithfulness"]
+    evaluators = {**decision.evaluators, "citation_accuracy": faithfulness}
+    table = format_decision(decision.model_copy(update={"evaluators": evaluators}))
+    rows = table.split("\n\n")[1].splitlines()
+    assert rows[0].startswith("evaluator ") and rows[-1].startswith("citation_accuracy ")
+    assert len(rows) == len(evaluators) + 1
+    # Each column ends where its header ends: "baseline", "head", "delta", "threshold".
+    for header in ("baseline", "head", "delta", "threshold"):
+        end = rows[0].index(header) + len(header)
+        assert all(row[end - 1] != " " and row[end] == " " for row in rows), (header, rows)
+
+
+def test_every_row_of_the_run_table_lines_up_with_citation_accuracy(runner, tmp_path):
+    config = setup(tmp_path, [row(0)], "evaluators: {citation_accuracy: {}}\n")
+    result = runner.invoke(cli, ["run", "--config", str(config)])
+    assert result.exit_code == 1, result.output  # nothing cited: no case scored
+    table = result.output.split("\n\n")[1].split("\n\nusage:")[0]
+    rows = table.splitlines()
+    assert rows[0].startswith("evaluator ") and any(
+        r.startswith("citation_accuracy ") for r in rows
+    ), rows
+    for header in ("score", "threshold", "pass rate"):
+        end = rows[0].index(header) + len(header)
+        assert all(row[end - 1] != " " and row[end] == " " for row in rows), (header, rows)
