@@ -23,7 +23,15 @@ from ragaliq.inputs import Inputs
 from ragaliq.judges import JudgeChoice
 from ragaliq.judges.answers import AnswerRows
 from ragaliq.judges.factory import JudgeOpener, describe_judge
-from ragaliq.models import CaseResult, Progress, ReportHead, RunReport, RunSummary, Usage
+from ragaliq.models import (
+    CaseResult,
+    ClaimVerdict,
+    Progress,
+    ReportHead,
+    RunReport,
+    RunSummary,
+    Usage,
+)
 from ragaliq.policy import Budget
 from ragaliq.preflight import check_budget
 from ragaliq.run_report import DISCARD, ReportWriter, TextSink
@@ -80,6 +88,10 @@ class JudgedRun:
     """Up to ten cases below an evaluator's threshold, worst first, for the terminal."""
     failing_count: int = 0
     """How many cases were below an evaluator's threshold in all."""
+    unchecked: tuple[tuple[str, ClaimVerdict], ...] = ()
+    """The first claims the offline judge could not check, each with its case's id."""
+    unchecked_count: int = 0
+    """How many claims the offline judge could not check in all."""
 
 
 class _FirstErrors:
@@ -91,6 +103,28 @@ class _FirstErrors:
     def add(self, case: CaseResult) -> None:
         if case.status == "error" and len(self.cases) < 5:
             self.cases.append(case)
+
+
+MOST_UNCHECKED_SHOWN = 10
+"""How many claims the offline judge could not check a run keeps for the terminal."""
+
+
+class FirstUnchecked:
+    """Keeps the first claims the offline judge could not check, and counts them all."""
+
+    def __init__(self, most: int = MOST_UNCHECKED_SHOWN) -> None:
+        self.most = most
+        self.count = 0
+        self.claims: list[tuple[str, ClaimVerdict]] = []
+
+    def add(self, case: CaseResult) -> None:
+        if case.status != "ok":
+            return
+        for claim in case.claims:
+            if not claim.verifiable:
+                self.count += 1
+                if len(self.claims) < self.most:
+                    self.claims.append((case.id, claim))
 
 
 MOST_FAILING_SHOWN = 10
@@ -166,9 +200,10 @@ async def judge_inputs(
     infos = {e.name: e.info() for e in evaluators}
     errored = _FirstErrors()
     failing = WorstFailing()
+    unchecked = FirstUnchecked()
     with _report_out(report_path) as out:
         writer = ReportWriter(out, judge=choice.judge.info, evaluators=infos, shard=shard)
-        consumers: tuple[CaseSink, ...] = (writer, errored, failing, *sinks)
+        consumers: tuple[CaseSink, ...] = (writer, errored, failing, unchecked, *sinks)
 
         def on_case(case: CaseResult) -> None:
             for consumer in consumers:
@@ -190,6 +225,8 @@ async def judge_inputs(
         errored=tuple(errored.cases),
         failing=failing.cases,
         failing_count=failing.count,
+        unchecked=tuple(unchecked.claims),
+        unchecked_count=unchecked.count,
     )
 
 

@@ -1,4 +1,4 @@
-"""Secrets never leave: every known secret value is taken out of all text the run writes.
+r"""Secrets never leave: every known secret value is taken out of all text the run writes.
 
 The CLI and the action register the secrets they hold (the Anthropic key, the GitHub token, and
 any environment variable whose name says it is a secret) once, at their edge. Every writer of text
@@ -7,12 +7,19 @@ HTML report, step outputs) passes its text through :func:`redact`, so a secret t
 message by any road (an API error that echoes the key, a template, a dataset) shows as
 ``[redacted]``.
 
-A secret is found as it is written, JSON-escaped, split by whitespace, line breaks, soft hyphens
-or zero-width characters (as a gateway's error page may wrap it), and base64-encoded at any
-alignment (standard and URL-safe alphabets, wrapped or not). What a server sends back and an
-error quotes (a gateway's error page) is decoded first, HTML character references,
-percent-encoding and JSON escapes alike, then redacted and cut to a short excerpt
-(:func:`excerpt`).
+A secret is found as it is written; with any of its characters written as a JSON escape
+(``\uXXXX``, ``\"``, ``\\``, ``\/``); split by whitespace, line breaks, soft hyphens,
+zero-width characters or the JSON escapes of blank characters (``\n``, ``\r\n``, ``\t``, ``\f``,
+``\b``), as a gateway's error page or a JSON body may wrap it, also in a JSON string inside a
+JSON string; and base64-encoded at any alignment, in the standard and the URL-safe alphabet, on
+one line or wrapped by line breaks written as they are or as JSON escapes (``\n``, ``\r\n``),
+with its slashes escaped (``\/``) or not. Every JSON short escape is decoded into a view of the
+text before matching, and a match in the view replaces the escapes it was read from. The work
+grows with the text's length and no more (``benchmarks/redaction.py`` prints it at two sizes):
+the splits are taken whole, so no match attempt backtracks, and escapes are decoded a few levels
+deep at most. What a server sends back and an error quotes (a gateway's error page) is decoded
+first, HTML character references, percent-encoding and JSON escapes alike, then redacted and
+cut to a short excerpt (:func:`excerpt`).
 
 The registry is process-wide on purpose: a secret must be kept out of every sink, including ones
 deep in a library's error message, without every function taking it as a parameter.
@@ -21,12 +28,13 @@ deep in a library's error message, without every function taking it as a paramet
 from __future__ import annotations
 
 import base64
+import bisect
 import html
 import json
 import re
 import threading
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 __all__ = [
     "EXCERPT_CHARS",
@@ -51,9 +59,11 @@ MIN_NAMED_SECRET_CHARS = 16
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE", re.IGNORECASE)
 """Environment variable names whose values are secrets (``AWS_SECRET_ACCESS_KEY``, ...)."""
 
-_SPLIT = r"[\s\u00ad\u200b\u200c\u200d\u2060\ufeff]*"
+_BLANK = r"[\s\b\u00ad\u200b\u200c\u200d\u2060\ufeff]"
+_SPLIT = _BLANK + "*+"
 """What may stand between two characters of a secret in text that still shows it: whitespace and
-line breaks, soft hyphens, zero-width characters."""
+line breaks, a backspace, soft hyphens, zero-width characters. Taken whole (possessive), and a
+secret's own blank characters are left to it, so no match attempt goes back over a run of them."""
 _lock = threading.Lock()
 _secrets: set[str] = set()
 _pattern: re.Pattern[str] | None = None
@@ -72,7 +82,18 @@ def register_secret(value: str | None) -> None:
             return
         _secrets.update(forms)
         alternatives = sorted(_secrets, key=len, reverse=True)
-        _pattern = re.compile("|".join(_SPLIT.join(map(re.escape, s)) for s in alternatives))
+        _pattern = re.compile("|".join(map(_form_pattern, alternatives)))
+
+
+def _form_pattern(form: str) -> str:
+    """A form of a secret, split anywhere; its own blank characters are matched by the splits.
+
+    A form that is mostly blank is matched only as written, not to match every short word.
+    """
+    unblank = re.sub(_BLANK, "", form)
+    if len(unblank) < MIN_SECRET_CHARS:
+        return re.escape(form)
+    return _SPLIT.join(map(re.escape, unblank))
 
 
 def _base64_forms(secret: str) -> set[str]:
@@ -121,7 +142,17 @@ def looks_secret(value: str) -> bool:
     return sum(any(kind(ch) for ch in value) for kind in kinds) >= 2
 
 
-_JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\([\"\\/])")
+_JSON_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|([\"\\/bfnrt]))")
+_SHORT_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    """The character a JSON escape stands for."""
+    if match[1]:
+        return chr(int(match[1], 16))
+    return _SHORT_ESCAPES.get(match[2], match[2])
+
+
 _DECODE_ROUNDS = 4
 EXCERPT_CHARS = 300
 """The longest excerpt of a server's answer an error message quotes."""
@@ -136,7 +167,7 @@ def decoded(text: str) -> str:
     for _ in range(_DECODE_ROUNDS):
         plain = html.unescape(text)
         plain = urllib.parse.unquote(plain)
-        plain = _JSON_ESCAPE.sub(lambda m: chr(int(m[1], 16)) if m[1] else m[2], plain)
+        plain = _JSON_ESCAPE.sub(_unescaped, plain)
         if plain == text:
             break
         text = plain
@@ -155,11 +186,75 @@ def excerpt(text: str, *, limit: int = EXCERPT_CHARS) -> str:
 
 
 def redact(text: str) -> str:
-    """``text`` with every registered secret replaced by ``[redacted]``."""
+    """``text`` with every registered secret replaced by ``[redacted]``.
+
+    Matched as written first, then in views of the text with its JSON escapes decoded, once and
+    again (a JSON string inside a JSON string) up to a few times: a match in a view replaces the
+    escapes it was read from.
+    """
     pattern = _pattern
     if pattern is None or not text:
         return text
-    return pattern.sub(REDACTED, text)
+    text = pattern.sub(REDACTED, text)
+    spans: list[tuple[int, int]] = []
+    view = text
+    start: Callable[[int], int] = _same
+    for _ in range(_DECODE_ROUNDS):
+        if "\\" not in view:
+            break
+        view, inner = _json_view(view)
+        start = _composed(start, inner)
+        spans += [(start(m.start()), start(m.end())) for m in pattern.finditer(view)]
+    if not spans:
+        return text
+    out: list[str] = []
+    done = 0
+    for begin, end in sorted(spans):
+        if end <= done:
+            continue
+        out += [text[done : max(begin, done)], "" if begin < done else REDACTED]
+        done = end
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _same(position: int) -> int:
+    return position
+
+
+def _composed(outer: Callable[[int], int], inner: Callable[[int], int]) -> Callable[[int], int]:
+    return lambda position: outer(inner(position))
+
+
+def _json_view(text: str) -> tuple[str, Callable[[int], int]]:
+    """``text`` with its JSON escapes decoded, and where each character of that view starts in it.
+
+    One pass over the text; the positions are kept per escape, not per character.
+    """
+    parts: list[str] = []
+    view_at: list[int] = []  # where each escape's character is in the view
+    text_at: list[int] = []  # where that escape starts in the text
+    text_end: list[int] = []  # and where it ends
+    done = viewed = 0
+    for match in _JSON_ESCAPE.finditer(text):
+        viewed += match.start() - done
+        parts += [text[done : match.start()], _unescaped(match)]
+        view_at.append(viewed)
+        text_at.append(match.start())
+        text_end.append(match.end())
+        viewed += 1
+        done = match.end()
+    parts.append(text[done:])
+
+    def start(position: int) -> int:
+        k = bisect.bisect_right(view_at, position) - 1
+        if k < 0:
+            return position
+        if view_at[k] == position:
+            return text_at[k]
+        return text_end[k] + position - view_at[k] - 1
+
+    return "".join(parts), start
 
 
 def forget_secrets() -> None:

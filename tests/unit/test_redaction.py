@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import re
+
 import pytest
 from click.testing import CliRunner
 
@@ -63,25 +67,77 @@ def test_debug_tracebacks_are_redacted(tmp_path):
 KEY = "sk-ant-api03-Redact_Me-0123456789abcdefXYZ"
 
 
+def _escaped(text: str) -> str:
+    return "".join(f"\\u{ord(ch):04x}" for ch in text)
+
+
 @pytest.mark.parametrize(
     "shown",
     [
+        KEY,
         KEY[:20] + "\n" + KEY[20:],  # wrapped by a gateway's error page
+        KEY[:20] + "\r\n" + KEY[20:],
         KEY[:10] + "  " + KEY[10:30] + "\r\n\t" + KEY[30:],
         "\u00ad".join(KEY),  # a soft hyphen between every character
         KEY[:5] + "\u200b" + KEY[5:],  # a zero-width space
+        KEY[:20] + "\\n" + KEY[20:],  # echoed as a JSON string, wrapped
+        KEY[:20] + "\\r\\n" + KEY[20:],
+        KEY[:20] + "\\t" + KEY[20:],
+        KEY[:20] + "\\f" + KEY[20:],
+        KEY[:20] + "\\b" + KEY[20:],
+        "\\n".join(KEY[i : i + 7] for i in range(0, len(KEY), 7)),
+        _escaped(KEY),  # every character a \uXXXX escape
+        KEY[:12] + _escaped(KEY[12:14]) + KEY[14:],
+        KEY[:12] + "\\u000a" + KEY[12:],  # a line break written as \u000a
     ],
-    ids=["line break", "spaces", "soft hyphens", "zero width"],
+    ids=[
+        "as written",
+        "line break",
+        "CR LF",
+        "spaces",
+        "soft hyphens",
+        "zero width",
+        "JSON \\n",
+        "JSON \\r\\n",
+        "JSON \\t",
+        "JSON \\f",
+        "JSON \\b",
+        "JSON \\n every 7",
+        "JSON \\u every character",
+        "JSON \\u some characters",
+        "JSON \\u000a",
+    ],
 )
-def test_a_secret_split_by_invisible_or_blank_characters_is_redacted(shown):
+def test_a_secret_split_escaped_or_wrapped_is_redacted(shown):
     register_secret(KEY)
     assert redact(f"echo: {shown}!") == f"echo: {REDACTED}!"
 
 
+@pytest.mark.parametrize("wrap", ["\n", "\r\n", "\\n", "\\r\\n"], ids=repr)
+def test_a_key_echoed_in_a_json_string_wrapped_by_a_gateway_is_redacted(wrap):
+    register_secret(KEY)
+    body = json.dumps({"error": f"invalid x-api-key {KEY[:16]}{wrap}{KEY[16:]}"})
+    assert KEY[16:24] not in redact(body)
+    assert redact(body).startswith('{"error": "invalid x-api-key [redacted]')
+
+
+@pytest.mark.parametrize(
+    ("secret", "shown"),
+    [
+        ('sk-ant-"quoted"-0123456789', 'sk-ant-\\"quoted\\"-0123456789'),
+        ("sk-ant-back\\slash-0123456789", "sk-ant-back\\\\slash-0123456789"),
+        ("sk-ant-sla/sh-0123456789", "sk-ant-sla\\/sh-0123456789"),
+    ],
+    ids=['\\"', "\\\\", "\\/"],
+)
+def test_a_secret_with_a_character_json_escapes_is_redacted_either_way(secret, shown):
+    register_secret(secret)
+    assert redact(f"a {shown} b") == f"a {REDACTED} b"
+    assert redact(f"a {secret} b") == f"a {REDACTED} b"
+
+
 @pytest.mark.parametrize("prefix", [b"", b"a", b"ab", b"Authorization: Bearer "])
 def test_a_base64_encoded_secret_is_redacted_at_any_alignment(prefix):
-    import base64
-
     register_secret(KEY)
     for encode in (base64.b64encode, base64.urlsafe_b64encode):
         text = encode(prefix + KEY.encode() + b" and more").decode()
@@ -89,6 +145,41 @@ def test_a_base64_encoded_secret_is_redacted_at_any_alignment(prefix):
         assert REDACTED in redact(text)
     wrapped = base64.encodebytes(prefix + KEY.encode() * 2).decode()  # MIME: 76-char lines
     assert REDACTED in redact(wrapped)
+
+
+@pytest.mark.parametrize("wrap", ["\n", "\r\n", "\\n", "\\r\\n"], ids=repr)
+@pytest.mark.parametrize("width", [4, 19, 30, 76])
+def test_a_line_wrapped_base64_secret_is_redacted(wrap, width):
+    register_secret(KEY)
+    for prefix in (b"", b"a", b"ab"):
+        encoded = base64.b64encode(prefix + KEY.encode()).decode()
+        wrapped = wrap.join(encoded[i : i + width] for i in range(0, len(encoded), width))
+        shown = redact(f'{{"blob": "{wrapped}"}}')
+        assert REDACTED in shown
+        assert not any(part in shown for part in encoded[4:-4].split(wrap) if len(part) >= 8), shown
+
+
+def test_a_base64_secret_with_json_escaped_slashes_is_redacted():
+    secret = "sk-ant-api03-Slash???Me-0123456789abcdef"  # its base64 holds "/"
+    register_secret(secret)
+    for prefix in (b"", b"a", b"ab"):
+        encoded = base64.b64encode(prefix + secret.encode()).decode()
+        assert "/" in encoded
+        shown = redact(json.dumps({"blob": encoded}).replace("/", "\\/"))
+        assert re.fullmatch(r'\{"blob": "[^"]{0,6}\[redacted\][^"]{0,6}"\}', shown), shown
+
+
+def test_hostile_escaped_text_around_a_secret_is_left_as_it_was():
+    register_secret(KEY)
+    hostile = "\\n" * 100_000 + KEY[:30] + "\\u0041" * 50_000 + (" " * 1000 + KEY[:5]) * 100
+    assert redact(hostile + KEY) == hostile + REDACTED
+
+
+def test_a_secret_mostly_blank_is_matched_only_as_written():
+    register_secret("a          b")
+    register_secret("pass word with spaces")
+    assert redact("ab a b a          b") == f"ab a b {REDACTED}"
+    assert redact("pass  word with\nspaces") == REDACTED
 
 
 def test_ordinary_text_is_left_alone():

@@ -202,7 +202,7 @@ def set_outputs(
     workflow.set_output("comment-url", comment_url)
     scores = decision.scores if decision is not None else {}
     workflow.set_output("scores", json.dumps(scores, sort_keys=True))
-    count = len(decision.new_hallucinations) if decision is not None else 0
+    count = decision.count_new() if decision is not None else 0
     workflow.set_output("new-hallucinations", str(count))
 
 
@@ -210,25 +210,41 @@ def annotate(workflow: JobLog, decision: GateDecision) -> None:
     """At most ten annotations: why the gate failed, then new hallucinations, then drops.
 
     A failed gate gets ``::error`` lines; a passing gate only warns about new hallucinations.
+    A claim a reviewer accepted is never an error or a warning: it is a ``::notice`` naming who
+    accepted it, after the others.
     """
     new = [
         (f"New hallucination in {c.case_id}", f"{c.claim} ({c.verdict}: {c.reason})")
         for c in decision.new_hallucinations
+        if not c.accepted_by
+    ]
+    accepted = [
+        (
+            f"Accepted claim in {c.case_id}",
+            f"{c.claim} ({c.verdict}, accepted by {c.accepted_by}; not counted against the gate)",
+        )
+        for c in decision.new_hallucinations
+        if c.accepted_by
     ]
     if decision.passed:
         for title, message in new[:MAX_ANNOTATIONS]:
             workflow.warning(message, title=title)
-        return
-    lines = [("RagaliQ Gate failed", failure) for failure in decision.failures] + new
-    lines += [
-        (
-            f"Regressed case {r.case_id}",
-            f"{r.evaluator} {r.baseline:.3f} → " + ("error" if r.head is None else f"{r.head:.3f}"),
-        )
-        for r in decision.regressed_cases
-    ]
-    for title, message in lines[:MAX_ANNOTATIONS]:
-        workflow.error(message, title=title)
+        left = max(MAX_ANNOTATIONS - len(new), 0)
+    else:
+        lines = [("RagaliQ Gate failed", failure) for failure in decision.failures] + new
+        lines += [
+            (
+                f"Regressed case {r.case_id}",
+                f"{r.evaluator} {r.baseline:.3f} → "
+                + ("error" if r.head is None else f"{r.head:.3f}"),
+            )
+            for r in decision.regressed_cases
+        ]
+        for title, message in lines[:MAX_ANNOTATIONS]:
+            workflow.error(message, title=title)
+        left = max(MAX_ANNOTATIONS - len(lines), 0)
+    for title, message in accepted[:left]:
+        workflow.notice(message, title=title)
 
 
 def checked_comment_id(value: str) -> str:

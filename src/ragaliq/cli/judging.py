@@ -36,7 +36,12 @@ from ragaliq.judging import JudgedRun, empty_report, judge_with, kept_report
 from ragaliq.models import Preflight
 from ragaliq.policy import Budget
 from ragaliq.preflight import preflight
-from ragaliq.report import format_decision, format_failing_cases, format_preflight
+from ragaliq.report import (
+    format_decision,
+    format_failing_cases,
+    format_preflight,
+    format_unchecked_claims,
+)
 from ragaliq.report.html import write_html
 from ragaliq.repository import (
     ConfigLocation,
@@ -184,6 +189,9 @@ def run(
     failing = format_failing_cases(run.failing, total=run.failing_count, run_passed=passed)
     if failing:
         echo(f"\n{failing}")
+    unchecked = format_unchecked_claims(run.unchecked, total=run.unchecked_count)
+    if unchecked:
+        echo(f"\n{unchecked}")
     if output is not None:
         echo(f"report written to {output}")
     code = run_exit_code(run.head, inputs.config.gate, shard=shard is not None)

@@ -95,35 +95,32 @@ ID_LENGTH = 16
 """Hex characters of a claim id: 64 bits, so that no two claims of a suite share one."""
 
 
-_DASHES = frozenset("-\u2010\u2011\u2012\u2013\u2212\ufe63")
-"""Hyphens, dashes and the minus sign: a minus when they stand before a number."""
-_PERCENT = frozenset("%\u2030\u2031\u066a")
+_FULL_STOPS = frozenset(".\u3002")
+"""A full stop, and the ideographic one; a fullwidth or halfwidth form is folded to one first."""
+
+
+def _width_folded(ch: str) -> str:
+    """A fullwidth or halfwidth form as its usual character; any other character as it is."""
+    decomposition = unicodedata.decomposition(ch)
+    if decomposition.startswith(("<wide> ", "<narrow> ")):
+        return chr(int(decomposition.split()[1], 16))
+    return ch
 
 
 def claim_key(text: str) -> str:
-    """A claim's text as its id reads it: what a reader would tell apart, in any script.
+    """A claim's text as its id reads it: folded only where a reader sees no difference.
 
-    NFKC (full-width and compatibility forms fold), case folded; letters, digits, currency and
-    other symbols kept ("5 €" is not "5 $"); a sign before a number kept ("-5 °C" is not
-    "5 °C"), every dash or minus sign there read as ``-``; per cent and per mille signs kept
-    ("100%" is not "100"); punctuation between two digits kept ("1.000" is not "1,000", nor
-    "1 000"). Any other punctuation, controls and invisible characters become spaces, and runs
-    of spaces one.
+    Four folds, and no other: case (``str.casefold``), width (a fullwidth or halfwidth form is
+    its usual character), whitespace (every run of whitespace is one space, none at either end)
+    and one trailing full stop. Every other character is kept as written, so a sign, a decimal
+    point, a superscript, a range's dash, a currency or a unit tells two claims apart: "10⁶" is
+    not "106", ".5 bar" is not "5 bar", a minus sign is not a hyphen.
     """
-    chars = unicodedata.normalize("NFKC", text).casefold()
-    kept = []
-    for i, ch in enumerate(chars):
-        before = chars[i - 1] if i else ""
-        after = chars[i + 1] if i + 1 < len(chars) else ""
-        kind = unicodedata.category(ch)[0]
-        between_digits = kind == "P" and before.isdigit() and after.isdigit()
-        if ch in _DASHES and after.isdigit() and not before.isalnum():
-            kept.append("-")
-        elif kind in "LNS" or ch in _PERCENT or between_digits:
-            kept.append(ch)
-        else:
-            kept.append(" ")
-    return " ".join("".join(kept).split())
+    folded = "".join(_width_folded(ch) for ch in text).casefold()
+    spaced = " ".join(folded.split())
+    if spaced[-1:] in _FULL_STOPS:
+        spaced = spaced[:-1].rstrip()
+    return spaced
 
 
 def claim_id(case_id: str, claim: str) -> str:

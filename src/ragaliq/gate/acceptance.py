@@ -17,8 +17,9 @@ may not, unless the base config allows it. Nothing the pull request writes (its 
 config, its artifact) is ever read for acceptances.
 
 A claim's id (:func:`claim_id`) is 16 hex characters of a SHA-256 over its case id and its text
-as a reader tells claims apart (:func:`claim_key`), so that claims in any script, with different
-currencies, signs, per cent signs or separators between digits never share one.
+folded only by case, width, whitespace and a trailing full stop (:func:`claim_key`): every other
+character is kept as written, so that claims in any script, with different signs, decimal
+points, superscripts, ranges, currencies, units or separators never share one.
 
 Locally, ``ragaliq gate --acceptances FILE`` reads the same records from a file, to try the flow.
 """

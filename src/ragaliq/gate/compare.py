@@ -393,6 +393,7 @@ class Comparison:
             omitted=omitted,
             notices=tuple(notices),
             acceptances=self.acceptances,
+            accepted_claims=self._accepted,
             cases=head.summary.cases,
             usage=head.usage,
             judge=head.judge,

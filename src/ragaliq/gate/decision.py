@@ -160,6 +160,8 @@ class GateDecision(_Model):
     acceptances: tuple[Acceptance, ...] = ()
     """The reviews that accepted newly hallucinated claims at this commit
     (``ragaliq.gate.acceptance``)."""
+    accepted_claims: int = Field(default=0, ge=0)
+    """How many of the newly hallucinated claims a reviewer accepted: listed, not counted."""
     cases: int
     usage: Usage
     judge: JudgeInfo
@@ -228,6 +230,10 @@ class GateDecision(_Model):
         entries = self.listed(listed) if listed in finding_lists() else getattr(self, listed)
         assert isinstance(entries, tuple)
         return len(entries) + self.omitted.get(listed, 0)
+
+    def count_new(self) -> int:
+        """How many newly hallucinated claims count against the gate: those nobody accepted."""
+        return max(self.count("new_hallucinations") - self.accepted_claims, 0)
 
     # The lists templates and integrations have always read by name.
     new_hallucinations: ClassVar[_Entries[ClaimChange]] = _Entries()

@@ -7,6 +7,7 @@ from ragaliq.report.console import (
     format_failing_cases,
     format_preflight,
     format_run_table,
+    format_unchecked_claims,
     format_usage,
 )
 
@@ -15,5 +16,6 @@ __all__ = [
     "format_failing_cases",
     "format_preflight",
     "format_run_table",
+    "format_unchecked_claims",
     "format_usage",
 ]

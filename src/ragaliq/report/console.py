@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 from ragaliq.gate import GateDecision
 from ragaliq.gate.acceptance import claim_id
 from ragaliq.gate.unchecked import JUDGE_THEM, coverage_note, unchecked_headline
-from ragaliq.models import CaseResult, Preflight, ReportHead, RunReport, Usage
+from ragaliq.models import CaseResult, ClaimVerdict, Preflight, ReportHead, RunReport, Usage
 from ragaliq.report.filters import findings, verdict_label
 from ragaliq.text.counts import plural
 from ragaliq.text.plain import one_line
@@ -17,12 +17,18 @@ __all__ = [
     "format_failing_cases",
     "format_preflight",
     "format_run_table",
+    "format_unchecked_claims",
     "format_usage",
 ]
 
 
 def _num(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
+
+
+def _name_width(names: Collection[str]) -> int:
+    """The width of a table's evaluator column: its longest name, or its header's."""
+    return max([len("evaluator"), *map(len, names)])
 
 
 def format_usage(usage: Usage) -> str:
@@ -54,6 +60,7 @@ def format_run_table(
             else []
         )
     judge = report.judge
+    width = _name_width(report.summary.evaluators)
     kind = (
         "heuristic, not a language model" if judge.heuristic else f"prompt {judge.prompt_version}"
     )
@@ -61,7 +68,7 @@ def format_run_table(
         f"{plural(report.summary.cases, 'case')} · {plural(report.summary.errors, 'error')} · "
         f"judge: {one_line(judge.provider)}/{one_line(judge.model)} ({one_line(kind)})",
         "",
-        f"{'evaluator':<17} {'score':>6} {'threshold':>10} {'pass rate':>10}  status",
+        f"{'evaluator':<{width}} {'score':>6} {'threshold':>10} {'pass rate':>10}  status",
     ]
     for name, summary in report.summary.evaluators.items():
         status = "no score" if summary.score is None else "pass" if summary.passed else "FAIL"
@@ -70,7 +77,7 @@ def format_run_table(
         if summary.claims is not None:
             status += f" · {coverage_note(summary.checked, summary.claims)}"
         lines.append(
-            f"{name:<17} {_num(summary.score):>6} {summary.threshold:>10.2f} "
+            f"{name:<{width}} {_num(summary.score):>6} {summary.threshold:>10.2f} "
             f"{_num(summary.pass_rate, '.0%'):>10}  {status}"
         )
     lines += ["", f"usage: {format_usage(report.usage)}"]
@@ -115,6 +122,31 @@ def format_failing_cases(
     return "\n".join(lines)
 
 
+def format_unchecked_claims(claims: Sequence[tuple[str, ClaimVerdict]], *, total: int) -> str:
+    """The claims the offline judge could not check in a run, each with its id and why.
+
+    A headline first and what to do last; empty when there are none. ``claims`` are the first
+    ones with their cases' ids, ``total`` how many there were in all.
+    """
+    if not total:
+        return ""
+    lines = [
+        f"{unchecked_headline(total, new=False)}: left out of the scores, not counted as "
+        "hallucinated"
+    ]
+    for case_id, claim in claims:
+        lines.append(
+            f"  unchecked in {one_line(case_id)}: {one_line(claim.text)} "
+            f"[{claim_id(case_id, claim.text)}]"
+        )
+        if claim.reason:
+            lines.append(f"    {one_line(claim.reason)}")
+    if total > len(claims):
+        lines.append(f"  ... and {total - len(claims)} more (see the report)")
+    lines.append(f"  {JUDGE_THEM}")
+    return "\n".join(lines)
+
+
 def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = ()) -> str:
     """The gate's verdict for a terminal: notices, headline, evaluators against the baseline.
 
@@ -123,13 +155,14 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
     lines = [f"notice: {one_line(n)}" for n in decision.notices if n not in shown_notices]
     headline = "gate: PASSED" if decision.passed else "gate: FAILED"
     lines += [headline, ""]
+    width = _name_width(decision.evaluators)
     lines.append(
-        f"{'evaluator':<15} {'baseline':>8} {'head':>7} {'delta':>8} {'threshold':>10}  status"
+        f"{'evaluator':<{width}} {'baseline':>8} {'head':>7} {'delta':>8} {'threshold':>10}  status"
     )
     for name, e in decision.evaluators.items():
         delta = "-" if e.delta is None else f"{e.delta:+.3f}"
         lines.append(
-            f"{name:<15} {_num(e.baseline):>8} {_num(e.head):>7} {delta:>8} "
+            f"{name:<{width}} {_num(e.baseline):>8} {_num(e.head):>7} {delta:>8} "
             f"{e.threshold:>10.2f}  {e.status.replace('_', ' ')}"
             + (
                 f" (judge: {e.judge_score:.3f}; accepted claims count as supported)"
@@ -147,10 +180,10 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
         )
     else:
         listed, label = decision.new_hallucinations, "new in"
-        accepted = sum(1 for change in listed if change.accepted_by)
+        accepted = decision.accepted_claims
         lines.append(
-            f"{plural(len(listed), 'newly hallucinated claim')}"
-            + (f" ({accepted} accepted)" if accepted else "")
+            f"{plural(decision.count_new(), 'newly hallucinated claim')}"
+            + (f", {accepted} accepted" if accepted else "")
             + f", {len(decision.fixed_hallucinations)} fixed, "
             f"{plural(len(decision.regressed_cases), 'regressed case score')}, {errors}"
         )

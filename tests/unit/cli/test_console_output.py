@@ -92,6 +92,32 @@ def test_a_run_that_passes_on_its_means_says_so_above_its_cases_below_a_threshol
     assert "failed:" not in result.output
 
 
+def test_run_lists_the_claims_it_could_not_check_with_their_ids_and_why(runner, tmp_path):
+    added = "The owner gets an email reminder before the window closes."
+    config = setup(tmp_path, [row(0), row(1, f"{FAITHFUL} {added}"), row(2)])
+    result = runner.invoke(cli, ["run", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    listing = result.output.split("usage:", 1)[1]
+    lines = listing.split(
+        "1 claim could not be checked offline: left out of the scores, not "
+        "counted as hallucinated\n",
+        1,
+    )[1].splitlines()
+    assert lines[0] == f"  unchecked in case-01: {added} [{claim_id('case-01', added)}]"
+    assert lines[1].startswith("    ") and "owner" in lines[1]
+    assert lines[2].startswith("  Judge them with Claude")
+    quiet = runner.invoke(cli, ["run", "--config", str(setup(tmp_path, [row(0)]))])
+    assert "could not be checked" not in quiet.output
+
+
+def test_run_lists_ten_unchecked_claims_and_counts_the_rest(runner, tmp_path):
+    rows = [row(i, f"{FAITHFUL} The owner gets an email reminder.") for i in range(12)]
+    result = runner.invoke(cli, ["run", "--config", str(setup(tmp_path, rows))])
+    assert "12 claims could not be checked offline" in result.output, result.output
+    assert len(re.findall(r"^  unchecked in case-\d\d: ", result.output, re.M)) == 10
+    assert "  ... and 2 more (see the report)" in result.output
+
+
 def gate(runner, config: Path, *extra: str):
     return runner.invoke(
         cli,
@@ -118,7 +144,7 @@ def test_gate_lists_each_new_claim_with_its_id_and_which_were_accepted_by_whom(r
     )
     result = gate(runner, config, "--acceptances", str(tmp_path / "accepted.yaml"))
     assert result.exit_code == 1, result.output
-    assert "2 newly hallucinated claims (1 accepted), 0 fixed" in result.output
+    assert "1 newly hallucinated claim, 1 accepted, 0 fixed" in result.output
     assert f"[contradicted, accepted by alice] id {first}" in result.output
     assert f"  new in case-01: {invented(90)} [contradicted] id {second}" in result.output
     assert "failed: 1 newly hallucinated claim (" in result.output
@@ -151,3 +177,34 @@ def test_the_worst_failing_cases_are_kept_in_bounded_memory_most_failing_lowest_
     worst.add(case(5, faithfulness=(0.6, False)))
     assert worst.count == 5
     assert [c.id for c in worst.cases] == ["c3", "c2", "c4"]
+
+
+def test_every_row_of_the_gate_table_lines_up_whatever_the_evaluators_name():
+    from ragaliq.report.console import format_decision
+    from tests.unit.report.decisions import realistic_decision
+
+    decision = realistic_decision()
+    faithfulness = decision.evaluators["faithfulness"]
+    evaluators = {**decision.evaluators, "citation_accuracy": faithfulness}
+    table = format_decision(decision.model_copy(update={"evaluators": evaluators}))
+    rows = table.split("\n\n")[1].splitlines()
+    assert rows[0].startswith("evaluator ") and rows[-1].startswith("citation_accuracy ")
+    assert len(rows) == len(evaluators) + 1
+    # Each column ends where its header ends: "baseline", "head", "delta", "threshold".
+    for header in ("baseline", "head", "delta", "threshold"):
+        end = rows[0].index(header) + len(header)
+        assert all(row[end - 1] != " " and row[end] == " " for row in rows), (header, rows)
+
+
+def test_every_row_of_the_run_table_lines_up_with_citation_accuracy(runner, tmp_path):
+    config = setup(tmp_path, [row(0)], "evaluators: {citation_accuracy: {}}\n")
+    result = runner.invoke(cli, ["run", "--config", str(config)])
+    assert result.exit_code == 1, result.output  # nothing cited: no case scored
+    table = result.output.split("\n\n")[1].split("\n\nusage:")[0]
+    rows = table.splitlines()
+    assert rows[0].startswith("evaluator ") and any(
+        r.startswith("citation_accuracy ") for r in rows
+    ), rows
+    for header in ("score", "threshold", "pass rate"):
+        end = rows[0].index(header) + len(header)
+        assert all(row[end - 1] != " " and row[end] == " " for row in rows), (header, rows)

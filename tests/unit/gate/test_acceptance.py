@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from ragaliq.ci.publication import annotate
 from ragaliq.errors import ConfigError, ReportError
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator
 from ragaliq.gate import Comparison, GateRules, compare
@@ -21,6 +22,7 @@ from ragaliq.gate.acceptance import (
     read_acceptances,
 )
 from ragaliq.models import NOT_VERIFIABLE, EvaluationResult, EvaluatorInfo, Verdict
+from ragaliq.report.console import format_decision
 from ragaliq.report.markdown import render_comment
 from tests.baselines import record_baseline
 from tests.conftest import make_verdict
@@ -326,9 +328,9 @@ def test_claim_ids_tell_apart_claims_in_any_script_and_any_currency():
     }
     assert len(ids) == 7
     assert all(re.fullmatch(r"[0-9a-f]{16}", i) for i in ids)
-    # What a reader would not tell apart has one id: case, width, spacing, punctuation.
+    # What a reader would not tell apart has one id: case, width, spacing, a trailing full stop.
     assert claim_id("faq", "Support is 24/7.") == claim_id("faq", "support  is \uff12\uff14/\uff17")
-    assert claim_key("\uff33upport\u200b is\tFREE!") == "support is free"
+    assert claim_key("\uff33upport is\tFREE\uff0e") == "support is free"
     assert claim_id("faq", MADE_UP) != claim_id("other", MADE_UP)
 
 
@@ -349,11 +351,12 @@ def test_claim_ids_tell_apart_signs_percentages_separators_and_currencies(one, o
     assert claim_id("faq", one) != claim_id("faq", other)
 
 
-def test_claim_ids_still_fold_case_spacing_and_dashes_that_are_not_signs():
-    assert claim_key("Store it  ABOVE -5 °C!") == claim_key("store it above \u22125 °C")
-    assert claim_key("A well-known plan, renewed.") == "a well known plan renewed"
-    assert claim_key("COVID-19 cover") == claim_key("covid 19 cover")
-    assert claim_key("Rates: 5-10%.") == "rates 5-10%"
+def test_claim_ids_fold_case_and_spacing_but_keep_every_dash_and_punctuation_mark():
+    assert claim_key("Store it  ABOVE -5 °C.") == claim_key("store it above -5 °C")
+    assert claim_key("Store it above -5 °C") != claim_key("store it above \u22125 °C")
+    assert claim_key("A well-known plan, renewed.") == "a well-known plan, renewed"
+    assert claim_key("COVID-19 cover") != claim_key("covid 19 cover")
+    assert claim_key("Rates: 5-10%.") == "rates: 5-10%"
 
 
 def test_local_acceptances_come_from_a_file(tmp_path):
@@ -464,3 +467,55 @@ def test_a_dataset_handed_over_as_the_review_was_submitted_is_not_one_its_review
 
     kept, notes = bind_to_dataset((first, second), handed_over=at(5), all_handed_over=uploads)
     assert (kept, notes, len(asked)) == ((first, second), (), 1)
+
+
+async def test_the_headline_counts_the_new_claims_the_failure_counts():
+    base = record_baseline(await report_of({"a": [S, S, S], "b": [S, S, S], "c": [S, S, S]}))
+    head = await report_of({"a": [S, S, C], "b": [S, S, C], "c": [S, S, C]})
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
+    decision = compare(head, base, rules=STRICT, acceptances=(accepted,))
+    assert decision.count("new_hallucinations") == 3  # all listed, one marked accepted
+    assert (decision.count_new(), decision.accepted_claims) == (2, 1)
+    assert "2 newly hallucinated claims (gate.fail_on_new_hallucinations: true)" in (
+        decision.failures
+    )
+    comment = render_comment(decision)
+    assert "· **2 newly hallucinated claims** · 1 accepted ·" in comment
+    assert "3 newly hallucinated" not in comment.split("####")[0]
+    console = format_decision(decision)
+    assert "2 newly hallucinated claims, 1 accepted, 0 fixed" in console
+    assert "failed: 2 newly hallucinated claims (" in console
+
+
+class _Annotations:
+    """A job log that keeps its annotations."""
+
+    def __init__(self):
+        self.lines: list[tuple[str, str, str]] = []
+
+    def notice(self, message, *, title=""):
+        self.lines.append(("notice", title, message))
+
+    def warning(self, message, *, title=""):
+        self.lines.append(("warning", title, message))
+
+    def error(self, message, *, title=""):
+        self.lines.append(("error", title, message))
+
+
+@pytest.mark.parametrize("fails", [True, False])
+async def test_an_accepted_claim_is_a_notice_never_an_error_or_a_warning(fails):
+    base = record_baseline(await report_of({"a": [S, S, S], "b": [S, S, S]}))
+    head = await report_of({"a": [S, S, C], "b": [S, S, C]})
+    accepted = Acceptance(by="maintainer", claims=(claim_id("a", MADE_UP),))
+    rules = STRICT if fails else GateRules(max_drop=1.0)
+    decision = compare(head, base, rules=rules, acceptances=(accepted,))
+    log = _Annotations()
+    annotate(log, decision)  # type: ignore[arg-type]
+    flagged = "error" if fails else "warning"
+    assert [(kind, title) for kind, title, _ in log.lines] == [
+        *([("error", "RagaliQ Gate failed")] * len(decision.failures)),
+        (flagged, "New hallucination in b"),
+        ("notice", "Accepted claim in a"),
+    ]
+    assert "accepted by maintainer" in log.lines[-1][2]
