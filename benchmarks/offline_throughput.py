@@ -9,10 +9,12 @@ Usage::
 responses with their sources as context, repeated to N), runs ``ragaliq run`` on it with the
 offline judge, and prints the wall time and cases per second. **Largest case** (``--largest``):
 the largest case within the dataset's field limits, a 100,000-character response and a
-500,000-character context, built from RAGTruth responses and sources, and a crafted one of the
-same size whose every context sentence holds every word of the claims; printed: the claims,
-the wall and CPU seconds to split the response and to verify the claims, and the seconds of the
-verification spent in Python's cycle collector.
+500,000-character context, built from RAGTruth responses and sources, and three hostile shapes,
+each at half and at full size so that a doubling shows linear growth: a crafted case whose every
+claim matches its own sentence, one whose every context sentence holds every word of every claim
+(at the field limits), and a 99,002-character response of one word, 99,000 spaces and one word;
+printed: the claims, the wall and CPU seconds to split the response and to verify the claims,
+and the seconds of the verification spent in Python's cycle collector.
 
 Each ``--src`` is a source tree's ``src`` folder (default: this checkout's), run as
 ``PYTHONPATH=DIR``, so that two versions are measured in one run on the same machine: the
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import resource
 import statistics
 import subprocess
@@ -120,24 +123,68 @@ def _fill(texts: Sequence[str], limit: int) -> str:
             size += len(text) + 2
 
 
-def largest_cases(data: Path) -> dict[str, dict[str, str]]:
-    """The largest in-limit case from RAGTruth, and one crafted so every sentence matches."""
-    _, responses, sources = _sources(data)
-    crafted = " ".join(
-        f"The city council approved the harbour ferry plan for district {i} after a long debate."
-        for i in range(CONTEXT_CHARS // 80)
-    )[:CONTEXT_CHARS]
-    claims = " ".join(
-        f"The city council approved the harbour ferry plan for district {i}."
-        for i in range(RESPONSE_CHARS // 60)
-    )[:RESPONSE_CHARS]
+SHARED_WORDS = (
+    "council approved harbour ferry plan district budget Mayor Okafor Tuesday March 12 percent"
+).split()
+SPACES = 99_000
+
+
+def _shared_words(response_chars: int, context_chars: int) -> dict[str, str]:
+    """A case whose every context sentence holds every word of every claim, in another order.
+
+    Each sentence and each claim has a word of its own, so that no two are the same text.
+    """
+    rng = random.Random(7)
+
+    def sentences(limit: int, label: str) -> str:
+        out: list[str] = []
+        size = 0
+        while size < limit:
+            words = SHARED_WORDS[:]
+            rng.shuffle(words)
+            out.append(f"The {' '.join(words)} {label}{len(out)}.")
+            size += len(out[-1]) + 1
+        return " ".join(out)[:limit]
+
     return {
+        "response": sentences(response_chars, "item"),
+        "context": sentences(context_chars, "ref"),
+    }
+
+
+def largest_cases(data: Path) -> dict[str, dict[str, str]]:
+    """The largest in-limit cases: from RAGTruth, and hostile shapes at half and full size.
+
+    The hostile shapes: one crafted so every sentence matches its claim, one whose every context
+    sentence holds every word of every claim, and a response of one word, 99,000 spaces and one
+    word. Each is printed at half its size too, so that a doubling shows how the time grows.
+    """
+    _, responses, sources = _sources(data)
+    cases = {
         "ragtruth": {
             "response": _fill(responses, RESPONSE_CHARS),
             "context": _fill(sources, CONTEXT_CHARS),
-        },
-        "crafted": {"response": claims, "context": crafted},
+        }
     }
+    for label, scale in (("half", 2), ("full", 1)):
+        crafted = " ".join(
+            f"The city council approved the harbour ferry plan for district {i} after a long "
+            "debate."
+            for i in range(CONTEXT_CHARS // 80 // scale)
+        )[: CONTEXT_CHARS // scale]
+        claims = " ".join(
+            f"The city council approved the harbour ferry plan for district {i}."
+            for i in range(RESPONSE_CHARS // 60 // scale)
+        )[: RESPONSE_CHARS // scale]
+        cases[f"crafted-{label}"] = {"response": claims, "context": crafted}
+        cases[f"shared-words-{label}"] = _shared_words(
+            RESPONSE_CHARS // scale, CONTEXT_CHARS // scale
+        )
+        cases[f"spaces-{label}"] = {
+            "response": "A" + " " * (SPACES // scale) + "B",
+            "context": "A is the first letter. B is the second letter.",
+        }
+    return cases
 
 
 def _children_cpu() -> float:

@@ -6,13 +6,14 @@ import hashlib
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
 from ragaliq.evaluators.findings import Before, Emit, Finding, FindingKind
 from ragaliq.models import CLAIMS_DETAIL, UNCHECKED_DETAIL, CaseResult, ClaimVerdict, Verdict
 from ragaliq.text.counts import plural, plural_is
+from ragaliq.text.matching import unmatched
 
 NO_CLAIMS_NOTE = "no_claims"
 NOT_VERIFIABLE_NOTE = UNCHECKED_DETAIL
@@ -188,18 +189,53 @@ class ClaimChange(Finding):
         return self.claim
 
 
+class StillUnchecked(ClaimChange):
+    """A claim the offline judge could not check now, nor when the baseline was recorded."""
+
+    title: ClassVar[str] = "Still unchecked (unchecked on the baseline too, not new)"
+    noun: ClassVar[str] = "claim still unchecked"
+    weight: ClassVar[int] = 0
+
+
 class UnverifiableClaims(FindingKind):
     """Claims the offline judge could neither ground nor fault, in cases judged anew.
 
-    Listed apart, never as hallucinated; an unchanged case does not list its own again.
+    Listed apart, never as hallucinated. A claim the baseline's same case could not check
+    either (in any matching form) is *still unchecked*, listed on its own and never as new,
+    whatever else changed in its case; an unchanged case does not list its own again.
     """
 
     name: ClassVar[str] = "unverifiable"
-    lists: ClassVar[Mapping[str, type[Finding]]] = {"unverifiable_claims": ClaimChange}
+    lists: ClassVar[Mapping[str, type[Finding]]] = {
+        "unverifiable_claims": ClaimChange,
+        "still_unchecked_claims": StillUnchecked,
+    }
+    kept: ClassVar[Any] = tuple[BaselineClaim, ...]
+
+    @classmethod
+    def keep(cls, case: CaseResult) -> tuple[BaselineClaim, ...] | None:
+        claims = tuple(
+            BaselineClaim(text=c.text, verdict=c.verdict, flags=c.flags)
+            for c in case.claims
+            if not c.verifiable
+        )
+        return claims or None
 
     def find(self, case: CaseResult, before: Before | None, *, first_run: bool, emit: Emit) -> None:
         if case.status != "ok" or (before is not None and before.input_hash == case.input_hash):
             return
-        for claim in case.claims:
-            if not claim.verifiable:
+        now: list[ClaimVerdict | BaselineClaim] = [c for c in case.claims if not c.verifiable]
+        was: list[ClaimVerdict | BaselineClaim] = []
+        if before is not None and before.status == "ok":
+            was = list(before.kept or ())
+        new = unmatched(now, was, text=_text_of)
+        fresh = {id(claim) for claim in new}
+        for claim in now:
+            if id(claim) in fresh:
                 emit("unverifiable_claims", ClaimChange.of(case, claim))
+            else:
+                emit("still_unchecked_claims", StillUnchecked.of(case, claim))
+
+
+def _text_of(claim: ClaimVerdict | BaselineClaim) -> str:
+    return claim.text

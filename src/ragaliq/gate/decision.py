@@ -244,7 +244,10 @@ class GateDecision(_Model):
     unstable_claims: ClassVar[_Entries[ClaimChange]] = _Entries()
     """Hallucinated claims whose repeated verdicts disagreed; not new unless counted."""
     unverifiable_claims: ClassVar[_Entries[ClaimChange]] = _Entries()
-    """Claims the offline judge could neither ground nor fault, in cases new or changed."""
+    """Claims the offline judge could neither ground nor fault, in cases new or changed, and
+    not in any matching form among the baseline case's own unchecked claims."""
+    still_unchecked_claims: ClassVar[_Entries[ClaimChange]] = _Entries()
+    """Claims unchecked now and unchecked in the baseline's same case: never new."""
     lost_facts: ClassVar[_Entries[ClaimChange]] = _Entries()
     """Needed facts the baseline's context held and this run's does not (context recall)."""
     irrelevant_chunks: ClassVar[_Entries[IrrelevantChunk]] = _Entries()

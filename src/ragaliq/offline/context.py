@@ -92,7 +92,7 @@ _ALIAS_KEYS = (
     ("isis", "isil", "daesh"),
 )
 _ACRONYM = re.compile(r"\b(?:[A-Za-z]\.){2,}")
-_PRONOUN_START = re.compile(r"\W*(?:it|they|this|these|he|she)\b", re.IGNORECASE)
+_PRONOUN_START = re.compile(r"\W*+(?:it|they|this|these|he|she)\b", re.IGNORECASE)
 _CAPITALS = re.compile(r"\b[A-Z](?:[A-Z]{1,4}|[a-z]{1,3})\b")
 _DOTTED = re.compile(r"\b[A-Za-z]+(?:\.[A-Za-z]+)+\b")
 """A word written with inner full stops (``Ph.D``), to be known without them (``phd``)."""
@@ -115,7 +115,7 @@ class Count:
     """The number and the noun as the text writes them."""
 
 
-_NOUN_AFTER = re.compile(r"\s+([A-Za-z][A-Za-z'-]*)")
+_NOUN_AFTER = re.compile(r"\s++([A-Za-z][A-Za-z'-]*)")
 
 
 def counts_of(text: str, found: Sequence[Quantity]) -> list[Count]:

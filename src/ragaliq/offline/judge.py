@@ -503,7 +503,7 @@ def _states(text: str) -> bool:
 
 
 _PRONOUN_SUBJECT = re.compile(
-    r"\W*(?:it|its|they|their|this|these|that|those|he|she|his|her)\b", re.IGNORECASE
+    r"\W*+(?:it|its|they|their|this|these|that|those|he|she|his|her)\b", re.IGNORECASE
 )
 
 

@@ -57,7 +57,7 @@ _RESET = re.compile(
 )
 """Words that end a negated list when they start a later comma segment."""
 CLAUSE = re.compile(
-    r"[;!?]|[.:](?!\d)|,\s+with\b|,?\s+\b(?:but|however|although|though|while|whereas|yet)\b"
+    r"[;!?]|[.:](?!\d)|,\s++with\b|,?(?<!\s)\s++(?:but|however|although|though|while|whereas|yet)\b"
     r"|\band\s+(?=(?:it|its|they|their|the|there|this|all|also|is|are|has|have|offers?|provides?|"
     r"accepts?|allows?|features?|serves?|does|do|customers|guests|visitors)\b)",
     re.IGNORECASE,
@@ -166,7 +166,7 @@ def near_figure(value: str, tokens: list[Token]) -> frozenset[str]:
 
 _NEGATED_AFTER = re.compile(
     r"[\s\w-]{0,24}?\b(?:is|are|was|were|does|do|did)(?:\s+(?:also|still|currently|usually))?"
-    r"(?:\s+not\b|n't\b|\s+unavailable\b)|\s+(?:not available|unavailable)\b",
+    r"(?:\s+not\b|n't\b|\s+unavailable\b)|\s++(?:not available|unavailable)\b",
     re.IGNORECASE,
 )
 """A negation right after the mention denies it through its verb (``Wi-Fi is not available``);
@@ -210,7 +210,7 @@ def negated_at(clause: str, start: int, end: int) -> bool:
     return False
 
 
-_OR_NEXT = re.compile(r"\s*(?:or|nor)\b", re.IGNORECASE)
+_OR_NEXT = re.compile(r"\s*+(?:or|nor)\b", re.IGNORECASE)
 
 
 def _negated_before(clause: str, segments: list[tuple[int, int]], here: int) -> bool:
@@ -224,8 +224,8 @@ def _negated_before(clause: str, segments: list[tuple[int, int]], here: int) -> 
 OPPOSITE_WINDOW = 5
 """How many words from a field's mention a word may be to say what the field's value is."""
 _NAMED = re.compile(
-    r"\s*(?:(?:of|is|was|being|called|named)\s+|[:,]\s*)?(?:the\s+)?"
-    r"(?P<name>[A-Z][\w'\u2019&-]*(?:\s+[A-Z][\w'\u2019&-]*)*)"
+    r"\s*+(?:(?:of|is|was|being|called|named)\s++|[:,]\s*+)?(?:the\s++)?"
+    r"(?P<name>[A-Z][\w'\u2019&-]*+(?:\s++[A-Z][\w'\u2019&-]*+)*)"
 )
 
 

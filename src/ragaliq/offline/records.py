@@ -55,7 +55,9 @@ _UNSPECIFIED = re.compile(
     r"unknown|no (?:information|mention|data|details?))\b",
     re.IGNORECASE,
 )
-_LIST_ITEM = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or|as well as)\s+", re.IGNORECASE)
+_LIST_ITEM = re.compile(
+    r",\s*+(?:and\s++|or\s++)?|(?<!\s)\s++(?:and|or|as well as)\s++", re.IGNORECASE
+)
 _LIST_LEAD = re.compile(
     r"^(?:(?:it|they|the \w+|this \w+)\s+)?(?:(?:also|does|do|not|n't)\s+)*"
     r"(?:offers?|provides?|has|have|features?|boasts?|accepts?|allows?|includes?|serves?)?\s*"

@@ -33,7 +33,7 @@ _DAY_ALIASES = {
 }
 MIN_DAYS = 3
 """A mapping with at least this many day names for keys, and nothing else, is a week."""
-_VALUE = re.compile(r"\s*(\d{1,2})[:.](\d{1,2})\s*[-\u2013]\s*(\d{1,2})[:.](\d{1,2})\s*")
+_VALUE = re.compile(r"\s*+(\d{1,2})[:.](\d{1,2})\s*+[-\u2013]\s*+(\d{1,2})[:.](\d{1,2})\s*+")
 _HOURS_TALK = re.compile(r"\b(?:open|opens|hours|operat\w*|closed?|closes)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|except)\b|n't\b", re.IGNORECASE)
 _TIME = re.compile(

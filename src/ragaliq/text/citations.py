@@ -23,7 +23,7 @@ __all__ = [
 
 CITATION_PATTERN = r"\[([^\[\]\n]{1,200})\]"
 """The default marker: square brackets around one or more references, separated by commas."""
-_SEPARATOR = re.compile(r"\s*[,;]\s*")
+_SEPARATOR = re.compile(r"(?<!\s)\s*+[,;]\s*+")
 _NUMBER = re.compile(r"[0-9]{1,9}")
 _DEFAULT = re.compile(CITATION_PATTERN)
 

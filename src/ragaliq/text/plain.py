@@ -20,7 +20,7 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 _CONTROL_IN_LINES = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 """Control characters but tab and line ends: terminal escapes, backspaces, bells."""
 _LINE_ENDS = re.compile("\r\n?|[\u2028\u2029\x85]")
-_COMMAND = re.compile(r"^(\s*)(::|##\[)", re.MULTILINE)
+_COMMAND = re.compile(r"^([^\S\r\n]*+)(::|##\[)", re.MULTILINE)
 
 
 def is_blank(text: str) -> bool:

@@ -190,8 +190,8 @@ _LONG = re.compile(r"\b(hour|day|week|month|year)[\s-]?long\b", re.I)
 _CLOCK = re.compile(r"\s?([ap])\.?\s?m\b\.?", re.I)
 _TEMPERATURE = re.compile(r" ([FC])(?![\w'\u2019-])")
 """A capital F or C one space after a number: degrees Fahrenheit or Celsius ("350 F")."""
-_AGE = re.compile(r"[\s-]+old\b", re.I)
-_NEXT_WORD = re.compile(r"(?P<gap>\s*-\s*|\s+)(?P<word>[A-Za-z\u00b0%][A-Za-z/]*|%)")
+_AGE = re.compile(r"[\s-]++old\b", re.I)
+_NEXT_WORD = re.compile(r"(?P<gap>\s*+-\s*+|\s++)(?P<word>[A-Za-z\u00b0%][A-Za-z/]*|%)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,7 +333,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
     return tuple(_counting(text, q) for q in _ranges(text, found))
 
 
-_COUNTED = re.compile(r"\s+([a-z][a-z'-]*)")
+_COUNTED = re.compile(r"\s++([a-z][a-z'-]*)")
 _NOT_COUNTED = frozenset(
     "a an the and or to of in on at for per by with from is are was were be than as and so if "
     "but percent".split()
@@ -350,7 +350,7 @@ def _counting(text: str, quantity: Quantity) -> Quantity:
     return dataclasses.replace(quantity, counts=True)
 
 
-_RANGE = re.compile(r"\s*(?:-\s*)?(?:-|\u2013|to|or|and|through|until)\s*", re.I)
+_RANGE = re.compile(r"\s*+(?:-\s*+)?(?:-|\u2013|to|or|and|through|until)\s*+", re.I)
 
 
 def _ranges(text: str, found: list[Quantity]) -> list[Quantity]:

@@ -54,8 +54,8 @@ ABBREVIATIONS = frozenset(
 _BULLET = re.compile(r"^\s*(?:[-*+\u2022\u2023\u25e6\u2043]|\d{1,3}[.)]|[a-z]\))\s+")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s+|$)")
-_EMPHASIS_LINE = re.compile(r"^\s*(\*\*|__)(?P<text>[^*_]+)\1\s*:?\s*$")
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_EMPHASIS_LINE = re.compile(r"^\s*+(\*\*|__)(?P<text>[^*_]+)\1\s*+:?\s*+$")
+_TABLE_SEPARATOR = re.compile(r"^\s*+\|?\s*+:?-{2,}:?\s*+(?:\|\s*+:?-{2,}:?\s*+)*+\|?\s*+$")
 _FINAL = re.compile(r"[.!?:;][\"'\u201d\u2019)\]*_]*\s*$")
 _CLOSERS = "\"'\u201d\u2019)]"
 _SENTENCE_END = re.compile(
@@ -65,8 +65,10 @@ _SENTENCE_END = re.compile(
 """Where a sentence ends: at a stop and the space after it, at a colon before a capital, and at
 a stop glued to the next sentence ("... in Vancouver.Kings of Leon is ...", "... in 1987.Hot Rod
 is ...", where passages were joined without a space; not after an initial: "J.Smith")."""
-_NUMBER_NEXT = re.compile(r"\s*[#\d]")
-_NEXT_WORD = re.compile(r"(?P<word>[A-Z][A-Za-z'\u2019-]*)(?P<dot>\.)?(?:\s+(?P<then>[A-Z][a-z]))?")
+_NUMBER_NEXT = re.compile(r"\s*+[#\d]")
+_NEXT_WORD = re.compile(
+    r"(?P<word>[A-Z][A-Za-z'\u2019-]*)(?P<dot>\.)?(?:\s++(?P<then>[A-Z][a-z]))?"
+)
 """The word after an abbreviation: whether it ends in a full stop, and whether a capitalised
 word follows it (``U.S. Postal Service``)."""
 NEVER_FINAL = frozenset("vs e.g i.e eg ie cf al nos fig figs vol vols".split())
@@ -386,8 +388,11 @@ _NOT_SUBJECT = frozenset(
     then also not to in on at by for with from into of as so than if when while because
     """.split()
 )
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d[\d.,]*\w*|\$\d[\d.,]*")
-_JOINERS = re.compile(r"\s*;\s+|,\s+(?=(?:and|but|yet|so)\s)")
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d[\d.,]*+\w*|\$\d[\d.,]*")
+_JOINERS = re.compile(r"(?<!\s)\s*+;\s++|,\s++(?=(?:and|but|yet|so)\s)")
+"""Where clauses may join: a semicolon (with the spaces around it) or a comma before a joiner.
+The spaces are taken whole and never given back, and a run of spaces is entered only at its
+start, so a run of any length is read once."""
 MIN_CLAUSE_WORDS = 3
 
 
@@ -486,14 +491,15 @@ def _is_verb(word: str) -> bool:
 CONTINUATION = "\u2026 "
 """How a claim split off the one before it starts: "… including a bag."."""
 _ADDED = re.compile(
-    r",\s+(?=(?:which|who|whose|where|including|such as|especially|notably|plus|along with|"
+    r",\s++(?=(?:which|who|whose|where|including|such as|especially|notably|plus|along with|"
     r"together with|and also|as well as|making|giving|offering|allowing|providing|letting|"
     r"adding|featuring|ensuring|keeping|bringing)\s)"
-    r"|\s+(?=(?:as well as|along with|together with)\s)",
+    r"|(?<!\s)\s++(?=(?:as well as|along with|together with)\s)",
     re.IGNORECASE,
 )
 _APPOSITION = re.compile(
-    r"(?<=[A-Za-z0-9)])\s*,\s+(?P<part>(?:a|an)\s+(?:[^,;:()]|(?<=\d),(?=\d))+?)\s*"
+    r"(?<=[A-Za-z0-9)])\s*+,\s++(?P<part>(?:a|an)\s++"
+    r"(?:[^,;:()\s]|(?<=\d),(?=\d)|\s++(?=[^,;:()\s]))+?)\s*+"
     r"(?P<end>,(?=\s)|(?=[.!?]?[\"'\u201d)]*$))"
 )
 MAX_APPOSITION_WORDS = 12

@@ -414,8 +414,8 @@ def tokens(text: str) -> list[str]:
 
 
 _NAME_RUN = re.compile(
-    r"(?<![\w'\u2019-])[A-Z][\w'\u2019-]*(?:\s+(?:of|de|la|du|von|van|the|and|&)?\s*"
-    r"[A-Z][\w'\u2019-]*)*"
+    r"(?<![\w'\u2019-])[A-Z][\w'\u2019-]*"
+    r"(?:\s++(?:(?:of|de|la|du|von|van|the|and)\s++|&\s*+)?[A-Z][\w'\u2019-]*)*"
 )
 _OPENERS = '.!?:;"\u201c('
 _DASHES = "-\u2013\u2014*\u2022"

@@ -520,3 +520,47 @@ def test_a_decision_recorded_before_the_unverifiable_list_still_loads():
         "judge": {"provider": "offline", "model": "offline-heuristic", "prompt_version": "x"},
     }
     assert GateDecision.model_validate(data).unverifiable_claims == ()
+
+
+HELD = "The kettle holds 1.7 litres. The kettle makes excellent tea."
+
+
+async def test_a_claim_unchecked_on_the_baseline_is_still_unchecked_whatever_changed_in_its_case():
+    from ragaliq.judges import OfflineJudge
+
+    def case(context: tuple[str, ...], response: str):
+        return make_case(
+            id="a", query="Tell me about the kettle.", context=context, response=response
+        )
+
+    evaluators = [FaithfulnessEvaluator(), HallucinationEvaluator()]
+    before = await run_suite(
+        [case(KETTLE, HELD)],
+        judge=OfflineJudge(),
+        evaluators=evaluators,
+    )
+    grown = (*KETTLE, "The Solano kettle has a blue handle.")
+    head = await run_suite(
+        [case(grown, f"{HELD} It has a cheerful whistle.")],
+        judge=OfflineJudge(),
+        evaluators=evaluators,
+    )
+    decision = held(head, record_baseline(before), rules=GateRules(fail_on_unchecked_claims=True))
+    assert [c.claim for c in decision.listed("still_unchecked_claims")] == [
+        "The kettle makes excellent tea."
+    ]
+    assert [c.claim for c in decision.unverifiable_claims] == ["It has a cheerful whistle."]
+    assert decision.passed is False  # on the newly unchecked claim alone
+    assert any("1 new claim could not be checked offline" in f for f in decision.failures)
+
+    only_old = await run_suite(
+        [case(grown, HELD)],
+        judge=OfflineJudge(),
+        evaluators=evaluators,
+    )
+    decision = held(
+        only_old, record_baseline(before), rules=GateRules(fail_on_unchecked_claims=True)
+    )
+    assert decision.passed is True
+    assert decision.unverifiable_claims == ()
+    assert decision.count("still_unchecked_claims") == 1

@@ -11,7 +11,7 @@ from ragaliq.errors import JudgeWorkError
 from ragaliq.evaluators.questions import VERIFY
 from ragaliq.judges.cascade import CascadeJudge
 from ragaliq.models import TestCase, Verdict
-from ragaliq.offline import OfflineJudge
+from ragaliq.offline import OfflineJudge, extract_sentence_claims
 from ragaliq.offline.context import MAX_CANDIDATES, ContextIndex
 from ragaliq.offline.work import WORK_FLOOR, Work, collection_paused
 from tests.conftest import make_case
@@ -159,3 +159,15 @@ async def test_a_cases_context_index_is_freed_before_the_cycle_collector_is_back
     await work_of(*shared_words_case(3))
     assert len(built) == 1
     assert alive_when_enabled == [False]  # the collector never walks a finished case's index
+
+
+async def test_a_response_of_two_words_around_99000_spaces_is_one_claim_judged_within_its_bound():
+    response = "A" + " " * 99_000 + "B"
+    assert len(response) == 99_002
+    claims = extract_sentence_claims(response)
+    assert claims == [response]
+    case = make_case(context=("A is the first letter. B is the second letter.",), response=response)
+    judge = OfflineJudge()
+    result = await judge.verify_claims(case, claims)
+    assert len(result.verdicts) == 1
+    assert judge.work_spent <= len(response)  # the spaces are read once, never compared
