@@ -416,6 +416,9 @@ class CaseResult(_Frozen):
     """Ratings of the retrieved chunks, when an evaluator asked for them."""
     retrieved: tuple[ChunkRef, ...] = ()
     """The retrieved chunks' ids and sources in rank order, when the dataset names them."""
+    retrieved_texts: tuple[str, ...] = ()
+    """A short digest of each retrieved chunk's text, in rank order, when the dataset names the
+    chunks: it tells a chunk whose text changed from one whose id did."""
     labels: Labels | None = None
     """What the case's retrieval should find, as the dataset labels it."""
     results: dict[str, EvaluationResult] = Field(default_factory=dict)

@@ -99,6 +99,14 @@ class GatePolicy(Section):
     """Fail the gate when a case new or changed since the baseline makes a claim the offline
     judge could not check (not verifiable offline): such claims are left out of the scores, so
     an invented detail would otherwise pass on the scores alone."""
+    fail_on_lost_chunks: Annotated[Flag, Ratchet((False, True))] = False
+    """Fail the gate when the retrieval of a case the baseline has no longer finds, within the
+    retrieval metrics' ``k``, a chunk (or document) the labels grade relevant and the baseline
+    found there: the lost relevant chunks, listed in the failure."""
+    fail_on_miscited_claims: Annotated[Flag, Ratchet((False, True))] = False
+    """Fail the gate when a claim is newly miscited (``citation_accuracy``): credited to chunks
+    that do not back it, or to a chunk that was not retrieved, and not miscited in the
+    baseline's same case. The claims are listed in the failure."""
     on_error: Annotated[Literal["fail", "ignore"], Ratchet(("ignore", "fail"))] = "fail"
     """Whether cases the judge could not judge fail the gate."""
     count_unstable: Annotated[Flag, Ratchet((False, True))] = False

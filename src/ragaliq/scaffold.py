@@ -197,6 +197,15 @@ gate:
   # scores, so a pull request that only adds such details passes on the scores alone. A pull
   # request may switch this on, never off. With Claude or the cascade every claim is checked.
   # fail_on_unchecked_claims: true
+  # Fail when a change stops retrieving, within the retrieval metrics' k, a chunk the labels
+  # (relevant_chunks or relevant_sources) grade relevant and the baseline found; the failure
+  # lists each lost chunk. Needs labels and a retrieval metric on (hit_rate, recall_at_k, mrr,
+  # ndcg). A pull request may switch this on, never off.
+  # fail_on_lost_chunks: true
+  # Fail on a claim newly credited to chunks that do not back it, or to a chunk that was not
+  # retrieved at all; the failure lists each claim. Needs citation_accuracy on. A pull request
+  # may switch this on, never off.
+  # fail_on_miscited_claims: true
   on_error: fail  # or ignore; whether cases the judge could not judge fail the gate
   # What a pull request's gate does when the judge needs an API key and has none: report it not
   # judged (fail; never a green check), or judge with the offline judge (offline). The workflows

@@ -204,9 +204,11 @@ def test_a_notice_names_labels_that_match_no_retrieved_chunk_in_any_case(tmp_pat
     assert dataset.info.with_labels == 3
     assert dataset.info.unmatched_labels == 1
     assert dataset.info.notices[-1] == (
-        "1 labelled id (such as 'tide#old') matches no retrieved chunk in any case: the labels "
-        "may no longer fit the chunking. Label by document with relevant_sources (it survives "
-        "a re-chunking), or give the chunks the ids the labels name."
+        "1 labelled id (such as 'tide#old') matches no retrieved chunk in any case: either the "
+        "retrieval no longer brings it, or its chunk's id or text changed and the labels may no "
+        "longer fit the chunking (against a baseline, the gate says which). Label by document "
+        "with relevant_sources (it survives a re-chunking), or give the chunks the ids the "
+        "labels name."
     )
     fitting = read_dataset(write_jsonl(tmp_path / "f.jsonl", rows[1:]))
     assert fitting.info.unmatched_labels == 0

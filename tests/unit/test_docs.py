@@ -136,7 +136,8 @@ def test_the_readme_figures_are_the_codes():
     table = README.split("| evaluator | a case's score | default threshold |", 1)[1]
     rows = dict(re.findall(r"^\| `(\w+)`[^|]*\|[^|]*\| ([\d.]+) \|$", table, re.M))
     assert rows == {
-        name: format(defaults[name], "g") for name in ("faithfulness", "hallucination", "relevance")
+        name: format(defaults[name], "g")
+        for name in ("faithfulness", "hallucination", "relevance", "citation_accuracy")
     }
     retrieval = re.search(
         r"^\| `context_precision`, `context_recall`.*\| ([\d.]+), ([\d.]+) \|$", table, re.M

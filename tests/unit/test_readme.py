@@ -159,3 +159,16 @@ def test_init_says_what_the_readme_says_it_writes_and_the_status_to_require(tmp_
     assert f'"{required_status()}"' in closing
     for name in ("ragaliq-baselines", *(Path(n).name for n in workflows if "forks" not in n)):
         assert name in closing and name in adopt, name
+
+
+def test_the_evaluator_table_lists_every_evaluator_the_registry_has():
+    from ragaliq.evaluators import EVALUATORS
+
+    section = README.split("### Scores and thresholds", 1)[1].split("\n### ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    listed = [name for row in rows for name in re.findall(r"`([a-z_]+)`", row.split(" | ")[0])]
+    assert sorted(listed) == sorted(e.name for e in EVALUATORS)
+    for row in rows:
+        names = re.findall(r"`([a-z_]+)`", row.split(" | ")[0])
+        off = {e.name for e in EVALUATORS if e.name in names and not e.Options().enabled}
+        assert ("(off until configured)" in row) == bool(off), row

@@ -152,6 +152,11 @@ def test_config_commented_options_are_valid_settings(tmp_path):
     }
     assert config.templates.comment is not None
     assert config.templates.summary is not None
+    # the settings by which retrieval and citations fail the gate, each written switched off
+    assert config.gate.fail_on_lost_chunks is True
+    assert config.gate.fail_on_miscited_claims is True
+    for option in ("fail_on_lost_chunks", "fail_on_miscited_claims"):
+        assert f"  # {option}: true\n" in text
 
 
 def test_config_has_every_section_and_names_the_schema(tmp_path):

@@ -145,6 +145,17 @@ def test_a_change_may_tighten_the_bar_at_once():
     assert "turns on relevance" in said
 
 
+@pytest.mark.parametrize("option", ["fail_on_lost_chunks", "fail_on_miscited_claims"])
+def test_a_change_may_turn_on_failing_on_retrieval_and_citations_never_off(option):
+    off, on = config(f"gate: {{{option}: false}}\n"), config(f"gate: {{{option}: true}}\n")
+    merged, notices = tighten(off, on)
+    assert getattr(merged.gate, option) is True
+    assert f"tightens the gate ({option} false → true)" in notices[0]
+    merged, notices = tighten(on, off)
+    assert getattr(merged.gate, option) is True
+    assert f"gate.{option} true → false" in notices[0]
+
+
 def test_everything_else_a_change_proposes_waits_for_the_merge():
     trusted = config("judge: {model: claude-a}\nevaluators:\n  faithfulness: {threshold: 0.8}\n")
     proposed = config(

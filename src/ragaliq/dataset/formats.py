@@ -157,9 +157,11 @@ class DatasetInfo:
             out.append(
                 f"{plural(count, 'labelled id')} (such as "
                 f"{visible(self.unmatched_example or '')}) {'matches' if count == 1 else 'match'} "
-                "no retrieved chunk in any case: the labels may no longer fit the chunking. "
-                "Label by document with relevant_sources (it survives a re-chunking), or give "
-                "the chunks the ids the labels name."
+                "no retrieved chunk in any case: either the retrieval no longer brings it, or "
+                "its chunk's id or text changed and the labels may no longer fit the chunking "
+                "(against a baseline, the gate says which). Label by document with "
+                "relevant_sources (it survives a re-chunking), or give the chunks the ids the "
+                "labels name."
             )
         return tuple(out)
 

@@ -6,8 +6,15 @@ is asked to end each claim with its sentence's markers), and the verification na
 that back each claim. A cited claim is **miscited** when the judge checked it and none of the
 chunks it cites backs it: a supported claim credited to the wrong chunk, or a claim no chunk
 backs credited to one. A claim citing several chunks is correct when one of them backs it (a
-sentence's markers cover every claim split from it). A claim the judge could not check (not
-verifiable offline, or backed without the judge naming a chunk) is neither: it is left out.
+sentence's markers cover every claim split from it). A chunk that was not retrieved backs
+nothing: a claim citing only such chunks (an id the case's labels name, or another chunk of a
+retrieved chunk's document, the part of its id before the last ``#``, ``:``, ``/``, ``-``, ``_``
+or ``.``, as ``export#5`` beside a retrieved ``export#2``) is miscited whatever the judge says.
+Otherwise a claim the judge could not check (not verifiable offline, or backed without the judge
+naming a chunk) is neither: it is left out.
+
+A miscited claim is *new* when the baseline's same case had no miscited claim matching it
+(:mod:`ragaliq.text.matching`): what ``gate.fail_on_miscited_claims`` fails on.
 
 The score is the share of the checked cited claims whose citations are correct. A response
 that cites nothing is skipped, with the reason; nothing here asks the judge more than the claims
@@ -17,6 +24,7 @@ and their verdicts, which faithfulness and hallucination share.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar
 
@@ -30,9 +38,11 @@ from ragaliq.evaluators.questions import EXTRACT, VERIFY, Question
 from ragaliq.models import CaseResult, ClaimVerdict, EvaluationResult, TestCase, Verdict
 from ragaliq.text.citations import CITATION_PATTERN, CitationReader, cited_chunks
 from ragaliq.text.counts import plural
+from ragaliq.text.matching import unmatched
 
 __all__ = [
     "MISCITED",
+    "NEW_SHOWN",
     "CitationAccuracyEvaluator",
     "CitationOptions",
     "MiscitedClaim",
@@ -42,6 +52,8 @@ __all__ = [
 MISCITED = "miscited"
 """The detail (and the list of findings) of the claims whose citations no chunk backs."""
 _BACKING = (Verdict.SUPPORTED, Verdict.PARTIALLY_SUPPORTED)
+NEW_SHOWN = 3
+"""Newly miscited claims a failure of ``gate.fail_on_miscited_claims`` spells out."""
 
 
 def _marker_pattern(value: str) -> str:
@@ -85,6 +97,9 @@ class MiscitedClaim(Finding):
     """The chunks the claim cites: their ids where the dataset names them, else their numbers."""
     backed_by: tuple[str, ...]
     """The chunks the judge found backing the claim; empty when none does."""
+    new: bool = False
+    """Whether the baseline's same case had no miscited claim matching it (False without a
+    baseline)."""
 
     @property
     def headline(self) -> str:
@@ -107,29 +122,69 @@ def _sources(cited: Sequence[str], backed_by: Sequence[str]) -> str:
 
 
 class MiscitedClaims(FindingKind):
-    """The claims of this run credited to chunks that do not back them."""
+    """The claims of this run credited to chunks that do not back them; which are new.
+
+    The baseline keeps each case's miscited claims; a claim matching one of them is not new.
+    """
 
     name: ClassVar[str] = MISCITED
     lists: ClassVar[Mapping[str, type[Finding]]] = {"miscited_claims": MiscitedClaim}
+    kept: ClassVar[Any] = tuple[str, ...]
+
+    def __init__(self) -> None:
+        self.new: list[MiscitedClaim] = []
+        """The newly miscited claims, the first :data:`NEW_SHOWN` of them."""
+        self.new_total = 0
+
+    @classmethod
+    def keep(cls, case: CaseResult) -> tuple[str, ...] | None:
+        return tuple(case.claims[i].text for i in _miscited(case)) or None
 
     def find(self, case: CaseResult, before: Before | None, *, first_run: bool, emit: Emit) -> None:
-        result = case.results.get(CitationAccuracyEvaluator.name)
-        if case.status != "ok" or result is None:
+        if case.status != "ok":
             return
-        for entry in result.details.get(MISCITED, ()):
-            claim = case.claims[entry["claim"]]
-            emit(
-                "miscited_claims",
-                MiscitedClaim(
-                    case_id=case.id,
-                    query=case.query,
-                    id=claim_id(case.id, claim.text),
-                    claim=claim.text,
-                    verdict=claim.verdict.value,
-                    cited=tuple(entry["cited"]),
-                    backed_by=tuple(entry["backed_by"]),
-                ),
+        miscited = _miscited(case)
+        was = list(before.kept or ()) if before is not None and before.status == "ok" else []
+        now = [case.claims[index].text for index in miscited]
+        fresh = Counter([] if first_run else unmatched(now, was, text=str))
+        for index, entry in miscited.items():
+            claim = case.claims[index]
+            new = fresh[claim.text] > 0
+            fresh[claim.text] -= 1
+            finding = MiscitedClaim(
+                case_id=case.id,
+                query=case.query,
+                id=claim_id(case.id, claim.text),
+                claim=claim.text,
+                verdict=claim.verdict.value,
+                cited=tuple(entry["cited"]),
+                backed_by=tuple(entry["backed_by"]),
+                new=new,
             )
+            if new:
+                self.new_total += 1
+                if len(self.new) < NEW_SHOWN:
+                    self.new.append(finding)
+            emit("miscited_claims", finding)
+
+
+def _miscited(case: CaseResult) -> dict[int, dict[str, Any]]:
+    """The miscited claims of a case, by their index among its claims, with what they cite."""
+    result = case.results.get(CitationAccuracyEvaluator.name)
+    if result is None:
+        return {}
+    return {entry["claim"]: entry for entry in result.details.get(MISCITED, ())}
+
+
+_SEPARATOR = re.compile(r"\s*[,;]\s*")
+"""What separates the references of a marker, as :mod:`ragaliq.text.citations` reads them."""
+_DOCUMENT = re.compile(r"(.*[^#:/_.-])[#:/_.-]+[^#:/_.-]+")
+
+
+def document_of(chunk_id: str) -> str | None:
+    """The part of a chunk id before its last separator (``export`` of ``export#2``), if any."""
+    match = _DOCUMENT.fullmatch(chunk_id)
+    return match.group(1) if match else None
 
 
 def _label(case: TestCase, chunk: int) -> str:
@@ -165,6 +220,26 @@ class CitationAccuracyEvaluator(Evaluator[CitationOptions]):
             pattern=re.compile(self.settings.pattern),
         )
 
+    @staticmethod
+    def not_retrieved(case: TestCase, reader: CitationReader, text: str) -> tuple[str, ...]:
+        """The chunks not retrieved that the markers of ``text`` name, by id, in order.
+
+        Such a chunk is one the case's chunk labels name, or another chunk of a document a
+        retrieved chunk comes from.
+        """
+        labels = case.labels
+        known = set(labels.grades) if labels is not None and labels.level == "chunk" else set()
+        documents = {document_of(chunk_id) for chunk_id in reader.by_id}
+        named: list[str] = []
+        for match in reader.pattern.finditer(text):
+            references = match.group(1) if reader.pattern.groups else match.group(0)
+            for reference in _SEPARATOR.split((references or "").strip()):
+                if reference in reader.by_id or reference in named:
+                    continue
+                if reference in known or document_of(reference) in documents - {None}:
+                    named.append(reference)
+        return tuple(named)
+
     def describe_shortfall(self, case: CaseResult, *, label: VerdictLabel) -> list[str]:
         """The miscited claims, each with the chunks it cites and the chunks that back it."""
         result = case.results.get(self.name)
@@ -178,11 +253,12 @@ class CitationAccuracyEvaluator(Evaluator[CitationOptions]):
     def evaluate(self, judgement: CaseJudgement) -> EvaluationResult:
         case = judgement.case
         reader = self.reader(case)
-        cited = [
-            (index, verdict, chunks)
-            for index, verdict in enumerate(judgement.verdicts or ())
-            if (chunks := cited_chunks(reader.find(verdict.text)))
-        ]
+        cited = []
+        for index, verdict in enumerate(judgement.verdicts or ()):
+            chunks = cited_chunks(reader.find(verdict.text))
+            gone = self.not_retrieved(case, reader, verdict.text)
+            if chunks or gone:
+                cited.append((index, verdict, chunks, gone))
         if not cited:
             if reader.find(case.response):
                 return self.skipped(
@@ -190,7 +266,8 @@ class CitationAccuracyEvaluator(Evaluator[CitationOptions]):
                     "so no citation could be checked."
                 )
             return self.skipped("The response cites no retrieved chunk: no citation to check.")
-        checked = [(i, v, chunks) for i, v, chunks in cited if _checked(v)]
+        # A claim citing only chunks not retrieved is miscited whatever the judge says of it.
+        checked = [entry for entry in cited if not entry[2] or _checked(entry[1])]
         if not checked:
             return self.skipped(
                 f"{all_are(len(cited), 'cited claim')} unchecked (not verifiable offline, or "
@@ -199,10 +276,10 @@ class CitationAccuracyEvaluator(Evaluator[CitationOptions]):
         miscited = [
             {
                 "claim": index,
-                "cited": [_label(case, c) for c in chunks],
+                "cited": [_label(case, c) for c in chunks] + [f"{m} (not retrieved)" for m in gone],
                 "backed_by": [_label(case, c) for c in verdict.chunks],
             }
-            for index, verdict, chunks in checked
+            for index, verdict, chunks, gone in checked
             if not set(chunks) & set(verdict.chunks)
         ]
         unchecked = len(cited) - len(checked)

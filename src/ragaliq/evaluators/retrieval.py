@@ -15,10 +15,16 @@ labels and the rank of each relevant item its retrieval found, however deep; a l
 scored against the baseline's labels (a change to them is a proposal, applied once merged), and
 the comparison lists the relevant items it no longer retrieves within ``k`` (lost), the ones it
 newly finds, and the ones whose rank moved.
+
+For chunk labels the baseline also keeps a digest of each relevant chunk's text, so that a notice
+says which side changed before it suspects the labels: the chunk's text (same id, other text),
+its id (its text retrieved under another id), or the ranking (same id and text, ranked past ``k``
+or not retrieved at all).
 """
 
 from __future__ import annotations
 
+import hashlib
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar, Literal
@@ -45,6 +51,7 @@ __all__ = [
     "RetrievalOptions",
     "RetrievedRelevant",
     "rank_items",
+    "text_digest",
 ]
 
 
@@ -168,6 +175,22 @@ class RetrievalKept(BaseModel):
     found: dict[str, int] = Field(default_factory=dict)
     """Each relevant item retrieved, and its rank, however deep: a later run cuts both at its
     ``k``, and names the rank a newly found item had."""
+    texts: dict[str, str] = Field(default_factory=dict)
+    """For chunk labels: each relevant chunk retrieved, and the digest of its text."""
+
+
+def text_digest(text: str) -> str:
+    """A chunk's text as a run keeps it: a short digest."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _texts(case: CaseResult) -> dict[str, str]:
+    """Each retrieved chunk's id, and the digest of its text (the first, for a repeated id)."""
+    texts: dict[str, str] = {}
+    for ref, digest in zip(case.retrieved, case.retrieved_texts, strict=False):
+        if ref.id is not None:
+            texts.setdefault(ref.id, digest)
+    return texts
 
 
 def _cut(case: CaseResult) -> tuple[bool, int | None]:
@@ -221,6 +244,11 @@ class RetrievedRelevant(FindingKind):
         self._proposals: list[tuple[str, Labels | None, Labels | None]] = []
         self._proposed = 0
         self._unkept = 0
+        self._causes: list[str] = []
+        """Why relevant chunks changed, the first :data:`_SHOWN` of them."""
+        self._caused = 0
+        self._stale = False
+        """Whether a relevant chunk's id or text changed: the labels may no longer fit."""
 
     @classmethod
     def keep(cls, case: CaseResult) -> RetrievalKept | None:
@@ -229,7 +257,10 @@ class RetrievedRelevant(FindingKind):
             return None
         labels = case.labels
         found = _ranks(case.retrieved, labels) if labels is not None else {}
-        return RetrievalKept(labels=labels, found=found)
+        texts = _texts(case) if labels is not None and labels.level == "chunk" else {}
+        return RetrievalKept(
+            labels=labels, found=found, texts={i: t for i, t in texts.items() if i in found}
+        )
 
     def as_decided(
         self, case: CaseResult, before: Before, thresholds: Mapping[str, float]
@@ -287,9 +318,59 @@ class RetrievedRelevant(FindingKind):
         for item in now:
             if item not in was:
                 emit("found_chunks", change(FoundChunk, item))
+        self._explain(case, kept, ranks, lost=[item for item in was if item not in now])
+
+    def _explain(
+        self, case: CaseResult, kept: RetrievalKept, ranks: Mapping[str, int], lost: list[str]
+    ) -> None:
+        """Which side changed for each relevant chunk whose text or id changed, or that was lost.
+
+        Only where the baseline kept the chunk's text, and this run has its chunks' texts.
+        """
+        if not kept.texts or not case.retrieved_texts:
+            return
+        texts = _texts(case)
+        ids = {digest: chunk_id for chunk_id, digest in reversed(texts.items())}
+        for item, before in kept.texts.items():
+            after = texts.get(item)
+            renamed = ids.get(before)
+            stale = True
+            if after is not None and after != before:
+                cause = f"chunk {item}'s text changed since the baseline"
+            elif after is None and renamed is not None:
+                cause = f"chunk {item}'s text is retrieved as {renamed}: its id changed"
+            elif item not in lost:
+                continue
+            elif after is None:
+                stale = False
+                cause = f"neither chunk {item} nor its text is retrieved: the ranking dropped it"
+            else:
+                stale = False
+                cause = (
+                    f"chunk {item} has the id and text it had, at rank {ranks[item]}: the "
+                    "ranking moved it"
+                )
+            self._stale |= stale
+            self._caused += 1
+            if len(self._causes) < _SHOWN:
+                self._causes.append(f"{case.id}: {cause}")
 
     def notices(self) -> list[str]:
         notices = []
+        if self._caused:
+            more = self._caused - len(self._causes)
+            notices.append(
+                f"What changed for {plural(self._caused, 'relevant chunk')} the baseline "
+                f"retrieved: {'; '.join(self._causes)}"
+                + (f"; ... and {more:,} more" if more else "")
+                + (
+                    ". Where a chunk's id or text changed, the labels may no longer fit the "
+                    "chunking: check that they name the chunks that hold the answers."
+                    if self._stale
+                    else ". No chunk's id or text is seen to have changed, so the labels are "
+                    "not in question: the retrieval ranks the chunks differently."
+                )
+            )
         if self._proposed:
             shown = "; ".join(_proposal(*p) for p in self._proposals)
             more = self._proposed - len(self._proposals)

@@ -16,8 +16,9 @@ shows both scores.
 What the comparison lists about each case beside the scores is what the evaluators declare
 (:mod:`ragaliq.evaluators.findings`): each kind of finding reads the case against what the
 baseline kept of it, and may hold the case's scores to that (the baseline's relevance labels).
-The gate's own policy acts on one kind: acceptances and ``fail_on_new_hallucinations`` on the
-newly hallucinated claims.
+The gate's own policy acts on three: acceptances and ``fail_on_new_hallucinations`` on the
+newly hallucinated claims, ``fail_on_lost_chunks`` and ``fail_on_miscited_claims`` on lost
+relevant chunks and newly miscited claims (:mod:`ragaliq.gate.listed`).
 
 The comparison takes the head's cases one at a time (:class:`Comparison`), against the baseline's
 compact index, so a suite of any size is decided without holding its report: it can follow a run
@@ -37,6 +38,7 @@ from ragaliq.baseline import Baseline, BaselineCase
 from ragaliq.errors import ReportError
 from ragaliq.evaluators._claims import ClaimChange, claim_id
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
+from ragaliq.evaluators.citations import MiscitedClaims
 from ragaliq.evaluators.findings import Before, Finding, FindingKind
 from ragaliq.evaluators.hallucination import (
     NEW_HALLUCINATIONS,
@@ -47,6 +49,7 @@ from ragaliq.evaluators.questions import VERIFY
 from ragaliq.evaluators.registry import EVALUATORS, finding_kinds, finding_lists
 from ragaliq.gate.acceptance import ALL, Acceptance, covering
 from ragaliq.gate.decision import MAX_LISTED, CaseFailure, GateDecision, RegressedCase
+from ragaliq.gate.listed import listed_failures
 from ragaliq.gate.scores import Shared, decide_evaluators, failure_line
 from ragaliq.gate.scores import comparable as judged_alike
 from ragaliq.gate.unchecked import unchecked_headline
@@ -66,6 +69,7 @@ from ragaliq.text.counts import plural, plural_is
 __all__ = ["Comparison", "compare", "rescoring_evaluators"]
 
 T = TypeVar("T")
+K = TypeVar("K", bound=FindingKind)
 
 
 def compare(
@@ -366,6 +370,11 @@ class Comparison:
         failures = [failure_line(name, e) for name, e in evaluators.items() if not e.passed]
         failures += self._case_sets(removed, rules, notices)
         self._claim_failures(head, failures, notices)
+        lost, miscited = self._lists["lost_chunks"], self._kind(MiscitedClaims)
+        held, said = listed_failures(
+            rules, lost.items, lost.total, miscited.new, miscited.new_total
+        )
+        failures, notices = failures + held, notices + said
         for kind in self.kinds:
             notices += kind.notices()
         listed: dict[str, _Listed[Any]] = {
@@ -400,6 +409,9 @@ class Comparison:
             baseline_provenance=baseline.provenance if baseline else None,
             baseline_commit=baseline.commit if baseline else None,
         )
+
+    def _kind(self, kind: type[K]) -> K:
+        return next(k for k in self.kinds if isinstance(k, kind))
 
     def _claim_failures(self, head: ReportHead, failures: list[str], notices: list[str]) -> None:
         """The failures of errors, an early stop and new hallucinations added to ``failures``.

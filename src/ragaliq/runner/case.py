@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from ragaliq.errors import BudgetError, JudgeError, JudgeUnavailableError
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
 from ragaliq.evaluators.questions import EXTRACT, FACTS, Answers, Question, Questions
+from ragaliq.evaluators.retrieval import text_digest
 from ragaliq.judges.base import EstimatingJudge, Judge
 from ragaliq.models import (
     CaseResult,
@@ -147,6 +148,7 @@ class CaseRun:
                 facts=judgement.facts or (),
                 chunks=judgement.chunks or (),
                 retrieved=case.chunk_refs,
+                retrieved_texts=tuple(map(text_digest, case.context)) if case.chunk_refs else (),
                 labels=case.labels,
                 results=results,
                 error="; ".join(errors) or None,

@@ -10,7 +10,8 @@ from ragaliq.evaluators.citations import (
     MiscitedClaim,
     MiscitedClaims,
 )
-from ragaliq.models import NOT_VERIFIABLE, CaseResult, ChunkRef, Verdict
+from ragaliq.evaluators.findings import Before
+from ragaliq.models import NOT_VERIFIABLE, CaseResult, ChunkRef, Labels, Verdict
 from ragaliq.offline import OfflineJudge
 from tests.conftest import make_case, make_verdict
 
@@ -196,3 +197,141 @@ async def test_the_offline_judge_reads_no_marker_as_a_figure_and_names_the_chunk
         (claims[1], S, (2, 4)),  # stated in two chunks: both back it
         (claims[2], C, ()),
     ]
+
+
+# --- chunks not retrieved ------------------------------------------------------------------------
+
+REFS = (ChunkRef(id="fees#1"), ChunkRef(id="taps#1"), ChunkRef(id="shed#1"))
+
+
+def test_a_claim_citing_a_labelled_chunk_not_retrieved_is_miscited_whatever_the_judge_says():
+    labels = Labels(level="chunk", grades={"fees#1": 1, "rules": 2})
+    verdicts = [
+        make_verdict(S, text="Plots cost 40 euros [rules].", chunks=(1,)),  # backed elsewhere
+        make_verdict(N, text="Plots come with a hose [rules].", flags=(NOT_VERIFIABLE,)),
+        make_verdict(S, text="Taps run from April [taps#1].", chunks=(2,)),  # right
+    ]
+    result = CitationAccuracyEvaluator().evaluate(
+        judged("(see the claims)", *verdicts, chunk_refs=REFS, labels=labels)
+    )
+    assert result.score == pytest.approx(1 / 3)
+    assert result.details == {
+        "cited_claims": 3,
+        "checked": 3,
+        "miscited": [
+            {"claim": 0, "cited": ["rules (not retrieved)"], "backed_by": ["fees#1"]},
+            {"claim": 1, "cited": ["rules (not retrieved)"], "backed_by": []},
+        ],
+    }
+
+
+def test_another_chunk_of_a_retrieved_document_is_a_chunk_not_retrieved():
+    verdicts = [
+        make_verdict(S, text="Plots cost 40 euros [fees#2].", chunks=(1,)),
+        make_verdict(S, text="Taps run from April [taps#1, fees#7].", chunks=(2,)),  # one backs
+        make_verdict(S, text="The shed opens on Saturdays [sic].", chunks=(3,)),  # no citation
+        make_verdict(S, text="Plots are rented [2019].", chunks=(1,)),  # no citation either
+    ]
+    result = CitationAccuracyEvaluator().evaluate(
+        judged("(see the claims)", *verdicts, chunk_refs=REFS)
+    )
+    assert result.score == 0.5
+    assert result.details["cited_claims"] == 2
+    assert result.details["miscited"] == [
+        {"claim": 0, "cited": ["fees#2 (not retrieved)"], "backed_by": ["fees#1"]}
+    ]
+
+
+def test_a_claim_citing_a_chunk_not_retrieved_beside_one_that_is_is_judged_on_that_one():
+    verdicts = [
+        make_verdict(S, text="Plots cost 40 euros [2, fees#2].", chunks=(1,)),
+        make_verdict(N, text="Taps run all year [2, fees#3].", flags=(NOT_VERIFIABLE,)),
+    ]
+    result = CitationAccuracyEvaluator().evaluate(
+        judged("(see the claims)", *verdicts, chunk_refs=REFS)
+    )
+    assert result.details == {
+        "cited_claims": 2,
+        "checked": 1,
+        "miscited": [
+            {"claim": 0, "cited": ["taps#1", "fees#2 (not retrieved)"], "backed_by": ["fees#1"]}
+        ],
+    }
+
+
+def test_source_labels_name_no_chunk_and_ids_without_a_document_part_name_none():
+    labels = Labels(level="source", grades={"rules": 1})
+    refs = (ChunkRef(id="fees"), ChunkRef(id="taps"), ChunkRef())
+    verdicts = [make_verdict(S, text="Plots cost 40 euros [rules][feesx].", chunks=(1,))]
+    result = CitationAccuracyEvaluator().evaluate(
+        judged("Plots cost 40 euros [rules].", *verdicts, chunk_refs=refs, labels=labels)
+    )
+    assert result.status == "skipped"
+    assert "none of its claims kept a citation marker" not in result.reasoning
+
+
+# --- newly miscited ------------------------------------------------------------------------------
+
+
+def miscited_case(*texts: str, status: str = "ok", case_id: str = "fees") -> CaseResult:
+    verdicts = tuple(make_verdict(S, text=text, chunks=(1,)) for text in texts)
+    evaluator = CitationAccuracyEvaluator()
+    result = evaluator.evaluate(judged("(see the claims)", *verdicts))
+    return CaseResult(
+        id=case_id,
+        input_hash="h",
+        status=status,  # type: ignore[arg-type]
+        query="How much is a plot?",
+        claims=verdicts,
+        results={evaluator.name: result},
+    )
+
+
+def found_in(case: CaseResult, before: Before | None, *, first_run: bool = False):
+    kind = MiscitedClaims()
+    found: list[MiscitedClaim] = []
+    kind.find(case, before, first_run=first_run, emit=lambda n, f: found.append(f))
+    return kind, found
+
+
+def kept(case: CaseResult, status: str = "ok") -> Before:
+    return Before(input_hash="h", status=status, kept=MiscitedClaims.keep(case))  # type: ignore[arg-type]
+
+
+def test_the_baseline_keeps_each_cases_miscited_claims_and_nothing_for_a_case_without():
+    main = miscited_case("Plots cost 40 euros [1].", "Plots cost 40 euros a season [2].")
+    assert MiscitedClaims.keep(main) == ("Plots cost 40 euros a season [2].",)
+    assert MiscitedClaims.keep(miscited_case("Plots cost 40 euros [1].")) is None
+    assert MiscitedClaims.read_kept(["a claim"]) == ("a claim",)
+
+
+def test_a_claim_the_baseline_miscited_too_is_not_new_and_a_reworded_one_neither():
+    main = miscited_case("The plots cost 40 euros per season [2].")
+    head = miscited_case(
+        "Plots cost 40 euros per season [2].",  # the same, re-worded
+        "The shed opens on Saturdays [3].",  # new
+        "The shed opens on Saturdays [3].",  # the same again: new twice
+    )
+    kind, found = found_in(head, kept(main))
+    assert [f.new for f in found] == [False, True, True]
+    assert kind.new_total == 2 and kind.new == [found[1], found[2]]
+
+
+def test_every_miscited_claim_of_a_new_case_or_one_the_baseline_could_not_judge_is_new():
+    head = miscited_case("Plots cost 40 euros [2].")
+    for before in (None, kept(head, status="error")):
+        kind, found = found_in(head, before)
+        assert [f.new for f in found] == [True] and kind.new_total == 1
+
+
+def test_without_a_baseline_nothing_is_new_and_a_failed_case_lists_nothing():
+    kind, found = found_in(miscited_case("Plots cost 40 euros [2]."), None, first_run=True)
+    assert [f.new for f in found] == [False] and kind.new_total == 0 and kind.new == []
+    kind, found = found_in(miscited_case("Plots cost 40 euros [2].", status="error"), None)
+    assert found == [] and kind.new_total == 0
+
+
+def test_a_failure_names_three_newly_miscited_claims_and_counts_the_rest():
+    head = miscited_case(*(f"Claim number {n} holds [2]." for n in range(5)))
+    kind, found = found_in(head, None)
+    assert kind.new_total == 5 and kind.new == found[:3]
