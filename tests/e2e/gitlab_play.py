@@ -254,6 +254,8 @@ class GitLabProject:
 
     def _artifacts(self, spec: Any, folder: Path) -> bytes | None:
         paths = (spec or {}).get("paths") or []
+        reports = (spec or {}).get("reports") or {}
+        paths = [*paths, *(path for path in reports.values() if isinstance(path, str))]
         files = {}
         for path in paths:
             found = folder / path

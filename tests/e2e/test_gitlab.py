@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterator
 
 import pytest
+from junitparser import JUnitXml
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from tests.e2e.gitlab_play import CONFIG, KEY, PROJECT, GitLabProject
 from tests.e2e.workspace import cases
@@ -59,6 +61,21 @@ def test_a_merge_request_with_invented_details_fails_then_its_fix_passes_and_is_
     ids = re.findall(r"<sub>`([0-9a-f]{16})`</sub>", note)
     assert ids and "$99" in note.replace("&#36;", "$")
     assert gitlab.fake.approvals(PROJECT, iid) == []
+    # The reports the template names (artifacts: reports: junit, metrics) are there and true.
+    kept = gate.folders["ragaliq-gate"]
+    junit = JUnitXml.fromfile(str(kept / ".ragaliq/junit.xml"))
+    failed = {
+        claim_id
+        for suite in junit
+        if suite.name == "cases"
+        for test in suite
+        for result in test.result
+        if result.type == "new_hallucination"
+        for claim_id in re.findall(r"\[([0-9a-f]{16})\]", result.text)
+    }
+    assert failed == set(ids)
+    metrics = (kept / ".ragaliq/metrics.txt").read_text(encoding="utf-8")
+    assert {f.name for f in text_string_to_metric_families(metrics)} >= {"ragaliq_gate_passed"}
 
     # The fix: pushed to the merge request, produced again, gated by the next scheduled run.
     fixed = gitlab.branch("feature", rows=cases())

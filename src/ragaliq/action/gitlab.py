@@ -40,6 +40,9 @@ def parse(argv: Sequence[str]) -> GitLabOptions:
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--comment-id", default="default")
     parser.add_argument("--html-report", default=".ragaliq/report.html")
+    parser.add_argument("--junit-report", default=".ragaliq/junit.xml")
+    parser.add_argument("--metrics-report", default=".ragaliq/metrics.txt")
+    parser.add_argument("--markdown-report", default="")
     args = parser.parse_args(list(argv))
     return GitLabOptions(
         mode=args.mode,
@@ -48,8 +51,16 @@ def parse(argv: Sequence[str]) -> GitLabOptions:
         produce_job=args.produce_job,
         limit=args.limit,
         comment_id=args.comment_id,
-        html_report=args.html_report,
+        html_report=_off(args.html_report),
+        junit_report=_off(args.junit_report),
+        metrics_report=_off(args.metrics_report),
+        markdown_report=_off(args.markdown_report),
     )
+
+
+def _off(raw: str) -> str:
+    """A report's option: a path, or ``off`` (any case) for no such file."""
+    return "" if raw.lower() == "off" else raw
 
 
 def _warn_on_pipeline_variables(host: GitLabHost, log: GitLabLog) -> None:

@@ -456,7 +456,7 @@ async def _gate(job: _Job, result: Publication, pr: Change | None) -> _Gated:
     )
     for note in answers_read(job.answers):
         result.workflow.log(note)
-    html_path = outputs.write(plan.inputs, gate_run.head, gate_run.decision)
+    html_path = outputs.write(plan.inputs, gate_run.head, gate_run.decision, gate_run.comment)
     keep_answers(job.answers, outputs, skip=(BASELINE_ANSWERS,))
     if pr is not None:
         result.workflow.set_output("answers-artifact", answers_artifact(pr.number))

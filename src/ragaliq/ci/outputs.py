@@ -15,6 +15,8 @@ from ragaliq.gate import GateDecision
 from ragaliq.inputs import Inputs
 from ragaliq.models import ReportHead
 from ragaliq.report.html import write_html
+from ragaliq.report.junit import write_junit
+from ragaliq.report.openmetrics import write_metrics
 from ragaliq.repository import WorkTree, repo_path
 from ragaliq.run_report import ReportFile
 
@@ -46,34 +48,58 @@ class ResultFiles:
     html: Path | None
     answers: Path
     """The signed judge answers the run used (written only when there are any)."""
+    junit: Path | None = None
+    metrics: Path | None = None
+    markdown: Path | None = None
+    """The comment's Markdown."""
 
     @classmethod
     def of(cls, settings: JobSettings) -> ResultFiles:
+        def asked(raw: str, what: str) -> Path | None:
+            return workspace_file(settings, raw, what) if raw else None
+
         return cls(
             workspace=settings.workspace,
             report=workspace_file(settings, REPORT_PATH, "the report"),
             decision=workspace_file(settings, DECISION_PATH, "the decision"),
             answers=workspace_file(settings, ANSWERS_PATH, "the judge answers"),
-            html=(
-                workspace_file(settings, settings.html_report, "input html-report")
-                if settings.html_report
-                else None
-            ),
+            html=asked(settings.html_report, "input html-report"),
+            junit=asked(settings.junit_report, "input junit-report"),
+            metrics=asked(settings.metrics_report, "input metrics-report"),
+            markdown=asked(settings.markdown_report, "input markdown-report"),
         )
 
     @property
     def paths(self) -> tuple[Path | None, ...]:
-        return (self.report, self.decision, self.html, self.answers)
+        return (
+            self.report,
+            self.decision,
+            self.html,
+            self.answers,
+            self.junit,
+            self.metrics,
+            self.markdown,
+        )
 
     def shown(self, path: Path) -> str:
         return in_workspace(path, self.workspace)
 
-    def write(self, inputs: Inputs, head: ReportHead, decision: GateDecision) -> str:
-        """Write the decision and the HTML report (when asked for) beside the run's report.
+    def write(
+        self, inputs: Inputs, head: ReportHead, decision: GateDecision, comment: str = ""
+    ) -> str:
+        """Write the decision beside the run's report, and each report asked for.
+
+        The reports: the JUnit XML, the OpenMetrics text, the comment's Markdown, the HTML report.
 
         Returned: the HTML report's path relative to the workspace, empty when none.
         """
         write_atomic(self.decision, decision.model_dump_json(indent=2) + "\n")
+        if self.junit is not None:
+            write_junit(self.junit, decision, ReportFile(self.report).iter_cases())
+        if self.metrics is not None:
+            write_metrics(self.metrics, decision)
+        if self.markdown is not None and comment:
+            write_atomic(self.markdown, comment if comment.endswith("\n") else comment + "\n")
         if self.html is None:
             return ""
         write_html(

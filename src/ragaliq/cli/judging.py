@@ -43,6 +43,8 @@ from ragaliq.report import (
     format_unchecked_claims,
 )
 from ragaliq.report.html import write_html
+from ragaliq.report.junit import write_junit
+from ragaliq.report.openmetrics import write_metrics
 from ragaliq.repository import (
     ConfigLocation,
     GitCommit,
@@ -251,6 +253,7 @@ def validate(config_path: Path, dataset: Path | None) -> None:
 @click.option("--decision-out", type=FilePath, default=None, help="Write the decision (JSON).")
 @click.option(
     "--comment-out",
+    "--markdown",
     type=FilePath,
     default=None,
     help=f"Write the PR comment (Markdown) [default: {DEFAULT_COMMENT_FILE} beside the config, "
@@ -258,6 +261,22 @@ def validate(config_path: Path, dataset: Path | None) -> None:
 )
 @click.option("--summary-out", type=FilePath, default=None, help="Write the job summary.")
 @click.option("--html-out", type=FilePath, default=None, help="Write the HTML report.")
+@click.option(
+    "--junit",
+    "junit_out",
+    type=FilePath,
+    default=None,
+    help="Write JUnit XML: each case a test case, each evaluator and the gate one too "
+    "(docs/any-ci.md).",
+)
+@click.option(
+    "--metrics",
+    "metrics_out",
+    type=FilePath,
+    default=None,
+    help="Write OpenMetrics text: each evaluator's head, baseline and delta; the judge's "
+    "calls, tokens and cost.",
+)
 @click.option(
     "--acceptances",
     "acceptances_path",
@@ -278,6 +297,8 @@ def gate(
     comment_out: Path | None,
     summary_out: Path | None,
     html_out: Path | None,
+    junit_out: Path | None,
+    metrics_out: Path | None,
     acceptances_path: Path | None,
     comment_id: str,
 ) -> None:
@@ -328,9 +349,19 @@ def gate(
     else:
         found = "found" if plan.baseline is not None else "not there, so only the thresholds apply"
         echo(f"the bar: read at {plan.source}; the baseline: {inputs.baseline_file} ({found})")
-    check_writable(output, decision_out, comment_out, summary_out, html_out, reads=inputs.files)
+    check_writable(
+        output,
+        decision_out,
+        comment_out,
+        summary_out,
+        html_out,
+        junit_out,
+        metrics_out,
+        reads=inputs.files,
+    )
     world = collaborators()
-    with kept_report(output, needed=html_out is not None) as report_path:
+    needed = html_out is not None or junit_out is not None
+    with kept_report(output, needed=needed) as report_path:
         gate_run = asyncio.run(
             run_gate(
                 plan,
@@ -360,6 +391,12 @@ def gate(
                 dataset=inputs.cases,
             )
             echo(f"HTML report written to {html_out}")
+        if junit_out is not None and report_path is not None:
+            write_junit(junit_out, gate_run.decision, ReportFile(report_path).iter_cases())
+            echo(f"JUnit XML written to {junit_out}")
+        if metrics_out is not None:
+            write_metrics(metrics_out, gate_run.decision)
+            echo(f"metrics written to {metrics_out}")
     explain_unjudged(gate_run.head, gate_run.exit_code)
     sys.exit(gate_run.exit_code)
 

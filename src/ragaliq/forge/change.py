@@ -145,6 +145,12 @@ class JobSettings:
     comment: Literal["upsert", "off"]
     comment_id: str
     html_report: str
+    junit_report: str = ""
+    """Where a gate writes its JUnit XML, relative to the workspace; empty for none."""
+    metrics_report: str = ""
+    """Where a gate writes its OpenMetrics text, relative to the workspace; empty for none."""
+    markdown_report: str = ""
+    """Where a gate writes its comment's Markdown, relative to the workspace; empty for none."""
     artifact: str
     """The name of the artifact holding the dataset, handed over by the change's own run;
     empty to read the dataset from the workspace."""

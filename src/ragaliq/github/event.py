@@ -105,6 +105,9 @@ class GitHubJob:
             comment=comment,  # type: ignore[arg-type]
             comment_id=read_input(env, "comment-id", "default"),
             html_report=_html_report(read_input(env, "html-report", HTML_REPORT_PATH)),
+            junit_report=_html_report(read_input(env, "junit-report")),
+            metrics_report=_html_report(read_input(env, "metrics-report")),
+            markdown_report=_html_report(read_input(env, "markdown-report")),
             artifact=read_input(env, "artifact"),
             trust_pr_code=read_flag(env, "trust-pr-code", False),
             commit_status=read_flag(env, "commit-status", True),
@@ -137,7 +140,10 @@ class GitHubJob:
 
 
 def _html_report(raw: str) -> str:
-    """The input ``html-report``: a path, or ``off`` (any case) for no HTML report."""
+    """An input naming a report's file (``html-report``, ``junit-report`` ...).
+
+    A path, or ``off`` (any case) or nothing for no such file.
+    """
     return "" if raw.lower() == "off" else raw
 
 

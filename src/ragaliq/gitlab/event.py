@@ -35,6 +35,9 @@ class GitLabOptions:
     limit: int = 10
     comment_id: str = "default"
     html_report: str = ".ragaliq/report.html"
+    junit_report: str = ".ragaliq/junit.xml"
+    metrics_report: str = ".ragaliq/metrics.txt"
+    markdown_report: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +81,9 @@ class GitLabJob:
             comment="upsert",
             comment_id=options.comment_id,
             html_report=options.html_report,
+            junit_report=options.junit_report,
+            metrics_report=options.metrics_report,
+            markdown_report=options.markdown_report,
             artifact=options.produce_job,
             trust_pr_code=False,
             commit_status=True,
