@@ -22,6 +22,8 @@ from ragaliq.baseline import Baseline
 from ragaliq.config import GateConfig, JudgeConfig
 from ragaliq.errors import ConfigError
 from ragaliq.evaluators import build_evaluators
+from ragaliq.evaluators.findings import Before
+from ragaliq.evaluators.hallucination import HallucinatedClaims, newly_hallucinated
 from ragaliq.evaluators.registry import judge_asked
 from ragaliq.exits import ExitCode, gate_exit_code
 from ragaliq.gate import Comparison, GateDecision
@@ -30,10 +32,11 @@ from ragaliq.inputs import Inputs, load_gate_inputs
 from ragaliq.judges.answers import AnswerRows
 from ragaliq.judges.factory import JudgeOpener, has_credentials
 from ragaliq.judging import CaseSink, JudgedRun, judge_inputs
-from ragaliq.models import Progress, ReportHead
+from ragaliq.models import CaseResult, Progress, ReportHead
 from ragaliq.policy import Budget
 from ragaliq.report.markdown import CaseDigest, render_comment, render_summary
 from ragaliq.repository import FileSource, WorkTree
+from ragaliq.runner.confirm import ToConfirm, confirmable
 from ragaliq.store.found import BaselineFinder
 from ragaliq.store.kinds import kind_of
 from ragaliq.trust import (
@@ -53,6 +56,7 @@ __all__ = [
     "GateWatch",
     "HostWords",
     "choose_judge",
+    "claims_to_confirm",
     "decide_gate",
     "plan_gate",
     "run_gate",
@@ -160,6 +164,14 @@ class GateWatch:
             ),
             digest=CaseDigest(),
         )
+
+    @property
+    def confirm(self) -> ToConfirm | None:
+        """The claims to confirm before the gate decides, under the rules in force."""
+        baseline = self.comparison.baseline
+        if baseline is None or not self.comparison.rules.confirm_new_hallucinations:
+            return None
+        return claims_to_confirm(baseline)
 
     @property
     def sinks(self) -> tuple[CaseSink, ...]:
@@ -305,6 +317,7 @@ async def run_gate(
             sinks=watch.sinks,
             on_progress=on_progress,
             budget=plan.budget,
+            confirm=watch.confirm,
         )
     return decide_gate(
         plan.inputs,
@@ -375,3 +388,27 @@ def floor_of(config: GateConfig, baseline: Baseline | None) -> Floor:
     """The bar a run under ``config`` is held to against ``baseline``."""
     thresholds = {e.name: e.threshold for e in build_evaluators(config.evaluators)}
     return hold_to_baseline(thresholds, config.rules(), baseline)
+
+
+def claims_to_confirm(baseline: Baseline) -> ToConfirm:
+    """Which claims of a judged case would fail the gate against ``baseline``.
+
+    The newly hallucinated ones a language model decided (:mod:`ragaliq.runner.confirm`).
+    """
+    index = baseline.by_id
+
+    def to_confirm(case: CaseResult) -> tuple[int, ...]:
+        recorded = index.get(case.id)
+        before = (
+            None
+            if recorded is None
+            else Before(
+                input_hash=recorded.input_hash,
+                status=recorded.status,
+                kept=recorded.kept.get(HallucinatedClaims.name),
+            )
+        )
+        new = {id(claim) for claim in newly_hallucinated(case, before) if confirmable(claim)}
+        return tuple(i for i, claim in enumerate(case.claims) if id(claim) in new)
+
+    return to_confirm

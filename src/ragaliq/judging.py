@@ -36,6 +36,7 @@ from ragaliq.policy import Budget
 from ragaliq.preflight import check_budget
 from ragaliq.run_report import DISCARD, ReportWriter, TextSink
 from ragaliq.runner import RunSettings, stream_suite
+from ragaliq.runner.confirm import ToConfirm
 
 __all__ = [
     "MOST_FAILING_SHOWN",
@@ -54,6 +55,7 @@ def run_settings(
     config: JudgeConfig,
     on_progress: Callable[[Progress], None] | None = None,
     budget: Budget | None = None,
+    confirm: ToConfirm | None = None,
 ) -> RunSettings:
     """How a run may use the judge a config describes, within a gate's ``budget`` if any."""
     most_usd = [b for b in (config.budget_usd, budget.run_usd if budget else None) if b]
@@ -66,6 +68,7 @@ def run_settings(
         processes=min(config.concurrency, os.cpu_count() or 1),
         case_tokens=budget.case_tokens if budget else None,
         case_usd=budget.case_usd if budget else None,
+        confirm=confirm,
     )
 
 
@@ -173,6 +176,7 @@ async def judge_inputs(
     on_progress: Callable[[Progress], None] | None = None,
     shard: str | None = None,
     budget: Budget | None = None,
+    confirm: ToConfirm | None = None,
 ) -> JudgedRun:
     """Judge the inputs' cases with ``choice`` as they are read, writing the report as it goes.
 
@@ -180,6 +184,8 @@ async def judge_inputs(
     and repeated verifications; a gate's ``budget`` bounds it further: the run is estimated
     against it before any call (a cache hit costs nothing), no case starts that would probably
     take the run past it, and a case whose claims would pass its budget per case is an error.
+    ``confirm`` picks the claims of a judged case that would fail a gate, to be asked again
+    first (:mod:`ragaliq.runner.confirm`); the estimate counts the confirming call.
     Each case goes to the report at ``report_path`` (written atomically: the old file stays
     until the run has finished) and to every one of ``sinks``; no case is held longer than that.
 
@@ -196,6 +202,7 @@ async def judge_inputs(
             evaluators=evaluators,
             repeat=judge_config.repeat,
             budget=budget,
+            confirm=confirm is not None,
         )
     infos = {e.name: e.info() for e in evaluators}
     errored = _FirstErrors()
@@ -214,7 +221,7 @@ async def judge_inputs(
             judge=choice.judge,
             evaluators=evaluators,
             on_case=on_case,
-            settings=run_settings(judge_config, on_progress, budget),
+            settings=run_settings(judge_config, on_progress, budget, confirm),
             total=len(inputs.cases),
         )
         head = writer.finish(

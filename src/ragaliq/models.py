@@ -331,7 +331,11 @@ class ClaimVerdict(_Frozen):
     """Markers: ``unverified_evidence`` (a quote not in the context), ``unstable``,
     ``not_verifiable_offline`` (:data:`NOT_VERIFIABLE`), ..."""
     agreement: float | None = None
-    """With ``judge.repeat``: the share of repetitions that gave this verdict."""
+    """With ``judge.repeat``: the share of repetitions that gave this verdict; for a claim
+    confirmed before it failed the gate, the share of the two asks that held it against the
+    response."""
+    asked: tuple[Verdict, ...] = ()
+    """Each ask's verdict, in order, for a claim asked again to confirm it (empty otherwise)."""
 
     @property
     def verifiable(self) -> bool:

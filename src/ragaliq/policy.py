@@ -110,7 +110,12 @@ class GatePolicy(Section):
     on_error: Annotated[Literal["fail", "ignore"], Ratchet(("ignore", "fail"))] = "fail"
     """Whether cases the judge could not judge fail the gate."""
     count_unstable: Annotated[Flag, Ratchet((False, True))] = False
-    """Count claims whose repeated verdicts disagree (``judge.repeat``) as newly hallucinated."""
+    """Count unstable claims as newly hallucinated: claims whose verdicts disagreed when asked
+    again (a confirmation, or ``judge.repeat``)."""
+    confirm_new_hallucinations: Annotated[Flag, Ratchet((True, False))] = True
+    """Ask a language-model judge once more about each claim that would fail the gate (newly
+    hallucinated) before deciding: one call per such case. A claim held against the response by
+    one ask only is unstable, listed apart. Off is stricter: a single verdict can fail the gate."""
     on_missing_key: Annotated[
         Literal["fail", "skip", "offline"], Ratchet(("offline", "skip", "fail"))
     ] = "fail"

@@ -6,6 +6,10 @@ prompts' size (four characters a token, typical reply sizes). For a case whose c
 known without a call, the claims are estimated from the response's sentences. The questions, and
 when they are asked, are the runner's (:class:`~ragaliq.runner.passes.Passes`). The run's report
 has the real figures.
+
+A gate confirms the claims that would fail it before deciding (:mod:`ragaliq.runner.confirm`):
+its estimate counts, for each case whose claims are verified anew, one confirming call over all
+of them, a bound; a case with nothing to confirm makes no such call in the run.
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ from typing import Any
 
 from ragaliq.errors import BudgetError
 from ragaliq.evaluators.base import Evaluator
-from ragaliq.evaluators.questions import EXTRACT, Questions
+from ragaliq.evaluators.questions import EXTRACT, VERIFY, Questions
 from ragaliq.judges.base import EstimatingJudge, Judge
 from ragaliq.models import CasePlan, Preflight, TestCase, Usage
 from ragaliq.offline import extract_sentence_claims
 from ragaliq.policy import Budget
+from ragaliq.runner.confirm import CONFIRMING
 from ragaliq.runner.passes import Passes, planned_asks
 
 __all__ = ["CLAIMS_PER_SENTENCE", "check_budget", "estimate_case", "preflight"]
@@ -78,6 +83,7 @@ def _plan(
     evaluators: Sequence[Evaluator[Any]],
     *,
     repeat: int,
+    confirm: bool = False,
 ) -> tuple[CasePlan, Usage]:
     """The questions the runner would ask about one case, each ask as the judge estimates it.
 
@@ -105,7 +111,11 @@ def _plan(
                     f"claim {i}" for i in range(math.ceil(sentences * CLAIMS_PER_SENTENCE))
                 )
             claims = planned
+        before = usage.calls
         account(passes.second, claims)
+        if confirm and repeat == 1 and VERIFY in passes.second and usage.calls > before:
+            operations += 1
+            usage += judge.estimate((VERIFY,), case, claims=claims, sample=CONFIRMING)
     plan = CasePlan(
         case_id=case.id, operations=operations, cache_hits=usage.cache_hits, calls=usage.calls
     )
@@ -119,11 +129,13 @@ def check_budget(
     evaluators: Sequence[Evaluator[Any]],
     repeat: int,
     budget: Budget,
+    confirm: bool = False,
 ) -> Usage:
     """Estimate a gate's run before any call, and stop it if it would pass ``budget``.
 
     Each case is estimated as the runner would judge it (a cache hit costs nothing); the first
     case over the per-case budget, or a total over the run's, stops the gate with one line.
+    With ``confirm``, a case verified anew counts one confirming call over all its claims.
     Returned: the estimate of the whole run.
 
     Raises:
@@ -134,7 +146,7 @@ def check_budget(
         return total
     fix = "in the base commit's ragaliq.yaml (gate.budget), or judge fewer or smaller cases"
     for case in cases:
-        usage = _plan(case, judge, evaluators, repeat=repeat)[1]
+        usage = _plan(case, judge, evaluators, repeat=repeat, confirm=confirm)[1]
         tokens = usage.input_tokens + usage.output_tokens
         if tokens > budget.case_tokens or usage.cost_usd > budget.case_usd:
             raise BudgetError(

@@ -11,8 +11,11 @@ answer.
 from __future__ import annotations
 
 import html
+import random
 import re
-from collections.abc import Coroutine
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from ragaliq.models import TestCase
@@ -148,3 +151,108 @@ def backing(verdict: str, evidence: str | None, chunks: tuple[str, ...]) -> list
 
 def claude_like() -> Responder:
     return structured_responder(answer)
+
+
+def wrong_verdict(verdict: dict[str, Any], chunks: tuple[str, ...]) -> dict[str, Any]:
+    """The opposite call on one claim: support said where there is none, or doubt where there is.
+
+    A wrong SUPPORTED quotes the context (the judge's check of quotes would catch anything else),
+    as a careless model does when it reads a near match as support.
+    """
+    if verdict["verdict"] == "SUPPORTED":
+        return {**verdict, "verdict": "NOT_ENOUGH_INFO", "evidence": "", "chunks": []}
+    quote = chunks[0][:60] if chunks else ""
+    return {**verdict, "verdict": "SUPPORTED", "evidence": quote, "chunks": [1] if quote else []}
+
+
+@dataclass
+class Noise:
+    """A careful judge that gets a claim wrong at a chance ``p`` per claim.
+
+    The chances come from one seeded stream, drawn for every claim of every verification in the
+    order the requests arrive, whatever the request is (a first ask or a confirmation). ``bias``
+    ``"last"`` puts the chance on the last claims of a call (the claim at place i of n gets
+    ``p * 2i / (n + 1)``, the same ``p`` on average).
+    """
+
+    p: float
+    seed: int = 0
+    bias: str = "independent"
+    verdicts: int = 0
+    flips: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self._stream = random.Random(self.seed)
+
+    def chance(self, place: int, count: int) -> float:
+        if self.bias == "last":
+            return min(1.0, self.p * 2 * place / (count + 1))
+        return self.p
+
+    def apply(
+        self, verdicts: list[dict[str, Any]], chunks: tuple[str, ...]
+    ) -> list[dict[str, Any]]:
+        with self._lock:
+            out = []
+            for place, verdict in enumerate(verdicts, start=1):
+                self.verdicts += 1
+                if self._stream.random() < self.chance(place, len(verdicts)):
+                    self.flips += 1
+                    verdict = wrong_verdict(verdict, chunks)
+                out.append(verdict)
+            return out
+
+
+def noisy_answer(
+    flip: Callable[[list[dict[str, Any]], tuple[str, ...]], list[dict[str, Any]]],
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """:func:`answer`, with ``flip`` deciding each verification's verdicts."""
+
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        output = answer(body)
+        if "verify" not in tasks_of(body):
+            return output
+        chunks = tuple(html.unescape(c) for c in _CHUNK.findall(blocks(body).get("context", "")))
+        if "verify_claims" in output:
+            verified = output["verify_claims"]
+            return {
+                **output,
+                "verify_claims": {**verified, "verdicts": flip(verified["verdicts"], chunks)},
+            }
+        return {**output, "verdicts": flip(output["verdicts"], chunks)}
+
+    return respond
+
+
+def noisy_claude(noise: Noise) -> Responder:
+    """A careful judge whose verdicts are wrong at the chance ``noise`` draws."""
+    return structured_responder(noisy_answer(noise.apply))
+
+
+def flipping_once(claim: str) -> tuple[Responder, list[int]]:
+    """A careful judge that gets one claim wrong the first time it verifies it, and only then.
+
+    Returned with the list of times it flipped it (one entry per flip).
+    """
+    flipped: list[int] = []
+    lock = threading.Lock()
+
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        output = answer(body)
+        if "verify" not in tasks_of(body):
+            return output
+        found = blocks(body)
+        chunks = tuple(html.unescape(c) for c in _CHUNK.findall(found.get("context", "")))
+        items = [t for _, t in sorted((int(i), t) for i, t in _ITEM.findall(found["claims"]))]
+        target = output.get("verify_claims", output)
+        verdicts = list(target["verdicts"])
+        with lock:
+            for i, text in enumerate(items):
+                if text == claim and not flipped:
+                    flipped.append(i)
+                    verdicts[i] = wrong_verdict(verdicts[i], chunks)
+        target = {**target, "verdicts": verdicts}
+        return {**output, "verify_claims": target} if "verify_claims" in output else target
+
+    return structured_responder(respond), flipped

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 
 import anthropic
@@ -277,3 +278,23 @@ async def test_results_that_cannot_be_read_stop_the_run_instead_of_hanging():
                 run_suite(cases(2), judge=judge, evaluators=suite(), settings=settings), 60
             )
         await judge.aclose()
+
+
+async def test_a_batched_run_confirms_the_claims_that_would_fail_in_a_batch_of_its_own():
+    def held_against(case):
+        return tuple(i for i, c in enumerate(case.claims) if c.verdict.value != "SUPPORTED")
+
+    with FakeAnthropic(claude_like()) as batched:
+        judge, settings = make(batched)
+        settings = dataclasses.replace(settings, confirm=held_against)
+        try:
+            report = await run_suite(cases(), judge=judge, evaluators=suite(), settings=settings)
+        finally:
+            await judge.aclose()
+    assert len(batched.batches.created) == 3  # claims, verification, then the confirmations
+    *_, third = batched.batches.created.values()
+    assert {task_of(p) for p in third.params.values()} == {"verify"}
+    assert len(third.params) == 4  # one confirming request per case
+    flagged = [c for case in report.cases for c in case.claims if c.asked]
+    assert len(flagged) == 4 and all(len(c.asked) == 2 for c in flagged)
+    assert report.usage.calls == 12

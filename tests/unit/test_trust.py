@@ -536,3 +536,13 @@ def test_a_pr_that_raises_an_evaluator_s_own_max_drop_waits_for_the_merge(propos
         "This change proposes settings that apply once it is merged, since the bar comes from the "
         f"base commit: faithfulness max_drop 0.02 → {shown}."
     ]
+
+
+def test_a_change_may_turn_confirmation_off_at_once_but_on_only_once_merged():
+    on, off = config("gate: {}\n"), config("gate: {confirm_new_hallucinations: false}\n")
+    merged, notices = tighten(on, off)
+    assert merged.gate.confirm_new_hallucinations is False
+    assert "confirm_new_hallucinations true → false" in notices[0]
+    merged, notices = tighten(off, on)
+    assert merged.gate.confirm_new_hallucinations is False
+    assert "confirm_new_hallucinations" in notices[0]

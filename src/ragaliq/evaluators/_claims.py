@@ -151,7 +151,10 @@ class ClaimChange(Finding):
     reason: str = ""
     confidence: float = 1.0
     agreement: float | None = None
-    """With ``judge.repeat``: the share of repetitions that gave the verdict."""
+    """With ``judge.repeat``: the share of repetitions that gave the verdict; for a claim asked
+    again to confirm it, the share of the two asks that held it against the response."""
+    verdicts: tuple[str, ...] = ()
+    """Each ask's verdict, in order, for a claim asked again to confirm it."""
     id: str = ""
     """The claim's short id, which a reviewer names to accept it (``/ragaliq accept <id>``)."""
     accepted_by: str | None = None
@@ -178,6 +181,7 @@ class ClaimChange(Finding):
             reason=claim.reason,
             confidence=claim.confidence,
             agreement=claim.agreement,
+            verdicts=tuple(v.value for v in claim.asked),
         )
 
     @property

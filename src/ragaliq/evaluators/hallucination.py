@@ -38,14 +38,15 @@ __all__ = [
     "HallucinationEvaluator",
     "HallucinationOptions",
     "hallucinated_claims",
+    "newly_hallucinated",
 ]
 
 NEW_HALLUCINATIONS = "new_hallucinations"
 """The list of claims hallucinated now and not in the baseline's same case: what acceptance
 and ``gate.fail_on_new_hallucinations`` act on."""
 UNSTABLE_CLAIMS = "unstable_claims"
-"""The list of newly hallucinated claims whose repeated verdicts disagreed: new only when the
-gate counts unstable claims."""
+"""The list of newly hallucinated claims whose verdicts disagreed when asked again: new only
+when the gate counts unstable claims."""
 
 
 class HallucinationOptions(EvaluatorOptions):
@@ -65,9 +66,9 @@ class HallucinatedClaims(FindingKind):
     """Claims hallucinated now and in no matching form in the baseline's same case, and back.
 
     A re-worded claim is not new (:mod:`ragaliq.text.matching`). Without a baseline every
-    hallucinated claim is listed, none as new. A new claim whose repeated verdicts disagreed is
-    listed as unstable; whether it counts as new, and what a reviewer accepted, is the gate's
-    policy on :data:`NEW_HALLUCINATIONS`.
+    hallucinated claim is listed, none as new. A new claim whose verdicts disagreed when asked
+    again is listed as unstable; whether it counts as new, and what a reviewer accepted, is the
+    gate's policy on :data:`NEW_HALLUCINATIONS`.
     """
 
     name: ClassVar[str] = "hallucinated"
@@ -96,13 +97,11 @@ class HallucinatedClaims(FindingKind):
                 emit("hallucinations", ClaimChange.of(case, claim))
             return
         judged = before is not None and before.status == "ok"
-        was: list[ClaimVerdict | BaselineClaim] = []
-        if before is not None and judged:
-            was = list(before.kept or ())
-        for claim in unmatched(now, was, text=_text_of):
+        for claim in newly_hallucinated(case, before):
             unstable = "unstable" in claim.flags
             emit(UNSTABLE_CLAIMS if unstable else NEW_HALLUCINATIONS, ClaimChange.of(case, claim))
         if judged:
+            was: list[ClaimVerdict | BaselineClaim] = list(before.kept or ()) if before else []
             for claim in unmatched(was, now, text=_text_of):
                 emit("fixed_hallucinations", ClaimChange.of(case, claim))
 
@@ -166,3 +165,15 @@ def hallucinated_claims(case: CaseResult) -> list[ClaimVerdict]:
     result = case.results.get(HallucinationEvaluator.name)
     flagged = set(result.flagged_claims or ()) if result is not None else set()
     return [claim for i, claim in enumerate(case.claims) if i in flagged]
+
+
+def newly_hallucinated(case: CaseResult, before: Before | None) -> list[ClaimVerdict]:
+    """The claims of ``case`` hallucinated now that match none the baseline held against it.
+
+    Every hallucinated claim when the baseline lacks the case or could not judge it.
+    """
+    was: list[ClaimVerdict | BaselineClaim] = []
+    if before is not None and before.status == "ok":
+        was = list(before.kept or ())
+    now: list[ClaimVerdict | BaselineClaim] = list(hallucinated_claims(case))
+    return [c for c in unmatched(now, was, text=_text_of) if isinstance(c, ClaimVerdict)]

@@ -202,6 +202,8 @@ class Comparison:
         """The evaluators whose scores accepted claims changed."""
         self._base = baseline.by_id if baseline is not None else {}
         self._seen: set[str] = set()
+        self._asked_again = [0, 0]
+        """Claims asked again to confirm them, and the cases (one confirming call each)."""
         self._added = _Listed[str](listed)
         self._errors = _Listed[CaseFailure](listed)
         self._regressed: list[tuple[float, RegressedCase]] = []
@@ -213,6 +215,8 @@ class Comparison:
     def add(self, case: CaseResult) -> None:
         """Take one case of the head run into the comparison."""
         self._seen.add(case.id)
+        again = sum(1 for claim in case.claims if claim.asked)
+        self._asked_again = [self._asked_again[0] + again, self._asked_again[1] + bool(again)]
         before = self._base.get(case.id)
         if self.baseline is not None and before is None:
             self._added.add(case.id)
@@ -454,11 +458,17 @@ class Comparison:
                 "Newly hallucinated claims are listed but do not fail this gate "
                 "(gate.fail_on_new_hallucinations: false); the scores decide."
             )
+        claims, calls = self._asked_again
+        if claims:
+            notices.append(
+                f"{plural(claims, 'claim')} that would fail the gate asked again to confirm, in "
+                f"{plural(calls, 'confirming call')} (counted in the usage)."
+            )
         unstable = self._lists[UNSTABLE_CLAIMS].total
         if unstable and not rules.count_unstable:
             notices.append(
                 f"{plural_is(unstable, 'hallucinated claim')} "
-                "unstable (the judge's repeated verdicts disagreed), so "
+                "unstable (the judge's verdicts disagreed when asked again), so "
                 f"{'it is' if unstable == 1 else 'they are'} listed apart and not counted as new."
             )
 

@@ -242,7 +242,7 @@ class GateDecision(_Model):
     """On the first run only: every hallucinated claim, listed but not counted as new."""
     fixed_hallucinations: ClassVar[_Entries[ClaimChange]] = _Entries()
     unstable_claims: ClassVar[_Entries[ClaimChange]] = _Entries()
-    """Hallucinated claims whose repeated verdicts disagreed; not new unless counted."""
+    """Hallucinated claims whose verdicts disagreed when asked again; not new unless counted."""
     unverifiable_claims: ClassVar[_Entries[ClaimChange]] = _Entries()
     """Claims the offline judge could neither ground nor fault, in cases new or changed, and
     not in any matching form among the baseline case's own unchecked claims."""

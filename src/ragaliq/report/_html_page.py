@@ -51,7 +51,7 @@ _VERDICT_HINTS = {
 _FLAG_LABELS = {
     "unverified_evidence": "evidence not found in the context",
     "empty_context": "no context was retrieved",
-    "unstable": "unstable: the judge's repeated verdicts disagreed",
+    "unstable": "unstable: the judge's verdicts disagreed when asked again",
     "offline_confident": "the offline judge is confident",
     "not_verifiable_offline": (
         "not verifiable offline: the offline judge could neither ground nor fault it; not "

@@ -185,7 +185,8 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
             f"{plural(decision.count_new(), 'newly hallucinated claim')}"
             + (f", {accepted} accepted" if accepted else "")
             + f", {len(decision.fixed_hallucinations)} fixed, "
-            f"{plural(len(decision.regressed_cases), 'regressed case score')}, {errors}"
+            f"{plural(len(decision.regressed_cases), 'regressed case score')}, "
+            f"{decision.count('unstable_claims')} unstable, {errors}"
         )
     for change in listed[:10]:
         accepted_by = f", accepted by {one_line(change.accepted_by)}" if change.accepted_by else ""
@@ -200,6 +201,7 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
             "  a claim the judge got wrong is accepted by a reviewer's review saying "
             "`/ragaliq accept <id>` (locally: --acceptances FILE)"
         )
+    lines += _unstable_lines(decision)
     lines += _unchecked_lines(decision)
     if decision.lost_facts or decision.irrelevant_chunks:
         lines.append(
@@ -221,6 +223,26 @@ def _findings_lines(decision: GateDecision, shown: int = 10) -> list[str]:
             lines.append(f"  {one_line(entry.case_id)}: {headline}{one_line(entry.text)}")
         if found.total > shown:
             lines.append(f"  ... and {found.total - shown} more")
+    return lines
+
+
+def _unstable_lines(decision: GateDecision, shown: int = 10) -> list[str]:
+    """The claims whose verdicts disagreed when asked again, each with every ask's verdict."""
+    total = decision.count("unstable_claims")
+    if not total:
+        return []
+    lines = [
+        f"unstable: {plural(total, 'claim')} the judge's verdicts disagreed on when asked again "
+        "(listed apart; gate.count_unstable decides whether they count as new)"
+    ]
+    for change in decision.unstable_claims[:shown]:
+        asked = " then ".join(verdict_label(v) for v in change.verdicts) or (
+            verdict_label(change.verdict)
+            + (f", agreement {change.agreement:.0%}" if change.agreement is not None else "")
+        )
+        lines.append(f"  {one_line(change.case_id)}: {one_line(change.claim)} [{asked}]")
+    if total > shown:
+        lines.append(f"  ... and {total - shown} more")
     return lines
 
 

@@ -20,7 +20,8 @@ from pydantic import BaseModel
 
 from ragaliq.errors import BudgetError, JudgeError, JudgeUnavailableError
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
-from ragaliq.evaluators.questions import EXTRACT, FACTS, Answers, Question, Questions
+from ragaliq.evaluators.hallucination import HallucinationEvaluator
+from ragaliq.evaluators.questions import EXTRACT, FACTS, VERIFY, Answers, Question, Questions
 from ragaliq.evaluators.retrieval import text_digest
 from ragaliq.judges.base import EstimatingJudge, Judge
 from ragaliq.models import (
@@ -34,6 +35,14 @@ from ragaliq.models import (
     VerificationResult,
 )
 from ragaliq.redaction import redact
+from ragaliq.runner.confirm import (
+    CONFIRMING,
+    UNSTABLE,
+    UNSTABLE_BELOW,
+    ToConfirm,
+    confirmed_verdicts,
+    confirming_order,
+)
 from ragaliq.runner.passes import Ask, Passes, needed_by, planned_asks
 from ragaliq.runner.settings import RunSettings
 from ragaliq.text.counts import plural
@@ -42,8 +51,6 @@ __all__ = ["UNSTABLE_BELOW", "CaseBudget", "CaseRun", "majority_verdicts"]
 
 T = TypeVar("T")
 
-UNSTABLE_BELOW = 2 / 3
-"""Agreement under which a repeated verdict is ``unstable``."""
 _SEVERITY = (
     Verdict.CONTRADICTED,
     Verdict.NOT_ENOUGH_INFO,
@@ -108,6 +115,7 @@ class CaseRun:
         concurrency: int = 8,
         repeat: int = 1,
         case_budget: CaseBudget | None = None,
+        confirm: ToConfirm | None = None,
     ) -> None:
         self.judge = judge
         self.evaluators = evaluators
@@ -115,6 +123,10 @@ class CaseRun:
         """Verifications per case; with more than one, each claim gets the majority verdict."""
         self.slots = asyncio.Semaphore(concurrency)
         self.case_budget = case_budget
+        self.confirm = confirm if repeat == 1 and not judge.info.heuristic else None
+        """Which claims of a judged case would fail the gate, to ask again before it decides
+        (:mod:`ragaliq.runner.confirm`); never with ``repeat``, whose asks already agree or not,
+        nor for a judge that gives the same verdict every time."""
 
     async def call(self, operation: Callable[[], Awaitable[T]]) -> T:
         async with self.slots:
@@ -138,23 +150,53 @@ class CaseRun:
             )
         failed = [_labelled(q, answers) for q in passes.questions if answers.error(q)]
         errors = [*dict.fromkeys(blank.values()), *failed]
-        return (
-            CaseResult(
-                id=case.id,
-                input_hash=case.input_hash,
-                status="error" if errors else "ok",
-                query=case.query,
-                claims=judgement.verdicts or (),
-                facts=judgement.facts or (),
-                chunks=judgement.chunks or (),
-                retrieved=case.chunk_refs,
-                retrieved_texts=tuple(map(text_digest, case.context)) if case.chunk_refs else (),
-                labels=case.labels,
-                results=results,
-                error="; ".join(errors) or None,
-            ),
-            answers.usage,
+        result = CaseResult(
+            id=case.id,
+            input_hash=case.input_hash,
+            status="error" if errors else "ok",
+            query=case.query,
+            claims=judgement.verdicts or (),
+            facts=judgement.facts or (),
+            chunks=judgement.chunks or (),
+            retrieved=case.chunk_refs,
+            retrieved_texts=tuple(map(text_digest, case.context)) if case.chunk_refs else (),
+            labels=case.labels,
+            results=results,
+            error="; ".join(errors) or None,
         )
+        if self.confirm is None or result.status != "ok":
+            return result, answers.usage
+        return await self._confirmed(case, result, answers.usage)
+
+    async def _confirmed(
+        self, case: TestCase, result: CaseResult, spent: Usage
+    ) -> tuple[CaseResult, Usage]:
+        """The case with the claims that would fail the gate asked again, in one call.
+
+        A case with nothing to confirm costs nothing more. A confirming ask that fails, or that
+        the case's budget does not allow, leaves the first verdicts as they are.
+        """
+        assert self.confirm is not None
+        places = confirming_order(self.confirm(result))
+        held = next((e for e in self.evaluators if isinstance(e, HallucinationEvaluator)), None)
+        if not places or held is None:
+            return result, spent
+        claims = [result.claims[i].text for i in places]
+        try:
+            self._check_budget(case, [((VERIFY,), CONFIRMING)], claims, spent)
+        except BudgetError:
+            return result, spent
+        again = await self._asked(case, (VERIFY,), claims, CONFIRMING)
+        second = again.get(VERIFY)
+        if second is None:
+            return result, spent + again.usage
+        first = [result.claims[i] for i in places]
+        verdicts = list(result.claims)
+        for place, verdict in zip(
+            places, confirmed_verdicts(first, second.verdicts, held.is_hallucinated), strict=True
+        ):
+            verdicts[place] = verdict
+        return result.model_copy(update={"claims": tuple(verdicts)}), spent + again.usage
 
     async def ask(
         self,
@@ -316,7 +358,7 @@ def majority_verdicts(
         agreement = round(top / len(votes), 6)
         flags = tuple(dict.fromkeys(f for v in chosen for f in v.flags))
         if agreement < unstable_below:
-            flags = (*flags, "unstable")
+            flags = (*flags, UNSTABLE)
         merged.append(
             chosen[0].model_copy(
                 update={

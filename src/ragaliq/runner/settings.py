@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ragaliq.models import Progress, Usage
+from ragaliq.runner.confirm import ToConfirm
 
 __all__ = ["RunEnd", "RunSettings"]
 
@@ -29,6 +30,9 @@ class RunSettings:
     """The most tokens, in and out, one case may use (a gate's budget per case)."""
     case_usd: float | None = None
     """The most one case may cost, in USD."""
+    confirm: ToConfirm | None = None
+    """Which claims of a judged case would fail the gate, asked again before it decides; None
+    outside a gate, or with ``gate.confirm_new_hallucinations: false``."""
 
 
 @dataclass(frozen=True, kw_only=True)

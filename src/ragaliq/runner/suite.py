@@ -65,6 +65,7 @@ async def stream_suite(
         concurrency=settings.concurrency,
         repeat=settings.repeat,
         case_budget=CaseBudget.of(settings),
+        confirm=settings.confirm,
     )
     ahead: dict[int, CaseResult] = {}
     emitted = 0

@@ -208,13 +208,13 @@ def test_a_run_that_stopped_early_fails_and_says_why():
     [
         (
             1,
-            "1 hallucinated claim is unstable (the judge's repeated verdicts disagreed), so it is "
-            "listed apart and not counted as new.",
+            "1 hallucinated claim is unstable (the judge's verdicts disagreed when asked again), "
+            "so it is listed apart and not counted as new.",
         ),
         (
             2,
-            "2 hallucinated claims are unstable (the judge's repeated verdicts disagreed), so they "
-            "are listed apart and not counted as new.",
+            "2 hallucinated claims are unstable (the judge's verdicts disagreed when asked again), "
+            "so they are listed apart and not counted as new.",
         ),
     ],
 )
