@@ -28,3 +28,14 @@ def test_the_html_report_is_written_beside_the_json_report_unless_turned_off():
 @pytest.mark.parametrize("off", ["off", "OFF", " Off "])
 def test_off_writes_no_html_report(off: str):
     assert settings(**{"html-report": off}).html_report == ""
+
+
+def test_the_junit_metrics_and_markdown_reports_are_written_only_when_named():
+    action = yaml.safe_load((REPO_ROOT / "action.yml").read_text(encoding="utf-8"))
+    inputs = {"junit-report": "junit_report", "metrics-report": "metrics_report"}
+    inputs["markdown-report"] = "markdown_report"
+    for name, field in inputs.items():
+        assert action["inputs"][name]["default"] == ""
+        assert getattr(settings(), field) == ""
+        assert getattr(settings(**{name: "off"}), field) == ""
+        assert getattr(settings(**{name: f"out/{name}"}), field) == f"out/{name}"

@@ -104,10 +104,10 @@ class GitHubJob:
             anthropic_base_url=read_input(env, "anthropic-base-url"),
             comment=comment,  # type: ignore[arg-type]
             comment_id=read_input(env, "comment-id", "default"),
-            html_report=_html_report(read_input(env, "html-report", HTML_REPORT_PATH)),
-            junit_report=_html_report(read_input(env, "junit-report")),
-            metrics_report=_html_report(read_input(env, "metrics-report")),
-            markdown_report=_html_report(read_input(env, "markdown-report")),
+            html_report=_report_file(read_input(env, "html-report", HTML_REPORT_PATH)),
+            junit_report=_report_file(read_input(env, "junit-report")),
+            metrics_report=_report_file(read_input(env, "metrics-report")),
+            markdown_report=_report_file(read_input(env, "markdown-report")),
             artifact=read_input(env, "artifact"),
             trust_pr_code=read_flag(env, "trust-pr-code", False),
             commit_status=read_flag(env, "commit-status", True),
@@ -139,7 +139,7 @@ class GitHubJob:
         )
 
 
-def _html_report(raw: str) -> str:
+def _report_file(raw: str) -> str:
     """An input naming a report's file (``html-report``, ``junit-report`` ...).
 
     A path, or ``off`` (any case) or nothing for no such file.

@@ -9,7 +9,8 @@ The file holds three suites (``docs/any-ci.md`` states each failure's shape):
   ``max_drop`` of an evaluator that fails on it (``regressed``), and with claims the offline judge
   could not check when the gate fails on them (``unchecked_claims``); one ``<failure>`` a case,
   typed by its first reason, its message listing them all. A case the judge could not judge is an
-  ``<error>``, a case the budget left unjudged is ``<skipped>``.
+  ``<error>``, a case the budget left unjudged is ``<skipped>``, neither also failing on a score it
+  does not have.
 - ``evaluators``: a test case per evaluator; one that fails the gate is a ``<failure>`` typed by
   its status (``below_threshold``, ``regressed``, ``inconclusive``, ``no_score``, ``turned_off``).
 - ``gate``: one test case, the decision itself, failing with every line of the gate's failures
@@ -148,6 +149,8 @@ def _case_element(result: CaseResult, decision: GateDecision, case: _Case) -> ET
         element.append(_typed(error, "judge_error"))
     elif result.status == "skipped":
         element.append(_failure("skipped", result.error or "the case was not judged", ""))
+    if result.status != "ok":  # no score to fail on: the error or the skip says why
+        case.notes += [f"no score now: {line}" for line in case.reasons.pop("regressed", [])]
     kinds = [kind for kind in CASE_FAILURES if kind in case.reasons]
     if kinds:
         lines = [line for kind in kinds for line in case.reasons[kind]]

@@ -9,6 +9,7 @@ import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
+from ragaliq.gate import RegressedCase
 from ragaliq.models import CaseResult, EvaluationResult, Usage
 from ragaliq.redaction import REDACTED, forget_secrets, register_secret
 from ragaliq.report.junit import NEW_HALLUCINATIONS_RULE, UNCHECKED_CLAIMS_RULE, write_junit
@@ -155,13 +156,26 @@ def test_regressed_cases_fail_when_their_evaluator_fails_on_its_drop(tmp_path):
     assert "newly hallucinated, not failing the gate" in tests["billing-refund-window"].system_out
     refund = only(tests["billing-refund-window"])
     assert refund.type == "below_threshold"
-    regressed = [r for r in tests["api-rate-limits"].result if isinstance(r, Failure)]
-    assert [(r.type, r.message) for r in regressed] == [
-        (
-            "regressed",
-            "1 score dropped past max_drop: faithfulness: no score, from 1.000 in the baseline",
+    # A case that could not be judged is an error, not also a failure on the score it lacks.
+    errored = tests["api-rate-limits"]
+    assert [type(r) for r in errored.result] == [Error]
+    assert "no score now: faithfulness: no score, from 1.000" in errored.system_out
+    dropped = realistic_decision(
+        regressed_cases=(
+            RegressedCase(
+                case_id="mobile-offline-files",
+                query="Offline?",
+                evaluator="faithfulness",
+                baseline=1.0,
+                head=0.5,
+            ),
         )
-    ]
+    )
+    result = only(read_junit(tmp_path, dropped, cases())["cases"]["mobile-offline-files"])
+    assert (result.type, result.message) == (
+        "regressed",
+        "1 score dropped past max_drop: faithfulness: 0.500, from 1.000 in the baseline",
+    )
 
 
 def test_unchecked_claims_fail_their_case_only_when_the_gate_fails_on_them(tmp_path):
