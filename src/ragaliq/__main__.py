@@ -1,7 +1,9 @@
 """The ``ragaliq`` command's entry point (also ``python -m ragaliq``).
 
 Ctrl-C at any moment, start-up included, ends the command with exit code 130 and one line: the
-command line is imported inside the guard, so an interrupt while modules load is caught too.
+command line, and even the signal handling, is imported inside the guard, so an interrupt while
+modules load is caught too; and while click parses the arguments or loads a command, the group
+catches it before click would say ``Aborted!`` (:mod:`ragaliq.cli`).
 SIGTERM and SIGHUP stop it the same way, with 143 and 129 (:mod:`ragaliq.exits`).
 """
 
@@ -9,9 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-
-from ragaliq.exits import stopped_exit
-from ragaliq.signals import stop_on_termination
 
 
 def main() -> None:
@@ -22,6 +21,8 @@ def main() -> None:
     ``ragaliq gitlab <mode>`` is a GitLab CI job's (:mod:`ragaliq.action.gitlab`).
     """
     try:
+        from ragaliq.signals import stop_on_termination
+
         stop_on_termination()
         if sys.argv[1:2] == ["action"]:
             from ragaliq.environment import harden_action_environment
@@ -38,6 +39,8 @@ def main() -> None:
 
         run()
     except KeyboardInterrupt as stop:
+        from ragaliq.exits import stopped_exit
+
         code, line = stopped_exit(stop)
         sys.stderr.write(f"\n{line}\n")
         sys.exit(code)

@@ -253,3 +253,11 @@ def test_the_sections_skip_messages_send_contributors_to_are_there():
     standin = re.search(r'^STANDIN = "([^"]+)"', docker, re.M)[1]
     assert f"sudo {standin}" in PAGES["CONTRIBUTING.md"]
     assert "`../shared/data`" in PAGES["CONTRIBUTING.md"]
+
+
+def test_the_configuration_reference_names_every_gate_option():
+    gate = GateConfig.model_fields["gate"].annotation
+    assert isinstance(gate, type)
+    reference = PAGES["docs/configuration.md"]
+    missing = [name for name in gate.model_fields if f"`gate.{name}" not in reference]
+    assert missing == [], f"docs/configuration.md does not name gate.{', gate.'.join(missing)}"

@@ -11,8 +11,11 @@ with fakes by passing ``obj=`` to the command line.
 from __future__ import annotations
 
 import importlib
+import io
+import re
+import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import click
 
@@ -131,8 +134,56 @@ def _accept_global_options(command: click.Command) -> None:
             _accept_global_options(sub)
 
 
+def _stopped(stop: BaseException) -> NoReturn:
+    """Exit as a command stopped by a signal does: one line, 130 for Ctrl-C (143, 129)."""
+    from ragaliq.exits import stopped_exit
+
+    code, line = stopped_exit(stop if isinstance(stop, KeyboardInterrupt) else KeyboardInterrupt())
+    sys.stderr.write(f"\n{line}\n")
+    sys.exit(code)
+
+
+def _refused(problem: click.ClickException) -> NoReturn:
+    """A usage error as every other error is said: ``error: ...``, after click's usage lines."""
+    from ragaliq.redaction import redact
+
+    shown = io.StringIO()
+    problem.show(file=shown)
+    text = re.sub(r"^Error: ", "error: ", shown.getvalue(), count=1, flags=re.MULTILINE)
+    click.echo(redact(text), err=True, nl=False)
+    sys.exit(problem.exit_code)
+
+
 class _LazyGroup(click.Group):
-    """A group whose commands are imported when one is used, not when the group is built."""
+    """A group whose commands are imported when one is used, not when the group is built.
+
+    Ctrl-C while the command line parses its arguments or loads a command (before the command's
+    own edge, :func:`ragaliq.cli._common.edge`, is reached) ends it as it would end the command:
+    exit 130 and ``interrupted: nothing more was written``, never click's ``Aborted!`` and 1. A
+    usage error click finds is said as ``error: ...``, the prefix of every other error.
+    """
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except (KeyboardInterrupt, click.Abort) as stop:
+            _stopped(stop)
+        except click.ClickException as problem:
+            _refused(problem)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (KeyboardInterrupt, click.Abort) as stop:
+            _stopped(stop)
+        except click.ClickException as problem:
+            _refused(problem)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
