@@ -23,8 +23,9 @@ listed as unstable), and judge calls per changed case (faithful and injected apa
 with confirmation. At ``p = 0.05`` the bar is: faithful failing at most 2%, injected failing at
 least 90% and failing or unstable at least 99%, at most 2.3 calls per faithful changed case.
 Only the claims the first ask holds against an answer are asked again: an invented detail whose
-first verdict is a wrong SUPPORTED is never confirmed, so the share failing or unstable stays
-near ``1 - p`` (the flip model here turns every wrong verdict on a detail into support).
+first verdict is a wrong SUPPORTED (that the judge's check of its quote lets through) is never
+confirmed, so the share failing or unstable stays below what one verdict catches plus the
+details the confirmation turns unstable; it cannot reach 100% at any p above 0.
 """
 
 from __future__ import annotations
