@@ -424,7 +424,8 @@ class Comparison:
         if claims:
             notices.append(
                 f"{plural(claims, 'claim')} that would fail the gate asked again to confirm, in "
-                f"{plural(calls, 'confirming call')} (counted in the usage)."
+                f"{plural(calls, 'confirming ask')} (counted in the usage; a cache hit for a case "
+                "asked before)."
             )
         unstable = self._lists[UNSTABLE_CLAIMS].total
         if unstable and not rules.count_unstable:
