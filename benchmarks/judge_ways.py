@@ -11,7 +11,9 @@ standing for the query), once composed in one call (the default) and once with e
 a call of its own (`judge.one_question_per_call`). Prints, for each way, the agreement of the
 verdicts with the labels (accuracy, balanced accuracy, Cohen's kappa, four-way and
 hallucinated-or-not), the calls and the cost; then how often the two ways agree with each other on
-the verdict and on the chunks. Each case is judged fresh (no judge cache).
+the verdict and on the chunks; and the repeat agreement: the composed way asked a second time, the
+same claims, and how often it gives the same verdict (the noise a confirmation before failing
+answers, docs/scoring.md). Each case is judged fresh (no judge cache).
 """
 
 from __future__ import annotations
@@ -130,6 +132,11 @@ def main() -> None:
     print(line("apart", calibration(labels, apart)))
     verdicts, chunks, both = agreement(together, apart)
     print(f"between: claims={both} same_verdict={verdicts:.3f} same_chunk_ratings={chunks:.3f}")
+    again = asyncio.run(
+        judge_all(labels, apart=False, model=args.model, concurrency=args.concurrency)
+    )
+    verdicts, _, both = agreement(together, again)
+    print(f"repeat: claims={both} same_verdict={verdicts:.3f}")
 
 
 if __name__ == "__main__":

@@ -160,7 +160,7 @@ class GateWatch:
                 thresholds=floor.thresholds,
                 notices=floor.notices,
                 acceptances=acceptances,
-                evaluators=build_evaluators(inputs.config.evaluators) if acceptances else (),
+                evaluators=build_evaluators(inputs.config.evaluators),
             ),
             digest=CaseDigest(),
         )

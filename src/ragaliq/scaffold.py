@@ -206,6 +206,12 @@ gate:
   # retrieved at all; the failure lists each claim. Needs citation_accuracy on. A pull request
   # may switch this on, never off.
   # fail_on_miscited_claims: true
+  # Claude and the cascade ask once more about each claim that would fail the gate (newly
+  # hallucinated) before deciding, one call per such case; a claim held against the answer by
+  # one ask only is listed as unstable and does not fail the gate. A pull request may switch
+  # this off (one verdict then fails the gate), never on.
+  # confirm_new_hallucinations: false
+  # count_unstable: true  # count unstable claims as newly hallucinated
   on_error: fail  # or ignore; whether cases the judge could not judge fail the gate
   # What a pull request's gate does when the judge needs an API key and has none: report it not
   # judged (fail; never a green check), or judge with the offline judge (offline). The workflows

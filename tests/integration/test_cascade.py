@@ -4,11 +4,13 @@ reach the API, in the call that reads the context."""
 from __future__ import annotations
 
 from ragaliq.evaluators import FaithfulnessEvaluator, HallucinationEvaluator, RelevanceEvaluator
+from ragaliq.gate_sequence import claims_to_confirm
 from ragaliq.judges import JudgeChoice
 from ragaliq.judges.cascade import SETTLED_OFFLINE, CascadeJudge
 from ragaliq.models import Verdict
 from ragaliq.offline import OfflineJudge
-from ragaliq.runner import run_suite
+from ragaliq.runner import RunSettings, run_suite
+from tests.baselines import record_baseline
 from tests.conftest import make_case
 from tests.fakes.claude_sim import blocks, tasks_of
 
@@ -66,3 +68,22 @@ async def test_confidently_supported_claims_never_reach_the_api(make_judge, fake
         "included), and 1 case needed no verification call."
     )
     assert JudgeChoice(judge=judge).all_notices() == (judge.stats.notice(),)
+
+
+async def test_the_cascade_confirms_only_what_claude_decided(make_judge, fake_anthropic):
+    judge = CascadeJudge(OfflineJudge(), make_judge())
+    suite = [FaithfulnessEvaluator(), HallucinationEvaluator()]
+    base = make_case(id="mixed", context=CONTEXT, response=VERBATIM)
+    baseline = record_baseline(await run_suite([base], judge=judge, evaluators=suite))
+    asked = len(verify_requests(fake_anthropic))
+    changed = base.model_copy(update={"response": f"{VERBATIM} {WRONG_NUMBER}"})
+    settings = RunSettings(confirm=claims_to_confirm(baseline))
+    report = await run_suite([changed], judge=judge, evaluators=suite, settings=settings)
+    await judge.aclose()
+
+    first, again = verify_requests(fake_anthropic)[asked:]
+    assert VERBATIM not in blocks(first)["claims"]  # settled offline, never sent
+    assert blocks(again)["claims"] == f"0. {WRONG_NUMBER}"  # the confirmation: Claude's alone
+    settled, wrong = report.cases[0].claims
+    assert SETTLED_OFFLINE in settled.flags and settled.asked == ()
+    assert wrong.asked == (Verdict.CONTRADICTED, Verdict.CONTRADICTED)

@@ -146,6 +146,8 @@ def test_a_verdict_flipped_once_is_unstable_and_passes(repo, fake):
     [unstable] = decision["unstable_claims"]
     assert (unstable["case_id"], unstable["claim"]) == ("stove", FLIPPED)
     assert unstable["verdicts"] == ["NOT_ENOUGH_INFO", "SUPPORTED"]
+    hallucination = decision["evaluators"]["hallucination"]
+    assert hallucination["head"] == 1.0 and hallucination["judge_score"] < 1.0  # scored supported
     assert "🎲 1 unstable" in comment
     assert (
         "Cartridges are sold separately at the desk. (not in the context; asked again: supported)"

@@ -7,11 +7,11 @@ it (:mod:`ragaliq.text.matching`), so that a re-worded claim is not reported as 
 offline judge could neither ground nor fault is never hallucinated; the claims of changed cases
 that it flags so are listed apart, as not verifiable offline.
 
-A newly hallucinated claim a trusted reviewer accepted (:mod:`ragaliq.gate.acceptance`) stands in
-for the judge's verdict here, and only here: it no longer counts as new, and the claim-based
-scores of its case (faithfulness, hallucination) are scored again with it as supported, so that
-the gate decides on what was accepted. The run report keeps the judge's verdict, and the decision
-shows both scores.
+A newly hallucinated claim a trusted reviewer accepted (:mod:`ragaliq.gate.acceptance`), or an
+unstable one unless ``gate.count_unstable``, stands in for the judge's verdict here only: it no
+longer counts as new, and the claim-based scores of its case (faithfulness, hallucination) are
+scored again with it as supported, so that the gate decides on what was accepted. The run report
+keeps the judge's verdict, and the decision shows both scores.
 
 What the comparison lists about each case beside the scores is what the evaluators declare
 (:mod:`ragaliq.evaluators.findings`): each kind of finding reads the case against what the
@@ -31,11 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from pydantic import ValidationError
-
-from ragaliq._validation import field_problems
 from ragaliq.baseline import Baseline, BaselineCase
-from ragaliq.errors import ReportError
 from ragaliq.evaluators._claims import ClaimChange, claim_id
 from ragaliq.evaluators.base import CaseJudgement, Evaluator
 from ragaliq.evaluators.citations import MiscitedClaims
@@ -46,17 +42,17 @@ from ragaliq.evaluators.hallucination import (
     hallucinated_claims,
 )
 from ragaliq.evaluators.questions import VERIFY
-from ragaliq.evaluators.registry import EVALUATORS, finding_kinds, finding_lists
+from ragaliq.evaluators.registry import finding_kinds, finding_lists
 from ragaliq.gate.acceptance import ALL, Acceptance, covering
 from ragaliq.gate.decision import MAX_LISTED, CaseFailure, GateDecision, RegressedCase
 from ragaliq.gate.listed import listed_failures
+from ragaliq.gate.rescoring import rescoring_evaluators
 from ragaliq.gate.scores import Shared, decide_evaluators, failure_line
 from ragaliq.gate.scores import comparable as judged_alike
 from ragaliq.gate.unchecked import unchecked_headline
 from ragaliq.models import (
     CaseResult,
     ClaimVerdict,
-    EvaluatorInfo,
     ReportHead,
     RunSummary,
     TestCase,
@@ -92,35 +88,11 @@ def compare(
         acceptances=acceptances,
         thresholds=thresholds,
         notices=notices,
-        evaluators=rescoring_evaluators(head.head.evaluators) if acceptances else (),
+        evaluators=rescoring_evaluators(head.head.evaluators, needed=bool(acceptances)),
     )
     for case in head.iter_cases():
         comparison.add(case)
     return comparison.decide(head.head)
-
-
-def rescoring_evaluators(infos: Mapping[str, EvaluatorInfo]) -> tuple[Evaluator[Any], ...]:
-    """The claim-based evaluators a run was scored with, rebuilt from what its report records.
-
-    Raises:
-        ReportError: the report records options this version cannot read.
-    """
-    built: list[Evaluator[Any]] = []
-    claim_based = {kind.name: kind for kind in EVALUATORS if kind.asks(VERIFY)}
-    for name, info in infos.items():
-        if (kind := claim_based.get(name)) is None:
-            continue  # not scored from claims, or not an evaluator this version knows
-        try:
-            options = kind.Options.model_validate({**info.options, "threshold": info.threshold})
-        except ValidationError as exc:
-            first = next(field_problems(exc, kind.Options))
-            raise ReportError(
-                f"the run report's {name} options are not this version's ({first.path}: "
-                f"{first.message}), so the claims a reviewer accepted cannot be scored again; "
-                "judge the run with this version of ragaliq"
-            ) from exc
-        built.append(kind(options))
-    return tuple(built)
 
 
 @dataclass
@@ -242,6 +214,9 @@ class Comparison:
             finding = self._accept(name, finding)
             if name == UNSTABLE_CLAIMS and self.rules.count_unstable:
                 self._lists[NEW_HALLUCINATIONS].add(finding)
+            elif name == UNSTABLE_CLAIMS:  # scored as supported: never failing the gate alone
+                assert isinstance(finding, ClaimChange)
+                self._accepting.add(finding.id)
         self._lists[name].add(finding)
 
     def _accept(self, name: str, change: Finding) -> Finding:
@@ -462,7 +437,8 @@ class Comparison:
         if claims:
             notices.append(
                 f"{plural(claims, 'claim')} that would fail the gate asked again to confirm, in "
-                f"{plural(calls, 'confirming call')} (counted in the usage)."
+                f"{plural(calls, 'confirming ask')} (counted in the usage; a cache hit for a case "
+                "asked before)."
             )
         unstable = self._lists[UNSTABLE_CLAIMS].total
         if unstable and not rules.count_unstable:

@@ -165,7 +165,7 @@ def format_decision(decision: GateDecision, *, shown_notices: Collection[str] = 
             f"{name:<{width}} {_num(e.baseline):>8} {_num(e.head):>7} {delta:>8} "
             f"{e.threshold:>10.2f}  {e.status.replace('_', ' ')}"
             + (
-                f" (judge: {e.judge_score:.3f}; accepted claims count as supported)"
+                f" (judge: {e.judge_score:.3f}; accepted and unstable claims count as supported)"
                 if e.judge_score is not None
                 else ""
             )

@@ -12,6 +12,7 @@ from ragaliq.evaluators import (
     HallucinationEvaluator,
 )
 from ragaliq.gate import Comparison, GateRules, compare
+from ragaliq.gate.rescoring import rescoring_evaluators
 from ragaliq.models import NOT_VERIFIABLE, Verdict
 from tests.baselines import record_baseline
 from tests.conftest import make_verdict
@@ -85,7 +86,8 @@ def test_every_list_keeps_its_first_entries_and_counts_the_rest():
     assert all(full.count(name) >= 2 for name in LISTS), {n: full.count(n) for n in LISTS}
     assert full.count("regressed_cases") > 2  # more than twice the kept entries: trimmed as added
 
-    comparison = Comparison(base, rules=RULES, listed=1)
+    evaluators = rescoring_evaluators(head.head.evaluators)  # the unstable claim scored again
+    comparison = Comparison(base, rules=RULES, listed=1, evaluators=evaluators)
     for judged_case in head.iter_cases():
         comparison.add(judged_case)
     short = comparison.decide(head.head)

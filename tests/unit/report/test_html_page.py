@@ -382,3 +382,22 @@ def test_every_verdict_round_trips():
         (v.value, v.value, 0.0) for v in Verdict
     ]
     assert parse(html).root.find_all("rect", cls="bar") == []
+
+
+def test_a_claim_unconfirmed_when_asked_again_shows_both_verdicts_and_is_counted(
+    scenario: Scenario,
+):
+    result = next(c for c in scenario.head.cases if c.id == "billing-refund-window")
+    change = ClaimChange(
+        case_id=result.id,
+        query=result.query,
+        claim=result.claims[0].text,
+        verdict="NOT_ENOUGH_INFO",
+        agreement=0.5,
+        verdicts=("NOT_ENOUGH_INFO", "SUPPORTED"),
+    )
+    decision = scenario.decision.model_copy(update={"unstable_claims": (change,)})
+    html = render_html_report(scenario.head, decision=decision, cases=scenario.head_cases)
+    changes = parse(html).root.find(id="changes").text()
+    assert "(not in the context; asked again: supported)" in changes
+    assert "unstable claims" in parse(html).root.text()
