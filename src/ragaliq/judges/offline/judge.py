@@ -39,7 +39,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -60,6 +60,7 @@ from ragaliq.judges.offline.features import FEATURES, MAX_CLAIM_WORDS, Analysis,
 from ragaliq.judges.offline.findings import find
 from ragaliq.judges.offline.grounding import RELATIONS, SCOPES, polarity_gap, ungrounded
 from ragaliq.judges.offline.relevance import rate_relevance
+from ragaliq.judges.offline.spans import Governor, Span, copied_span
 from ragaliq.judges.offline.work import Work, collection_paused
 from ragaliq.models import (
     NOT_VERIFIABLE,
@@ -122,6 +123,7 @@ _SOURCES = (
     ("ragaliq.judges.offline", "record_mentions.py"),
     ("ragaliq.judges.offline", "schedule.py"),
     ("ragaliq.judges.offline", "relevance.py"),
+    ("ragaliq.judges.offline", "spans.py"),
     ("ragaliq.judges.offline", MODEL_RESOURCE),
     ("ragaliq.text", "words.py"),
     ("ragaliq.text", "citations.py"),
@@ -412,6 +414,17 @@ def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdic
         return _not_verifiable(a, 0.5, "the claim has no content words to compare", compared=False)
     p = model.probability(a.features)
     evidence = _evidence(a)
+    span = _copied(a, index)
+    if span is not None and span.governor is None:
+        return ClaimVerdict(
+            text=a.claim,
+            verdict=Verdict.SUPPORTED,
+            evidence=span.sentence[:MAX_EVIDENCE_CHARS],
+            reason="The context states this word for word, and nothing else in its sentence "
+            "negates, conditions, hedges or attributes it.",
+            confidence=round(max(1 - p, 0.95), 3),
+            flags=(CONFIDENT,) if settled(a) else (),
+        )
     found = find(a)
     if found:
         first = found[0]
@@ -427,10 +440,14 @@ def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdic
     if a.ungrounded:
         return _not_verifiable(a, p, _ungrounded(a, index))
     if a.record is not None and a.record.uncertain:
-        return _not_verifiable(a, p, a.record.uncertain[0])
+        return _not_verifiable(
+            a, p, f"{a.record.uncertain[0]}: part of it may hold", compared=False
+        )
+    if span is not None and span.governor is not None:
+        return _not_verifiable(a, p, governed(span.governor), compared=False)
     polarity = polarity_of(a)
     if polarity:
-        return _not_verifiable(a, p, polarity)
+        return _not_verifiable(a, p, polarity, compared=False)
     if is_verbatim(a):
         return ClaimVerdict(
             text=a.claim,
@@ -458,6 +475,39 @@ def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdic
 
 
 MAX_SHOWN_WORDS = 6
+MAX_GOVERNOR_CHARS = 80
+
+
+def _copied(a: Analysis, index: ContextIndex) -> Span | None:
+    """Where the claim is copied from a prose sentence of its context, if it is."""
+    if a.record is not None or not a.close:
+        return None
+
+    def searched() -> Iterator[str]:
+        for sentence in a.close:
+            index.work.spend(len(sentence.raw) + 1)  # its words, each passed once
+            yield sentence.text
+
+    return copied_span(a.text, searched())
+
+
+_GOVERNED = {
+    "negation": "says it under a negation",
+    "condition": "says it only with a condition or a limit",
+    "modal": "says only that it may or will be so",
+    "attribution": "says it only as someone's word",
+}
+
+
+def governed(governor: Governor) -> str:
+    """Why a claim copied from a sentence is not verifiable: what governs it there."""
+    words = governor.words
+    if len(words) > MAX_GOVERNOR_CHARS:
+        words = words[:MAX_GOVERNOR_CHARS].rsplit(" ", 1)[0] + " \u2026"
+    return (
+        f'the context sentence it is copied from {_GOVERNED[governor.kind]} ("{words}"), '
+        "which the offline judge does not weigh"
+    )
 
 
 def _ungrounded(a: Analysis, index: ContextIndex) -> str:
