@@ -60,7 +60,7 @@ from ragaliq.judges.offline.features import FEATURES, MAX_CLAIM_WORDS, Analysis,
 from ragaliq.judges.offline.findings import find
 from ragaliq.judges.offline.grounding import RELATIONS, SCOPES, polarity_gap, ungrounded
 from ragaliq.judges.offline.relevance import rate_relevance
-from ragaliq.judges.offline.spans import Governor, Span, copied_span
+from ragaliq.judges.offline.spans import Governor, Span, copied_span, governs
 from ragaliq.judges.offline.work import Work, collection_paused
 from ragaliq.models import (
     NOT_VERIFIABLE,
@@ -83,6 +83,7 @@ from ragaliq.text.words import (
     content_tokens,
     content_words,
     split_sentences,
+    tokens,
     word_key,
 )
 
@@ -423,7 +424,7 @@ def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdic
             reason="The context states this word for word, and nothing else in its sentence "
             "negates, conditions, hedges or attributes it.",
             confidence=round(max(1 - p, 0.95), 3),
-            flags=(CONFIDENT,) if settled(a) else (),
+            flags=(CONFIDENT,) if settled(a, copied=True) else (),
         )
     found = find(a)
     if found:
@@ -557,16 +558,50 @@ _PRONOUN_SUBJECT = re.compile(
 )
 
 
-def settled(a: Analysis) -> bool:
+def settled(a: Analysis, *, copied: bool = False) -> bool:
     """Whether a SUPPORTED verdict is one the offline judge is sure of (``offline_confident``).
 
     The cascade keeps such a verdict and asks Claude about every other claim. Not sure of: a
     claim whose subject is a pronoun ("This is the router's address": its words are grounded,
     not what it stands for), a claim about a record with a figure stated only in another field
-    than the one the claim rests on ("$20" where the record's "20" is a closing hour), and any
-    claim :func:`worded_as_evidence` is not sure of.
+    than the one the claim rests on ("$20" where the record's "20" is a closing hour), any claim
+    :func:`worded_as_evidence` is not sure of, and any claim of prose that :func:`as_its_sentence`
+    is not sure of, unless it is ``copied`` from its sentence with nothing there governing it.
     """
-    return not _PRONOUN_SUBJECT.match(a.text) and a.figures_near and worded_as_evidence(a)
+    if _PRONOUN_SUBJECT.match(a.text) or not a.figures_near or not worded_as_evidence(a):
+        return False
+    return a.record is not None or copied or as_its_sentence(a)
+
+
+def as_its_sentence(a: Analysis) -> bool:
+    """Whether the sentence a claim rests on says it in its order, and says nothing that governs it.
+
+    The claim's content words that sentence holds are there in the claim's order ("B is cheaper
+    than A" against "A is cheaper than B" has all its words and not their order; nor has "the
+    river flows from the sea to the lake" against "flows from the lake to the sea"); and no word
+    the claim leaves out of the sentence negates, conditions, hedges or attributes
+    (:mod:`.spans`: "not", "if", "only", "may", "said", "according"), since the offline judge
+    cannot tell what such a word governs.
+    """
+    best = a.best
+    if best is None:
+        return False
+    shared = set(best.sequence)
+    if not in_order([w for w in content_words(a.text) if w in shared], best.sequence):
+        return False
+    left_out = set(best.raw) - set(tokens(a.text))
+    return not any(governs(word) for word in left_out)
+
+
+def in_order(words: Sequence[str], sequence: Sequence[str]) -> bool:
+    """Whether ``words`` occur in ``sequence`` in their order (a repeated word once more)."""
+    seen = dict.fromkeys(words)  # a word the claim repeats is looked for once
+    wanted = list(seen)
+    k = 0
+    for word in sequence:
+        if k < len(wanted) and word == wanted[k]:
+            k += 1
+    return k == len(wanted)
 
 
 def worded_as_evidence(a: Analysis) -> bool:

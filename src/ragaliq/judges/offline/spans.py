@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Governor", "Span", "copied_span", "governor_of"]
+__all__ = ["Governor", "Span", "copied_span", "governor_of", "governs"]
 
 GovernorKind = Literal["negation", "condition", "modal", "attribution"]
 
@@ -168,3 +168,8 @@ def _kind(word: str, *, after: bool) -> GovernorKind | None:
     if negation:
         return "negation"
     return next((kind for kind, found in _KINDS if word in found), None)
+
+
+def governs(word: str) -> bool:
+    """Whether a word (lower case) negates, conditions, hedges or attributes what it governs."""
+    return _kind(word, after=False) is not None
