@@ -639,7 +639,8 @@ def _not_verifiable(a: Analysis, p: float, what: str, *, compared: bool = True) 
     state), then, when the claim was compared with the context, that nothing faults it either.
     """
     fault = (
-        ", and nothing in the context contradicts it (no figure, name, negation or other finding)"
+        ", and the offline judge found nothing in the context to fault it (no figure, name, "
+        "date, negation or other finding)"
         if compared
         else ""
     )
