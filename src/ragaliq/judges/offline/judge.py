@@ -479,13 +479,18 @@ MAX_SHOWN_WORDS = 6
 MAX_GOVERNOR_CHARS = 80
 
 
+MAX_SPAN_SENTENCES = 4
+"""The sentences holding most of a claim's words that are searched for it word for word: a
+sentence it is copied from holds all its words, so it is among the first."""
+
+
 def _copied(a: Analysis, index: ContextIndex) -> Span | None:
     """Where the claim is copied from a prose sentence of its context, if it is."""
-    if a.record is not None or not a.close:
+    if a.record is not None or not a.close or a.best_cov < 1.0:
         return None
 
     def searched() -> Iterator[str]:
-        for sentence in a.close:
+        for sentence in a.close[:MAX_SPAN_SENTENCES]:
             index.work.spend(len(sentence.raw) + 1)  # its words, each passed once
             yield sentence.text
 
