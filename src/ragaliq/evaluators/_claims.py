@@ -200,6 +200,10 @@ class StillUnchecked(ClaimChange):
     noun: ClassVar[str] = "claim still unchecked"
     weight: ClassVar[int] = 0
 
+    @property
+    def headline(self) -> str:
+        return "still unchecked"
+
 
 class UnverifiableClaims(FindingKind):
     """Claims the offline judge could neither ground nor fault, in cases judged anew.

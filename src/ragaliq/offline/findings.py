@@ -9,7 +9,9 @@ which, quoting what the claim and the context say, so that a reviewer can check 
   hours" where it says "20 minutes") or other figures; or a number of things the closest
   sentence counts otherwise ("five lines" where it says "four lines"); of a JSON record, a
   figure it states nowhere (not the scale of a rating, nor hours the record's week gives);
-- ``date``: a weekday or month where the closest context sentence names another;
+- ``date``: a weekday or month where the closest context sentence names another; or one the
+  context names nowhere, nor implies ("weekdays" names Wednesday), as a figure or a name it
+  lacks;
 - ``name``: a name the context, or the record, lacks (the first word of a sentence, a weekday or
   a month is not a name, and "California" is the "CA" the context writes);
 - ``negation``: a negation the closest context sentence lacks, or the other way round (the
@@ -259,6 +261,14 @@ def _date(a: Analysis) -> Finding | None:
     for full, written in a.novel_dates:
         if any(_same_kind(d, full) and d != full for d in best.calendar):
             return _other_days(written, best)
+    if a.novel_dates:
+        named = ", ".join(f'"{written}"' for _, written in a.novel_dates)
+        kinds = {"month" if full in _MONTHS else "day" for full, _ in a.novel_dates}
+        noun = " or ".join(sorted(kinds)) if len(a.novel_dates) == 1 else "dates"
+        verb = "does" if len(a.novel_dates) == 1 else "do"
+        return Finding(
+            "date", Verdict.NOT_ENOUGH_INFO, f"The {noun} {named} {verb} not occur in the context."
+        )
     if a.best_cov < PARTIAL_COVERAGE:
         return None
     for full, written in a.days:

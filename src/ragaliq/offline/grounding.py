@@ -42,6 +42,7 @@ from ragaliq.text.quantities import Quantity
 from ragaliq.text.words import (
     IRREGULAR_FORMS,
     UNIT_WORDS,
+    content_tokens,
     content_words,
     negation_scopes,
     word_key,
@@ -387,10 +388,24 @@ def polarity_gap(text: str, words: frozenset[str], evidence: Evidence | None) ->
     denied = [scope for s in evidence.sentences for scope in negation_scopes(s.text)]
     governed = frozenset(w for scope in denied for w in scope)
     claimed = negation_scopes(text)
-    if any(not governed.intersection(scope) for scope in claimed):
-        return "the context sentence it rests on does not deny what the claim denies"
+    written = dict(reversed(content_tokens(text)))
+    for scope in claimed:
+        if not governed.intersection(scope):
+            return (
+                f"the claim denies {_listed(scope, written)}, which no negation of the context "
+                "sentence it rests on denies"
+            )
     firsts = {next((w for w in scope if w not in _FREE_KEYS), None) for scope in denied}
     asserted = (words & firsts) - {w for scope in claimed for w in scope}
     if asserted:
-        return "the context sentence it rests on denies what the claim asserts"
+        ordered = [key for key in written if key in asserted]
+        return (
+            f"a negation of the context sentence it rests on governs {_listed(ordered, written)}, "
+            "which the claim asserts; the offline judge cannot tell whether that negation bears "
+            "on what the claim says"
+        )
     return ""
+
+
+def _listed(keys: Iterable[str], written: dict[str, str]) -> str:
+    return ", ".join(f'"{written.get(key, key)}"' for key in keys)

@@ -39,7 +39,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -72,14 +72,15 @@ from ragaliq.models import (
 from ragaliq.offline.context import ContextIndex
 from ragaliq.offline.features import FEATURES, MAX_CLAIM_WORDS, Analysis, analyse_claims
 from ragaliq.offline.findings import find
-from ragaliq.offline.grounding import RELATIONS, SCOPES, polarity_gap, ungrounded
+from ragaliq.offline.grounding import polarity_gap
 from ragaliq.offline.relevance import rate_relevance
+from ragaliq.offline.settling import record_lacks, settled
+from ragaliq.offline.spans import Governor, Span, copied_span
 from ragaliq.offline.work import Work, collection_paused
 from ragaliq.text.citations import CitationReader, without_citations
 from ragaliq.text.words import (
     NEGATIONS,
     STOPWORDS,
-    content_tokens,
     content_words,
     split_sentences,
     word_key,
@@ -122,6 +123,8 @@ _SOURCES = (
     ("ragaliq.offline", "record_mentions.py"),
     ("ragaliq.offline", "schedule.py"),
     ("ragaliq.offline", "relevance.py"),
+    ("ragaliq.offline", "spans.py"),
+    ("ragaliq.offline", "settling.py"),
     ("ragaliq.offline", MODEL_RESOURCE),
     ("ragaliq.text", "words.py"),
     ("ragaliq.text", "citations.py"),
@@ -412,6 +415,17 @@ def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdic
         return _not_verifiable(a, 0.5, "the claim has no content words to compare", compared=False)
     p = model.probability(a.features)
     evidence = _evidence(a)
+    span = _copied(a, index)
+    if span is not None and span.governor is None:
+        return ClaimVerdict(
+            text=a.claim,
+            verdict=Verdict.SUPPORTED,
+            evidence=span.sentence[:MAX_EVIDENCE_CHARS],
+            reason="The context states this word for word, and nothing else in its sentence "
+            "negates, conditions, hedges or attributes it.",
+            confidence=round(max(1 - p, 0.95), 3),
+            flags=(CONFIDENT,) if settled(a, copied=True) else (),
+        )
     found = find(a)
     if found:
         first = found[0]
@@ -427,10 +441,14 @@ def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdic
     if a.ungrounded:
         return _not_verifiable(a, p, _ungrounded(a, index))
     if a.record is not None and a.record.uncertain:
-        return _not_verifiable(a, p, a.record.uncertain[0])
+        return _not_verifiable(
+            a, p, f"{a.record.uncertain[0]}: part of it may hold", compared=False
+        )
+    if span is not None and span.governor is not None:
+        return _not_verifiable(a, p, governed(span.governor), compared=False)
     polarity = polarity_of(a)
     if polarity:
-        return _not_verifiable(a, p, polarity)
+        return _not_verifiable(a, p, polarity, compared=False)
     if is_verbatim(a):
         return ClaimVerdict(
             text=a.claim,
@@ -438,7 +456,7 @@ def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdic
             evidence=evidence,
             reason="The context states this almost word for word.",
             confidence=round(max(1 - p, 0.95), 3),
-            flags=(CONFIDENT,) if worded_as_evidence(a) else (),
+            flags=(CONFIDENT,) if settled(a, verbatim=True) else (),
         )
     if p < model.threshold:
         return ClaimVerdict(
@@ -458,6 +476,44 @@ def _verdict(a: Analysis, model: ClaimModel, index: ContextIndex) -> ClaimVerdic
 
 
 MAX_SHOWN_WORDS = 6
+MAX_GOVERNOR_CHARS = 80
+
+
+MAX_SPAN_SENTENCES = 4
+"""The sentences holding most of a claim's words that are searched for it word for word: a
+sentence it is copied from holds all its words, so it is among the first."""
+
+
+def _copied(a: Analysis, index: ContextIndex) -> Span | None:
+    """Where the claim is copied from a prose sentence of its context, if it is."""
+    if a.record is not None or not a.close or a.best_cov < 1.0:
+        return None
+
+    def searched() -> Iterator[str]:
+        for sentence in a.close[:MAX_SPAN_SENTENCES]:
+            index.work.spend(len(sentence.raw) + 1)  # its words, each passed once
+            yield sentence.text
+
+    return copied_span(a.text, searched())
+
+
+_GOVERNED = {
+    "negation": "says it under a negation",
+    "condition": "says it only with a condition or a limit",
+    "modal": "says only that it may or will be so",
+    "attribution": "says it only as someone's word",
+}
+
+
+def governed(governor: Governor) -> str:
+    """Why a claim copied from a sentence is not verifiable: what governs it there."""
+    words = governor.words
+    if len(words) > MAX_GOVERNOR_CHARS:
+        words = words[:MAX_GOVERNOR_CHARS].rsplit(" ", 1)[0] + " \u2026"
+    return (
+        f'the context sentence it is copied from {_GOVERNED[governor.kind]} ("{words}"), '
+        "which the offline judge does not weigh"
+    )
 
 
 def _ungrounded(a: Analysis, index: ContextIndex) -> str:
@@ -487,66 +543,6 @@ def polarity_of(a: Analysis) -> str:
     return polarity_gap(a.text, a.words, a.evidence)
 
 
-_WORD = re.compile(r"[A-Za-z]+")
-_COPULAS = frozenset("is are was were be been has have had".split())
-
-
-def _states(text: str) -> bool:
-    """Whether a claim says something of a thing rather than only naming one.
-
-    Whether it has a content word in lower case or a copula: "Mike's Gym in Oostzaan" and "The
-    Art Gallery of Ontario" have neither, "Solano Café is in Cork" has one. A name's fact is the
-    question's ("which gym?"), which the offline judge does not read: a claim that only names is
-    never settled offline.
-    """
-    return any(w.islower() and (w not in STOPWORDS or w in _COPULAS) for w in _WORD.findall(text))
-
-
-_PRONOUN_SUBJECT = re.compile(
-    r"\W*+(?:it|its|they|their|this|these|that|those|he|she|his|her)\b", re.IGNORECASE
-)
-
-
-def settled(a: Analysis) -> bool:
-    """Whether a SUPPORTED verdict is one the offline judge is sure of (``offline_confident``).
-
-    The cascade keeps such a verdict and asks Claude about every other claim. Not sure of: a
-    claim whose subject is a pronoun ("This is the router's address": its words are grounded,
-    not what it stands for), a claim about a record with a figure stated only in another field
-    than the one the claim rests on ("$20" where the record's "20" is a closing hour), and any
-    claim :func:`worded_as_evidence` is not sure of.
-    """
-    return not _PRONOUN_SUBJECT.match(a.text) and a.figures_near and worded_as_evidence(a)
-
-
-def worded_as_evidence(a: Analysis) -> bool:
-    """Whether the claim's evidence says all that its wording adds to its grounded words.
-
-    Not sure of: a claim that only names something ("The Art Gallery of Ontario", whose fact is
-    the question's: :func:`_states`), one with a word of reach or comparison its evidence does
-    not write ("both are Canadian", "was born first": :data:`.grounding.SCOPES`), and one whose
-    relation verb its evidence does not state ("operates in Lyon on Mondays" where the context
-    says the van "is there" on Mondays: :data:`.grounding.RELATIONS`).
-    """
-    if a.evidence is None or not _states(a.text):
-        return False
-    written = {w.lower() for w in _WORD.findall(a.text)}
-    if not (written & SCOPES) <= a.evidence.surface:
-        return False
-    relations = [(k, w) for k, w in content_tokens(a.text) if w.lower() in RELATIONS]
-    return not ungrounded(relations, evidence=a.evidence, names=(), figures=(), free=frozenset())
-
-
-def record_lacks(a: Analysis) -> bool:
-    """Whether a claim about a record uses a word, a name or a figure the record lacks.
-
-    Such a claim is never settled offline with confidence ("is a pizzeria" of a record that
-    names no pizzeria): the cascade asks Claude. The words a claim about a record may use
-    without the record stating them (its address, its rating, its reviewers) are not lacking.
-    """
-    return a.record is not None and bool(a.ungrounded or a.novel_names or a.novel_figures)
-
-
 def _not_verifiable(a: Analysis, p: float, what: str, *, compared: bool = True) -> ClaimVerdict:
     """A claim the judge can neither ground nor fault: NOT_ENOUGH_INFO, flagged as such.
 
@@ -554,7 +550,8 @@ def _not_verifiable(a: Analysis, p: float, what: str, *, compared: bool = True) 
     state), then, when the claim was compared with the context, that nothing faults it either.
     """
     fault = (
-        ", and nothing in the context contradicts it (no figure, name, negation or other finding)"
+        ", and the offline judge found nothing in the context to fault it (no figure, name, "
+        "date, negation or other finding)"
         if compared
         else ""
     )

@@ -124,3 +124,58 @@ async def test_the_factory_builds_the_cascade_and_needs_a_key(tmp_path):
     assert isinstance(choice.judge, CascadeJudge)
     assert choice.cache is not None and choice.judge.claude is choice.cache
     await choice.judge.aclose()
+
+
+async def _settled(claim: str, sentence: str) -> bool:
+    result = await OfflineJudge().verify_claims(
+        make_case(context=(sentence,), response=claim), [claim]
+    )
+    return settles_offline(result.verdicts[0])
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        # every word grounded, in another order or with the roles turned round
+        (
+            "Plan B is cheaper than plan A for small teams.",
+            "Plan A is cheaper than plan B for small teams.",
+        ),
+        (
+            "The river flows from the sea to the lake past the old mill.",
+            "The river flows north from the lake to the sea past the old mill.",
+        ),
+        # the sentence negates, conditions, hedges or attributes what the claim says
+        ("The app works offline.", "It is not true that the app works offline."),
+        ("The app works offline on phones.", "If you upgrade, the app works offline on phones."),
+        ("The app works offline on some phones.", "The app may work offline on some phones."),
+        ("The app works offline on phones.", "The vendor said the app works offline on phones."),
+        (
+            "The app works offline on phones.",
+            "The app works offline on phones, according to the vendor.",
+        ),
+    ],
+)
+async def test_the_cascade_never_settles_a_claim_its_sentence_says_otherwise(claim, sentence):
+    assert not await _settled(claim, sentence)
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        (
+            "Plan A is cheaper than plan B for small teams.",
+            "Plan A is cheaper than plan B for small teams.",
+        ),
+        (
+            "The kettle boils water in 4 minutes.",
+            "The kettle holds 1.7 litres and boils water in 4 minutes.",
+        ),
+        (
+            "The app syncs notes across devices.",
+            "The app syncs notes across devices, but it does not work offline.",
+        ),
+    ],
+)
+async def test_the_cascade_settles_a_claim_its_sentence_says_in_its_order(claim, sentence):
+    assert await _settled(claim, sentence)
