@@ -304,3 +304,22 @@ def test_every_reason_is_listed_in_the_stated_order_and_the_first_types_the_fail
         "below_threshold",
         "unchecked_claims",
     )
+
+
+# --- the page that states the shapes -------------------------------------------------------------
+
+ANY_CI = Path(__file__).resolve().parents[3] / "docs" / "any-ci.md"
+
+
+def test_the_any_ci_page_states_the_failure_order_and_names_every_metric():
+    page = " ".join(ANY_CI.read_text(encoding="utf-8").split())
+    order = ", ".join(f"`{kind}`" for kind in CASE_FAILURES)
+    assert f"typed by its first reason in this order: {order}." in page
+    for kind in CASE_FAILURES:
+        assert f'<failure type="{kind}">' in page
+    written = {
+        family.name
+        for family in text_string_to_metric_families(render_metrics(realistic_decision()))
+    }
+    assert "ragaliq_unstable_claims" in written
+    assert {name for name in written if f"| `{name}` |" not in page} == set()
