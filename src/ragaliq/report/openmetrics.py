@@ -71,9 +71,13 @@ def render_metrics(decision: GateDecision) -> str:
         "unstable_claims", "Hallucinated claims the judge's verdicts disagreed on when asked again."
     )
     unstable.add(decision.count("unstable_claims"))
-    lost = _Family("lost_chunks", "Relevant chunks the baseline retrieved within k, this run not.")
+    lost = _Family(
+        "lost_chunks", "Relevant chunks the baseline retrieved within k that this run does not."
+    )
     lost.add(decision.count("lost_chunks"))
-    miscited = _Family("new_miscited_claims", "Claims miscited now that the baseline did not.")
+    miscited = _Family(
+        "new_miscited_claims", "Claims this run miscites that the baseline's case did not."
+    )
     miscited.add(_new_miscited(decision))
     score = _Family("evaluator_score", "An evaluator's mean score, in the head run or baseline.")
     delta = _Family("evaluator_delta", "The head's score less the baseline's, on shared cases.")
