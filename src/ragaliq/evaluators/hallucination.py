@@ -33,6 +33,7 @@ from ragaliq.text.matching import unmatched
 
 __all__ = [
     "NEW_HALLUCINATIONS",
+    "UNSTABLE_APART",
     "UNSTABLE_CLAIMS",
     "HallucinatedClaims",
     "HallucinationEvaluator",
@@ -47,6 +48,8 @@ and ``gate.fail_on_new_hallucinations`` act on."""
 UNSTABLE_CLAIMS = "unstable_claims"
 """The list of newly hallucinated claims whose verdicts disagreed when asked again: new only
 when the gate counts unstable claims."""
+UNSTABLE_APART = "listed apart and not counted as new."
+"""How the gate's notice about unstable claims ends when it does not count them as new."""
 
 
 class HallucinationOptions(EvaluatorOptions):

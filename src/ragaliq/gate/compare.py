@@ -38,6 +38,7 @@ from ragaliq.evaluators.citations import MiscitedClaims
 from ragaliq.evaluators.findings import Before, Finding, FindingKind
 from ragaliq.evaluators.hallucination import (
     NEW_HALLUCINATIONS,
+    UNSTABLE_APART,
     UNSTABLE_CLAIMS,
     hallucinated_claims,
 )
@@ -445,7 +446,7 @@ class Comparison:
             notices.append(
                 f"{plural_is(unstable, 'hallucinated claim')} "
                 "unstable (the judge's verdicts disagreed when asked again), so "
-                f"{'it is' if unstable == 1 else 'they are'} listed apart and not counted as new."
+                f"{'it is' if unstable == 1 else 'they are'} {UNSTABLE_APART}"
             )
 
     def _decided_summary(self, summary: RunSummary) -> RunSummary:

@@ -3,14 +3,18 @@
 The file holds three suites (``docs/any-ci.md`` states each failure's shape):
 
 - ``cases``: a test case per case of the run (``classname`` ``ragaliq.cases``, ``name`` the case
-  id). A case fails (``<failure>``) with its newly hallucinated claims (type
-  ``new_hallucination``, each claim listed with its id) when the gate counts them, with a score
-  below the threshold of an evaluator that fails on it (``below_threshold``), with a drop past
-  ``max_drop`` of an evaluator that fails on it (``regressed``), and with claims the offline judge
-  could not check when the gate fails on them (``unchecked_claims``); one ``<failure>`` a case,
-  typed by its first reason, its message listing them all. A case the judge could not judge is an
-  ``<error>``, a case the budget left unjudged is ``<skipped>``, neither also failing on a score it
-  does not have.
+  id). A case fails (``<failure>``) with what the gate fails on: its newly hallucinated claims
+  (type ``new_hallucination``, each claim listed with its id; an unstable claim the gate counts
+  with both of the judge's verdicts), its newly miscited claims (``miscited_claim``, each with
+  its id) and its lost relevant chunks (``lost_chunk``, each chunk's id) when the gate's settings
+  fail on them, a drop past ``max_drop`` of an evaluator that fails on it (``regressed``), a
+  score below the threshold of an evaluator that fails on it (``below_threshold``), and claims
+  the offline judge could not check when the gate fails on them (``unchecked_claims``). One
+  ``<failure>`` a case, typed by its first reason in that order (:data:`CASE_FAILURES`), its
+  message listing them all; what the gate lists without failing on it (an unstable claim it
+  does not count, with both verdicts) is in the case's ``<system-out>``. A case the judge could
+  not judge is an ``<error>``, a case the budget left unjudged is ``<skipped>``, neither also
+  failing on a score it does not have.
 - ``evaluators``: a test case per evaluator; one that fails the gate is a ``<failure>`` typed by
   its status (``below_threshold``, ``regressed``, ``inconclusive``, ``no_score``, ``turned_off``).
 - ``gate``: one test case, the decision itself, failing with every line of the gate's failures
@@ -32,6 +36,9 @@ from pathlib import Path
 
 from ragaliq._files import write_atomic
 from ragaliq.evaluators._claims import ClaimChange
+from ragaliq.evaluators.citations import MiscitedClaim
+from ragaliq.evaluators.hallucination import UNSTABLE_APART
+from ragaliq.evaluators.retrieval import LostChunk
 from ragaliq.gate import GateDecision
 from ragaliq.models import CaseResult
 from ragaliq.redaction import redact
@@ -39,6 +46,8 @@ from ragaliq.text.plain import BIDI_MARKS
 
 __all__ = [
     "CASE_FAILURES",
+    "LOST_CHUNKS_RULE",
+    "MISCITED_CLAIMS_RULE",
     "NEW_HALLUCINATIONS_RULE",
     "UNCHECKED_CLAIMS_RULE",
     "render_junit",
@@ -49,8 +58,21 @@ NEW_HALLUCINATIONS_RULE = "(gate.fail_on_new_hallucinations: true)"
 """How the gate's failure line says that newly hallucinated claims fail it."""
 UNCHECKED_CLAIMS_RULE = "(gate.fail_on_unchecked_claims: true)"
 """How the gate's failure line says that claims the offline judge could not check fail it."""
-CASE_FAILURES = ("new_hallucination", "regressed", "below_threshold", "unchecked_claims")
+LOST_CHUNKS_RULE = "(gate.fail_on_lost_chunks: true)"
+"""How the gate's failure line says that lost relevant chunks fail it."""
+MISCITED_CLAIMS_RULE = "(gate.fail_on_miscited_claims: true)"
+"""How the gate's failure line says that newly miscited claims fail it."""
+CASE_FAILURES = (
+    "new_hallucination",
+    "miscited_claim",
+    "lost_chunk",
+    "regressed",
+    "below_threshold",
+    "unchecked_claims",
+)
 """The types of a case's failure, first the one that names it when a case has several."""
+_RULED = re.compile(r"[\d,]+ [a-z ]+ (\(gate\.\w+: true\))(: |$)")
+"""A failure line of a setting: its count and noun, the setting, then what it names."""
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """What XML 1.0 cannot hold or discourages: C0 and C1 controls, surrogates, U+FFFE, U+FFFF."""
@@ -82,23 +104,29 @@ def _claim(claim: ClaimChange) -> str:
     return f"[{claim.id}] {claim.verdict}: {claim.claim}{reason}"
 
 
+def _asks(claim: ClaimChange) -> str:
+    """What the judge said each time it was asked about an unstable claim."""
+    if claim.verdicts:
+        return "the judge's verdicts: " + ", then ".join(claim.verdicts)
+    agreement = "" if claim.agreement is None else f" {claim.agreement:.0%} of the time"
+    return f"the judge's verdicts agreed{agreement}"
+
+
+def _rules(decision: GateDecision) -> set[str]:
+    """The settings (``(gate.<name>: true)``) whose failure lines the decision has."""
+    return {m.group(1) for line in decision.failures if (m := _RULED.match(line))}
+
+
 def _case_findings(decision: GateDecision) -> dict[str, _Case]:
     """What fails each case, and what is said about it without failing it, by case id."""
     found: dict[str, _Case] = {}
-    counts_new = any(line.endswith(NEW_HALLUCINATIONS_RULE) for line in decision.failures)
-    counts_unchecked = any(line.endswith(UNCHECKED_CLAIMS_RULE) for line in decision.failures)
-    for claim in decision.new_hallucinations:
-        case = found.setdefault(claim.case_id, _Case())
-        if claim.accepted_by is not None:
-            case.notes.append(f"accepted by {claim.accepted_by}: {_claim(claim)}")
-        elif counts_new:
-            case.add("new_hallucination", _claim(claim))
-        else:
-            case.notes.append(f"newly hallucinated, not failing the gate: {_claim(claim)}")
+    rules = _rules(decision)
+    _claim_findings(decision, rules, found)
+    _retrieval_findings(decision, rules, found)
     for unchecked in decision.unverifiable_claims:
         case = found.setdefault(unchecked.case_id, _Case())
         line = f"[{unchecked.id}] not verifiable offline: {unchecked.claim}"
-        if counts_unchecked:
+        if UNCHECKED_CLAIMS_RULE in rules:
             case.add("unchecked_claims", line)
         else:
             case.notes.append(line)
@@ -112,6 +140,49 @@ def _case_findings(decision: GateDecision) -> dict[str, _Case]:
         elif evaluator.status != "below_threshold":
             case.add("regressed", line)
     return found
+
+
+def _claim_findings(decision: GateDecision, rules: set[str], found: dict[str, _Case]) -> None:
+    """Newly hallucinated claims, unstable claims among them or listed apart."""
+    unstable = {(claim.case_id, claim.id) for claim in decision.unstable_claims}
+    new = {(claim.case_id, claim.id) for claim in decision.new_hallucinations}
+    # The unstable claims the gate counts are among the new ones, unless that list was cut short.
+    counts_unstable = not any(notice.endswith(UNSTABLE_APART) for notice in decision.notices)
+    past = [c for c in decision.unstable_claims if (c.case_id, c.id) not in new]
+    for claim in (*decision.new_hallucinations, *(past if counts_unstable else ())):
+        case = found.setdefault(claim.case_id, _Case())
+        line = _claim(claim)
+        if (claim.case_id, claim.id) in unstable:
+            line += f"; unstable, {_asks(claim)}"
+        if claim.accepted_by is not None:
+            case.notes.append(f"accepted by {claim.accepted_by}: {line}")
+        elif NEW_HALLUCINATIONS_RULE in rules:
+            case.add("new_hallucination", line)
+        else:
+            case.notes.append(f"newly hallucinated, not failing the gate: {line}")
+    for claim in () if counts_unstable else decision.unstable_claims:
+        found.setdefault(claim.case_id, _Case()).notes.append(
+            f"unstable, not counted as new: {_claim(claim)}; {_asks(claim)}"
+        )
+
+
+def _retrieval_findings(decision: GateDecision, rules: set[str], found: dict[str, _Case]) -> None:
+    """Newly miscited claims and lost relevant chunks, failing their case by the gate's settings."""
+    for miscited in decision.listed("miscited_claims"):
+        if isinstance(miscited, MiscitedClaim) and miscited.new:
+            case = found.setdefault(miscited.case_id, _Case())
+            line = f"[{miscited.id}] {miscited.text}"
+            if MISCITED_CLAIMS_RULE in rules:
+                case.add("miscited_claim", line)
+            else:
+                case.notes.append(f"newly miscited, not failing the gate: {line}")
+    for lost in decision.listed("lost_chunks"):
+        assert isinstance(lost, LostChunk)
+        case = found.setdefault(lost.case_id, _Case())
+        if LOST_CHUNKS_RULE in rules:
+            case.add("lost_chunk", lost.text)
+        else:
+            case.notes.append(f"lost, not failing the gate: relevant {lost.text}")
 
 
 def _failure(kind: str, message: str, body: str) -> ET.Element:
@@ -168,6 +239,8 @@ def _what(kind: str, count: int) -> str:
     s = "" if count == 1 else "s"
     return {
         "new_hallucination": f"{count} newly hallucinated claim{s}",
+        "miscited_claim": f"{count} newly miscited claim{s}",
+        "lost_chunk": f"{count} lost relevant chunk{s}",
         "regressed": f"{count} score{s} dropped past max_drop",
         "below_threshold": f"{count} score{s} below the threshold",
         "unchecked_claims": f"{count} claim{s} not verifiable offline",

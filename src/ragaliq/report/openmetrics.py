@@ -2,8 +2,9 @@
 
 Each evaluator's score in the head run and in the baseline (``ragaliq_evaluator_score``, labelled
 ``evaluator`` and ``run``), its change (``ragaliq_evaluator_delta``), its threshold and whether it
-passed; the gate's result and its counts (cases, errors, newly hallucinated claims); and what the
-judge cost: calls, tokens by kind, cache hits and US dollars. A value the decision does not have
+passed; the gate's result and its counts (cases, errors, newly hallucinated claims, unstable
+claims, lost relevant chunks, newly miscited claims); and what the judge cost: calls, tokens by
+kind, cache hits and US dollars. A value the decision does not have
 (no baseline yet, no score) is left out, never written as zero. The file ends with ``# EOF``.
 
 Label values go through the comment's redaction (:func:`~ragaliq.redaction.redact`) and
@@ -16,6 +17,7 @@ import re
 from pathlib import Path
 
 from ragaliq._files import write_atomic
+from ragaliq.evaluators.citations import MiscitedClaim
 from ragaliq.gate import GateDecision
 from ragaliq.redaction import redact
 from ragaliq.text.plain import BIDI_MARKS
@@ -65,6 +67,18 @@ def render_metrics(decision: GateDecision) -> str:
     errors.add(decision.count("errors"))
     new = _Family("new_hallucinations", "Claims newly hallucinated since the baseline.")
     new.add(decision.count("new_hallucinations"))
+    unstable = _Family(
+        "unstable_claims", "Hallucinated claims the judge's verdicts disagreed on when asked again."
+    )
+    unstable.add(decision.count("unstable_claims"))
+    lost = _Family(
+        "lost_chunks", "Relevant chunks the baseline retrieved within k that this run does not."
+    )
+    lost.add(decision.count("lost_chunks"))
+    miscited = _Family(
+        "new_miscited_claims", "Claims this run miscites that the baseline's case did not."
+    )
+    miscited.add(_new_miscited(decision))
     score = _Family("evaluator_score", "An evaluator's mean score, in the head run or baseline.")
     delta = _Family("evaluator_delta", "The head's score less the baseline's, on shared cases.")
     threshold = _Family("evaluator_threshold", "The score an evaluator must reach.")
@@ -87,9 +101,18 @@ def render_metrics(decision: GateDecision) -> str:
     hits.add(usage.cache_hits)
     cost = _Family("judge_cost_usd", "What the judge's requests cost, in US dollars.")
     cost.add(usage.cost_usd)
-    families = (passed, cases, errors, new, score, delta, threshold, ok, calls, tokens, hits, cost)
+    families = [passed, cases, errors, new, unstable, lost, miscited, score, delta, threshold, ok]
+    families += [calls, tokens, hits, cost]
     lines = [line for family in families for line in family.lines]
     return "\n".join([*lines, "# EOF"]) + "\n"
+
+
+def _new_miscited(decision: GateDecision) -> int | None:
+    """The newly miscited claims; None when the list was cut short (the rest are not told)."""
+    if decision.omitted.get("miscited_claims"):
+        return None
+    entries = decision.listed("miscited_claims")
+    return sum(isinstance(entry, MiscitedClaim) and entry.new for entry in entries)
 
 
 def write_metrics(path: Path, decision: GateDecision) -> None:

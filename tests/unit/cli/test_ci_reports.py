@@ -83,3 +83,43 @@ def test_a_regressed_change_writes_junit_failing_on_exactly_its_new_claims(runne
     assert scores[("hallucination", "baseline")] == 1.0
     assert scores[("hallucination", "head")] == 0.5
     assert families["ragaliq_judge_calls"].samples[0].value == 0  # the offline judge is free
+
+
+RETRIEVAL = """\
+evaluators:
+  faithfulness: {enabled: false}
+  hallucination: {enabled: false}
+  relevance: {enabled: false}
+  hit_rate: {k: 2}
+  recall_at_k: {k: 2}
+gate: {fail_on_lost_chunks: true, max_drop: 1.0}
+"""
+
+
+def retrieved(case_id: str, ids: list[str]) -> dict:
+    context = [{"id": chunk_id, "text": f"What chunk {chunk_id} says."} for chunk_id in ids]
+    return {"id": case_id, "query": f"{case_id}?", "context": context, "relevant_chunks": ["a#1"]}
+
+
+def test_a_change_that_loses_a_relevant_chunk_fails_its_case_naming_the_chunk(runner, tmp_path):
+    main = [retrieved("cards", ["a#1", "b#1", "c#1"]), retrieved("fees", ["a#1", "c#1"])]
+    config = setup(tmp_path, main, RETRIEVAL)
+    recorded = runner.invoke(cli, ["baseline", "record", "--config", str(config)])
+    assert recorded.exit_code == 0, recorded.output
+    write_jsonl(tmp_path / "data.jsonl", [retrieved("cards", ["b#1", "c#1", "a#1"]), main[1]])
+    junit, metrics = tmp_path / "gate.xml", tmp_path / "metrics.txt"
+    args = ["--config", str(config), "--base", "none", "--junit", str(junit)]
+    result = runner.invoke(cli, ["gate", *args, "--metrics", str(metrics)])
+    assert result.exit_code == 1, result.output
+
+    xml = JUnitXml.fromfile(str(junit))
+    cases = {test.name: test for suite in xml if suite.name == "cases" for test in suite}
+    (failure,) = cases["cards"].result
+    assert (failure.type, failure.text) == (
+        "lost_chunk",
+        "chunk a#1 (relevance 1): rank 1 → rank 3 (past k=2)",
+    )
+    assert cases["fees"].is_passed
+    families = {f.name: f for f in text_string_to_metric_families(metrics.read_text("utf-8"))}
+    assert families["ragaliq_lost_chunks"].samples[0].value == 1
+    assert families["ragaliq_gate_passed"].samples[0].value == 0
