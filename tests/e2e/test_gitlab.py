@@ -213,3 +213,52 @@ def test_the_gate_warns_while_developers_may_set_pipeline_variables(gitlab):
     gitlab.record(main)
     log = gitlab.gate().jobs["ragaliq-gate"].log
     assert "anyone with the Developer role may set pipeline variables" in log
+
+
+def test_merge_requests_wait_while_mains_baseline_records_and_are_judged_when_it_lands(gitlab):
+    main = gitlab.commit_main()
+    recording = gitlab.recording(main)  # main's push pipeline: created, its record job not run
+    clean, clean_head = gitlab.open_merge_request("clean")
+    worse, worse_head = gitlab.open_merge_request("worse", regressed=True)
+    gitlab.produce(clean, clean_head)
+    gitlab.produce(worse, worse_head)
+    for phase in ("created", "pending", "running"):
+        gitlab.fake.set_pipeline(recording, status=phase)
+        gate = gitlab.gate().jobs["ragaliq-gate"]
+        assert gate.passed, gate.log  # waiting is no failure of the gate's job
+        for iid, head in ((clean, clean_head), (worse, worse_head)):
+            state, description = statuses(gitlab, head)[-1]
+            assert state == "pending" and "waiting for the baseline" in description
+            assert "being recorded" in description and f"run {recording}" in description
+            (note,) = gate_notes(gitlab, iid)
+            assert "waiting for the base's baseline" in note and "being recorded" in note
+    # The record job lands in that same pipeline; no one pushes to either merge request.
+    landed = gitlab.record(main, pipeline=recording)
+    assert landed.jobs["ragaliq-record"].passed, landed.jobs["ragaliq-record"].log
+    gate = gitlab.gate().jobs["ragaliq-gate"]
+    assert gate.passed, gate.log
+    assert statuses(gitlab, clean_head)[-1][0] == "success"
+    assert statuses(gitlab, worse_head)[-1][0] == "failed"
+    (note,) = gate_notes(gitlab, worse)  # the waiting note, now the verdict
+    assert "RagaliQ Gate failed" in note
+    assert [state for state, _ in statuses(gitlab, worse_head)].count("success") == 0
+
+
+@pytest.mark.parametrize("ended", ["failed", "canceled"])
+def test_a_record_pipeline_that_did_not_succeed_is_an_error_not_an_older_bar(gitlab, ended):
+    older = gitlab.commit_main()
+    assert gitlab.record(older).jobs["ragaliq-record"].passed  # a good bar one commit back
+    main = gitlab.commit_main(**{"README.md": "a change to main\n"})
+    broken = gitlab.recording(main)
+    gitlab.fake.set_pipeline(broken, status=ended)
+    iid, head = gitlab.open_merge_request("on-broken")  # clean: it would pass on the older bar
+    gitlab.produce(iid, head)
+    gate = gitlab.gate().jobs["ragaliq-gate"]
+    states = statuses(gitlab, head)
+    assert "success" not in [state for state, _ in states], gate.log
+    state, description = states[-1]
+    assert state == "failed" and "not judged: no baseline" in description
+    assert f"run {broken}" in description and f"ended {ended}" in description
+    (note,) = gate_notes(gitlab, iid)
+    assert f"run {broken}" in note and f"ended {ended}" in note
+    assert gitlab.fake.approvals(PROJECT, iid) == []

@@ -384,7 +384,6 @@ async def _gate(job: _Job, result: Publication, pr: Change | None) -> _Gated:
     zone_notice = check_zone(settings, pr)
     work = WorkTree(settings.workspace)
     data = dataset_of(settings, host, pr)
-    result.set_status("pending", "judging the pull request's RAG outputs")
     trusted = (
         work if pr is None else host.files_at(pr.base_sha, f"the base commit {pr.base_sha[:12]}")
     )
@@ -416,6 +415,9 @@ async def _gate(job: _Job, result: Publication, pr: Change | None) -> _Gated:
             env=job.env,
         )
     )
+    # Only once the bar is read: a change that waits for it says so in its first ``pending``
+    # (a host such as GitLab keeps the first description of a pending status).
+    result.set_status("pending", "judging the pull request's RAG outputs")
     acceptances: tuple[Acceptance, ...] = ()
     review_notes: tuple[str, ...] = ()
     if pr is not None:
