@@ -14,7 +14,7 @@ import pytest
 from junitparser import JUnitXml
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from tests.e2e.gitlab_play import CONFIG, KEY, PROJECT, GitLabProject
+from tests.e2e.gitlab_play import CONFIG, KEY, PROJECT, GitLabProject, jsonl
 from tests.e2e.workspace import cases
 from tests.fakes.gitlab_server import FakeGitLab
 
@@ -262,3 +262,40 @@ def test_a_record_pipeline_that_did_not_succeed_is_an_error_not_an_older_bar(git
     (note,) = gate_notes(gitlab, iid)
     assert f"run {broken}" in note and f"ended {ended}" in note
     assert gitlab.fake.approvals(PROJECT, iid) == []
+
+
+def test_an_artifact_from_another_pipeline_or_commit_is_never_judged(gitlab):
+    main = gitlab.commit_main()
+    gitlab.record(main)
+    iid, old = gitlab.open_merge_request("swap")
+    gitlab.produce(iid, old)
+    gitlab.gate()
+    assert statuses(gitlab, old)[-1][0] == "success"  # clean at its first head
+    # A push makes the outputs worse; the merge request's own pipeline has produced nothing
+    # at the new head yet. Clean datasets wait elsewhere at that commit: in the pipeline of
+    # another merge request with the same head (into another branch), and in a push pipeline
+    # of the source branch, each in a job named like the produce job.
+    new = gitlab.branch("swap", regressed=True)
+    gitlab.fake.push_to_merge_request(PROJECT, iid, head_sha=new)
+    other = gitlab.fake.add_merge_request(
+        PROJECT, source_branch="swap-copy", target_branch="sandbox", head_sha=new, author="dev"
+    )
+    clean = {"rag_outputs.jsonl": jsonl(cases())}
+    for ref, source in (
+        (f"refs/merge-requests/{other}/head", "merge_request_event"),
+        ("swap", "push"),
+    ):
+        elsewhere = gitlab.fake.add_pipeline(PROJECT, ref=ref, sha=new, source=source)
+        gitlab.fake.add_job(elsewhere, "ragaliq-produce", stage="produce", artifacts=clean)
+    gate = gitlab.gate().jobs["ragaliq-gate"]
+    state, description = statuses(gitlab, new)[-1]
+    assert state == "failed" and "not judged: no dataset" in description, gate.log
+    assert f"for the head commit {new[:12]}" in gate.log
+    assert gitlab.fake.approvals(PROJECT, iid) == []  # the approval at the old head is gone
+    # Its own pipeline at the new head produces: judged on that, the worse outputs, and fails.
+    gitlab.produce(iid, new)
+    gate = gitlab.gate().jobs["ragaliq-gate"]
+    assert statuses(gitlab, new)[-1][0] == "failed", gate.log
+    (note,) = gate_notes(gitlab, iid)
+    assert "RagaliQ Gate failed" in note
+    assert "success" not in [state for state, _ in statuses(gitlab, new)]

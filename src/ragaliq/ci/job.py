@@ -48,12 +48,14 @@ from ragaliq.errors import (
     BaselineMissingError,
     BaselinePendingError,
     ConfigError,
+    DatasetMissingError,
     RagaliqError,
     UnsafeSetupError,
 )
 from ragaliq.exits import ExitCode
 from ragaliq.forge import (
     NO_BASELINE,
+    NO_DATASET,
     WAITING,
     Change,
     Host,
@@ -356,6 +358,10 @@ async def _judge_change(job: _Job, result: Publication, pr: Change) -> _Outcome:
         result.workflow.error(f"pull request #{pr.number}: {exc}", title="RagaliQ Gate")
         result.could_not_judge(f"{NO_BASELINE}: {exc}")
         return _Outcome(code=ExitCode.UNJUDGED, outcome=f"not judged: {NO_BASELINE}")
+    except DatasetMissingError as exc:
+        result.workflow.error(f"pull request #{pr.number}: {exc}", title="RagaliQ Gate")
+        result.could_not_judge(f"{NO_DATASET}: {exc}")
+        return _Outcome(code=ExitCode.UNJUDGED, outcome=f"not judged: {NO_DATASET}")
     except RagaliqError as exc:
         said = str(exc) if f"#{pr.number}" in str(exc) else f"pull request #{pr.number}: {exc}"
         result.workflow.error(said, title="RagaliQ Gate")
