@@ -16,7 +16,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from tests.e2e.gitlab_play import CONFIG, KEY, PROJECT, GitLabProject, jsonl
 from tests.e2e.workspace import cases
-from tests.fakes.gitlab_server import FakeGitLab
+from tests.fakes.gitlab_server import DEVELOPER, FakeGitLab
 
 MAIN = "RagaliQ Gate (main)"
 
@@ -299,3 +299,28 @@ def test_an_artifact_from_another_pipeline_or_commit_is_never_judged(gitlab):
     (note,) = gate_notes(gitlab, iid)
     assert "RagaliQ Gate failed" in note
     assert "success" not in [state for state, _ in statuses(gitlab, new)]
+
+
+def test_a_bots_merge_request_without_a_produce_run_is_never_green(gitlab):
+    main = gitlab.commit_main()
+    gitlab.record(main)
+    gitlab.fake.add_user("renovate-bot", bot=True)
+    gitlab.fake.add_member(PROJECT, "renovate-bot", DEVELOPER)
+    # The bot pushed with `-o ci.skip`: its merge request has no pipeline at all.
+    iid, head = gitlab.open_merge_request("renovate/deps", author="renovate-bot")
+    gate = gitlab.gate().jobs["ragaliq-gate"]
+    assert gate.passed, gate.log  # the sweep itself does its work
+    state, description = statuses(gitlab, head)[-1]
+    assert state == "failed" and "not judged: no dataset" in description
+    (note,) = gate_notes(gitlab, iid)
+    assert "could not judge" in note
+    # Then its pipeline runs, and its produce job fails: still nothing of its own to judge.
+    own = gitlab.fake.add_pipeline(
+        PROJECT, ref=f"refs/merge-requests/{iid}/head", sha=head, source="merge_request_event"
+    )
+    gitlab.fake.add_job(own, "ragaliq-produce", stage="produce", status="failed")
+    gitlab.gate()
+    states = statuses(gitlab, head)
+    assert states[-1][0] == "failed" and "not judged: no dataset" in states[-1][1]
+    assert "success" not in [state for state, _ in states]
+    assert gitlab.fake.approvals(PROJECT, iid) == []
