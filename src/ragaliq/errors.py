@@ -5,6 +5,7 @@ single message and an exit code, and nothing else is shown without ``--debug``::
 
     RagaliqError
     ├── ConfigError              ragaliq.yaml is missing, unreadable or invalid
+    │   └── DatasetMissingError  the change's own run handed over no dataset at its head (yet)
     ├── DatasetError             the dataset file is missing, unreadable or invalid
     ├── JudgeError               one judge operation failed (the case becomes an ``error`` result)
     │   ├── JudgeResponseError   the judge answered, but not with a valid verdict for every claim
@@ -41,6 +42,7 @@ __all__ = [
     "CommentForbiddenError",
     "ConfigError",
     "DatasetError",
+    "DatasetMissingError",
     "JudgeError",
     "JudgeResponseError",
     "JudgeUnavailableError",
@@ -65,6 +67,13 @@ class ConfigError(RagaliqError):
 
 class DatasetError(RagaliqError):
     """The dataset file is missing, unreadable or invalid."""
+
+
+class DatasetMissingError(ConfigError):
+    """The change's own run has handed over no dataset for its head commit, or not yet.
+
+    A gate that finds the changes itself judges the change again once that run hands one over.
+    """
 
 
 class JudgeError(RagaliqError):

@@ -181,12 +181,16 @@ class GitLabProject:
         variables: dict[str, str] | None = None,
         user_level: int = MAINTAINER,
         env: dict[str, str] | None = None,
+        pipeline: int | None = None,
     ) -> Played:
-        """The pipeline GitLab creates for this event, every job played in stage order."""
+        """The pipeline GitLab creates for this event, every job played in stage order.
+
+        ``pipeline``: one created earlier (still ``running``) whose jobs run now.
+        """
         config = load_config(self.config_at(sha))
         mr = self.fake.ci_merge_request(PROJECT, iid) if iid is not None else None
         pipeline_ref = f"refs/merge-requests/{iid}/head" if iid is not None else ref
-        pid = self.fake.add_pipeline(
+        pid = pipeline or self.fake.add_pipeline(
             PROJECT,
             ref=pipeline_ref,
             sha=sha,
@@ -269,8 +273,12 @@ class GitLabProject:
                 archive.writestr(name, data)
         return buffer.getvalue()
 
-    def record(self, sha: str) -> Played:
-        return self.play(source="push", sha=sha)
+    def record(self, sha: str, *, pipeline: int | None = None) -> Played:
+        return self.play(source="push", sha=sha, pipeline=pipeline)
+
+    def recording(self, sha: str) -> int:
+        """The push pipeline of ``sha`` created and still running: its record job not yet run."""
+        return self.fake.add_pipeline(PROJECT, ref="main", sha=sha, source="push", status="running")
 
     def produce(self, iid: int, head: str) -> Played:
         return self.play(

@@ -115,7 +115,7 @@ def test_a_base_with_a_bar_and_no_baseline_is_not_judged_on_thresholds_alone(set
     assert said in log and said in summary
     assert outputs["passed"] == "false"
     statuses = action.github.statuses(REPO, base, context=MAIN)
-    assert [s.state for s in statuses] == ["pending", "error"]
+    assert [s.state for s in statuses] == ["error"]  # judging starts once the bar is read
     assert statuses[-1].description.startswith(f"main@{base[:7]}: not judged: no baseline")
     assert "No baseline yet" not in log
     assert action.anthropic.requests == []
@@ -153,10 +153,7 @@ def test_a_pull_request_nobody_judged_is_never_green(setup, policy):
     assert "could not judge" in summary
     assert "could not judge" in action.github.comments(REPO, 4)[0].body
     head = git(action.workspace, "rev-parse", "HEAD")
-    assert [s.state for s in action.github.statuses(REPO, head, context=MAIN)] == [
-        "pending",
-        "error",
-    ]
+    assert [s.state for s in action.github.statuses(REPO, head, context=MAIN)] == ["error"]
     assert len(action.anthropic.requests) == judged
 
 

@@ -14,9 +14,9 @@ import pytest
 from junitparser import JUnitXml
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from tests.e2e.gitlab_play import CONFIG, KEY, PROJECT, GitLabProject
+from tests.e2e.gitlab_play import CONFIG, KEY, PROJECT, GitLabProject, jsonl
 from tests.e2e.workspace import cases
-from tests.fakes.gitlab_server import FakeGitLab
+from tests.fakes.gitlab_server import DEVELOPER, FakeGitLab
 
 MAIN = "RagaliQ Gate (main)"
 
@@ -213,3 +213,114 @@ def test_the_gate_warns_while_developers_may_set_pipeline_variables(gitlab):
     gitlab.record(main)
     log = gitlab.gate().jobs["ragaliq-gate"].log
     assert "anyone with the Developer role may set pipeline variables" in log
+
+
+def test_merge_requests_wait_while_mains_baseline_records_and_are_judged_when_it_lands(gitlab):
+    main = gitlab.commit_main()
+    recording = gitlab.recording(main)  # main's push pipeline: created, its record job not run
+    clean, clean_head = gitlab.open_merge_request("clean")
+    worse, worse_head = gitlab.open_merge_request("worse", regressed=True)
+    gitlab.produce(clean, clean_head)
+    gitlab.produce(worse, worse_head)
+    for phase in ("created", "pending", "running"):
+        gitlab.fake.set_pipeline(recording, status=phase)
+        gate = gitlab.gate().jobs["ragaliq-gate"]
+        assert gate.passed, gate.log  # waiting is no failure of the gate's job
+        for iid, head in ((clean, clean_head), (worse, worse_head)):
+            state, description = statuses(gitlab, head)[-1]
+            assert state == "pending" and "waiting for the baseline" in description
+            assert "being recorded" in description and f"run {recording}" in description
+            (note,) = gate_notes(gitlab, iid)
+            assert "waiting for the base's baseline" in note and "being recorded" in note
+    # The record job lands in that same pipeline; no one pushes to either merge request.
+    landed = gitlab.record(main, pipeline=recording)
+    assert landed.jobs["ragaliq-record"].passed, landed.jobs["ragaliq-record"].log
+    gate = gitlab.gate().jobs["ragaliq-gate"]
+    assert gate.passed, gate.log
+    assert statuses(gitlab, clean_head)[-1][0] == "success"
+    assert statuses(gitlab, worse_head)[-1][0] == "failed"
+    (note,) = gate_notes(gitlab, worse)  # the waiting note, now the verdict
+    assert "RagaliQ Gate failed" in note
+    assert [state for state, _ in statuses(gitlab, worse_head)].count("success") == 0
+
+
+@pytest.mark.parametrize("ended", ["failed", "canceled"])
+def test_a_record_pipeline_that_did_not_succeed_is_an_error_not_an_older_bar(gitlab, ended):
+    older = gitlab.commit_main()
+    assert gitlab.record(older).jobs["ragaliq-record"].passed  # a good bar one commit back
+    main = gitlab.commit_main(**{"README.md": "a change to main\n"})
+    broken = gitlab.recording(main)
+    gitlab.fake.set_pipeline(broken, status=ended)
+    iid, head = gitlab.open_merge_request("on-broken")  # clean: it would pass on the older bar
+    gitlab.produce(iid, head)
+    gate = gitlab.gate().jobs["ragaliq-gate"]
+    states = statuses(gitlab, head)
+    assert "success" not in [state for state, _ in states], gate.log
+    state, description = states[-1]
+    assert state == "failed" and "not judged: no baseline" in description
+    assert f"run {broken}" in description and f"ended {ended}" in description
+    (note,) = gate_notes(gitlab, iid)
+    assert f"run {broken}" in note and f"ended {ended}" in note
+    assert gitlab.fake.approvals(PROJECT, iid) == []
+
+
+def test_an_artifact_from_another_pipeline_or_commit_is_never_judged(gitlab):
+    main = gitlab.commit_main()
+    gitlab.record(main)
+    iid, old = gitlab.open_merge_request("swap")
+    gitlab.produce(iid, old)
+    gitlab.gate()
+    assert statuses(gitlab, old)[-1][0] == "success"  # clean at its first head
+    # A push makes the outputs worse; the merge request's own pipeline has produced nothing
+    # at the new head yet. Clean datasets wait elsewhere at that commit: in the pipeline of
+    # another merge request with the same head (into another branch), and in a push pipeline
+    # of the source branch, each in a job named like the produce job.
+    new = gitlab.branch("swap", regressed=True)
+    gitlab.fake.push_to_merge_request(PROJECT, iid, head_sha=new)
+    other = gitlab.fake.add_merge_request(
+        PROJECT, source_branch="swap-copy", target_branch="sandbox", head_sha=new, author="dev"
+    )
+    clean = {"rag_outputs.jsonl": jsonl(cases())}
+    for ref, source in (
+        (f"refs/merge-requests/{other}/head", "merge_request_event"),
+        ("swap", "push"),
+    ):
+        elsewhere = gitlab.fake.add_pipeline(PROJECT, ref=ref, sha=new, source=source)
+        gitlab.fake.add_job(elsewhere, "ragaliq-produce", stage="produce", artifacts=clean)
+    gate = gitlab.gate().jobs["ragaliq-gate"]
+    state, description = statuses(gitlab, new)[-1]
+    assert state == "failed" and "not judged: no dataset" in description, gate.log
+    assert f"for the head commit {new[:12]}" in gate.log
+    assert gitlab.fake.approvals(PROJECT, iid) == []  # the approval at the old head is gone
+    # Its own pipeline at the new head produces: judged on that, the worse outputs, and fails.
+    gitlab.produce(iid, new)
+    gate = gitlab.gate().jobs["ragaliq-gate"]
+    assert statuses(gitlab, new)[-1][0] == "failed", gate.log
+    (note,) = gate_notes(gitlab, iid)
+    assert "RagaliQ Gate failed" in note
+    assert "success" not in [state for state, _ in statuses(gitlab, new)]
+
+
+def test_a_bots_merge_request_without_a_produce_run_is_never_green(gitlab):
+    main = gitlab.commit_main()
+    gitlab.record(main)
+    gitlab.fake.add_user("renovate-bot", bot=True)
+    gitlab.fake.add_member(PROJECT, "renovate-bot", DEVELOPER)
+    # The bot pushed with `-o ci.skip`: its merge request has no pipeline at all.
+    iid, head = gitlab.open_merge_request("renovate/deps", author="renovate-bot")
+    gate = gitlab.gate().jobs["ragaliq-gate"]
+    assert gate.passed, gate.log  # the sweep itself does its work
+    state, description = statuses(gitlab, head)[-1]
+    assert state == "failed" and "not judged: no dataset" in description
+    (note,) = gate_notes(gitlab, iid)
+    assert "could not judge" in note
+    # Then its pipeline runs, and its produce job fails: still nothing of its own to judge.
+    own = gitlab.fake.add_pipeline(
+        PROJECT, ref=f"refs/merge-requests/{iid}/head", sha=head, source="merge_request_event"
+    )
+    gitlab.fake.add_job(own, "ragaliq-produce", stage="produce", status="failed")
+    gitlab.gate()
+    states = statuses(gitlab, head)
+    assert states[-1][0] == "failed" and "not judged: no dataset" in states[-1][1]
+    assert "success" not in [state for state, _ in states]
+    assert gitlab.fake.approvals(PROJECT, iid) == []

@@ -250,8 +250,8 @@ class MemoryHost:
                 )
         raise ArtifactError(f"artifact {artifact!r} of run {run_id}: not found")
 
-    def uploads(self, source: int | str, head_sha: str, artifact: str) -> tuple[Upload, ...]:
-        return tuple(u for u, name, _ in self.handed.get(head_sha, ()) if name == artifact)
+    def uploads(self, source: int | str, change: Change, artifact: str) -> tuple[Upload, ...]:
+        return tuple(u for u, name, _ in self.handed.get(change.head_sha, ()) if name == artifact)
 
     def reviews(self, change: Change) -> tuple[tuple[ReviewRecord, ...], tuple[str, ...]]:
         return tuple(self.review_records.get(change.number, ())), ()

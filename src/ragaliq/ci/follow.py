@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Generic, TypeVar
 
 from ragaliq.ci.custody import PENDING_LIMIT_HOURS, stale
-from ragaliq.forge import NO_BASELINE, waits_on_baseline
+from ragaliq.forge import NO_BASELINE, waits_on_baseline, waits_on_dataset
 from ragaliq.models import Usage
 from ragaliq.text.counts import plural
 
@@ -82,14 +82,16 @@ def stale_pending(status: StatusSeen | None, now: datetime | None = None) -> boo
 def unjudged(status: StatusSeen | None) -> bool:
     """Whether a change's head has no verdict of the gate's yet that still stands.
 
-    No status, one that waits, or one a reviewer's command was written after: what a sweep
-    gates (a host whose trusted job finds the changes itself).
+    No status, one that waits (for its base's baseline, or for its own run's dataset), or one
+    a reviewer's command was written after: what a sweep gates (a host whose trusted job finds
+    the changes itself).
     """
     return (
         status is None
         or status.state == "pending"
         or status.reviewed_since
         or waits_on_baseline(status.state, status.description)
+        or waits_on_dataset(status.state, status.description)
     )
 
 

@@ -48,12 +48,14 @@ from ragaliq.errors import (
     BaselineMissingError,
     BaselinePendingError,
     ConfigError,
+    DatasetMissingError,
     RagaliqError,
     UnsafeSetupError,
 )
 from ragaliq.exits import ExitCode
 from ragaliq.forge import (
     NO_BASELINE,
+    NO_DATASET,
     WAITING,
     Change,
     Host,
@@ -356,6 +358,10 @@ async def _judge_change(job: _Job, result: Publication, pr: Change) -> _Outcome:
         result.workflow.error(f"pull request #{pr.number}: {exc}", title="RagaliQ Gate")
         result.could_not_judge(f"{NO_BASELINE}: {exc}")
         return _Outcome(code=ExitCode.UNJUDGED, outcome=f"not judged: {NO_BASELINE}")
+    except DatasetMissingError as exc:
+        result.workflow.error(f"pull request #{pr.number}: {exc}", title="RagaliQ Gate")
+        result.could_not_judge(f"{NO_DATASET}: {exc}")
+        return _Outcome(code=ExitCode.UNJUDGED, outcome=f"not judged: {NO_DATASET}")
     except RagaliqError as exc:
         said = str(exc) if f"#{pr.number}" in str(exc) else f"pull request #{pr.number}: {exc}"
         result.workflow.error(said, title="RagaliQ Gate")
@@ -384,7 +390,6 @@ async def _gate(job: _Job, result: Publication, pr: Change | None) -> _Gated:
     zone_notice = check_zone(settings, pr)
     work = WorkTree(settings.workspace)
     data = dataset_of(settings, host, pr)
-    result.set_status("pending", "judging the pull request's RAG outputs")
     trusted = (
         work if pr is None else host.files_at(pr.base_sha, f"the base commit {pr.base_sha[:12]}")
     )
@@ -416,6 +421,9 @@ async def _gate(job: _Job, result: Publication, pr: Change | None) -> _Gated:
             env=job.env,
         )
     )
+    # Only once the bar is read: a change that waits for it says so in its first ``pending``
+    # (a host such as GitLab keeps the first description of a pending status).
+    result.set_status("pending", "judging the pull request's RAG outputs")
     acceptances: tuple[Acceptance, ...] = ()
     review_notes: tuple[str, ...] = ()
     if pr is not None:

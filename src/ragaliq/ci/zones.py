@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ragaliq.checkout import unsafe_checkout
-from ragaliq.errors import ConfigError, UnsafeSetupError
+from ragaliq.errors import ConfigError, DatasetMissingError, UnsafeSetupError
 from ragaliq.forge import Change, HandOver, Host, JobSettings
 from ragaliq.gate.acceptance import Acceptance, bind_to_dataset
 from ragaliq.repository import FileSource, WorkTree
@@ -127,13 +127,13 @@ def dataset_of(settings: JobSettings, host: Host, pr: Change | None) -> GatedDat
     head = pr.head_sha if pr is not None else None
     produced_by, how = run.id if run is not None else int(settings.run_id or 0), ""
     if settings.by_review or settings.mode in ("follow", "sweep"):
-        if head is None:
+        if pr is None or head is None:
             raise ConfigError("a review's gate found no pull request to judge")
-        uploads = host.uploads(run_id, head, settings.artifact)
+        uploads = host.uploads(run_id, pr, settings.artifact)
         review = isinstance(run_id, int)
         which = "this workflow" if review else run_id
         if not uploads:
-            raise ConfigError(
+            raise DatasetMissingError(
                 f"no pull_request run of {which} handed over the artifact "
                 f"{settings.artifact} for the head commit {head[:12]}: "
                 + ("a review's gate" if review else "a gate that follows a baseline")
@@ -177,6 +177,6 @@ def bind_acceptances(
         acceptances,
         handed_over=handed_over,
         all_handed_over=lambda: tuple(
-            u.created_at for u in host.uploads(data.run_id, pr.head_sha, settings.artifact)
+            u.created_at for u in host.uploads(data.run_id, pr, settings.artifact)
         ),
     )

@@ -26,6 +26,7 @@ from ragaliq.forge.host import (
     ACCESS_LEVELS,
     CONTEXT,
     NO_BASELINE,
+    NO_DATASET,
     WAITING,
     Access,
     CommentBoard,
@@ -40,6 +41,7 @@ from ragaliq.forge.host import (
     retired_context,
     status_context,
     waits_on_baseline,
+    waits_on_dataset,
 )
 from ragaliq.forge.runs import (
     ANSWERS_ARTIFACT,
@@ -59,6 +61,7 @@ __all__ = [
     "CONTEXT",
     "DEFAULT_FOLLOW_LIMIT",
     "NO_BASELINE",
+    "NO_DATASET",
     "RUN_PHASES",
     "WAITING",
     "Access",
@@ -86,4 +89,5 @@ __all__ = [
     "retired_context",
     "status_context",
     "waits_on_baseline",
+    "waits_on_dataset",
 ]

@@ -18,6 +18,7 @@ __all__ = [
     "ACCESS_LEVELS",
     "CONTEXT",
     "NO_BASELINE",
+    "NO_DATASET",
     "WAITING",
     "Access",
     "CommentBoard",
@@ -32,6 +33,7 @@ __all__ = [
     "retired_context",
     "status_context",
     "waits_on_baseline",
+    "waits_on_dataset",
 ]
 
 # -------------------------------------------------------------------------- statuses
@@ -42,6 +44,8 @@ WAITING = "waiting for the baseline"
 """How a change's status says it waits for its base's baseline run (state ``pending``)."""
 NO_BASELINE = "no baseline"
 """How a change's status says the run records show no baseline of its base (state ``error``)."""
+NO_DATASET = "no dataset"
+"""How a change's status says its own run has handed over no dataset for its head (``error``)."""
 
 
 def status_context(comment_id: str, base_ref: str) -> str:
@@ -74,6 +78,15 @@ def waits_on_baseline(state: str, description: str) -> bool:
     if state == "pending":
         return said.startswith(WAITING)
     return state == "error" and said.startswith(f"not judged: {NO_BASELINE}")
+
+
+def waits_on_dataset(state: str, description: str) -> bool:
+    """Whether a gate's status says the change's own run had handed over no dataset at its head.
+
+    A gate that finds the changes itself judges such a change again; it is never green before.
+    """
+    said = description.split(": ", 1)[1] if ": " in description else ""
+    return state == "error" and said.startswith(f"not judged: {NO_DATASET}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -236,10 +249,12 @@ class Host(Protocol):
         """
         ...
 
-    def uploads(self, source: int | str, head_sha: str, artifact: str) -> tuple[Upload, ...]:
-        """The datasets the change's own runs handed over for ``head_sha``, oldest first.
+    def uploads(self, source: int | str, change: Change, artifact: str) -> tuple[Upload, ...]:
+        """The datasets the change's own runs handed over for its head commit, oldest first.
 
-        ``source``: run N (its workflow's runs), or a workflow file (``ragaliq.yml``).
+        ``source``: run N (its workflow's runs), or a workflow file (``ragaliq.yml``). A run of
+        another change, or of this change at another commit, hands over nothing of this one's
+        where the host's records tell them apart.
         """
         ...
 

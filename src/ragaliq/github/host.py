@@ -144,10 +144,10 @@ class GitHubHost:
             self.api, run_id=run_id, artifact=artifact, file_name=file_name, head_sha=head_sha
         )
 
-    def uploads(self, source: int | str, head_sha: str, artifact: str) -> tuple[Upload, ...]:
+    def uploads(self, source: int | str, change: Change, artifact: str) -> tuple[Upload, ...]:
         return handed_over_at(
             self.api,
-            head_sha=head_sha,
+            head_sha=change.head_sha,
             artifact=artifact,
             run_id=source if isinstance(source, int) else 0,
             workflow=source if isinstance(source, str) else "",

@@ -52,7 +52,7 @@ from ragaliq.repository import FileSource
 from ragaliq.store.backends import FolderBackend
 from ragaliq.store.layout import BaselineStore
 
-__all__ = ["ACCESS", "PROFILE", "GitLabHost"]
+__all__ = ["ACCESS", "PROFILE", "GitLabHost", "merge_request_ref"]
 
 ACCESS: dict[int, Access] = {
     10: "read",
@@ -78,6 +78,23 @@ PROFILE = HostProfile(
 """GitLab's limits: a note of 1,000,000 characters."""
 _STATES = {"pending": "pending", "success": "success", "failure": "failed", "error": "failed"}
 _MAX_DATASET = 2 * 1024**3
+
+
+def merge_request_ref(number: int) -> str:
+    """The ref of merge request ``number``'s own detached pipelines: its head, as pushed."""
+    return f"refs/merge-requests/{number}/head"
+
+
+def _own_pipeline(pipeline: dict[str, Any], *, ref: str, sha: str) -> bool:
+    """Whether a listed pipeline is the merge request's own, at its head.
+
+    Whatever the list was asked for, the pipeline's own record must say so.
+    """
+    return (
+        pipeline.get("ref") == ref
+        and pipeline.get("sha") == sha
+        and pipeline.get("source") == "merge_request_event"
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -227,13 +244,22 @@ class GitLabHost:
         )
         return tuple(self._change(mr) for mr in found if mr.get("target_branch") == base_ref)
 
-    def uploads(self, source: int | str, head_sha: str, artifact: str) -> tuple[Upload, ...]:
+    def uploads(self, source: int | str, change: Change, artifact: str) -> tuple[Upload, ...]:
+        head_sha, ref = change.head_sha, merge_request_ref(change.number)
+
         def ask(client: gitlab.Gitlab) -> tuple[Upload, ...]:
             pipelines = self.api.all(
-                client, "/pipelines", most=50, sha=head_sha, source="merge_request_event"
+                client,
+                "/pipelines",
+                most=50,
+                ref=ref,
+                sha=head_sha,
+                source="merge_request_event",
             )
             out = []
             for pipeline in pipelines:
+                if not _own_pipeline(pipeline, ref=ref, sha=head_sha):
+                    continue  # another merge request's, or this one's at another head
                 for job in self.api.all(client, f"/pipelines/{pipeline['id']}/jobs", most=200):
                     done = read_time(job.get("finished_at"))
                     if job.get("name") == artifact and job.get("status") == "success" and done:
