@@ -52,13 +52,9 @@ from ragtruth import DEFAULT_DATA, TASKS, Scores, claim_labels, load_ragtruth  #
 from ragaliq.offline.context import ContextIndex  # noqa: E402
 from ragaliq.offline.features import FEATURES, analyse_claims  # noqa: E402
 from ragaliq.offline.findings import find  # noqa: E402
-from ragaliq.offline.judge import (  # noqa: E402
-    MODEL_PATH,
-    case_kind,
-    extract_sentence_claims,
-    model_of_kind,
-    polarity_of,
-)
+from ragaliq.offline.judge import polarity_of  # noqa: E402
+from ragaliq.offline.model import MODEL_PATH, case_kind, model_of_kind  # noqa: E402
+from ragaliq.offline.sentence_claims import extract_sentence_claims  # noqa: E402
 
 L2 = 100.0
 """Ridge penalty on the standardised weights (the bias is not penalised). Chosen by nested

@@ -36,15 +36,9 @@ single-sentence probes by ``benchmarks/offline_probes.py``.
 from __future__ import annotations
 
 import hashlib
-import json
-import math
-import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from functools import cache
 from importlib import resources
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ragaliq.evaluators.questions import CHUNKS, EXTRACT, FACTS, RELEVANCE, VERIFY
 from ragaliq.judges.base import (
@@ -73,35 +67,28 @@ from ragaliq.offline.context import ContextIndex
 from ragaliq.offline.features import FEATURES, MAX_CLAIM_WORDS, Analysis, analyse_claims
 from ragaliq.offline.findings import find
 from ragaliq.offline.grounding import polarity_gap
+from ragaliq.offline.model import MODEL_RESOURCE, ClaimModel, load_model
 from ragaliq.offline.relevance import rate_relevance
+from ragaliq.offline.sentence_claims import extract_sentence_claims
 from ragaliq.offline.settling import record_lacks, settled
 from ragaliq.offline.spans import Governor, Span, copied_span
 from ragaliq.offline.work import Work, collection_paused
 from ragaliq.text.citations import CitationReader, without_citations
 from ragaliq.text.words import (
-    NEGATIONS,
-    STOPWORDS,
     content_words,
-    split_sentences,
     word_key,
 )
 
 __all__ = [
-    "MODEL_RESOURCE",
     "OFFLINE_JUDGE_NAME",
     "OfflineJudge",
-    "case_kind",
-    "extract_sentence_claims",
     "is_verbatim",
-    "model_of_kind",
     "polarity_of",
     "record_lacks",
     "settled",
 ]
 
 OFFLINE_JUDGE_NAME = "offline-heuristic"
-MODEL_RESOURCE = "model.json"
-"""The claim model, shipped in this package next to this module."""
 CHUNK_QUERY_SHARE = 0.5
 """Share of the query's content words a chunk must hold to be rated relevant by the heuristic."""
 DRAWN_ON = 0.8
@@ -109,116 +96,25 @@ DRAWN_ON = 0.8
 MAX_EVIDENCE_CHARS = 400
 CONFIDENT = "offline_confident"
 """Flag on a SUPPORTED verdict the offline judge is sure of: the cascade settles it offline."""
-_SOURCES = (
-    ("ragaliq.offline", "judge.py"),
-    ("ragaliq.offline", "context.py"),
-    ("ragaliq.offline", "grounding.py"),
-    ("ragaliq.offline", "work.py"),
-    ("ragaliq.offline", "features.py"),
-    ("ragaliq.offline", "findings.py"),
-    ("ragaliq.offline", "contrasts.py"),
-    ("ragaliq.offline", "negations.py"),
-    ("ragaliq.offline", "records.py"),
-    ("ragaliq.offline", "record_fields.py"),
-    ("ragaliq.offline", "record_mentions.py"),
-    ("ragaliq.offline", "schedule.py"),
-    ("ragaliq.offline", "relevance.py"),
-    ("ragaliq.offline", "spans.py"),
-    ("ragaliq.offline", "settling.py"),
-    ("ragaliq.offline", MODEL_RESOURCE),
-    ("ragaliq.text", "words.py"),
-    ("ragaliq.text", "citations.py"),
-    ("ragaliq.text", "sentences.py"),
-    ("ragaliq.text", "quantities.py"),
-)
-"""Everything the offline verdicts depend on: a change to any of it is a new judge version."""
+_TEXT_SOURCES = ("words.py", "citations.py", "sentences.py", "quantities.py")
+"""The text readers the offline verdicts depend on besides this package: a change to any of them,
+or to a module of this package, is a new judge version."""
 
 
 def _version() -> str:
+    """The judge's version: a digest of this package's modules, its model and its text readers."""
+    offline = resources.files("ragaliq.offline")
+    own = sorted(
+        entry.name
+        for entry in offline.iterdir()
+        if entry.name.endswith(".py") or entry.name == MODEL_RESOURCE
+    )
+    text = resources.files("ragaliq.text")
     digest = hashlib.sha256()
-    for package, name in _SOURCES:
+    for folder, name in [*((offline, n) for n in own), *((text, n) for n in _TEXT_SOURCES)]:
         digest.update(name.encode())
-        digest.update(resources.files(package).joinpath(name).read_bytes())
+        digest.update(folder.joinpath(name).read_bytes())
     return digest.hexdigest()[:12]
-
-
-@dataclass(frozen=True)
-class ClaimModel:
-    """The logistic regression that turns a claim's features into P(hallucinated)."""
-
-    means: tuple[float, ...]
-    stds: tuple[float, ...]
-    bias: float
-    weights: tuple[float, ...]
-    threshold: float
-    """A grounded claim at or above this probability is not SUPPORTED."""
-
-    def probability(self, features: Sequence[float]) -> float:
-        """P(hallucinated) for one claim's feature vector."""
-        z = self.bias
-        for x, mean, std, weight in zip(features, self.means, self.stds, self.weights, strict=True):
-            z += weight * (x - mean) / std
-        return 1 / (1 + math.exp(-z)) if z >= 0 else math.exp(z) / (1 + math.exp(z))
-
-
-CaseKind = Literal["answer", "summary", "record"]
-
-
-def case_kind(index: ContextIndex) -> CaseKind:
-    """What kind of case a context makes, which decides the model and thresholds that apply.
-
-    ``record`` when the context holds a JSON record; otherwise ``answer`` when there is a
-    question and ``summary`` when there is none (a response restating the context as a whole).
-    """
-    if index.records:
-        return "record"
-    return "answer" if index.asked else "summary"
-
-
-def model_of_kind(kind: str) -> str:
-    """The weights a kind of case uses: answers and summaries share the prose model."""
-    return "record" if kind == "record" else "prose"
-
-
-@dataclass(frozen=True)
-class Models:
-    """The claim model, with its thresholds, for each kind of case."""
-
-    answer: ClaimModel
-    summary: ClaimModel
-    record: ClaimModel
-
-    def for_index(self, index: ContextIndex) -> ClaimModel:
-        """The model for a context."""
-        model: ClaimModel = getattr(self, case_kind(index))
-        return model
-
-
-@cache
-def load_model() -> Models:
-    """The shipped claim models.
-
-    Raises:
-        RuntimeError: the file does not match the features this code computes (a packaging bug).
-    """
-    package = resources.files("ragaliq.offline")
-    data = json.loads(package.joinpath(MODEL_RESOURCE).read_text(encoding="utf-8"))
-    if tuple(data["features"]) != FEATURES:
-        raise RuntimeError(
-            f"{MODEL_RESOURCE} was trained on other features than the judge computes; "
-            "run scripts/train_offline.py"
-        )
-    models = {}
-    for kind, decision in data["kinds"].items():
-        m = data["models"][decision["model"]]
-        models[kind] = ClaimModel(
-            means=tuple(m["means"]),
-            stds=tuple(m["stds"]),
-            bias=float(m["bias"]),
-            weights=tuple(m["weights"]),
-            threshold=float(decision["threshold"]),
-        )
-    return Models(answer=models["answer"], summary=models["summary"], record=models["record"])
 
 
 class OfflineJudge:
@@ -568,71 +464,6 @@ def _not_verifiable(a: Analysis, p: float, what: str, *, compared: bool = True) 
 _VERSION = _version()
 
 
-def extract_sentence_claims(response: str) -> list[str]:
-    """Claims of the response that state something (as ``split_sentences`` splits it).
-
-    Left out, as the Claude judge's extraction leaves them out: questions, headings, code, list
-    intros (ending in ``:``), a bare "Yes." or "No.", sentences that only make conversation
-    (``Sure!``, ``I hope this helps.``), and statements about the exchange itself rather than the
-    world: declining to answer (``Unable to answer based on the given passages.``) and saying what
-    the sources lack (``The passages do not mention the price.``).
-    """
-    claims = []
-    for sentence in split_sentences(response):
-        if sentence.endswith(("?", ":")):
-            continue
-        if not content_words(sentence) or _is_courtesy(sentence) or _is_about_the_sources(sentence):
-            continue
-        claims.append(sentence)
-    return claims
-
-
-_COURTESY_WORDS = frozenset(
-    """
-    sure certainly absolutely course okay ok great glad happy hope help helps helpful thank
-    thanks welcome let know feel free ask question questions anything else assist assistance
-    pleasure luck best regards cheers hello hi hey
-    """.split()
-)
-
-
-_DECLINES = re.compile(
-    r"\b(?:unable|not able|cannot|can\s?not|can't)\s+(?:to\s+)?answer\b"
-    r"|^\W*(?:\w+,?\s+)?unable to\b"
-    r"|(?-i:\bI)(?:'m|\s+am)?\s+(?:\w+\s+){0,3}?"
-    r"(?:unable|not able|cannot|can\s?not|can't|do not have|don't have)\b",
-    re.IGNORECASE,
-)
-"""Declining to answer: the assistant speaking of itself, not a claim about the world."""
-_SOURCES_WORDS = re.compile(
-    r"\b(?:passages?|context|sources?|documents?|articles?|texts?|information|"
-    r"(?:provided|given|structured) (?:data|details))\b",
-    re.IGNORECASE,
-)
-_LACKS = re.compile(
-    r"\b(?:(?:do|does|did)(?:\s+not|n't)\s+(?:explicitly\s+|specifically\s+|directly\s+)?"
-    r"(?:provide|mention|contain|include|specify|say|state|give|address|discuss|offer|indicate|"
-    r"cover|describe|list|tell)|(?:no|not any)\s+(?:specific\s+|further\s+|additional\s+)?"
-    r"(?:information|mention|details?|data)|(?:not|isn't|is not|are not|aren't)\s+(?:mentioned|"
-    r"specified|provided|stated|given|included|addressed|discussed|available))\b"
-    r"|\bnot\b[^.;]{0,40}\b(?:mentioned|specified|listed|stated|given)\s+in\b",
-    re.IGNORECASE,
-)
-
-
-def _is_about_the_sources(sentence: str) -> bool:
-    """Whether a sentence declines to answer or says what the sources do not hold."""
-    return bool(_DECLINES.search(sentence)) or bool(
-        _SOURCES_WORDS.search(sentence) and _LACKS.search(sentence)
-    )
-
-
-def _is_courtesy(sentence: str) -> bool:
-    """Whether every content word of a sentence is small talk (``Sure!``, ``Hope this helps``)."""
-    words = [w for w in re.findall(r"[a-z']+", sentence.lower()) if w not in STOPWORDS | NEGATIONS]
-    return all(w in _COURTESY_WORDS or w.rstrip("s") in _COURTESY_WORDS for w in words)
-
-
 VERBATIM_TRIGRAMS = 0.7
 """Share of a claim's word triples found in the context for verbatim support (with every content
 word of the claim in one sentence). On the tune part of RAGTruth none of the 358 claims this
@@ -665,7 +496,3 @@ def _evidence(a: Analysis) -> str | None:
     if a.best is None or a.best_cov == 0:
         return None
     return a.best.text[:MAX_EVIDENCE_CHARS]
-
-
-MODEL_PATH = Path(__file__).with_name(MODEL_RESOURCE)
-"""Where scripts/train_offline.py writes the model in a source checkout."""
