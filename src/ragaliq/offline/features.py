@@ -14,15 +14,12 @@ advice sentences ("it is important to consult ...") that add what no passage sai
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ragaliq.offline.context import (
-    PAIR_WINDOW,
     ContextIndex,
     Count,
     Sentence,
@@ -30,6 +27,16 @@ from ragaliq.offline.context import (
     implied_days,
 )
 from ragaliq.offline.grounding import Evidence, evidence_of, ungrounded
+from ragaliq.offline.overlap import (
+    KNOWN,
+    NEAR,
+    NOVEL,
+    Found,
+    best_sentences,
+    cooccurrence,
+    longest_run,
+    ngram_shares,
+)
 from ragaliq.offline.records import RecordFindings
 from ragaliq.text.quantities import Quantity, quantities
 from ragaliq.text.sentences import CONTINUATION
@@ -42,7 +49,6 @@ from ragaliq.text.words import (
     names,
     negated_words,
     negation_count,
-    tokens,
     word_key,
 )
 
@@ -183,10 +189,6 @@ _POSITION = FEATURES.index("position")
 _FIRST = FEATURES.index("first")
 
 
-_KNOWN, _NEAR, _NOVEL = 0, 1, 2
-"""How far the context knows a word of the claim: as it is, by its first letters, not at all."""
-
-
 @dataclass(frozen=True, kw_only=True)
 class _Overlap:
     """How the claim's words sit in the context, beyond what :class:`Analysis` keeps."""
@@ -241,9 +243,9 @@ def _analyse(claim: str, index: ContextIndex, head: frozenset[str]) -> Analysis:
         return _too_long(claim, text, word_set)
     n = len(word_set)
     state = [_known(stem, surface.lower(), index) for stem, surface in pairs]
-    novel = frozenset(stem for stem, s in zip(words, state, strict=True) if s == _NOVEL)
-    near = frozenset(stem for stem, s in zip(words, state, strict=True) if s == _NEAR) - novel
-    found = _best_sentences(word_set | head, index)
+    novel = frozenset(stem for stem, s in zip(words, state, strict=True) if s == NOVEL)
+    near = frozenset(stem for stem, s in zip(words, state, strict=True) if s == NEAR) - novel
+    found = best_sentences(word_set | head, index)
     best, best_cov, pair_cov, cover3, close = (
         found.best,
         found.best_cov,
@@ -273,7 +275,7 @@ def _analyse(claim: str, index: ContextIndex, head: frozenset[str]) -> Analysis:
         context_cov=1 - len(novel) / n if n else 0.0,
         novel_words=list(
             dict.fromkeys(
-                surface for (_, surface), s in zip(pairs, state, strict=True) if s == _NOVEL
+                surface for (_, surface), s in zip(pairs, state, strict=True) if s == NOVEL
             )
         ),
         novel_names=novel_names,
@@ -304,15 +306,15 @@ def _analyse(claim: str, index: ContextIndex, head: frozenset[str]) -> Analysis:
             q.key in read or any(q.stated_by(other) for other in local.quantities)
             for q in claim_figures
         )
-    bigram_share, trigram_share = _ngram_shares(words, text, found, index, best_cov)
+    bigram_share, trigram_share = ngram_shares(words, text, found, index, best_cov)
     overlap = _Overlap(
         near=len(near),
         pair_cov=pair_cov,
         cover3=cover3,
-        cooc_share=_cooccurrence(words, state, found, index, best_cov),
+        cooc_share=cooccurrence(words, state, found, index, best_cov),
         bigram_share=bigram_share,
         trigram_share=trigram_share,
-        longest_novel_run=_longest_run(state, _NOVEL),
+        longest_novel_run=longest_run(state, NOVEL),
         names_found=len(claim_names) - len(novel_names),
     )
     analysis.features = _vector(analysis, overlap)
@@ -321,10 +323,10 @@ def _analyse(claim: str, index: ContextIndex, head: frozenset[str]) -> Analysis:
 
 def _known(stem: str, lower: str, index: ContextIndex) -> int:
     if index.knows(stem) or index.knows(lower):
-        return _KNOWN
+        return KNOWN
     if index.nearly_knows(stem) or index.nearly_knows(lower):
-        return _NEAR
-    return _NOVEL
+        return NEAR
+    return NOVEL
 
 
 _NAME_RUN = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
@@ -384,87 +386,6 @@ def _is_figure(quantity: Quantity, *, record: bool) -> bool:
     )
 
 
-def _cooccurrence(
-    words: list[str], state: list[int], found: _Found, index: ContextIndex, best_cov: float
-) -> float:
-    """The share of adjacent known words that the context has in one sentence together.
-
-    Every sentence holding a word of the claim is a candidate (up to the cap), so looking among
-    the candidates is looking in the whole context.
-    """
-    known = [
-        stem for stem, s in zip(words, state, strict=True) if s == _KNOWN and stem in index.postings
-    ]
-    links = list(itertools.pairwise(known))
-    if not links:
-        return best_cov
-    index.work.spend(len(links) + sum(len(shared) for shared in found.overlaps.values()))
-    # the best sentence first: it holds most pairs, so most links are settled by the first look
-    best = found.best_id
-    held = [found.overlaps[best], *found.overlaps.values()] if best is not None else []
-    return sum(a == b or any(a in s and b in s for s in held) for a, b in links) / len(links)
-
-
-def _longest_run(state: list[int], kind: int) -> int:
-    run = longest = 0
-    for s in state:
-        run = run + 1 if s == kind else 0
-        longest = max(longest, run)
-    return longest
-
-
-def _ngram_shares(
-    words: list[str], text: str, found: _Found, index: ContextIndex, best_cov: float
-) -> tuple[float, float]:
-    """The shares of the claim's word pairs, and of its word triples as written, near it.
-
-    Near it: in the context sentences that hold half of its words, or else the closest one. A
-    pair is two words at most :data:`~.context.PAIR_WINDOW` apart in one sentence, in either
-    order.
-    """
-    close = found.close or ((found.best,) if found.best is not None else ())
-    for sentence in close:
-        index.work.spend(len(sentence.raw))
-    bigrams = [_gram(pair) for pair in itertools.pairwise(words)]
-    if bigrams:
-        pairs = [_pairs(sentence.sequence) for sentence in close]
-        bigram_share = sum(any(p in held for held in pairs) for p in bigrams) / len(bigrams)
-    else:
-        bigram_share = best_cov
-    raw = tokens(text)
-    trigrams = [_gram(g) for g in zip(raw, raw[1:], raw[2:], strict=False)]
-    if trigrams:
-        grams = [_trigrams(sentence.raw) for sentence in close]
-        trigram_share = sum(any(g in held for held in grams) for g in trigrams) / len(trigrams)
-    else:
-        trigram_share = best_cov
-    return bigram_share, trigram_share
-
-
-def _gram(words: Iterable[str]) -> str:
-    """Words as one string, each apart (no word holds a NUL), to look up among a sentence's.
-
-    A string, not a tuple: the cached sets of a sentence's pairs and triples then hold no object
-    the cycle collector has to pass over.
-    """
-    return "\x00".join(words)
-
-
-@lru_cache(maxsize=8192)
-def _pairs(sequence: tuple[str, ...]) -> frozenset[str]:
-    found: set[str] = set()
-    for i, word in enumerate(sequence):
-        for other in sequence[i + 1 : i + 1 + PAIR_WINDOW]:
-            found.add(_gram((word, other)))
-            found.add(_gram((other, word)))
-    return frozenset(found)
-
-
-@lru_cache(maxsize=8192)
-def _trigrams(raw: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(_gram(g) for g in zip(raw, raw[1:], raw[2:], strict=False))
-
-
 def _miscounts(
     text: str, found: Sequence[Quantity], best: Sentence | None, index: ContextIndex
 ) -> list[tuple[Count, Count]]:
@@ -482,7 +403,7 @@ MAX_RECORDS = 8
 with more, against the records its candidate sentences belong to."""
 
 
-def _record_findings(text: str, found_in: _Found, index: ContextIndex) -> RecordFindings | None:
+def _record_findings(text: str, found_in: Found, index: ContextIndex) -> RecordFindings | None:
     """What the context's records say about the claim, all together; None without a record."""
     if not index.records:
         return None
@@ -576,71 +497,3 @@ def _negation_flip(
     if len(best.words) > len(words) + 2:
         return False  # with negations on both sides, only sentences that say nothing more
     return negation_count(claim) % 2 != negation_count(best.text) % 2
-
-
-CLOSE = 3
-"""How many of the sentences holding half of a claim's words the contrast checks read."""
-
-
-@dataclass(frozen=True)
-class _Found:
-    """The context sentences closest to a claim (see :func:`_best_sentences`)."""
-
-    best: Sentence | None
-    best_id: int | None
-    best_cov: float
-    cover2: float
-    cover3: float
-    close: tuple[Sentence, ...]
-    overlaps: dict[int, frozenset[str]]
-    """For each candidate sentence, the claim's words it holds."""
-
-
-_NOTHING = _Found(None, None, 0.0, 0.0, 0.0, (), {})
-
-
-def _best_sentences(words: frozenset[str], index: ContextIndex) -> _Found:
-    """The context sentence holding most of the claim's words, and the shares it holds.
-
-    Found among the claim's candidate sentences (:meth:`ContextIndex.candidates`): that sentence,
-    its share of the claim's words, then the share the best two and the best three sentences hold
-    together, picked greedily (summaries often fuse sentences; words scattered over many
-    sentences are a weaker support); and the (at most :data:`CLOSE`) sentences that hold at least
-    half of the claim's words, most first.
-    """
-    if not words:
-        return _NOTHING
-    candidates = index.candidates(words)
-    if not candidates:
-        return _NOTHING
-    sentences = index.sentences
-    index.work.spend(3 * len(candidates) * len(words))
-    overlaps = {i: words & sentences[i].words for i in candidates}
-    overlap = {i: len(shared) for i, shared in overlaps.items()}
-    keyed = sorted((-count, i) for i, count in overlap.items())  # most words first, then order
-    best_id = keyed[0][1]
-    close = tuple(sentences[i] for count, i in keyed[:CLOSE] if -2 * count >= len(words))
-    best = sentences[best_id]
-    n = len(words)
-    covered = overlap[best_id]
-    rest = words - best.words
-    shares = []
-    for _ in range(2):
-        if not rest:  # the best sentence holds every word: no other adds one
-            shares.append(covered / n)
-            continue
-        gains = {i: len(rest & sentences[i].words) for i in overlap if i != best_id}
-        pick = min(gains, key=lambda i: (-gains[i], i), default=None)
-        if pick is not None and gains[pick]:
-            covered += gains[pick]
-            rest = rest - sentences[pick].words
-        shares.append(covered / n)
-    return _Found(
-        best=best,
-        best_id=best_id,
-        best_cov=overlap[best_id] / n,
-        cover2=shares[0],
-        cover3=shares[1],
-        close=close,
-        overlaps=overlaps,
-    )

@@ -101,19 +101,24 @@ _TEXT_SOURCES = ("words.py", "citations.py", "sentences.py", "quantities.py")
 or to a module of this package, is a new judge version."""
 
 
-def _version() -> str:
-    """The judge's version: a digest of this package's modules, its model and its text readers."""
-    offline = resources.files("ragaliq.offline")
+def _sources() -> list[tuple[str, str]]:
+    """What the judge's version digests, as (package, file name).
+
+    Every module of this package and its model, and the text readers it uses.
+    """
     own = sorted(
         entry.name
-        for entry in offline.iterdir()
+        for entry in resources.files(__package__).iterdir()
         if entry.name.endswith(".py") or entry.name == MODEL_RESOURCE
     )
-    text = resources.files("ragaliq.text")
+    return [*((__package__, name) for name in own), *(("ragaliq.text", n) for n in _TEXT_SOURCES)]
+
+
+def _version() -> str:
     digest = hashlib.sha256()
-    for folder, name in [*((offline, n) for n in own), *((text, n) for n in _TEXT_SOURCES)]:
+    for package, name in _sources():
         digest.update(name.encode())
-        digest.update(folder.joinpath(name).read_bytes())
+        digest.update(resources.files(package).joinpath(name).read_bytes())
     return digest.hexdigest()[:12]
 
 

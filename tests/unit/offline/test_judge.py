@@ -399,7 +399,7 @@ def test_every_module_of_the_offline_judge_is_part_of_its_version():
         for item in resources.files("ragaliq.offline").iterdir()
         if item.name.endswith((".py", ".json")) and item.name != "__init__.py"
     }
-    assert shipped <= {name for package, name in judge._SOURCES if package == judge.__package__}
+    assert shipped <= {name for package, name in judge._sources() if package == judge.__package__}
 
 
 LIBRARY = (
