@@ -21,12 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ragaliq.offline.days import implied_day_set
 from ragaliq.offline.records import Record, parse_record
 from ragaliq.offline.work import Work
 from ragaliq.text.quantities import Quantity, quantities
 from ragaliq.text.words import (
-    CALENDAR,
-    CALENDAR_HINTS,
     NEGATIONS,
     STOPWORDS,
     calendar_words,
@@ -47,7 +46,6 @@ __all__ = [
     "Count",
     "Sentence",
     "counts_of",
-    "implied_days",
     "shortens",
 ]
 
@@ -416,66 +414,6 @@ def shortens(short: str, name: str) -> bool:
     return all(letter in rest for letter in lower[1:])
 
 
-_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday".split())
-_IMPLIED_DAYS = (
-    (re.compile(r"\bweekdays?\b", re.I), _WEEKDAYS),
-    (re.compile(r"\bweekends?\b", re.I), frozenset(("saturday", "sunday"))),
-    (
-        re.compile(
-            r"\b(?:daily|every ?day|(?:seven|7) days a week|all week|24/7|round the clock)\b",
-            re.I,
-        ),
-        _WEEKDAYS | {"saturday", "sunday"},
-    ),
-)
-
-
-_DAYS_HINTS = (*CALENDAR_HINTS, "day", "week", "dai", "24/7", "clock")
-"""Words a text names or implies a day or a month with, lower case (a quick test)."""
-_DAY_ORDER = (
-    "monday tuesday wednesday thursday friday saturday sunday".split(),
-    "january february march april may june july august september october november december".split(),
-)
-_SPAN = re.compile(
-    rf"\b({'|'.join(sorted(CALENDAR, key=len, reverse=True))})\.?"
-    rf"\s*(?:-|\u2013|to|through|thru|until|till)\s*"
-    rf"({'|'.join(sorted(CALENDAR, key=len, reverse=True))})\b",
-    re.I,
-)
-
-
-def _implied_days(text: str) -> frozenset[str]:
-    """The weekdays and months a text names by a span or a word for several.
-
-    "Monday to Friday" names Tuesday too, "weekdays" names Monday, "daily" every day.
-    """
-    return frozenset(day for day, _ in implied_days(text))
-
-
-def implied_days(text: str) -> list[tuple[str, str]]:
-    """The weekdays and months a text names by a span or a word for several, in order.
-
-    Each comes with the words that name it ("daily", "Monday to Friday").
-    """
-    lower = text.lower()
-    if not any(hint in lower for hint in _DAYS_HINTS):
-        return []
-    days: dict[str, str] = {}
-    for pattern, named in _IMPLIED_DAYS:
-        for match in pattern.finditer(text):
-            for day in sorted(named):
-                days.setdefault(day, match.group(0))
-    for match in _SPAN.finditer(text):
-        first, last = CALENDAR[match[1].lower()], CALENDAR[match[2].lower()]
-        for order in _DAY_ORDER:
-            if first in order and last in order:
-                k = order.index(first)
-                while order[k] != last:
-                    days.setdefault(order[k], match.group(0))
-                    k = (k + 1) % len(order)
-    return list(days.items())
-
-
 @dataclass(frozen=True, slots=True)
 class _Reading:
     """What one sentence's text says, read once however often the context repeats it."""
@@ -512,7 +450,7 @@ def _read_sentence(text: str) -> _Reading:
         quantities=found,
         negated=negated_words(text),
         calendar=calendar,
-        days=calendar | _implied_days(text),
+        days=calendar | implied_day_set(text),
         counts=tuple(counts_of(text, found)),
         pronoun_start=bool(_PRONOUN_START.match(text)),
     )

@@ -24,8 +24,8 @@ from ragaliq.offline.context import (
     Count,
     Sentence,
     counts_of,
-    implied_days,
 )
+from ragaliq.offline.days import implied_days
 from ragaliq.offline.grounding import Evidence, evidence_of, ungrounded
 from ragaliq.offline.overlap import (
     KNOWN,
