@@ -4,8 +4,8 @@ Each check compares a claim with one context sentence (the one holding most of i
 returns what it found as both texts write it, or None. None of them reads a paraphrase: each looks
 for one documented kind of change in a sentence that otherwise says the same thing.
 
-- :func:`opposite`: a word replaced by its opposite from :data:`OPPOSITES` ("a partial refund"
-  against "a full refund"), both next to a word the two share;
+- :func:`opposite`: a word replaced by its opposite (:mod:`ragaliq.offline.opposites`: "a partial
+  refund" against "a full refund"), both next to a word the two share;
 - :func:`widened`: a scope widened ("free worldwide" against "free in the US", "all customers"
   against "most customers", "unlimited" against "up to 5");
 - :func:`swapped`: two names in swapped roles ("Acme acquired Globex" against "Globex acquired
@@ -21,142 +21,20 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ragaliq.offline.opposites import ALTERNATIVES
 from ragaliq.text.words import CALENDAR, STOPWORDS, content_tokens, is_negated, tokens, word_key
 
 __all__ = [
     "NARROW_WORDS",
-    "OPPOSITES",
     "ROLE_WORDS",
     "WIDE_PLACE_WORDS",
     "WIDE_WORDS",
     "Change",
-    "alternative",
     "comparable",
     "opposite",
     "swapped",
     "widened",
 ]
-
-OPPOSITES = """
-full | partial
-free | paid / chargeable
-included | excluded
-include | exclude
-allowed / permitted | prohibited / forbidden / banned
-accepted | rejected / declined / refused
-approved | rejected / denied
-win / won | lose / lost
-winner | loser
-victory | defeat
-increase / increased / grow / grew | decrease / decreased / decline / shrink / shrank
-rise / rose | fall / fell / drop / dropped
-gain | loss
-profit | loss
-surplus | deficit
-higher / highest | lower / lowest
-maximum | minimum
-early / earlier / earliest | late / later / latest
-open / opened | closed / shut
-online | offline
-public | private
-internal | external
-domestic | international / foreign
-buyer | seller
-arrival / arrive | departure / depart
-entry / entrance | exit
-enable / enabled | disable / disabled
-active | inactive
-available | unavailable
-valid | invalid / expired
-legal | illegal
-possible | impossible
-likely | unlikely
-safe | unsafe / dangerous
-secure | insecure
-success / succeeded / successful | failure / failed / unsuccessful
-true | false
-correct | incorrect
-agree / agreed | disagree / disagreed
-support / supported | oppose / opposed
-majority | minority
-upper | lower
-inside / indoor / indoors | outside / outdoor / outdoors
-north / northern | south / southern
-east / eastern | west / western
-male | female
-men / man | women / woman
-boy / boys | girl / girls
-husband | wife
-father | mother
-son | daughter
-brother | sister
-new | used / secondhand / refurbished
-hot | cold
-warm | cool
-heating | cooling
-wet | dry
-strong | weak
-fast / faster / quick / quicker | slow / slower
-high | low
-long / longer | short / shorter
-large / larger / big / bigger | small / smaller
-wide / wider | narrow / narrower
-cheap / cheaper | expensive
-rich | poor
-easy / easier | difficult / hard / harder
-simple | complex / complicated
-positive | negative
-guilty / convicted | innocent / acquitted
-alive | dead
-add / added | remove / removed
-connect / connected | disconnect / disconnected
-lock / locked | unlock / unlocked
-wired | wireless
-manual / manually | automatic / automatically
-analog / analogue | digital
-mandatory / compulsory / required | optional / voluntary
-permanent / permanently | temporary / temporarily
-refundable | nonrefundable / non-refundable
-best | worst
-better | worse
-upgrade | downgrade
-upload | download
-inbound / incoming | outbound / outgoing
-employer | employee
-landlord | tenant
-lender | borrower
-credit | debit
-deposit | withdrawal
-income | expense
-urban | rural
-morning | afternoon | evening
-spring | summer | autumn | winter
-hourly | daily | weekly | monthly | quarterly | annual / annually / yearly
-red | green | blue | yellow | black | white | orange | purple | grey / gray
-"""
-"""Words that exclude one another, one group per line (alternatives split by ``|``, spellings of
-one alternative by ``/``): general enough for product, policy and news text. A claim using one
-alternative where the closest context sentence uses another, next to a word both share on the
-same side, says the opposite of the context. Converses are left out ("buy" and "sell", "import"
-and "export" say the same thing from the other side)."""
-
-
-def _groups(table: str) -> dict[str, tuple[int, int]]:
-    """Each word key to its group and its alternative within the group."""
-    found: dict[str, tuple[int, int]] = {}
-    for group, line in enumerate(line for line in table.splitlines() if line.strip()):
-        for alternative, spellings in enumerate(line.split("|")):
-            for spelling in spellings.split("/"):
-                found.setdefault(word_key(spelling.strip().lower()), (group, alternative))
-    return found
-
-
-_ALTERNATIVE = _groups(OPPOSITES)
-
-
-def alternative(key: str) -> tuple[int, int] | None:
-    """A word key's group in :data:`OPPOSITES` and its alternative there, or None."""
-    return _ALTERNATIVE.get(key)
 
 
 WIDE_PLACE_WORDS = frozenset(
@@ -214,7 +92,7 @@ def opposite(claim: str, sentence: str) -> Change | None:
     (which may turn either round: "not free" is "paid").
     """
     said = _parts(claim)
-    if not any(key in _ALTERNATIVE for key, _, _ in said):
+    if not any(key in ALTERNATIVES for key, _, _ in said):
         return None
     if _negative(claim) or _negative(sentence):
         return None
@@ -222,7 +100,7 @@ def opposite(claim: str, sentence: str) -> Change | None:
     claim_keys = {key for key, _, _ in said}
     sentence_keys = {key for key, _, _ in ctx}
     for i, (key, written, part) in enumerate(said):
-        entry = _ALTERNATIVE.get(key)
+        entry = ALTERNATIVES.get(key)
         if entry is None or _said_of(key, ctx, claim_keys):
             continue
         for side in (-1, 1):
@@ -233,7 +111,7 @@ def opposite(claim: str, sentence: str) -> Change | None:
                 other = _beside(ctx, j, -side, ctx_part) if word == neighbour else None
                 if other is None:
                     continue
-                found = _ALTERNATIVE.get(other)
+                found = ALTERNATIVES.get(other)
                 if found is None or found[0] != entry[0] or found[1] == entry[1]:
                     continue
                 context_written = ctx[j - side][1]

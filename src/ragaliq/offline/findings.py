@@ -18,7 +18,7 @@ which, quoting what the claim and the context say, so that a reviewer can check 
   reason quotes both, from the negation to the word it governs), or a requirement denied ("you
   do not need the receipt" against "must include the receipt");
 - ``opposite``: a word replaced by its opposite (full and partial, free and paid; see
-  :data:`~ragaliq.offline.contrasts.OPPOSITES`);
+  :data:`~ragaliq.offline.opposites.OPPOSITES`);
 - ``scope``: a scope widened ("worldwide" where the context names one country, "all" where it
   says "most", "unlimited" where it says "up to 5");
 - ``roles``: two names, or two parties ("the tenant", "the landlord"), in swapped roles: in the

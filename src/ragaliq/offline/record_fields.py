@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Self
 
-from ragaliq.offline.contrasts import alternative
+from ragaliq.offline.opposites import alternative
 from ragaliq.offline.schedule import Week, parse_week
 from ragaliq.text.words import STOPWORDS, word_key
 
@@ -218,7 +218,7 @@ def name_value(value: Any) -> str | None:
     """The value when it is a short name (``"Cork"``, ``"Santa Barbara"``), else None.
 
     A name starts with a capital letter and is not a flag (``"Yes"``, ``"None"``) or a word
-    that has an opposite (``"Free"``, see :func:`.contrasts.alternative`).
+    that has an opposite (``"Free"``, see :func:`.opposites.alternative`).
     """
     if not isinstance(value, str):
         return None

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from ragaliq.offline.contrasts import alternative
+from ragaliq.offline.opposites import alternative
 from ragaliq.offline.record_fields import (
     NEAR_PREFIX,
     TOKEN,
@@ -245,7 +245,7 @@ def stated_otherwise(
     For a name (``"city": "Cork"``), the name written right after the mention ("the city of
     Dublin", "city: Cork"), unless the record names it elsewhere (``known``: the record's
     words, lower case); for a word with an opposite (``"WiFi": "free"``), that word or its
-    opposite (:func:`.contrasts.alternative`) closest to the mention ("paid WiFi"). None when
+    opposite (:func:`.opposites.alternative`) closest to the mention ("paid WiFi"). None when
     the clause says neither.
     """
     start, end = span

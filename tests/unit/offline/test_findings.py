@@ -16,7 +16,7 @@ import pytest
 from ragaliq.judges import OfflineJudge
 from ragaliq.judges.cascade import settles_offline
 from ragaliq.models import NOT_VERIFIABLE, ClaimVerdict, Verdict
-from ragaliq.offline.contrasts import OPPOSITES
+from ragaliq.offline.opposites import OPPOSITES
 from ragaliq.text.quantities import quantities
 from ragaliq.text.words import is_negated, word_key
 from tests.conftest import make_case
