@@ -96,7 +96,14 @@ DRAWN_ON = 0.8
 MAX_EVIDENCE_CHARS = 400
 CONFIDENT = "offline_confident"
 """Flag on a SUPPORTED verdict the offline judge is sure of: the cascade settles it offline."""
-_TEXT_SOURCES = ("words.py", "citations.py", "sentences.py", "quantities.py")
+_TEXT_SOURCES = (
+    "words.py",
+    "lexicon.py",
+    "citations.py",
+    "sentences.py",
+    "tables.py",
+    "quantities.py",
+)
 """The text readers the offline verdicts depend on besides this package: a change to any of them,
 or to a module of this package, is a new judge version."""
 

@@ -31,6 +31,8 @@ import bisect
 import re
 from collections.abc import Iterator
 
+from ragaliq.text.tables import is_table_start, table_rows
+
 __all__ = [
     "ABBREVIATIONS",
     "CONTINUATION",
@@ -55,7 +57,6 @@ _BULLET = re.compile(r"^\s*(?:[-*+\u2022\u2023\u25e6\u2043]|\d{1,3}[.)]|[a-z]\))
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s+|$)")
 _EMPHASIS_LINE = re.compile(r"^\s*+(\*\*|__)(?P<text>[^*_]+)\1\s*+:?\s*+$")
-_TABLE_SEPARATOR = re.compile(r"^\s*+\|?\s*+:?-{2,}:?\s*+(?:\|\s*+:?-{2,}:?\s*+)*+\|?\s*+$")
 _FINAL = re.compile(r"[.!?:;][\"'\u201d\u2019)\]*_]*\s*$")
 _CLOSERS = "\"'\u201d\u2019)]"
 _SENTENCE_END = re.compile(
@@ -160,9 +161,9 @@ def _blocks(text: str, *, claims: bool) -> Iterator[list[str]]:
             previous_blank = True
             continue
         previous_blank = False
-        if _is_table_start(lines, i):
+        if is_table_start(lines, i):
             yield flush()
-            rows, i = _table(lines, i)
+            rows, i = table_rows(lines, i)
             yield rows
             continue
         bullet = _BULLET.match(raw)
@@ -197,46 +198,6 @@ def _heading(line: str) -> str | None:
     if emphasis and not re.search(r"[.!?]\s*$", emphasis["text"]):
         return emphasis["text"].strip()
     return None
-
-
-def _cells(line: str) -> list[str]:
-    body = line.strip()
-    if body.startswith("|"):
-        body = body[1:]
-    if body.endswith("|") and not body.endswith("\\|"):
-        body = body[:-1]
-    return [cell.strip() for cell in re.split(r"(?<!\\)\|", body)]
-
-
-def _is_table_start(lines: list[str], i: int) -> bool:
-    return (
-        "|" in lines[i]
-        and i + 1 < len(lines)
-        and bool(_TABLE_SEPARATOR.match(lines[i + 1]))
-        and "|" in lines[i + 1]
-    )
-
-
-def _table(lines: list[str], i: int) -> tuple[list[str], int]:
-    """Each body row of the table at ``lines[i]`` as ``Header: cell; ...``, and the next line."""
-    header = [_plain(h) for h in _cells(lines[i])]
-    i += 2
-    rows: list[str] = []
-    while i < len(lines) and "|" in lines[i] and lines[i].strip():
-        cells = [_plain(c) for c in _cells(lines[i])]
-        pairs = [
-            f"{name}: {cell}" if name else cell
-            for name, cell in zip(header, cells, strict=False)
-            if cell
-        ]
-        if pairs:
-            rows.append("; ".join(pairs))
-        i += 1
-    return rows, i
-
-
-def _plain(cell: str) -> str:
-    return re.sub(r"(\*\*|__|`)", "", cell).strip()
 
 
 def _split_paragraph(text: str, *, clauses: bool) -> list[str]:
