@@ -107,7 +107,7 @@ STAGES: list[tuple[str, ...]] = [
     ("report",),
     ("forge",),
     ("github", "gitlab"),
-    ("trust",),
+    ("trust", "tightening"),
     ("inputs",),
     ("judging",),
     ("gate_sequence",),

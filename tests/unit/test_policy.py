@@ -8,7 +8,7 @@ from ragaliq.baseline import parse_baseline
 from ragaliq.config import parse_config
 from ragaliq.errors import ConfigError
 from ragaliq.policy import HIGHER, SMALLER, Budget, GatePolicy, GateRules, Ratchet, ratchet
-from ragaliq.trust import tighten
+from ragaliq.tightening import tighten
 
 
 @pytest.mark.parametrize(
