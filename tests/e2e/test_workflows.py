@@ -12,6 +12,7 @@ head commit handed over.
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import yaml
@@ -80,6 +81,10 @@ def test_a_same_repository_pull_request_is_produced_then_gated_in_two_jobs(setup
     assert gate.ran
     assert gate.code == 1, gate.log
     assert gate.outputs["passed"] == "false"
+    # Its newly hallucinated claims were asked again before they failed it, one call per case.
+    asked_again = re.search(r"in (\d+) confirming asks?\b", gate.log)
+    assert asked_again, gate.log
+    confirming = int(asked_again[1])
     assert jobs["produce"].runner != gate.runner  # never the same runner
     assert git(gate.runner, "rev-parse", "HEAD") == event["pull_request"]["base"]["sha"]
     body = action.github.comments(REPO, 21)[0].body
@@ -103,8 +108,9 @@ def test_a_same_repository_pull_request_is_produced_then_gated_in_two_jobs(setup
     assert jobs["gate"].code == 0, jobs["gate"].log
     # Answers are reused only from runs that vouch for them (the run that recorded the bar, this
     # pull request's own earlier gates), never from another pull request's gate: #22 pays for
-    # its own cases, as many calls as #21's first gate.
-    assert action.anthropic.count() - before == cold
+    # its own cases, as many calls as #21's first gate less its confirming asks (#22's claims
+    # hold, so nothing is asked again).
+    assert action.anthropic.count() - before == cold - confirming
     statuses = action.github.statuses(REPO, clean["pull_request"]["head"]["sha"], context=MAIN)
     assert [s.state for s in statuses] == ["pending", "success"]
     assert statuses[-1].context == MAIN
