@@ -335,3 +335,59 @@ def test_a_failure_names_three_newly_miscited_claims_and_counts_the_rest():
     head = miscited_case(*(f"Claim number {n} holds [2]." for n in range(5)))
     kind, found = found_in(head, None)
     assert kind.new_total == 5 and kind.new == found[:3]
+
+
+def test_a_chunk_not_retrieved_is_named_once_and_read_with_a_pattern_of_its_own():
+    evaluator = CitationAccuracyEvaluator(CitationOptions(enabled=True, pattern=r"\{\w+#\d\}"))
+    case = make_case(context=CONTEXT, response="", chunk_refs=REFS)
+    reader = evaluator.reader(case)
+    # no group: the whole marker is the reference, which names no chunk as it is written
+    assert evaluator.not_retrieved(case, reader, "Plots cost 40 euros {fees#2}.") == ()
+    plain = CitationAccuracyEvaluator()
+    reader = plain.reader(case)
+    text = "Plots cost [fees#2; fees#2] and [fees#3, taps#1, 2] [fees#2]."
+    assert plain.not_retrieved(case, reader, text) == ("fees#2", "fees#3")
+    optional = CitationAccuracyEvaluator(CitationOptions(enabled=True, pattern=r"\[(fees#\d)?\]"))
+    assert optional.not_retrieved(case, optional.reader(case), "Plots [] cost [fees#4].") == (
+        "fees#4",
+    )
+
+
+def test_the_document_part_of_an_id_is_before_its_last_separator():
+    from ragaliq.evaluators.citations import document_of
+
+    assert [document_of(i) for i in ("export#2", "doc-7", "a/b:c_3", "x.y", "faq__3")] == [
+        "export",
+        "doc",
+        "a/b:c",
+        "x",
+        "faq",
+    ]
+    assert [document_of(i) for i in ("sic", "2019", "-x", "x-", "#")] == [None] * 5
+
+
+def test_several_chunks_cited_and_backing_are_named_in_the_plural():
+    verdicts = (make_verdict(S, text="Plots cost 40 euros [3][2].", chunks=(1,)),)
+    result = CitationAccuracyEvaluator().evaluate(judged("(see the claims)", *verdicts))
+    case = CaseResult(
+        id="fees",
+        input_hash="h",
+        status="ok",
+        claims=verdicts,
+        results={"citation_accuracy": result},
+    )
+    assert CitationAccuracyEvaluator().describe_shortfall(case, label=str) == [
+        "miscited: Plots cost 40 euros [3][2]. (cites chunks 2, 3; chunk 1 backs it)"
+    ]
+    backed = (make_verdict(C, text="Plots cost 50 euros [3].", chunks=(1, 2)),)
+    result = CitationAccuracyEvaluator().evaluate(judged("(see the claims)", *backed))
+    case = case.model_copy(update={"claims": backed, "results": {"citation_accuracy": result}})
+    assert CitationAccuracyEvaluator().describe_shortfall(case, label=str) == [
+        "miscited: Plots cost 50 euros [3]. (cites chunk 3; chunks 1, 2 back it)"
+    ]
+    assert (
+        CitationAccuracyEvaluator().describe_shortfall(
+            case.model_copy(update={"results": {}}), label=str
+        )
+        == []
+    )
