@@ -78,10 +78,12 @@ def test_the_lists_are_titled_counted_and_the_worst_kept_first():
         entry(relevance=3, rank_before=2, item="b"),
         entry(relevance=3, rank_before=2, item="a"),
         entry(relevance=3, rank_before=None, item="z"),
+        entry(relevance=3, rank_before=1, item="m"),
     ]
     ordered = sorted(lost, key=lambda e: e.severity())
     assert [(e.relevance, e.rank_before, e.item) for e in ordered] == [
         (3, None, "z"),
+        (3, 1, "m"),
         (3, 2, "a"),
         (3, 2, "b"),
         (3, 4, "r2"),
@@ -92,8 +94,10 @@ def test_the_lists_are_titled_counted_and_the_worst_kept_first():
         entry(MovedChunk, rank_before=1, rank_after=5, item="b"),
         entry(MovedChunk, rank_before=4, rank_after=1, item="c"),
         entry(MovedChunk, rank_before=1, rank_after=5, item="a"),
+        entry(MovedChunk, rank_before=2, rank_after=3, item="d"),
     ]
-    assert [e.item for e in sorted(moved, key=lambda e: e.severity())] == ["a", "b", "r2", "c"]
+    ordered = [e.item for e in sorted(moved, key=lambda e: e.severity())]
+    assert ordered == ["a", "b", "d", "r2", "c"]  # the farthest down first
     assert entry(MovedChunk, rank_before=None, rank_after=None).severity()[0] == 0
 
 
@@ -270,3 +274,17 @@ def test_the_shortfall_names_the_missed_items_most_relevant_first():
     assert RecallAtKEvaluator().describe_shortfall(judged(labels=None), label=str) == []
     empty = Labels(level="chunk", grades={"a": 0})
     assert RecallAtKEvaluator().describe_shortfall(judged(labels=empty), label=str) == []
+
+
+@pytest.mark.parametrize(
+    ("added", "shown"),
+    [
+        (5, "+n0, +n1, +n2, +n3, +n4)"),
+        (6, "+n0, +n1, +n2, +n3, +n4, ... and 1 more id)"),
+    ],
+)
+def test_a_proposal_spells_out_five_ids_and_counts_the_rest(added, shown):
+    after = Labels(level="chunk", grades={**LABELS.grades, **{f"n{i}": 1 for i in range(added)}})
+    kind, _ = findings(judged(result("hit_rate", None), labels=after), RetrievalKept(labels=LABELS))
+    (notice,) = kind.notices()
+    assert f"(refunds: relevant_chunks {shown}." in notice
