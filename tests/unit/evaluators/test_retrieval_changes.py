@@ -288,3 +288,26 @@ def test_a_proposal_spells_out_five_ids_and_counts_the_rest(added, shown):
     kind, _ = findings(judged(result("hit_rate", None), labels=after), RetrievalKept(labels=LABELS))
     (notice,) = kind.notices()
     assert f"(refunds: relevant_chunks {shown}." in notice
+
+
+@pytest.mark.parametrize(
+    ("labels", "reasoning"),
+    [
+        (
+            None,
+            "The case names no relevant_chunks or relevant_sources, so there is nothing its "
+            "retrieval had to find.",
+        ),
+        (
+            Labels(level="chunk", grades={}),
+            "The case's relevant_chunks is empty, so there is nothing its retrieval had to find.",
+        ),
+        (
+            Labels(level="source", grades={"a": 0}),
+            "The case's relevant_sources grades every id 0 (not relevant), so there is nothing "
+            "its retrieval had to find.",
+        ),
+    ],
+)
+def test_a_case_without_relevant_labels_says_so_in_a_sentence(labels, reasoning):
+    assert MrrEvaluator().score((ChunkRef(id="a"),), labels).reasoning == reasoning
