@@ -140,6 +140,26 @@ def test_a_pattern_that_cannot_find_markers_is_refused(pattern, problem):
         CitationOptions(pattern=pattern)
 
 
+def test_a_refused_pattern_says_what_to_write_instead():
+    with pytest.raises(pydantic.ValidationError) as unclosed:
+        CitationOptions(pattern="[unclosed")
+    assert "); write one whose first group holds the references, such as \\[([^\\]]+)\\]" in str(
+        unclosed.value
+    )
+    with pytest.raises(pydantic.ValidationError) as empty:
+        CitationOptions(pattern=r"\[?")
+    assert "matches the empty text, so every position would be a marker" in str(empty.value)
+
+
+def test_a_case_whose_citations_were_not_scored_has_no_shortfall():
+    skipped = CitationAccuracyEvaluator().evaluate(judged("No citation here.", make_verdict(S)))
+    assert skipped.status == "skipped" and "miscited" not in skipped.details
+    case = CaseResult(
+        id="fees", input_hash="h", status="ok", results={"citation_accuracy": skipped}
+    )
+    assert CitationAccuracyEvaluator().describe_shortfall(case, label=str) == []
+
+
 def test_it_is_off_until_its_section_is_written():
     assert CitationOptions().enabled is False
 
