@@ -411,3 +411,15 @@ def test_several_chunks_cited_and_backing_are_named_in_the_plural():
         )
         == []
     )
+
+
+def test_a_case_whose_cited_claims_are_all_backed_scores_one_and_says_so():
+    verdicts = [
+        make_verdict(S, text="Plots cost 40 euros [1].", chunks=(1,)),
+        make_verdict(S, text="Taps run from April [2].", chunks=(2,)),
+    ]
+    result = CitationAccuracyEvaluator().evaluate(judged("(see the claims)", *verdicts))
+    assert (result.score, result.reasoning) == (
+        1.0,
+        "All 2 cited claims are backed by a chunk they cite.",
+    )
