@@ -424,3 +424,10 @@ def test_a_case_whose_cited_claims_are_all_backed_scores_one_and_says_so():
         1.0,
         "All 2 cited claims are backed by a chunk they cite.",
     )
+
+
+def test_a_pattern_of_its_own_finds_a_right_citation_the_default_would_not():
+    evaluator = CitationAccuracyEvaluator(pattern=r"\(source (\d+)\)")
+    verdicts = [make_verdict(S, text="Plots cost 40 euros (source 1).", chunks=(1,))]
+    result = evaluator.evaluate(judged("Plots cost 40 euros (source 1).", *verdicts))
+    assert (result.status, result.score, result.details["cited_claims"]) == ("ok", 1.0, 1)
