@@ -423,6 +423,12 @@ EQUIVALENT: tuple[Equivalent, ...] = (
         "the upper bound never binds",
     ),
     Equivalent(
+        "ragaliq.evaluators.citations.xǁCitationAccuracyEvaluatorǁnot_retrieved",
+        '(references or "XXXX")',
+        "a marker whose group matched nothing names no chunk either way: neither the empty "
+        "reference nor XXXX is an id, a label or another chunk of a retrieved document",
+    ),
+    Equivalent(
         "ragaliq.evaluators.retrieval.x_text_digest",
         '.encode("UTF-8")',
         "codec names are case-insensitive: UTF-8 is utf-8",

@@ -366,8 +366,8 @@ def test_a_chunk_not_retrieved_is_named_once_and_read_with_a_pattern_of_its_own(
     assert evaluator.not_retrieved(case, reader, "Plots cost 40 euros {fees#2}.") == ()
     plain = CitationAccuracyEvaluator()
     reader = plain.reader(case)
-    text = "Plots cost [fees#2; fees#2] and [fees#3, taps#1, 2] [fees#2]."
-    assert plain.not_retrieved(case, reader, text) == ("fees#2", "fees#3")
+    text = "Plots cost [fees#2; fees#2, shed#4] and [fees#3, taps#1, 2, fees#5] [fees#2]."
+    assert plain.not_retrieved(case, reader, text) == ("fees#2", "shed#4", "fees#3", "fees#5")
     optional = CitationAccuracyEvaluator(CitationOptions(enabled=True, pattern=r"\[(fees#\d)?\]"))
     assert optional.not_retrieved(case, optional.reader(case), "Plots [] cost [fees#4].") == (
         "fees#4",

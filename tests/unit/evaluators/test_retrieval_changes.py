@@ -214,9 +214,9 @@ def test_the_case_is_scored_on_the_baselines_labels_with_the_threshold_in_force(
     kind = RetrievedRelevant()
     mine = Labels(level="chunk", grades={"x": 1})
     case = judged(
-        result("hit_rate", 1),
         result("mrr", None, "error"),
         result("faithfulness", None),
+        result("hit_rate", 1),
         labels=mine,
     )
     before = Before(input_hash="h", status="ok", kept=RetrievalKept(labels=LABELS))
