@@ -431,3 +431,10 @@ def test_a_pattern_of_its_own_finds_a_right_citation_the_default_would_not():
     verdicts = [make_verdict(S, text="Plots cost 40 euros (source 1).", chunks=(1,))]
     result = evaluator.evaluate(judged("Plots cost 40 euros (source 1).", *verdicts))
     assert (result.status, result.score, result.details["cited_claims"]) == ("ok", 1.0, 1)
+
+
+def test_a_claim_miscited_once_on_main_and_twice_now_is_new_once():
+    main = miscited_case("The shed opens on Saturdays [3].")
+    head = miscited_case("The shed opens on Saturdays [3].", "The shed opens on Saturdays [3].")
+    kind, found = found_in(head, kept(main))
+    assert [f.new for f in found] == [True, False] and kind.new_total == 1
