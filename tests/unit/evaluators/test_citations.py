@@ -438,3 +438,10 @@ def test_a_claim_miscited_once_on_main_and_twice_now_is_new_once():
     head = miscited_case("The shed opens on Saturdays [3].", "The shed opens on Saturdays [3].")
     kind, found = found_in(head, kept(main))
     assert [f.new for f in found] == [True, False] and kind.new_total == 1
+
+
+def test_a_miscited_claim_has_the_id_of_its_case_and_text():
+    from ragaliq.evaluators._claims import claim_id
+
+    _, found = found_in(miscited_case("Plots cost 40 euros [2].", case_id="fees"), None)
+    assert found[0].id == claim_id("fees", "Plots cost 40 euros [2].") != claim_id("x", "P")
