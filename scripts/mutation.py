@@ -423,6 +423,33 @@ EQUIVALENT: tuple[Equivalent, ...] = (
         "no evaluator computes a score above 1 (weights at most 1, relevance validated to [0, 1]): "
         "the upper bound never binds",
     ),
+    Equivalent(
+        "ragaliq.evaluators.citations.xǁCitationAccuracyEvaluatorǁnot_retrieved",
+        '(references or "XXXX")',
+        "a marker whose group matched nothing names no chunk either way: neither the empty "
+        "reference nor XXXX is an id, a label or another chunk of a retrieved document",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.retrieval.x_text_digest",
+        '.encode("UTF-8")',
+        "codec names are case-insensitive: UTF-8 is utf-8",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.retrieval.x__texts",
+        "case.retrieved_texts, strict=None)",
+        "strict=None is falsy, as zip's strict=False: the same unchecked zip",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.retrieval.x__texts",
+        "case.retrieved_texts, )",
+        "zip's strict defaults to False: leaving it out is the same unchecked zip",
+    ),
+    Equivalent(
+        "ragaliq.evaluators.retrieval.xǁ_RankEvaluatorǁdescribe_shortfall",
+        "if labels is None and _unlabelled(labels) is not None:",
+        "labels that _unlabelled refuses grade nothing relevant, so the list of relevant items "
+        "missed is empty whether it returns early or not",
+    ),
 )
 
 

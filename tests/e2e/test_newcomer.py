@@ -8,10 +8,17 @@ team's own pipeline, written here; the change on the branch invents a fact, as a
 might. Every other line runs as the README writes it: main's baseline is recorded for main's own
 commit, and the gate on the branch compares with it. `ragaliq gate` must then fail and list the
 invented claim with the id a reviewer would accept it by.
+
+The same steps are played again with answers that cite chunks by id and label the relevant ones,
+with citation accuracy, recall at k, ``gate.fail_on_lost_chunks`` and
+``gate.fail_on_miscited_claims`` switched on in what ``init`` wrote: a branch whose retriever drops
+a labelled chunk fails naming the chunk, and one whose answer cites the wrong chunk fails naming
+the claim, in the terminal and in the comment.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -168,3 +175,103 @@ def test_a_newcomer_gates_a_change_that_invents_a_fact_from_the_readme_alone(new
     assert f"Baseline: commit {main[:12]}" in comment
     init = next(done for step, done in outputs if step.startswith("ragaliq init"))
     assert "wrote ragaliq.yaml" in init.stdout
+
+
+# --- cited answers with chunk ids and labels ----------------------------------------------------
+
+RETURNS = "Unused bikes may be returned within 30 days of delivery for a full refund."
+RIDDEN = "Bikes that were ridden outdoors cannot be returned."
+SERVICE = "We recommend a full service every 12 months or 3,000 km."
+CITED = [
+    {
+        "id": "return-window",
+        "query": "How long do I have to return a bike?",
+        "context": [{"id": "returns#1", "text": RETURNS}, {"id": "returns#2", "text": RIDDEN}],
+        "response": "Unused bikes may be returned within 30 days of delivery [returns#1].",
+        "relevant_chunks": {"returns#1": 2, "returns#2": 1},
+    },
+    {
+        "id": "service-interval",
+        "query": "How often should my bike be serviced?",
+        "context": [{"id": "service#1", "text": SERVICE}, {"id": "returns#2", "text": RIDDEN}],
+        "response": "We recommend a full service every 12 months or 3,000 km [service#1].",
+        "relevant_chunks": {"service#1": 2},
+    },
+]
+
+
+def switched_on(config: str) -> str:
+    """``ragaliq.yaml`` as ``init`` wrote it, with citation accuracy, recall at k and the two
+    settings by which retrieval and citations fail the gate uncommented."""
+    for section in ("citation_accuracy", "recall_at_k"):
+        config, found = re.subn(
+            rf"(?m)^  # ({section}:.*)\n  #   (enabled: true)\n  #   (threshold: .*)$",
+            r"  \1\n    \2\n    \3",
+            config,
+        )
+        assert found == 1, section
+    for option in ("fail_on_lost_chunks", "fail_on_miscited_claims"):
+        assert f"  # {option}: true\n" in config
+        config = config.replace(f"  # {option}: true\n", f"  {option}: true\n")
+    return config
+
+
+def lose_a_chunk(answers: list[dict]) -> None:
+    answers[0]["context"] = answers[0]["context"][:1]  # the retriever drops returns#2
+
+
+def cite_the_wrong_chunk(answers: list[dict]) -> None:
+    answers[1]["response"] = answers[1]["response"].replace("[service#1]", "[returns#2]")
+
+
+@pytest.mark.parametrize(
+    ("change", "failure"),
+    [
+        (
+            lose_a_chunk,
+            "failed: 1 lost relevant chunk (gate.fail_on_lost_chunks: true): return-window: "
+            "chunk returns#2 (relevance 1): rank 2 → not retrieved",
+        ),
+        (
+            cite_the_wrong_chunk,
+            "1 newly miscited claim (gate.fail_on_miscited_claims: true): service-interval: We "
+            "recommend a full service every 12 months or 3,000 km [returns#2]. (cites chunk "
+            "returns#2; chunk service#1 backs it)",
+        ),
+    ],
+    ids=["lost-chunk", "miscited-claim"],
+)
+def test_a_newcomer_with_cited_labelled_answers_fails_on_a_lost_chunk_or_a_miscited_claim(
+    newcomer, change, failure
+):
+    repo, venv, shell = newcomer
+    (repo / "answers.json").write_text(json.dumps(CITED, indent=1), encoding="utf-8")
+    changed = False
+    gate: subprocess.CompletedProcess[str] | None = None
+    for step in adoption_steps():
+        command = step
+        if step.startswith("pip install"):
+            command = (
+                f"{sys.executable} -m pip --python {venv / 'bin' / 'python'} install --quiet "
+                f"--no-deps --no-build-isolation --no-index {ROOT}"
+            )
+        elif step == "python produce.py" and changed:
+            answers = json.loads((repo / "answers.json").read_text(encoding="utf-8"))
+            change(answers)
+            (repo / "answers.json").write_text(json.dumps(answers, indent=1), encoding="utf-8")
+        done = shell(command)
+        last = step.startswith("ragaliq gate")
+        assert done.returncode == (1 if last else 0), f"{step}\n{done.stdout}\n{done.stderr}"
+        if step == "ragaliq init":
+            config = repo / "ragaliq.yaml"
+            config.write_text(switched_on(config.read_text(encoding="utf-8")), encoding="utf-8")
+        if step.startswith("git switch -c"):
+            changed = True
+        if last:
+            gate = done
+    assert gate is not None
+    assert failure in gate.stdout, gate.stdout
+    comment = (repo / ".ragaliq" / "comment.md").read_text(encoding="utf-8")
+    # as the comment reads once rendered, without the space that keeps "#2" from linking an issue
+    shown = html.unescape(comment).replace("\\", "").replace("\u200b", "")
+    assert f"- {failure.removeprefix('failed: ')}" in shown, comment

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 from abc import abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -478,31 +478,34 @@ class _RankEvaluator(Evaluator[RetrievalOptions]):
         ]
 
 
-def _rank_metric(
-    name: str, measure: Callable[[Ranking], float], summary: str, *, version: str = "1"
-) -> Any:
-    """The evaluator class of one rank metric, named ``<Name>Evaluator`` in this module."""
-    title = "".join(part.title() for part in name.split("_")) + "Evaluator"
-    body = {"name": name, "version": version, "measure": staticmethod(measure), "__doc__": summary}
-    body |= {"__module__": __name__, "__qualname__": title}
-    return type(title, (_RankEvaluator,), body)
+class HitRateEvaluator(_RankEvaluator):
+    """1 when a relevant chunk (or document) is among the first k retrieved."""
+
+    name: ClassVar[str] = "hit_rate"
+    measure = staticmethod(hit_rate)
 
 
-HitRateEvaluator: type[_RankEvaluator] = _rank_metric(
-    "hit_rate", hit_rate, "1 when a relevant chunk (or document) is among the first k retrieved."
-)
-RecallAtKEvaluator: type[_RankEvaluator] = _rank_metric(
-    "recall_at_k", recall_at_k, "The share of the relevant chunks among the first k retrieved."
-)
-MrrEvaluator: type[_RankEvaluator] = _rank_metric(
-    "mrr", mrr, "1 / the rank of the first relevant chunk within k; 0 without one."
-)
-NdcgEvaluator: type[_RankEvaluator] = _rank_metric(
-    "ndcg",
-    ndcg,
-    "nDCG at k: gain 2^rel - 1, log2 discount, the ideal over all the labels.",
-    version="2",  # 2: the ideal ranking over every labelled item, not only those retrieved
-)
+class RecallAtKEvaluator(_RankEvaluator):
+    """The share of the relevant chunks among the first k retrieved."""
+
+    name: ClassVar[str] = "recall_at_k"
+    measure = staticmethod(recall_at_k)
+
+
+class MrrEvaluator(_RankEvaluator):
+    """1 / the rank of the first relevant chunk within k; 0 without one."""
+
+    name: ClassVar[str] = "mrr"
+    measure = staticmethod(mrr)
+
+
+class NdcgEvaluator(_RankEvaluator):
+    """nDCG at k: gain 2^rel - 1, log2 discount, the ideal over all the labels."""
+
+    name: ClassVar[str] = "ndcg"
+    version: ClassVar[str] = "2"
+    """2: the ideal ranking over every labelled item, not only those retrieved."""
+    measure = staticmethod(ndcg)
 
 
 _METRICS: dict[str, type[_RankEvaluator]] = {

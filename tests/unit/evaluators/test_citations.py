@@ -140,6 +140,27 @@ def test_a_pattern_that_cannot_find_markers_is_refused(pattern, problem):
         CitationOptions(pattern=pattern)
 
 
+def test_a_refused_pattern_says_what_to_write_instead():
+    with pytest.raises(pydantic.ValidationError) as unclosed:
+        CitationOptions(pattern="[unclosed")
+    assert "); write one whose first group holds the references, such as \\[([^\\]]+)\\]" in str(
+        unclosed.value
+    )
+    with pytest.raises(pydantic.ValidationError) as empty:
+        CitationOptions(pattern=r"\[?")
+    message = "Value error, matches the empty text, so every position would be a marker ["
+    assert message in str(empty.value)
+
+
+def test_a_case_whose_citations_were_not_scored_has_no_shortfall():
+    skipped = CitationAccuracyEvaluator().evaluate(judged("No citation here.", make_verdict(S)))
+    assert skipped.status == "skipped" and "miscited" not in skipped.details
+    case = CaseResult(
+        id="fees", input_hash="h", status="ok", results={"citation_accuracy": skipped}
+    )
+    assert CitationAccuracyEvaluator().describe_shortfall(case, label=str) == []
+
+
 def test_it_is_off_until_its_section_is_written():
     assert CitationOptions().enabled is False
 
@@ -335,3 +356,92 @@ def test_a_failure_names_three_newly_miscited_claims_and_counts_the_rest():
     head = miscited_case(*(f"Claim number {n} holds [2]." for n in range(5)))
     kind, found = found_in(head, None)
     assert kind.new_total == 5 and kind.new == found[:3]
+
+
+def test_a_chunk_not_retrieved_is_named_once_and_read_with_a_pattern_of_its_own():
+    evaluator = CitationAccuracyEvaluator(CitationOptions(enabled=True, pattern=r"\{\w+#\d\}"))
+    case = make_case(context=CONTEXT, response="", chunk_refs=REFS)
+    reader = evaluator.reader(case)
+    # no group: the whole marker is the reference, which names no chunk as it is written
+    assert evaluator.not_retrieved(case, reader, "Plots cost 40 euros {fees#2}.") == ()
+    plain = CitationAccuracyEvaluator()
+    reader = plain.reader(case)
+    text = "Plots cost [fees#2; fees#2, shed#4] and [fees#3, taps#1, 2, fees#5] [fees#2]."
+    assert plain.not_retrieved(case, reader, text) == ("fees#2", "shed#4", "fees#3", "fees#5")
+    optional = CitationAccuracyEvaluator(CitationOptions(enabled=True, pattern=r"\[(fees#\d)?\]"))
+    assert optional.not_retrieved(case, optional.reader(case), "Plots [] cost [fees#4].") == (
+        "fees#4",
+    )
+
+
+def test_the_document_part_of_an_id_is_before_its_last_separator():
+    from ragaliq.evaluators.citations import document_of
+
+    assert [document_of(i) for i in ("export#2", "doc-7", "a/b:c_3", "x.y", "faq__3")] == [
+        "export",
+        "doc",
+        "a/b:c",
+        "x",
+        "faq",
+    ]
+    assert [document_of(i) for i in ("sic", "2019", "-x", "x-", "#")] == [None] * 5
+
+
+def test_several_chunks_cited_and_backing_are_named_in_the_plural():
+    verdicts = (make_verdict(S, text="Plots cost 40 euros [3][2].", chunks=(1,)),)
+    result = CitationAccuracyEvaluator().evaluate(judged("(see the claims)", *verdicts))
+    case = CaseResult(
+        id="fees",
+        input_hash="h",
+        status="ok",
+        claims=verdicts,
+        results={"citation_accuracy": result},
+    )
+    assert CitationAccuracyEvaluator().describe_shortfall(case, label=str) == [
+        "miscited: Plots cost 40 euros [3][2]. (cites chunks 2, 3; chunk 1 backs it)"
+    ]
+    backed = (make_verdict(C, text="Plots cost 50 euros [3].", chunks=(1, 2)),)
+    result = CitationAccuracyEvaluator().evaluate(judged("(see the claims)", *backed))
+    case = case.model_copy(update={"claims": backed, "results": {"citation_accuracy": result}})
+    assert CitationAccuracyEvaluator().describe_shortfall(case, label=str) == [
+        "miscited: Plots cost 50 euros [3]. (cites chunk 3; chunks 1, 2 back it)"
+    ]
+    assert (
+        CitationAccuracyEvaluator().describe_shortfall(
+            case.model_copy(update={"results": {}}), label=str
+        )
+        == []
+    )
+
+
+def test_a_case_whose_cited_claims_are_all_backed_scores_one_and_says_so():
+    verdicts = [
+        make_verdict(S, text="Plots cost 40 euros [1].", chunks=(1,)),
+        make_verdict(S, text="Taps run from April [2].", chunks=(2,)),
+    ]
+    result = CitationAccuracyEvaluator().evaluate(judged("(see the claims)", *verdicts))
+    assert (result.score, result.reasoning) == (
+        1.0,
+        "All 2 cited claims are backed by a chunk they cite.",
+    )
+
+
+def test_a_pattern_of_its_own_finds_a_right_citation_the_default_would_not():
+    evaluator = CitationAccuracyEvaluator(pattern=r"\(source (\d+)\)")
+    verdicts = [make_verdict(S, text="Plots cost 40 euros (source 1).", chunks=(1,))]
+    result = evaluator.evaluate(judged("Plots cost 40 euros (source 1).", *verdicts))
+    assert (result.status, result.score, result.details["cited_claims"]) == ("ok", 1.0, 1)
+
+
+def test_a_claim_miscited_once_on_main_and_twice_now_is_new_once():
+    main = miscited_case("The shed opens on Saturdays [3].")
+    head = miscited_case("The shed opens on Saturdays [3].", "The shed opens on Saturdays [3].")
+    kind, found = found_in(head, kept(main))
+    assert [f.new for f in found] == [True, False] and kind.new_total == 1
+
+
+def test_a_miscited_claim_has_the_id_of_its_case_and_text():
+    from ragaliq.evaluators._claims import claim_id
+
+    _, found = found_in(miscited_case("Plots cost 40 euros [2].", case_id="fees"), None)
+    assert found[0].id == claim_id("fees", "Plots cost 40 euros [2].") != claim_id("x", "P")
