@@ -77,6 +77,8 @@ class GitLabProject:
 
     tmp: Path
     fake: FakeGitLab
+    config: str = CONFIG
+    """Main's ``ragaliq.yaml``: by default the offline judge's."""
     repo: Path = field(init=False)
     project_id: int = field(init=False)
     runs: int = 0
@@ -103,7 +105,7 @@ class GitLabProject:
             check=True,
             capture_output=True,
         )
-        (self.repo / "ragaliq.yaml").write_text(CONFIG, encoding="utf-8")
+        (self.repo / "ragaliq.yaml").write_text(self.config, encoding="utf-8")
         (self.repo / "rag_outputs.jsonl").write_text(jsonl(cases()), encoding="utf-8")
         self.project_id = self.fake.add_project(PROJECT, gate_access=DEVELOPER)
         self.fake.mirror_git(PROJECT, str(self.repo))

@@ -7,6 +7,7 @@ it, holding the key.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 
@@ -16,6 +17,8 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from tests.e2e.gitlab_play import CONFIG, KEY, PROJECT, GitLabProject, jsonl
 from tests.e2e.workspace import cases
+from tests.fakes.anthropic_server import FakeAnthropic, RecordedRequest
+from tests.fakes.claude_sim import claude_like, request_text
 from tests.fakes.gitlab_server import DEVELOPER, FakeGitLab
 
 MAIN = "RagaliQ Gate (main)"
@@ -324,3 +327,48 @@ def test_a_bots_merge_request_without_a_produce_run_is_never_green(gitlab):
     assert states[-1][0] == "failed" and "not judged: no dataset" in states[-1][1]
     assert "success" not in [state for state, _ in states]
     assert gitlab.fake.approvals(PROJECT, iid) == []
+
+
+def asked_about(request: RecordedRequest, rows: list[dict]) -> set[str]:
+    """The cases (by id) whose query, response or first context chunk a request to Claude reads."""
+    text = html.unescape(request_text(request.body))
+    return {
+        row["id"]
+        for row in rows
+        if any(part in text for part in (row["query"], row["response"], *row["context"][:1]))
+    }
+
+
+def test_a_merge_requests_unchanged_cases_reuse_the_answers_main_recorded_with_claude(tmp_path):
+    rows = cases()
+    changed = {**rows[0], "response": rows[0]["response"] + " Support answers within 4 hours."}
+    with FakeAnthropic(claude_like()) as anthropic, FakeGitLab() as fake:
+        # The endpoint comes from main's committed config: the gate takes no pipeline variable.
+        judge = f"judge: {{provider: claude, base_url: '{anthropic.base_url}', max_retries: 1}}"
+        config = CONFIG.replace("judge: {provider: offline}", judge)
+        gitlab = GitLabProject(tmp=tmp_path, fake=fake, config=config)
+        main = gitlab.commit_main()
+        played = gitlab.record(main)
+        record = played.jobs["ragaliq-record"]
+        assert record.passed, record.log
+        recorded = list(anthropic.requests)
+        assert {case for r in recorded for case in asked_about(r, rows)} == {
+            row["id"] for row in rows
+        }  # Claude judged every case on main
+        kept = played.folders["ragaliq-record"] / ".ragaliq" / "answers.jsonl"
+        assert kept.stat().st_size > 0  # the record job's artifact, beside the baseline
+
+        iid, head = gitlab.open_merge_request("one-case", rows=[changed, *rows[1:]])
+        gitlab.produce(iid, head)
+        gate = gitlab.gate().jobs["ragaliq-gate"]
+        assert gate.passed, gate.log
+        asked = anthropic.requests[len(recorded) :]
+        about = [asked_about(r, rows) for r in asked]
+        print(
+            f"record: {len(recorded)} calls for {len(rows)} cases; gate: {len(asked)} calls, "
+            f"{sum(1 for a in about if a == {changed['id']})} for the changed case"
+        )
+        assert f"{len(recorded)} judge answers read from the baseline store" in gate.log
+        assert statuses(gitlab, head)[-1][0] == "failed", gate.log  # its invented detail
+        assert about and all(a == {changed["id"]} for a in about), gate.log
+        assert len(asked) <= 3  # its two questions, and one confirming ask of a new hallucination
