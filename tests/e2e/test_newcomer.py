@@ -14,6 +14,10 @@ with citation accuracy, recall at k, ``gate.fail_on_lost_chunks`` and
 ``gate.fail_on_miscited_claims`` switched on in what ``init`` wrote: a branch whose retriever drops
 a labelled chunk fails naming the chunk, and one whose answer cites the wrong chunk fails naming
 the claim, in the terminal and in the comment.
+
+And once more with ``gate.fail_on_unchecked_claims`` switched on, keyless: a claim the offline
+judge cannot check on main stays "still unchecked", never new, when the branch's retriever grows
+its case's context, and the gate passes; a claim it cannot check, new in another case, fails it.
 """
 
 from __future__ import annotations
@@ -275,3 +279,65 @@ def test_a_newcomer_with_cited_labelled_answers_fails_on_a_lost_chunk_or_a_misci
     # as the comment reads once rendered, without the space that keeps "#2" from linking an issue
     shown = html.unescape(comment).replace("\\", "").replace("\u200b", "")
     assert f"- {failure.removeprefix('failed: ')}" in shown, comment
+
+
+# --- a claim the offline judge cannot check, on main and on the branch --------------------------
+
+UNCHECKED = "Each frame is painted by hand in our workshop."
+"""An invented detail with no figure or name: the offline judge can neither ground nor fault it."""
+WELDED = "Frames are welded from aluminium tubing."
+NEWLY_UNCHECKED = "Every service includes a friendly chat with the mechanic."
+
+
+def test_a_newcomer_with_unchecked_claims_on_fails_only_on_a_newly_unchecked_claim(newcomer):
+    repo, venv, shell = newcomer
+    answers = json.loads(json.dumps(ANSWERS))
+    answers[2]["response"] += f" {UNCHECKED}"
+    (repo / "answers.json").write_text(json.dumps(answers, indent=1), encoding="utf-8")
+    changed = False
+    gate: subprocess.CompletedProcess[str] | None = None
+    for step in adoption_steps():
+        command = step
+        if step.startswith("pip install"):
+            command = (
+                f"{sys.executable} -m pip --python {venv / 'bin' / 'python'} install --quiet "
+                f"--no-deps --no-build-isolation --no-index {ROOT}"
+            )
+        elif step == "python produce.py" and changed:
+            # the retriever now also finds a sentence about the frames; the answer is unchanged
+            answers[2]["context"].append(WELDED)
+            (repo / "answers.json").write_text(json.dumps(answers, indent=1), encoding="utf-8")
+        done = shell(command)
+        assert done.returncode == 0, f"{step}\n{done.stdout}\n{done.stderr}"
+        if step == "ragaliq init":
+            config = repo / "ragaliq.yaml"
+            text = config.read_text(encoding="utf-8")
+            assert "  # fail_on_unchecked_claims: true\n" in text
+            text = text.replace(
+                "  # fail_on_unchecked_claims: true\n", "  fail_on_unchecked_claims: true\n"
+            )
+            config.write_text(text, encoding="utf-8")
+        if step.startswith("git switch -c"):
+            changed = True
+        if step.startswith("ragaliq gate"):
+            gate = done
+    assert gate is not None
+    assert "still unchecked (unchecked on the baseline too, not new): 1 claim still unchecked" in (
+        gate.stdout
+    ), gate.stdout
+    assert f"  frame-warranty: still unchecked {UNCHECKED}" in gate.stdout
+    assert "could not be checked offline" not in gate.stdout
+    assert "failed:" not in gate.stdout
+
+    # A claim the offline judge cannot check, new in another case, fails the same gate.
+    answers[1]["response"] += f" {NEWLY_UNCHECKED}"
+    (repo / "answers.json").write_text(json.dumps(answers, indent=1), encoding="utf-8")
+    assert shell("python produce.py").returncode == 0
+    gate = shell("ragaliq gate")
+    assert gate.returncode == 1, f"{gate.stdout}\n{gate.stderr}"
+    assert f"  unchecked in service-interval: {NEWLY_UNCHECKED}" in gate.stdout, gate.stdout
+    assert f"  frame-warranty: still unchecked {UNCHECKED}" in gate.stdout
+    assert (
+        "failed: 1 new claim could not be checked offline (gate.fail_on_unchecked_claims: true)"
+        in gate.stdout
+    )
