@@ -22,6 +22,7 @@ from ragaliq.exits import ExitCode, stopped_exit
 from ragaliq.gitlab.event import KEY_VARIABLE, TOKEN_VARIABLE, GitLabJob, GitLabOptions
 from ragaliq.gitlab.host import GitLabHost
 from ragaliq.gitlab.log import GitLabLog
+from ragaliq.gitlab.settings_check import pipeline_variables_warning
 from ragaliq.judges.factory import open_judge
 from ragaliq.redaction import register_env_secrets
 
@@ -70,13 +71,9 @@ def _warn_on_pipeline_variables(host: GitLabHost, log: GitLabLog) -> None:
     except RagaliqError as exc:
         log.warning(f"who may set pipeline variables could not be read: {exc}")
         return
-    if role in ("developer", "guest", "reporter", "planner"):
-        log.warning(
-            f"anyone with the {role.title()} role may set pipeline variables in this project; "
-            "the gate refuses to run with any, so a Developer could stop it. Set Settings > "
-            "CI/CD > Variables > Minimum role to use pipeline variables to Maintainer",
-            title="RagaliQ Gate",
-        )
+    said = pipeline_variables_warning(role)
+    if said:
+        log.warning(said, title="RagaliQ Gate")
 
 
 def main(argv: Sequence[str]) -> int:

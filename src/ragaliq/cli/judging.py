@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import sys
 from pathlib import Path
 
@@ -212,8 +213,14 @@ def run(
 @click.command()
 @config_option
 @dataset_option
+@click.option(
+    "--gitlab-project",
+    default=None,
+    help="The GitLab project (id or group/name) whose settings are checked when the repository "
+    "has a .gitlab-ci.yml [default: CI_PROJECT_ID, else CI_PROJECT_PATH].",
+)
 @edge
-def validate(config_path: Path, dataset: Path | None) -> None:
+def validate(config_path: Path, dataset: Path | None, gitlab_project: str | None) -> None:
     """Check the config and the dataset without judging anything."""
     inputs = load_inputs(config_path, dataset, keep_cases=False, missing_config=missing_config())
     names = [e.name for e in build_evaluators(inputs.config.evaluators)]
@@ -221,6 +228,12 @@ def validate(config_path: Path, dataset: Path | None) -> None:
         echo(f"notice: {notice}", err=True)
     for warning in followed_workflows(inputs.root):
         echo(f"warning: {warning}", err=True)
+    if (inputs.root / ".gitlab-ci.yml").is_file():
+        from ragaliq.gitlab.settings_check import check_pipeline_variables  # python-gitlab: lazy
+
+        said = check_pipeline_variables(os.environ, gitlab_project)
+        if said:
+            echo(said, err=True)
     info = inputs.dataset_info
     read = f"{plural(info.cases, 'case')}, {info.description}" if info else "no cases read"
     config = str(config_path) if config_path.exists() else "the built-in defaults"
