@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from ragaliq._files import check_writable
+from ragaliq.action.hosts import gitlab_settings_check
 from ragaliq.cli._common import (
     FilePath,
     collaborators,
@@ -229,9 +230,7 @@ def validate(config_path: Path, dataset: Path | None, gitlab_project: str | None
     for warning in followed_workflows(inputs.root):
         echo(f"warning: {warning}", err=True)
     if (inputs.root / ".gitlab-ci.yml").is_file():
-        from ragaliq.gitlab.settings_check import check_pipeline_variables  # python-gitlab: lazy
-
-        said = check_pipeline_variables(os.environ, gitlab_project)
+        said = gitlab_settings_check(os.environ, gitlab_project)
         if said:
             echo(said, err=True)
     info = inputs.dataset_info
