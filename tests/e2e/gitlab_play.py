@@ -184,16 +184,18 @@ class GitLabProject:
         user_level: int = MAINTAINER,
         env: dict[str, str] | None = None,
         pipeline: int | None = None,
+        project: str = PROJECT,
     ) -> Played:
         """The pipeline GitLab creates for this event, every job played in stage order.
 
-        ``pipeline``: one created earlier (still ``running``) whose jobs run now.
+        ``pipeline``: one created earlier (still ``running``) whose jobs run now. ``project``:
+        the project it runs in (a fork's own merge request pipeline runs in the fork).
         """
         config = load_config(self.config_at(sha))
         mr = self.fake.ci_merge_request(PROJECT, iid) if iid is not None else None
         pipeline_ref = f"refs/merge-requests/{iid}/head" if iid is not None else ref
         pid = pipeline or self.fake.add_pipeline(
-            PROJECT,
+            project,
             ref=pipeline_ref,
             sha=sha,
             source=source,
@@ -202,7 +204,7 @@ class GitLabProject:
         )
         ctx = PipelineContext(
             source=source,
-            project=self.fake.ci_project(PROJECT),
+            project=self.fake.ci_project(project),
             ref=ref,
             sha=sha,
             merge_request=mr,
@@ -285,6 +287,17 @@ class GitLabProject:
     def produce(self, iid: int, head: str) -> Played:
         return self.play(
             source="merge_request_event", sha=head, ref="", iid=iid, user_level=DEVELOPER
+        )
+
+    def fork_pipeline(self, iid: int, head: str) -> Played:
+        """The merge request's pipeline run in the fork itself, by its author."""
+        return self.play(
+            source="merge_request_event",
+            sha=head,
+            ref="",
+            iid=iid,
+            user_level=MAINTAINER,
+            project=FORK,
         )
 
     def gate(self, **kw: Any) -> Played:

@@ -15,10 +15,11 @@ import pytest
 from junitparser import JUnitXml
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from tests.e2e.gitlab_play import CONFIG, KEY, PROJECT, GitLabProject, jsonl
+from tests.e2e.gitlab_play import CONFIG, FORK, KEY, PROJECT, GitLabProject, jsonl
 from tests.e2e.workspace import cases
 from tests.fakes.anthropic_server import FakeAnthropic, RecordedRequest
 from tests.fakes.claude_sim import claude_like, request_text
+from tests.fakes.gitlab_ci import CiVariable
 from tests.fakes.gitlab_server import DEVELOPER, FakeGitLab
 
 MAIN = "RagaliQ Gate (main)"
@@ -122,9 +123,33 @@ def test_a_merge_request_from_a_fork_is_judged_once_its_produce_job_ran_in_the_p
     main = gitlab.commit_main()
     gitlab.record(main)
     iid, head = gitlab.open_merge_request("fork-change", regressed=True, fork=True)
-    gitlab.produce(iid, head)  # a maintainer ran its pipeline in the parent project
+    parent = gitlab.produce(iid, head)  # a maintainer ran its pipeline in the parent project
+    assert list(parent.jobs) == ["ragaliq-produce"]  # no preview in the parent's pipeline
     gitlab.gate()
     assert statuses(gitlab, head)[-1][0] == "failed"
+
+
+def test_a_forks_own_pipeline_previews_keyless_with_the_offline_judge_and_posts_nothing(gitlab):
+    main = gitlab.commit_main()
+    gitlab.record(main)
+    strict = CONFIG.replace("judge: {provider: offline}", "judge: {provider: claude}")
+    iid, head = gitlab.open_merge_request(
+        "fork-preview", regressed=True, fork=True, **{"ragaliq.yaml": strict}
+    )
+    gitlab.fake.add_variable(FORK, CiVariable(key="LOG_LEVEL", value="fork-debug"))
+    sent = len(gitlab.fake.requests)
+    fork = gitlab.fork_pipeline(iid, head)
+    assert list(fork.jobs) == ["ragaliq-produce", "ragaliq-fork-preview"]
+    preview = fork.jobs["ragaliq-fork-preview"]
+    assert preview.environment["LOG_LEVEL"] == "fork-debug"  # the fork's variables, no key
+    assert "ANTHROPIC_API_KEY" not in preview.environment
+    assert "RAGALIQ_GITLAB_TOKEN" not in preview.environment
+    assert KEY not in str(preview.environment) and gitlab.fake.token not in preview.log
+    assert "not main's gate" in preview.log and "offline judge" in preview.log
+    assert "gate: PASSED" in preview.log or "gate: FAILED" in preview.log, preview.log
+    assert "Judged by the offline judge on request" in preview.log
+    assert gitlab.fake.requests[sent:] == []  # no status, note or approval: nothing sent at all
+    assert statuses(gitlab, head) == [] and gitlab.fake.notes(PROJECT, iid) == []
 
 
 def test_acceptances_count_from_a_developer_at_the_head_and_never_otherwise(gitlab):

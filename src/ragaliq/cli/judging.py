@@ -297,6 +297,12 @@ def validate(config_path: Path, dataset: Path | None, gitlab_project: str | None
     help="Reviewers' acceptances of findings, as the action reads them from reviews: a YAML "
     "file `acceptances: [{by: <login>, claims: [<claim id>, ...] | all}]`.",
 )
+@click.option(
+    "--offline",
+    is_flag=True,
+    help="Judge with the offline judge, whatever the config names: no key needed, and its "
+    "scores do not compare with a Claude baseline (a keyless preview).",
+)
 @comment_id_option
 @edge
 def gate(
@@ -312,9 +318,12 @@ def gate(
     junit_out: Path | None,
     metrics_out: Path | None,
     acceptances_path: Path | None,
+    offline: bool,
     comment_id: str,
 ) -> None:
     """Judge, compare with the baseline and render the comment: the gate, run locally.
+
+    With --offline the offline judge judges, whatever the config names, and no key is read.
 
     As in the action, the bar (the config, the baseline and templates) is read at --base and
     only the dataset from the working tree; your uncommitted config changes are shown as
@@ -354,6 +363,12 @@ def gate(
             finder=finder,
         )
     )
+    if offline:
+        plan = dataclasses.replace(
+            plan,
+            judge=plan.judge.model_copy(update={"provider": "offline"}),
+            notices=(*plan.notices, OFFLINE_ON_REQUEST),
+        )
     inputs = plan.inputs
     acceptances = read_acceptances(acceptances_path) if acceptances_path is not None else ()
     if finder is not None and finder.found is not None:
@@ -411,6 +426,13 @@ def gate(
             echo(f"metrics written to {metrics_out}")
     explain_unjudged(gate_run.head, gate_run.exit_code)
     sys.exit(gate_run.exit_code)
+
+
+OFFLINE_ON_REQUEST = (
+    "Judged by the offline judge on request (--offline), whatever the config names: a keyless "
+    "preview, whose scores do not compare with a baseline another judge recorded."
+)
+"""What a gate run with ``--offline`` says."""
 
 
 def _say_when_not_a_repository(root: Path, base_ref: str) -> None:

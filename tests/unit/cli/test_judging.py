@@ -318,6 +318,24 @@ def test_a_gate_outside_a_git_repository_says_so(runner, tmp_path):
     ) in named.stderr
 
 
+def test_a_gate_with_offline_judges_offline_whatever_the_config_names_and_needs_no_key(
+    runner, tmp_path
+):
+    config = tmp_path / "ragaliq.yaml"
+    write_jsonl(tmp_path / "data.jsonl", [faithful(), hallucinated()])
+    config.write_text("dataset: data.jsonl\njudge: {provider: claude}\n", encoding="utf-8")
+    comment = str(tmp_path / "comment.md")
+    args = ["gate", "--config", str(config), "--base", "none", "--comment-out", comment]
+    refused = runner.invoke(cli, args)
+    assert refused.exit_code == 2  # Claude without a key
+    result = runner.invoke(cli, [*args, "--offline"])
+    assert result.exit_code in (0, 1), result.output
+    shown = result.stdout + result.stderr
+    assert "judge: offline/offline-heuristic" in shown
+    assert "Judged by the offline judge on request (--offline)" in shown
+    assert "60 days" in shown  # judged: the invented detail is listed
+
+
 @pytest.mark.parametrize("place", ["~/elsewhere.json", "/tmp/elsewhere.json", "../out.json"])
 def test_baseline_record_writes_only_where_the_gate_reads(runner, tmp_path, place):
     repo = tmp_path / "repo"
