@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -161,6 +162,7 @@ class Browser:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env={**os.environ, "HOME": str(profile)},
+            start_new_session=True,  # its helpers too end with it (see _stop)
         )
         try:
             port = self._port(profile / "DevToolsActivePort")
@@ -205,6 +207,16 @@ class Browser:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        # The browser's helpers (crash handler, zygote) can outlive it and still write to its
+        # profile: end its whole session before the profile is removed.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        for _ in range(50):
+            try:
+                self._profile.cleanup()
+                return
+            except OSError:  # a helper was still writing as it ended; the next try removes it
+                time.sleep(0.1)
         self._profile.cleanup()
 
     # --- the protocol ------------------------------------------------------------------------
